@@ -1,0 +1,31 @@
+// compiler/io/tensor_io.h — .npy and ONNX TensorProto (.pb) files.
+#pragma once
+
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace modelc {
+
+/// \brief Reads a .npy file (format 1.0/2.0/3.0; C order; little-endian; the
+/// dtypes of DType). Throws Error naming the file for anything else
+/// (Fortran order, big-endian, unsupported dtype, truncated data).
+Tensor read_npy(const std::string& path);
+/// Writes `t` as .npy version 1.0 (bool as '|b1', float16 as '<f2',
+/// bfloat16 is refused: numpy has no such dtype).
+void write_npy(const std::string& path, const Tensor& t);
+/// Encodes / decodes .npy bytes (the functions above are these plus file I/O).
+std::string encode_npy(const Tensor& t);
+Tensor decode_npy(const std::string& bytes, const std::string& what);
+
+/// Reads a serialized onnx.TensorProto (the ONNX test-data format).
+Tensor read_tensor_pb(const std::string& path);
+
+/// By extension: .npy or .pb; Error otherwise.
+Tensor read_tensor_file(const std::string& path);
+
+/// The file name an output gets: the name with every character other than
+/// letters, digits, '_', '-' and '.' replaced by '_'.
+std::string sanitize_file_name(const std::string& name);
+
+}  // namespace modelc

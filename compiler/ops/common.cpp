@@ -1,0 +1,152 @@
+#include "ops/common.h"
+
+#include <algorithm>
+
+namespace modelc::ops {
+
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b) {
+  const std::size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw n.error("shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast together");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape broadcast_inputs(const Node& n) {
+  Shape s;
+  bool first = true;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    if (!n.has_input(i)) continue;
+    s = first ? n.input(i).shape() : broadcast_shapes(n, s, n.input(i).shape());
+    first = false;
+  }
+  return s;
+}
+
+std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
+  const int64_t total = num_elements(out);
+  std::vector<int64_t> idx(static_cast<std::size_t>(total));
+  const std::size_t r = out.size();
+  // Strides of `in` aligned to `out`'s rank; 0 along broadcast dims.
+  std::vector<int64_t> st(r, 0);
+  const std::vector<int64_t> in_st = strides_of(in);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::size_t o = r - in.size() + i;
+    st[o] = in[i] == 1 ? 0 : in_st[i];
+  }
+  std::vector<int64_t> coord(r, 0);
+  int64_t flat = 0;
+  for (int64_t k = 0; k < total; ++k) {
+    idx[static_cast<std::size_t>(k)] = flat;
+    for (int64_t d = static_cast<int64_t>(r) - 1; d >= 0; --d) {
+      if (++coord[d] < out[d]) {
+        flat += st[d];
+        break;
+      }
+      flat -= st[d] * (out[d] - 1);
+      coord[d] = 0;
+    }
+  }
+  return idx;
+}
+
+int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    throw n.error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+                  std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> normalize_axes(const Node& n, std::vector<int64_t> axes, int64_t rank) {
+  for (int64_t& a : axes) a = normalize_axis(n, a, rank, "axis");
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) throw n.error("axes repeat an axis");
+  return axes;
+}
+
+std::optional<std::vector<int64_t>> const_ints(const Node& n, int i, const char* what) {
+  if (!n.has_input(i)) return std::nullopt;
+  const Value& v = n.input(i);
+  if (!v.is_constant()) {
+    throw n.error(std::string(what) + " (input " + std::to_string(i) + ", '" + v.name() +
+                      "') must be a constant for modelc to give the output a static shape",
+                  "fold the computation into a constant, or fix the input shapes with --shape");
+  }
+  return v.constant().to_i64();
+}
+
+std::optional<std::vector<double>> const_floats(const Node& n, int i, const char* what) {
+  if (!n.has_input(i)) return std::nullopt;
+  const Value& v = n.input(i);
+  if (!v.is_constant()) {
+    throw n.error(std::string(what) + " (input " + std::to_string(i) + ", '" + v.name() + "') must be a constant");
+  }
+  return v.constant().to_f64();
+}
+
+std::optional<std::vector<int64_t>> attr_or_input_ints(const Node& n, const std::string& attr, int input) {
+  if (n.has_attr(attr)) return n.attr_ints(attr);
+  return const_ints(n, input, attr.c_str());
+}
+
+std::vector<int64_t> ints_of(const Tensor* t) { return t ? t->to_i64() : std::vector<int64_t>{}; }
+
+void infer_same_as_input(Node& n) { n.output(0).set_type(n.input(0).dtype(), n.input(0).shape()); }
+
+void infer_broadcast(Node& n) { n.output(0).set_type(n.input(0).dtype(), broadcast_inputs(n)); }
+
+void infer_broadcast_bool(Node& n) { n.output(0).set_type(DType::boolean, broadcast_inputs(n)); }
+
+void require_dtype(const Node& n, int i, std::initializer_list<DType> allowed) {
+  if (!n.has_input(i)) return;
+  const DType t = n.input(i).dtype();
+  for (DType a : allowed) if (a == t) return;
+  std::string names;
+  for (DType a : allowed) names += std::string(names.empty() ? "" : ", ") + dtype_name(a);
+  throw n.error("input " + std::to_string(i) + " ('" + n.input(i).name() + "') is " + dtype_name(t) +
+                ", expected one of: " + names);
+}
+
+Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType out) {
+  std::vector<double> v = x.to_f64();
+  for (double& d : v) d = f(d);
+  return Tensor::from_f64(out == DType::undefined ? x.dtype() : out, x.shape(), v);
+}
+
+Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f,
+                  DType out, const std::function<int64_t(int64_t, int64_t)>& fi) {
+  const Shape s = broadcast_shapes(n, a.shape(), b.shape());
+  const std::vector<int64_t> ia = broadcast_index(a.shape(), s);
+  const std::vector<int64_t> ib = broadcast_index(b.shape(), s);
+  const DType od = out == DType::undefined ? a.dtype() : out;
+  if (fi && !is_float(a.dtype()) && !is_float(b.dtype())) {
+    const std::vector<int64_t> va = a.to_i64(), vb = b.to_i64();
+    std::vector<int64_t> r(ia.size());
+    for (std::size_t k = 0; k < r.size(); ++k) r[k] = fi(va[ia[k]], vb[ib[k]]);
+    return Tensor::from_i64(od, s, r);
+  }
+  const std::vector<double> va = a.to_f64(), vb = b.to_f64();
+  std::vector<double> r(ia.size());
+  for (std::size_t k = 0; k < r.size(); ++k) r[k] = f(va[ia[k]], vb[ib[k]]);
+  return Tensor::from_f64(od, s, r);
+}
+
+std::vector<int64_t> spatial_attr(const Node& n, const std::string& name, std::size_t count, int64_t def) {
+  if (!n.has_attr(name)) return std::vector<int64_t>(count, def);
+  std::vector<int64_t> v = n.attr_ints(name);
+  if (v.size() != count) {
+    throw n.error("attribute '" + name + "' has " + std::to_string(v.size()) + " values, the input has " +
+                  std::to_string(count) + " spatial dims");
+  }
+  return v;
+}
+
+}  // namespace modelc::ops

@@ -1,0 +1,64 @@
+// compiler/ops/common.h — helpers shared by the op families: broadcasting,
+// axes, constant inputs, elementwise evaluation.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ops/registry.h"
+
+namespace modelc::ops {
+
+/// Numpy-style multidirectional broadcast of two shapes; throws Error naming
+/// the node when they are incompatible.
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
+/// Broadcast of every present input's shape.
+Shape broadcast_inputs(const Node& n);
+/// For each output element (C order over `out`), the flat index into a tensor
+/// of shape `in` broadcast to `out`.
+std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out);
+
+/// An axis in [-rank, rank) made non-negative; Error naming the node otherwise.
+int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");
+std::vector<int64_t> normalize_axes(const Node& n, std::vector<int64_t> axes, int64_t rank);
+
+/// Input i's constant data as int64s, or nullopt when the input is absent.
+/// Throws Error naming the node when the input is present but not constant
+/// ("shape tensor must be constant" style errors).
+std::optional<std::vector<int64_t>> const_ints(const Node& n, int i, const char* what);
+/// Same for float data (Clip min/max, Pad value, Resize scales).
+std::optional<std::vector<double>> const_floats(const Node& n, int i, const char* what);
+/// Ints from an attribute (older opsets) or from input `input` (newer ones):
+/// the one form the node uses.
+std::optional<std::vector<int64_t>> attr_or_input_ints(const Node& n, const std::string& attr, int input);
+
+/// The same values from a reference-evaluation input (the interpreter passes
+/// tensors, constant or not).
+std::vector<int64_t> ints_of(const Tensor* t);
+
+/// Output 0 gets input 0's dtype and shape.
+void infer_same_as_input(Node& n);
+/// Output 0: dtype of input 0, broadcast shape of all inputs.
+void infer_broadcast(Node& n);
+/// Output 0: bool, broadcast shape (comparisons, logical ops).
+void infer_broadcast_bool(Node& n);
+
+/// Checks that input i has one of the given dtypes.
+void require_dtype(const Node& n, int i, std::initializer_list<DType> allowed);
+
+/// Elementwise evaluation: unary over doubles (result rounded to out dtype).
+Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType out = DType::undefined);
+/// Broadcasting binary over doubles; ints are computed in int64 when `fi` is given
+/// and the inputs are integers.
+Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f,
+                  DType out = DType::undefined,
+                  const std::function<int64_t(int64_t, int64_t)>& fi = nullptr);
+
+/// Per-spatial-axis attribute list with a default (kernel ops): `n` values,
+/// or `def` repeated when absent. Error when present with another length.
+std::vector<int64_t> spatial_attr(const Node& n, const std::string& name, std::size_t count, int64_t def);
+
+}  // namespace modelc::ops

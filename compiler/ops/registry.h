@@ -1,0 +1,122 @@
+// compiler/ops/registry.h — the op table: one entry per (op, opset form).
+//
+// Every op family lives in one file of compiler/ops and registers each form
+// with one MODELC_REGISTER_OP statement. Passes never switch on op names: they
+// read the facts recorded here (precision policy, layout rule, fusion class,
+// kernel templates). docs/operators.md is generated from this table.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "support/error.h"
+
+namespace modelc::ops {
+
+/// Read by passes/precision (--fp16). `unset`: the op stays FP32.
+enum class Precision {
+  unset,         ///< no policy: stays FP32
+  fp16,          ///< computes and stores in FP16
+  fp32_compute,  ///< FP16 storage, FP32 arithmetic inside the kernel
+  never,         ///< shape math and indices: never converted
+};
+
+/// Read by passes/fuse_epilogue. `none`: never fused.
+enum class Fusion {
+  none,
+  producer,             ///< conv / gemm: can take an epilogue
+  epilogue_activation,  ///< unary activation that can run in a producer's epilogue
+  epilogue_binary,      ///< Add/Mul/...: bias or residual in an epilogue
+  normalization,        ///< BatchNormalization: folds into a producer's weights
+};
+
+/// Read by passes/layout_nhwc.
+enum class Layout {
+  unset,        ///< layout-sensitive, no NHWC form: forces NCHW around it
+  agnostic,     ///< elementwise: follows its inputs
+  channels,     ///< has an NHWC form (conv, pool, norm over channels)
+};
+
+/// Inputs of a reference evaluation; null for an omitted optional input.
+using TensorRefs = std::vector<const Tensor*>;
+using ValidateFn = std::function<void(const Node&)>;
+using InferFn = std::function<void(Node&)>;
+using EvalFn = std::function<std::vector<Tensor>(const Node&, const TensorRefs&)>;
+
+/// \brief Everything modelc knows about one form of an op.
+struct OpDef {
+  std::string name;
+  int since = 1;                         ///< first opset of this form
+  std::vector<std::string> attributes;   ///< known attribute names; any other is rejected
+  int min_inputs = 0, max_inputs = -1;   ///< -1: variadic
+  int min_outputs = 1, max_outputs = 1;
+  ValidateFn validate;                   ///< attribute and input checks (throws Error)
+  InferFn infer;                         ///< sets output dtypes and shapes
+  EvalFn eval;                           ///< reference evaluation
+  Precision precision = Precision::unset;
+  Fusion fusion = Fusion::none;
+  Layout layout = Layout::unset;
+  std::vector<std::string> kernels;      ///< template families that can run it (schedule/lower)
+  std::string doc;                       ///< one line for docs/operators.md
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  void add(OpDef def);
+  /// The form in force at `opset`: the highest `since` <= opset. Null when none.
+  const OpDef* find(const std::string& op, int opset) const;
+  /// True when some form of the op is registered (at any opset).
+  bool knows(const std::string& op) const;
+  /// Every form, sorted by name then since.
+  std::vector<const OpDef*> all() const;
+
+ private:
+  std::vector<OpDef> defs_;
+};
+
+/// The form for a node; throws Error naming the node, op and opset when the
+/// op or that opset's form is not supported.
+const OpDef& lookup(const Node& n);
+
+/// Checks a node against its OpDef: input/output counts, unknown attributes,
+/// then the op's own validate. Throws Error naming the node and attribute.
+void validate_node(const Node& n, const OpDef& def);
+
+/// \brief Fluent builder used by MODELC_REGISTER_OP.
+class OpBuilder {
+ public:
+  explicit OpBuilder(std::string name) { def_.name = std::move(name); }
+  OpBuilder&& since(int v) && { def_.since = v; return std::move(*this); }
+  OpBuilder&& attrs(std::vector<std::string> a) && { def_.attributes = std::move(a); return std::move(*this); }
+  OpBuilder&& inputs(int lo, int hi) && { def_.min_inputs = lo; def_.max_inputs = hi; return std::move(*this); }
+  OpBuilder&& outputs(int lo, int hi) && { def_.min_outputs = lo; def_.max_outputs = hi; return std::move(*this); }
+  OpBuilder&& validate(ValidateFn f) && { def_.validate = std::move(f); return std::move(*this); }
+  OpBuilder&& infer(InferFn f) && { def_.infer = std::move(f); return std::move(*this); }
+  OpBuilder&& eval(EvalFn f) && { def_.eval = std::move(f); return std::move(*this); }
+  OpBuilder&& precision(Precision p) && { def_.precision = p; return std::move(*this); }
+  OpBuilder&& fusion(Fusion f) && { def_.fusion = f; return std::move(*this); }
+  OpBuilder&& layout(Layout l) && { def_.layout = l; return std::move(*this); }
+  OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
+  OpBuilder&& doc(std::string d) && { def_.doc = std::move(d); return std::move(*this); }
+  OpDef take() && { return std::move(def_); }
+
+ private:
+  OpDef def_;
+};
+
+/// Registers at static-initialisation time (the ops are linked as an object
+/// library, so no registration is dropped by the linker).
+struct Registration {
+  Registration(OpBuilder&& b) { OpRegistry::instance().add(std::move(b).take()); }  // NOLINT: implicit on purpose
+};
+
+#define MODELC_CONCAT_INNER(a, b) a##b
+#define MODELC_CONCAT(a, b) MODELC_CONCAT_INNER(a, b)
+/// MODELC_REGISTER_OP(Relu).since(6).infer(...).eval(...);
+#define MODELC_REGISTER_OP(NAME) \
+  static const ::modelc::ops::Registration MODELC_CONCAT(modelc_op_reg_, __COUNTER__) = ::modelc::ops::OpBuilder(#NAME)
+
+}  // namespace modelc::ops
