@@ -23,6 +23,8 @@ MODELC_REGISTER_OP(Relu)
     .fusion(Fusion::epilogue_activation)
     .layout(Layout::agnostic)
     .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
     .doc("max(x, 0)");
 
 }  // namespace modelc::ops

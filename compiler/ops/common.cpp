@@ -149,4 +149,8 @@ std::vector<int64_t> spatial_attr(const Node& n, const std::string& name, std::s
   return v;
 }
 
+FlopsFn flops_per_output(int64_t per_element) {
+  return [per_element](const Node& n) { return per_element * n.output(0).numel(); };
+}
+
 }  // namespace modelc::ops

@@ -61,4 +61,7 @@ Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::fu
 /// or `def` repeated when absent. Error when present with another length.
 std::vector<int64_t> spatial_attr(const Node& n, const std::string& name, std::size_t count, int64_t def);
 
+/// FLOPs rule for elementwise ops: `per_element` operations per element of output 0.
+FlopsFn flops_per_output(int64_t per_element);
+
 }  // namespace modelc::ops

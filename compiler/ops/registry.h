@@ -44,6 +44,8 @@ using TensorRefs = std::vector<const Tensor*>;
 using ValidateFn = std::function<void(const Node&)>;
 using InferFn = std::function<void(Node&)>;
 using EvalFn = std::function<std::vector<Tensor>(const Node&, const TensorRefs&)>;
+/// Floating-point operations of one run of the node (a multiply-add counts 2).
+using FlopsFn = std::function<int64_t(const Node&)>;
 
 /// \brief Everything modelc knows about one form of an op.
 struct OpDef {
@@ -59,6 +61,8 @@ struct OpDef {
   Fusion fusion = Fusion::none;
   Layout layout = Layout::unset;
   std::vector<std::string> kernels;      ///< template families that can run it (schedule/lower)
+  std::string family;                    ///< "conv", "gemm", "elementwise", ... (inspect's FLOPs table)
+  FlopsFn flops;                         ///< null: 0 FLOPs (data movement, shape math)
   std::string doc;                       ///< one line for docs/operators.md
 };
 
@@ -100,6 +104,8 @@ class OpBuilder {
   OpBuilder&& fusion(Fusion f) && { def_.fusion = f; return std::move(*this); }
   OpBuilder&& layout(Layout l) && { def_.layout = l; return std::move(*this); }
   OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
+  OpBuilder&& family(std::string f) && { def_.family = std::move(f); return std::move(*this); }
+  OpBuilder&& flops(FlopsFn f) && { def_.flops = std::move(f); return std::move(*this); }
   OpBuilder&& doc(std::string d) && { def_.doc = std::move(d); return std::move(*this); }
   OpDef take() && { return std::move(def_); }
 
