@@ -1,30 +1,306 @@
 // compiler/ops/activation.cpp — unary activations: Relu, LeakyRelu, PRelu, Elu,
-// Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus.
+// Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus, Clip.
+//
+// Float attributes (alpha, beta, gamma, Clip-6's min/max) are ONNX floats:
+// they are read rounded to float32 so the result is the same whichever way the
+// graph was built. Values are computed in double and rounded once.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "ops/common.h"
+#include "ops/elementwise_rules.h"
 
 namespace modelc::ops {
 namespace {
 
-void require_float(const Node& n) { require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16}); }
+double float_attr(const Node& n, const char* name, double def) {
+  return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
+}
+
+// Most activations: float16/float32 (modelc has no double), bfloat16 from the
+// opset named per op.
+const TypeRule kFloatTypes = {{1, kFloat16_32}};
+const TypeRule kFloatTypesBf16At13 = {{6, kFloat16_32}, {13, kFloats}};
+
+double sigmoid(double x) {
+  // Split by sign so exp never overflows into inf/inf.
+  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
+  const double e = std::exp(x);
+  return e / (1.0 + e);
+}
+
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// ---- PRelu -----------------------------------------------------------------
+
+// PRelu: slope broadcasts unidirectionally to X (the output has X's shape).
+void infer_prelu(Node& n) {
+  const Shape& x = n.input(0).shape();
+  const Shape& slope = n.input(1).shape();
+  bool ok = slope.size() <= x.size();
+  for (std::size_t i = 0; ok && i < slope.size(); ++i) {
+    const int64_t d = slope[slope.size() - 1 - i];
+    ok = d == 1 || d == x[x.size() - 1 - i];
+  }
+  if (!ok) {
+    throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) +
+                      ", which does not broadcast to X's shape " + shape_str(x),
+                  "slope must broadcast unidirectionally to X, e.g. [C,1,1] for an NCHW input");
+  }
+  infer_same_as_input(n);
+}
+
+// ---- Clip ------------------------------------------------------------------
+
+// y = min(max(x, lo), hi): when lo > hi every element becomes hi, as the spec
+// says. A bound that is not given does not clip: ONNX's reference leaves the
+// side unclipped (so +-inf inputs stay infinite), where the spec's wording
+// ("defaults to numeric_limits lowest/max") would clamp infinities to the
+// largest finite float.
+Tensor clip(const Tensor& x, const Tensor* lo, const Tensor* hi) {
+  if (!is_float(x.dtype())) {
+    const int64_t l = lo ? lo->i64_at(0) : std::numeric_limits<int64_t>::min();
+    const int64_t h = hi ? hi->i64_at(0) : std::numeric_limits<int64_t>::max();
+    return map_unary_exact(x, nullptr, [l, h](int64_t v) {
+      v = v < l ? l : v;
+      return v > h ? h : v;
+    });
+  }
+  const double l = lo ? lo->f64_at(0) : -std::numeric_limits<double>::infinity();
+  const double h = hi ? hi->f64_at(0) : std::numeric_limits<double>::infinity();
+  return map_unary(x, [l, h](double v) {  // NaN stays NaN: both comparisons are false
+    v = v < l ? l : v;
+    return v > h ? h : v;
+  });
+}
+
+// Clip 11 takes min and max as optional scalar inputs of X's type.
+void validate_clip11(const Node& n) {
+  require_types(n, 0, {{11, kFloat16_32}, {12, kFloat16_32 | kInts}, {13, kFloats | kInts}});
+  const char* names[] = {"input", "min", "max"};
+  for (int i = 1; i <= 2; ++i) {
+    if (!n.has_input(i)) continue;
+    require_same_type(n, 0, i);
+    const Shape& s = n.input(i).shape();
+    // The spec asks for a scalar; a one-element 1-D tensor is accepted too (as ONNX Runtime does).
+    if (!(s.empty() || (s.size() == 1 && s[0] == 1))) {
+      throw n.error("input " + std::to_string(i) + " ('" + names[i] + "', '" + n.input(i).name() +
+                    "') must be a scalar, it has shape " + shape_str(s));
+    }
+  }
+}
 
 }  // namespace
 
 MODELC_REGISTER_OP(Relu)
     .since(6)
     .inputs(1, 1)
-    .validate(require_float)
+    .validate(same_type_inputs({{6, kFloat16_32},
+                                {13, kFloats},
+                                {14, kFloats | kInt32_64 | dtype_bit(DType::int8)}}))
     .infer(infer_same_as_input)
-    .eval([](const Node&, const TensorRefs& in) {
-      return std::vector<Tensor>{map_unary(*in[0], [](double x) { return x > 0 ? x : 0.0; })};
+    .eval(eval_unary_exact([](double x) { return x > 0 ? x : 0.0; },
+                           [](int64_t x) { return x > 0 ? x : int64_t{0}; }))
+    .precision(Precision::fp16)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(1))
+    .doc("max(x, 0)");
+
+MODELC_REGISTER_OP(LeakyRelu)
+    .since(6)
+    .attrs({"alpha"})
+    .inputs(1, 1)
+    .validate(same_type_inputs({{6, kFloat16_32}, {16, kFloats}}))
+    .infer(infer_same_as_input)
+    .eval([](const Node& n, const TensorRefs& in) {
+      const double alpha = float_attr(n, "alpha", 0.01);
+      return std::vector<Tensor>{map_unary(*in[0], [alpha](double x) { return x < 0 ? alpha * x : x; })};
     })
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_activation)
     .layout(Layout::agnostic)
     .kernel("elementwise")
-    .family("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("x < 0 ? alpha * x : x (alpha = 0.01)");
+
+MODELC_REGISTER_OP(PRelu)
+    .since(7)
+    .inputs(2, 2)
+    .validate(same_type_inputs({{7, kFloat16_32}, {9, kFloat16_32 | kInt32_64}, {16, kFloats | kInt32_64}}))
+    .infer(infer_prelu)
+    .eval([](const Node& n, const TensorRefs& in) {
+      return std::vector<Tensor>{map_binary(
+          n, *in[0], *in[1], [](double x, double s) { return x < 0 ? s * x : x; }, DType::undefined,
+          [](int64_t x, int64_t s) { return x < 0 ? wrap_mul(s, x) : x; })};
+    })
+    .precision(Precision::fp16)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("x < 0 ? slope * x : x, slope broadcast to X");
+
+MODELC_REGISTER_OP(Elu)
+    .since(6)
+    .attrs({"alpha"})
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_same_as_input)
+    .eval([](const Node& n, const TensorRefs& in) {
+      const double alpha = float_attr(n, "alpha", 1.0);
+      return std::vector<Tensor>{
+          map_unary(*in[0], [alpha](double x) { return x < 0 ? alpha * std::expm1(x) : x; })};
+    })
+    .precision(Precision::fp32_compute)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(3))
+    .doc("x < 0 ? alpha * (e^x - 1) : x (alpha = 1)");
+
+MODELC_REGISTER_OP(Selu)
+    .since(6)
+    .attrs({"alpha", "gamma"})
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_same_as_input)
+    .eval([](const Node& n, const TensorRefs& in) {
+      const double alpha = float_attr(n, "alpha", 1.67326319217681884765625);
+      const double gamma = float_attr(n, "gamma", 1.05070102214813232421875);
+      return std::vector<Tensor>{map_unary(
+          *in[0], [alpha, gamma](double x) { return x > 0 ? gamma * x : gamma * (alpha * std::exp(x) - alpha); })};
+    })
+    .precision(Precision::fp32_compute)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(4))
+    .doc("gamma * (x > 0 ? x : alpha * e^x - alpha)");
+
+MODELC_REGISTER_OP(Sigmoid)
+    .since(6)
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypesBf16At13))
+    .infer(infer_same_as_input)
+    .eval(eval_unary(sigmoid))
+    .precision(Precision::fp32_compute)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(4))
+    .doc("1 / (1 + e^-x)");
+
+MODELC_REGISTER_OP(HardSigmoid)
+    .since(6)
+    .attrs({"alpha", "beta"})
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_same_as_input)
+    .eval([](const Node& n, const TensorRefs& in) {
+      const double alpha = float_attr(n, "alpha", 0.2), beta = float_attr(n, "beta", 0.5);
+      return std::vector<Tensor>{map_unary(*in[0], [alpha, beta](double x) {
+        return std::max(0.0, std::min(1.0, alpha * x + beta));
+      })};
+    })
+    .precision(Precision::fp16)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(4))
+    .doc("max(0, min(1, alpha * x + beta)) (alpha = 0.2, beta = 0.5)");
+
+MODELC_REGISTER_OP(HardSwish)
+    .since(14)
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_same_as_input)
+    .eval(eval_unary([](double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }))
+    .precision(Precision::fp16)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(5))
+    .doc("x * max(0, min(1, x / 6 + 0.5))");
+
+MODELC_REGISTER_OP(Tanh)
+    .since(6)
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypesBf16At13))
+    .infer(infer_same_as_input)
+    .eval(eval_unary([](double x) { return std::tanh(x); }))
+    .precision(Precision::fp32_compute)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
     .flops(flops_per_output(1))
-    .doc("max(x, 0)");
+    .doc("tanh(x)");
+
+MODELC_REGISTER_OP(Softplus)
+    .since(1)
+    .inputs(1, 1)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_same_as_input)
+    .eval(eval_unary(softplus))
+    .precision(Precision::fp32_compute)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(3))
+    .doc("ln(e^x + 1)");
+
+// Clip 6: bounds are float attributes.
+MODELC_REGISTER_OP(Clip)
+    .since(6)
+    .attrs({"min", "max"})
+    .inputs(1, 1)
+    .validate([](const Node& n) {
+      same_type_inputs({{6, kFloat16_32}})(n);
+      n.attr_float("min", 0);  // kind checks
+      n.attr_float("max", 0);
+    })
+    .infer(infer_same_as_input)
+    .eval([](const Node& n, const TensorRefs& in) {
+      std::optional<Tensor> lo, hi;
+      if (n.has_attr("min")) lo = Tensor::from_f64(DType::float32, {}, {float_attr(n, "min", 0)});
+      if (n.has_attr("max")) hi = Tensor::from_f64(DType::float32, {}, {float_attr(n, "max", 0)});
+      return std::vector<Tensor>{clip(*in[0], lo ? &*lo : nullptr, hi ? &*hi : nullptr)};
+    })
+    .precision(Precision::fp16)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("min(max(x, min), max), bounds as attributes");
+
+// Clip 11: bounds are optional scalar inputs (integer types from 12).
+MODELC_REGISTER_OP(Clip)
+    .since(11)
+    .inputs(1, 3)
+    .validate(validate_clip11)
+    .infer(infer_same_as_input)
+    .eval([](const Node&, const TensorRefs& in) {
+      return std::vector<Tensor>{clip(*in[0], in.size() > 1 ? in[1] : nullptr, in.size() > 2 ? in[2] : nullptr)};
+    })
+    .precision(Precision::fp16)
+    .fusion(Fusion::epilogue_activation)
+    .layout(Layout::agnostic)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("min(max(x, min), max), bounds as optional scalar inputs");
 
 }  // namespace modelc::ops
