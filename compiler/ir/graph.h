@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "support/error.h"
 
 namespace modelc {
 
@@ -138,7 +139,7 @@ class Node {
   void set_attr_floats(const std::string& name, std::vector<double> v);
 
   /// An Error whose context is this node (name, op, opset).
-  [[nodiscard]] class Error error(const std::string& message, const std::string& hint = {}) const;
+  [[nodiscard]] Error error(const std::string& message, const std::string& hint = {}) const;
 
  private:
   friend class Graph;
