@@ -38,6 +38,15 @@ void validate_pad(const Node& n, Form f) {
   }
 }
 
+// normalize_axes lets axis 0 through on a scalar (rank 0); a scalar has no
+// axes to name, so that is an Error here.
+std::vector<int64_t> checked_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank) {
+  if (rank == 0 && !axes.empty()) {
+    throw n.error("'axes' names axis " + std::to_string(axes[0]) + " of a scalar input, which has none");
+  }
+  return normalize_axes(n, axes, rank);
+}
+
 /// Per axis: begin and end pads (negative crops).
 struct Pads {
   std::vector<int64_t> begin, end;
@@ -49,7 +58,7 @@ Pads full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& pads,
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> axes;
   if (axes_in) {
-    axes = normalize_axes(n, *axes_in, rank);
+    axes = checked_axes(n, *axes_in, rank);
   } else {
     for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
   }
@@ -89,6 +98,13 @@ Shape padded_shape(const Node& n, const Shape& in, const Pads& p, const std::str
     if (mode != "constant" && kept == 0 && out[d] > 0) {
       throw n.error("mode '" + mode + "' cannot pad axis " + std::to_string(d) + ": it has no elements to repeat");
     }
+  }
+  // Refuse outputs whose element count would overflow the shape math.
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  int64_t total = 1;
+  for (int64_t d : out) {
+    if (d != 0 && total > kMaxElements / d) throw n.error("the output shape " + shape_str(out) + " is too large");
+    total *= d;
   }
   return out;
 }

@@ -25,6 +25,15 @@ void require_flag(const Node& n, const std::string& name, int64_t def) {
   if (v != 0 && v != 1) throw n.error("attribute '" + name + "' is " + std::to_string(v) + ", expected 0 or 1");
 }
 
+// normalize_axes lets axis 0 through on a scalar (rank 0); a scalar has no
+// axes to name, so that is an Error here.
+std::vector<int64_t> checked_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank) {
+  if (rank == 0 && !axes.empty()) {
+    throw n.error("'axes' names axis " + std::to_string(axes[0]) + " of a scalar input, which has none");
+  }
+  return normalize_axes(n, axes, rank);
+}
+
 bool has_int_path(Reduction r) {
   return r == Reduction::sum || r == Reduction::prod || r == Reduction::max || r == Reduction::min ||
          r == Reduction::l1 || r == Reduction::sum_square;
@@ -63,7 +72,7 @@ ReducePlan reduce_plan(const Node& n, int64_t rank, AxesFrom from, const std::ve
     return p;
   }
   p.reduced.assign(static_cast<std::size_t>(rank), false);
-  for (int64_t a : normalize_axes(n, axes, rank)) p.reduced[static_cast<std::size_t>(a)] = true;
+  for (int64_t a : checked_axes(n, axes, rank)) p.reduced[static_cast<std::size_t>(a)] = true;
   return p;
 }
 

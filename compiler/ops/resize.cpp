@@ -95,6 +95,15 @@ void validate_resize(const Node& n, Form f) {
   }
 }
 
+// normalize_axes lets axis 0 through on a scalar (rank 0); a scalar has no
+// axes to name, so that is an Error here.
+std::vector<int64_t> checked_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank) {
+  if (rank == 0 && !axes.empty()) {
+    throw n.error("'axes' names axis " + std::to_string(axes[0]) + " of a scalar input, which has none");
+  }
+  return normalize_axes(n, axes, rank);
+}
+
 /// Output shape and, per axis, the scale and ROI of the coordinate transform.
 /// `resized` is the unrounded output length (in * scale; exactly the size when
 /// 'sizes' gives it), which some coordinate modes divide by.
@@ -112,7 +121,17 @@ std::vector<int64_t> target_axes(const Node& n, const Settings& s, int64_t rank)
     for (int64_t d = 0; d < rank; ++d) all[static_cast<std::size_t>(d)] = d;
     return all;
   }
-  return normalize_axes(n, s.axes, rank);
+  return checked_axes(n, s.axes, rank);
+}
+
+// Refuses outputs whose element count would overflow the shape math.
+void check_output_size(const Node& n, const Shape& out) {
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  int64_t total = 1;
+  for (int64_t d : out) {
+    if (d != 0 && total > kMaxElements / d) throw n.error("the output shape " + shape_str(out) + " is too large");
+    total *= d;
+  }
 }
 
 // `scales`/`sizes`: the data of those inputs (empty = not given).
@@ -155,6 +174,7 @@ Plan make_plan(const Node& n, Form f, const Settings& s, const Shape& in, const 
       p.scale[d] = sc;
       p.resized[d] = static_cast<double>(in[d]) * sc;
     }
+    check_output_size(n, p.out);
     return p;
   }
   if (sizes.size() != want) {
@@ -186,11 +206,12 @@ Plan make_plan(const Node& n, Form f, const Settings& s, const Shape& in, const 
       p.out[d] = static_cast<int64_t>(std::floor(p.resized[d] + 0.5));  // round half up
     }
   }
+  check_output_size(n, p.out);
   return p;
 }
 
-std::vector<int64_t> nonempty(std::optional<std::vector<int64_t>> v) { return v ? *v : std::vector<int64_t>{}; }
-std::vector<double> nonempty(std::optional<std::vector<double>> v) { return v ? *v : std::vector<double>{}; }
+std::vector<int64_t> or_empty(std::optional<std::vector<int64_t>> v) { return v ? *v : std::vector<int64_t>{}; }
+std::vector<double> or_empty(std::optional<std::vector<double>> v) { return v ? *v : std::vector<double>{}; }
 
 // Inputs per form: Upsample-9/Resize-10 (X, scales); Resize-11+ (X, roi, scales, sizes).
 int scales_input(Form f) { return f >= Form::resize11 ? 2 : 1; }
@@ -202,8 +223,8 @@ Plan plan_at_infer(const Node& n, Form f, const Settings& s) {
   if (f == Form::upsample7) {
     scales = n.attr_floats("scales");
   } else {
-    scales = nonempty(const_floats(n, scales_input(f), "scales"));
-    if (f >= Form::resize11) sizes = nonempty(const_ints(n, 3, "sizes"));
+    scales = or_empty(const_floats(n, scales_input(f), "scales"));
+    if (f >= Form::resize11) sizes = or_empty(const_ints(n, 3, "sizes"));
   }
   return make_plan(n, f, s, in, scales, sizes);
 }

@@ -166,6 +166,15 @@ TEST_CASE("Pad: bad attributes and inputs are Errors") {
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
+    OneNode t("Pad", 18, f32({}, {1}), {i64({2}, {1, 1}), none, i64({1}, {0})});  // a scalar has no axis 0
+    CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
+    const int64_t big = int64_t{1} << 30;
+    OneNode t("Pad", 11, k2x3, {i64({4}, {big, big, big, big})});  // 2^62 elements
+    CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
     OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1})}, 1, 1);  // pads not constant
     CHECK_THROWS_AS(t.infer(), Error);
   }

@@ -234,6 +234,15 @@ TEST_CASE("Reduce*: bad attributes and inputs are Errors") {
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
+    OneNode t("ReduceSum", 11, f32({}, {1}));
+    t.n->set_attr_ints("axes", {0});  // a scalar has no axis 0
+    CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
+    OneNode t("ReduceMax", 18, f32({}, {1}), {i64({1}, {0})});
+    CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
     OneNode t("ReduceMax", 13, Tensor::from_i64(DType::boolean, {2}, {0, 1}));
     CHECK_THROWS_AS(t.infer(), Error);
   }

@@ -320,6 +320,10 @@ TEST_CASE("Resize: integer data, identity and bad inputs") {
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
+    OneNode t("Resize", 13, x, {none, none, i64({4}, {1 << 20, 1 << 20, 1 << 20, 4})});  // too large
+    CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
     OneNode t("Resize", 13, x, {none, none, sizes4(1, 4)}, 1, 3);  // sizes not constant
     CHECK_THROWS_AS(t.infer(), Error);
   }
