@@ -57,7 +57,7 @@ std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
 }
 
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     throw n.error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
                   std::to_string(rank));
   }
