@@ -26,13 +26,31 @@ void require_same_dtype(const Node& n, int a, int b) {
 }
 
 /// Y[M x N] += A[M x K] * B[K x N], all row-major and contiguous.
+/// i-k-j order, blocked over k and j so that the block of B being streamed
+/// (kKBlock x kJBlock doubles, 512 KiB) stays in cache while every row of A
+/// passes over it: B is read from memory once instead of once per row.
 void matmul_accumulate(const double* A, const double* B, double* Y, int64_t M, int64_t K, int64_t N) {
-  for (int64_t i = 0; i < M; ++i) {
-    double* __restrict y = Y + i * N;
-    for (int64_t k = 0; k < K; ++k) {
-      const double a = A[i * K + k];
-      const double* __restrict b = B + k * N;
-      for (int64_t j = 0; j < N; ++j) y[j] += a * b[j];
+  constexpr int64_t kKBlock = 128, kJBlock = 512;
+  for (int64_t k0 = 0; k0 < K; k0 += kKBlock) {
+    const int64_t k1 = std::min(K, k0 + kKBlock);
+    for (int64_t j0 = 0; j0 < N; j0 += kJBlock) {
+      const int64_t jn = std::min(N, j0 + kJBlock) - j0;
+      for (int64_t i = 0; i < M; ++i) {
+        double* __restrict y = Y + i * N + j0;
+        for (int64_t k = k0; k < k1; ++k) {
+          const double a = A[i * K + k];
+          const double* __restrict b = B + k * N + j0;
+          int64_t j = 0;
+          // Unrolled by 4 so the compiler can pair the lanes into vector ops.
+          for (; j + 4 <= jn; j += 4) {
+            y[j] += a * b[j];
+            y[j + 1] += a * b[j + 1];
+            y[j + 2] += a * b[j + 2];
+            y[j + 3] += a * b[j + 3];
+          }
+          for (; j < jn; ++j) y[j] += a * b[j];
+        }
+      }
     }
   }
 }
