@@ -156,6 +156,21 @@ TEST_CASE("MatMul: numpy semantics for 1-D operands and batch broadcasting") {
   CHECK(y.to_i64() == std::vector<int64_t>{39});
 }
 
+TEST_CASE("MatMul and Gemm match a direct product across the cache blocks (K > 128, N > 512)") {
+  const int64_t M = 3, K = 131, N = 517;
+  std::vector<float> av(M * K), bv(K * N);
+  for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>((i * 7) % 11) - 5;
+  for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>((i * 5) % 13) - 6;
+  const Tensor a = f32({M, K}, av), b = f32({K, N}, bv);
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) want[i * N + j] += av[i * K + k] * static_cast<double>(bv[k * N + j]);
+  OneNode mm("MatMul", 13, {a, b});
+  CHECK(values(mm.run1()) == want);  // small integers: exact
+  CHECK(values(gemm(13, {a, b})) == want);
+}
+
 TEST_CASE("MatMul errors") {
   auto mm = [](Shape a, Shape b) {
     OneNode n("MatMul", 13, {iota(a), iota(b)});
