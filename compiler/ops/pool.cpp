@@ -1,0 +1,454 @@
+// compiler/ops/pool.cpp — MaxPool (with the optional Indices output),
+// AveragePool, GlobalAveragePool, GlobalMaxPool (1 to 3 spatial dims).
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "ops/common.h"
+
+namespace modelc::ops {
+namespace {
+
+enum class AutoPad { notset, same_upper, same_lower, valid };
+
+AutoPad parse_auto_pad(const Node& n) {
+  const std::string s = n.attr_string("auto_pad", "NOTSET");
+  if (s == "NOTSET" || s.empty()) return AutoPad::notset;
+  if (s == "SAME_UPPER") return AutoPad::same_upper;
+  if (s == "SAME_LOWER") return AutoPad::same_lower;
+  if (s == "VALID") return AutoPad::valid;
+  throw n.error("attribute 'auto_pad' is '" + s + "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+}
+
+constexpr int64_t kMaxSpatial = 3;
+
+void require_flag(const Node& n, const char* name) {
+  const int64_t v = n.attr_int(name, 0);
+  if (v != 0 && v != 1) throw n.error(std::string("attribute '") + name + "' is " + std::to_string(v) + ", expected 0 or 1");
+}
+
+// Attribute checks that need no input shape (MaxPool, AveragePool).
+void check_pool_attrs(const Node& n) {
+  parse_auto_pad(n);
+  if (!n.has_attr("kernel_shape")) throw n.error("attribute 'kernel_shape' is missing (it is required)");
+  for (const char* name : {"strides", "dilations", "kernel_shape"}) {
+    for (int64_t v : n.attr_ints(name)) {
+      if (v < 1) throw n.error(std::string("attribute '") + name + "' has value " + std::to_string(v) + ", expected >= 1");
+    }
+  }
+  for (int64_t v : n.attr_ints("pads")) {
+    if (v < 0) throw n.error("attribute 'pads' has value " + std::to_string(v) + ", expected >= 0");
+  }
+  for (const char* flag : {"ceil_mode", "count_include_pad", "storage_order"}) require_flag(n, flag);
+}
+
+void require_pool_input(const Node& n, int64_t min_rank) {
+  const Value& x = n.input(0);
+  if (x.rank() < min_rank) {
+    throw n.error("input X ('" + x.name() + "') has shape " + shape_str(x.shape()) + ", expected N x C x D1 x ... (rank " +
+                  std::to_string(min_rank) + " or more)");
+  }
+}
+
+/// Per spatial dim geometry of a pooling window.
+struct PoolGeom {
+  int64_t N = 0, C = 0;
+  std::vector<int64_t> in, k, out, stride, dil, pad_begin, pad_end;
+};
+
+PoolGeom pool_geometry(const Node& n) {
+  require_pool_input(n, 3);
+  const Shape& x = n.input(0).shape();
+  const std::size_t ns = x.size() - 2;
+  if (static_cast<int64_t>(ns) > kMaxSpatial) {
+    throw n.error(n.op() + " over " + std::to_string(ns) + " spatial dims is not supported (1 to 3 are)");
+  }
+  PoolGeom g;
+  g.N = x[0];
+  g.C = x[1];
+  g.in.assign(x.begin() + 2, x.end());
+  if (!n.has_attr("kernel_shape")) throw n.error("attribute 'kernel_shape' is missing (it is required)");
+  g.k = spatial_attr(n, "kernel_shape", ns, 1);
+  g.stride = spatial_attr(n, "strides", ns, 1);
+  g.dil = spatial_attr(n, "dilations", ns, 1);
+  std::vector<int64_t> pads(2 * ns, 0);
+  if (n.has_attr("pads")) {
+    pads = n.attr_ints("pads");
+    if (pads.size() != 2 * ns) {
+      throw n.error("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
+                    std::to_string(2 * ns) + " (begin and end for each of the " + std::to_string(ns) +
+                    " spatial dims)");
+    }
+  }
+  for (std::size_t i = 0; i < ns; ++i) {
+    if (g.k[i] < 1 || g.stride[i] < 1 || g.dil[i] < 1 || pads[i] < 0 || pads[ns + i] < 0) {
+      throw n.error("attributes kernel_shape, strides and dilations must be >= 1 and pads >= 0, got kernel_shape " +
+                    n.attr("kernel_shape")->str());
+    }
+  }
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(ns));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(ns), pads.end());
+  const AutoPad ap = parse_auto_pad(n);
+  const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  g.out.resize(ns);
+  for (std::size_t i = 0; i < ns; ++i) {
+    const int64_t ek = (g.k[i] - 1) * g.dil[i] + 1;  // effective (dilated) window extent
+    const int64_t s = g.stride[i];
+    if (ap == AutoPad::same_upper || ap == AutoPad::same_lower) {
+      g.out[i] = (g.in[i] + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + ek - g.in[i]);
+      g.pad_begin[i] = ap == AutoPad::same_upper ? total / 2 : total - total / 2;
+      g.pad_end[i] = total - g.pad_begin[i];
+      continue;
+    }
+    if (ap == AutoPad::valid) g.pad_begin[i] = g.pad_end[i] = 0;
+    const int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - ek;
+    if (span < 0) {
+      throw n.error("the pooling window (" + std::to_string(ek) + " along spatial dim " + std::to_string(i) +
+                    ") is larger than the padded input (" + std::to_string(g.in[i] + g.pad_begin[i] + g.pad_end[i]) +
+                    ")");
+    }
+    g.out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // ceil_mode: the last window must start inside the input or the left
+    // padding; one that would start in the right padding is dropped.
+    if (ceil_mode && (g.out[i] - 1) * s >= g.in[i] + g.pad_begin[i]) --g.out[i];
+  }
+  return g;
+}
+
+Shape pool_output_shape(const PoolGeom& g) {
+  Shape s{g.N, g.C};
+  s.insert(s.end(), g.out.begin(), g.out.end());
+  return s;
+}
+
+/// The geometry padded to 3 spatial dims (leading dims of size 1).
+struct Geom3 {
+  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pe{0, 0, 0};
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+};
+
+Geom3 to_geom3(const PoolGeom& g) {
+  Geom3 r;
+  const std::size_t off = 3 - g.in.size();
+  for (std::size_t i = 0; i < g.in.size(); ++i) {
+    r.in[off + i] = g.in[i];
+    r.k[off + i] = g.k[i];
+    r.out[off + i] = g.out[i];
+    r.s[off + i] = g.stride[i];
+    r.d[off + i] = g.dil[i];
+    r.pb[off + i] = g.pad_begin[i];
+    r.pe[off + i] = g.pad_end[i];
+  }
+  return r;
+}
+
+/// The taps of one window along one dim: where the in-bounds ones start, how
+/// many are in bounds, and how many lie inside [-pad_begin, in + pad_end).
+struct Taps {
+  int64_t pos = 0;     // input position of the first tap inside the input
+  int64_t count = 0;   // taps inside the input (consecutive: a window is a box)
+  int64_t padded = 0;  // taps inside input + pads
+};
+
+Taps taps(const Geom3& q, int dim, int64_t o) {
+  const int64_t start = o * q.s[dim] - q.pb[dim], d = q.d[dim];
+  Taps t;
+  for (int64_t j = 0; j < q.k[dim]; ++j) {
+    const int64_t p = start + j * d;
+    if (p >= -q.pb[dim] && p < q.in[dim] + q.pe[dim]) ++t.padded;
+    if (p >= 0 && p < q.in[dim]) {
+      if (t.count++ == 0) t.pos = p;
+    }
+  }
+  return t;
+}
+
+// First maximum wins on ties. Indices are flat over N x C x spatial.
+std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
+  const PoolGeom g = pool_geometry(n);
+  const Geom3 q = to_geom3(g);
+  const bool col_major = n.attr_int("storage_order", 0) != 0;
+  const std::vector<double> x = in[0]->to_f64();
+  const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
+  std::vector<double> y(static_cast<std::size_t>(planes * out_sz));
+  std::vector<int64_t> ind(y.size());
+  // Column-major (storage_order=1) strides of the original spatial dims, as 3-D.
+  std::array<int64_t, 3> cm{0, 0, 0};
+  {
+    const std::size_t off = 3 - g.in.size();
+    int64_t st = 1;
+    for (std::size_t i = 0; i < g.in.size(); ++i) {
+      cm[off + i] = st;
+      st *= g.in[i];
+    }
+  }
+  for (int64_t p = 0; p < planes; ++p) {
+    const double* xp = x.data() + p * in_sz;
+    int64_t o = p * out_sz;
+    for (int64_t oz = 0; oz < q.out[0]; ++oz) {
+      const Taps tz = taps(q, 0, oz);
+      for (int64_t oy = 0; oy < q.out[1]; ++oy) {
+        const Taps ty = taps(q, 1, oy);
+        for (int64_t ox = 0; ox < q.out[2]; ++ox, ++o) {
+          const Taps tx = taps(q, 2, ox);
+          double best = 0.0;
+          int64_t bz = -1, by = -1, bx = -1;
+          for (int64_t a = 0; a < tz.count; ++a) {
+            const int64_t iz = tz.pos + a * q.d[0];
+            for (int64_t b = 0; b < ty.count; ++b) {
+              const int64_t iy = ty.pos + b * q.d[1];
+              const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
+              for (int64_t c = 0; c < tx.count; ++c) {
+                const int64_t ix = tx.pos + c * q.d[2];
+                if (bx < 0 || row[ix] > best) {
+                  best = row[ix];
+                  bz = iz;
+                  by = iy;
+                  bx = ix;
+                }
+              }
+            }
+          }
+          // A window entirely in the padding (possible only with pads >= the
+          // window) gives 0 and index -1, like the ONNX reference.
+          y[o] = best;
+          ind[o] = bx < 0 ? -1
+                          : p * in_sz + (col_major ? bz * cm[0] + by * cm[1] + bx * cm[2]
+                                                   : (bz * q.in[1] + by) * q.in[2] + bx);
+        }
+      }
+    }
+  }
+  const Shape ys = pool_output_shape(g);
+  return {Tensor::from_f64(in[0]->dtype(), ys, y), Tensor::from_i64(DType::int64, ys, ind)};
+}
+
+// count_include_pad=0 divides by the taps inside the input; =1 by the taps
+// inside input + pads (a ceil_mode window running past the end padding does
+// not count the part beyond it, as in PyTorch and onnxruntime).
+Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
+  const PoolGeom g = pool_geometry(n);
+  const Geom3 q = to_geom3(g);
+  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  const std::vector<double> x = in[0]->to_f64();
+  const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
+  std::vector<double> y(static_cast<std::size_t>(planes * out_sz));
+  for (int64_t p = 0; p < planes; ++p) {
+    const double* xp = x.data() + p * in_sz;
+    int64_t o = p * out_sz;
+    for (int64_t oz = 0; oz < q.out[0]; ++oz) {
+      const Taps tz = taps(q, 0, oz);
+      for (int64_t oy = 0; oy < q.out[1]; ++oy) {
+        const Taps ty = taps(q, 1, oy);
+        for (int64_t ox = 0; ox < q.out[2]; ++ox, ++o) {
+          const Taps tx = taps(q, 2, ox);
+          double sum = 0.0;
+          for (int64_t a = 0; a < tz.count; ++a) {
+            const int64_t iz = tz.pos + a * q.d[0];
+            for (int64_t b = 0; b < ty.count; ++b) {
+              const int64_t iy = ty.pos + b * q.d[1];
+              const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
+              for (int64_t c = 0; c < tx.count; ++c) sum += row[tx.pos + c * q.d[2]];
+            }
+          }
+          const int64_t count =
+              include_pad ? tz.padded * ty.padded * tx.padded : tz.count * ty.count * tx.count;
+          y[o] = count > 0 ? sum / static_cast<double>(count) : 0.0;
+        }
+      }
+    }
+  }
+  return Tensor::from_f64(in[0]->dtype(), pool_output_shape(g), y);
+}
+
+void infer_maxpool(Node& n) {
+  const Shape s = pool_output_shape(pool_geometry(n));
+  n.output(0).set_type(n.input(0).dtype(), s);
+  if (n.has_output(1)) n.output(1).set_type(DType::int64, s);
+}
+
+void infer_averagepool(Node& n) { n.output(0).set_type(n.input(0).dtype(), pool_output_shape(pool_geometry(n))); }
+
+int64_t window_flops(const Node& n) {
+  const PoolGeom g = pool_geometry(n);
+  return g.N * g.C * num_elements(g.out) * num_elements(g.k);
+}
+
+void validate_maxpool(const Node& n) {
+  check_pool_attrs(n);
+  if (n.input(0).has_type()) {
+    require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8});
+  }
+}
+
+void validate_averagepool(const Node& n) {
+  check_pool_attrs(n);
+  if (n.input(0).has_type()) require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16});
+}
+
+// ---- Global pools ----------------------------------------------------------
+
+Shape global_output_shape(const Node& n) {
+  require_pool_input(n, 2);
+  Shape s = n.input(0).shape();
+  std::fill(s.begin() + 2, s.end(), 1);
+  return s;
+}
+
+Tensor eval_global(const Node& n, const Tensor& X, bool average) {
+  const Shape ys = global_output_shape(n);
+  const Shape& xs = X.shape();
+  const int64_t planes = xs[0] * xs[1];
+  const int64_t inner = planes > 0 ? X.numel() / planes : 0;
+  const std::vector<double> x = X.to_f64();
+  std::vector<double> y(static_cast<std::size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) {
+    const double* v = x.data() + p * inner;
+    if (average) {
+      double sum = 0.0;
+      for (int64_t k = 0; k < inner; ++k) sum += v[k];
+      y[p] = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
+    } else {
+      double best = inner > 0 ? v[0] : 0.0;
+      for (int64_t k = 1; k < inner; ++k) best = std::max(best, v[k]);
+      y[p] = best;
+    }
+  }
+  return Tensor::from_f64(X.dtype(), ys, y);
+}
+
+}  // namespace
+
+MODELC_REGISTER_OP(MaxPool)
+    .since(1)
+    .attrs({"auto_pad", "kernel_shape", "pads", "strides"})
+    .inputs(1, 1)
+    .validate(validate_maxpool)
+    .infer(infer_maxpool)
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_maxpool(n, in)[0]}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("max over each window");
+
+MODELC_REGISTER_OP(MaxPool)
+    .since(8)
+    .attrs({"auto_pad", "kernel_shape", "pads", "storage_order", "strides"})
+    .inputs(1, 1)
+    .outputs(1, 2)
+    .validate(validate_maxpool)
+    .infer(infer_maxpool)
+    .eval(eval_maxpool)
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("max over each window; optional Indices (flat, row- or column-major per storage_order)");
+
+MODELC_REGISTER_OP(MaxPool)
+    .since(10)
+    .attrs({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"})
+    .inputs(1, 1)
+    .outputs(1, 2)
+    .validate(validate_maxpool)
+    .infer(infer_maxpool)
+    .eval(eval_maxpool)
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("max over each (dilated) window, ceil_mode; optional Indices (flat, row- or column-major)");
+
+MODELC_REGISTER_OP(AveragePool)
+    .since(1)
+    .attrs({"auto_pad", "kernel_shape", "pads", "strides"})
+    .inputs(1, 1)
+    .validate(validate_averagepool)
+    .infer(infer_averagepool)
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_averagepool(n, in)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("mean over each window, padding not counted");
+
+MODELC_REGISTER_OP(AveragePool)
+    .since(7)
+    .attrs({"auto_pad", "count_include_pad", "kernel_shape", "pads", "strides"})
+    .inputs(1, 1)
+    .validate(validate_averagepool)
+    .infer(infer_averagepool)
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_averagepool(n, in)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("mean over each window (count_include_pad)");
+
+MODELC_REGISTER_OP(AveragePool)
+    .since(10)
+    .attrs({"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"})
+    .inputs(1, 1)
+    .validate(validate_averagepool)
+    .infer(infer_averagepool)
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_averagepool(n, in)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("mean over each window (count_include_pad, ceil_mode)");
+
+MODELC_REGISTER_OP(AveragePool)
+    .since(19)
+    .attrs({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"})
+    .inputs(1, 1)
+    .validate(validate_averagepool)
+    .infer(infer_averagepool)
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_averagepool(n, in)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops(window_flops)
+    .doc("mean over each (dilated) window (count_include_pad, ceil_mode)");
+
+MODELC_REGISTER_OP(GlobalAveragePool)
+    .since(1)
+    .inputs(1, 1)
+    .validate([](const Node& n) {
+      if (n.input(0).has_type()) require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16});
+    })
+    .infer([](Node& n) { n.output(0).set_type(n.input(0).dtype(), global_output_shape(n)); })
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_global(n, *in[0], true)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops([](const Node& n) { return n.input(0).numel(); })
+    .doc("mean over all spatial dims");
+
+MODELC_REGISTER_OP(GlobalMaxPool)
+    .since(1)
+    .inputs(1, 1)
+    .validate([](const Node& n) {
+      if (n.input(0).has_type()) require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16});
+    })
+    .infer([](Node& n) { n.output(0).set_type(n.input(0).dtype(), global_output_shape(n)); })
+    .eval([](const Node& n, const TensorRefs& in) { return std::vector<Tensor>{eval_global(n, *in[0], false)}; })
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("pool")
+    .family("pool")
+    .flops([](const Node& n) { return n.input(0).numel(); })
+    .doc("max over all spatial dims");
+
+}  // namespace modelc::ops

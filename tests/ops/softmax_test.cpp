@@ -1,0 +1,121 @@
+// Softmax, LogSoftmax: the opset < 13 2-D coercion vs the opset 13 per-axis
+// form, numerical stability, errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "ops/registry.h"
+#include "ops/shape_inference.h"
+#include "reference/interpreter.h"
+#include "support/error.h"
+
+using namespace modelc;
+
+namespace {
+
+/// One node whose inputs are graph inputs (an empty Tensor: an omitted
+/// optional input), so the interpreter evaluates it.
+struct OneNode {
+  std::unique_ptr<Graph> g = std::make_unique<Graph>();
+  Node* n = nullptr;
+  TensorMap feeds;
+
+  OneNode(const std::string& op, int opset, const std::vector<Tensor>& ins, int outs = 1) {
+    g->set_opset(opset);
+    std::vector<Value*> in, out;
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      if (!ins[i].defined()) {
+        in.push_back(nullptr);
+        continue;
+      }
+      Value* v = g->add_value("x" + std::to_string(i));
+      v->set_type(ins[i].dtype(), ins[i].shape());
+      g->add_input(v);
+      feeds[v->name()] = ins[i];
+      in.push_back(v);
+    }
+    for (int i = 0; i < outs; ++i) out.push_back(g->add_value("y" + std::to_string(i)));
+    n = g->add_node(op, "node", in, out);
+    for (Value* v : out) g->add_output(v);
+  }
+  std::vector<Tensor> run() {
+    ops::infer_graph(*g);
+    TensorMap r = run_reference(*g, feeds);
+    std::vector<Tensor> v;
+    for (Value* o : g->outputs()) v.push_back(r.at(o->name()));
+    return v;
+  }
+  Tensor run1() { return run().at(0); }
+  int64_t flops() {
+    ops::infer_graph(*g);
+    return ops::lookup(*n).flops(*n);
+  }
+};
+
+Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_f32(std::move(s), v); }
+std::vector<double> values(const Tensor& t) { return t.to_f64(); }
+
+void check_close(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  }
+}
+
+Tensor softmax(const std::string& op, int opset, const Tensor& x, const std::function<void(Node&)>& set = nullptr) {
+  OneNode n(op, opset, {x});
+  if (set) set(*n.n);
+  return n.run1();
+}
+
+}  // namespace
+
+TEST_CASE("Softmax along the last axis; stable for large inputs") {
+  // Row 1 is row 0 shifted by 1000: exp(1000) overflows unless the max is subtracted.
+  const Tensor x = f32({2, 3}, {0, 1, 2, 1000, 1001, 1002});
+  const double s = 1 + std::exp(1.0) + std::exp(2.0);
+  const std::vector<double> p{1 / s, std::exp(1.0) / s, std::exp(2.0) / s};
+  const Tensor y = softmax("Softmax", 13, x);
+  CHECK(y.shape() == Shape{2, 3});
+  check_close(values(y), {p[0], p[1], p[2], p[0], p[1], p[2]});
+  const std::vector<double> lp{std::log(p[0]), std::log(p[1]), std::log(p[2])};
+  check_close(values(softmax("LogSoftmax", 13, x)), {lp[0], lp[1], lp[2], lp[0], lp[1], lp[2]});
+  // opset < 13 on 2-D: the same (axis 1 is the last).
+  check_close(values(softmax("Softmax", 11, x)), {p[0], p[1], p[2], p[0], p[1], p[2]});
+  const Tensor big = f32({1, 2}, {-1e30f, 1e30f});
+  check_close(values(softmax("Softmax", 13, big)), {0, 1});
+  check_close(values(softmax("LogSoftmax", 13, big)), {-2e30, 0});
+}
+
+TEST_CASE("Softmax: opset < 13 coerces to 2-D at axis, opset 13 works along one axis") {
+  // [1, 2, 2]: along axis 1 the pairs are (x0, x2) and (x1, x3); coerced at
+  // axis 1 all four elements form one row.
+  const double l3 = std::log(3.0);
+  const Tensor x = Tensor::from_f64(DType::float32, {1, 2, 2}, {0, 0, l3, l3});
+  check_close(values(softmax("Softmax", 11, x)), {0.125, 0.125, 0.375, 0.375});  // default axis 1, coerced
+  check_close(values(softmax("Softmax", 1, x)), {0.125, 0.125, 0.375, 0.375});
+  check_close(values(softmax("Softmax", 13, x, [](Node& n) { n.set_attr_int("axis", 1); })), {0.25, 0.25, 0.75, 0.75});
+  check_close(values(softmax("Softmax", 13, x)), {0.5, 0.5, 0.5, 0.5});  // default axis -1
+  check_close(values(softmax("LogSoftmax", 11, x, [](Node& n) { n.set_attr_int("axis", 2); })),
+              {-std::log(2.0), -std::log(2.0), -std::log(2.0), -std::log(2.0)});
+  check_close(values(softmax("LogSoftmax", 11, x, [](Node& n) { n.set_attr_int("axis", -2); })),
+              {std::log(0.125), std::log(0.125), std::log(0.375), std::log(0.375)});
+  // axis 0 coerced: one row of everything.
+  check_close(values(softmax("Softmax", 11, x, [](Node& n) { n.set_attr_int("axis", 0); })), {0.125, 0.125, 0.375, 0.375});
+}
+
+TEST_CASE("Softmax facts and errors") {
+  OneNode f("Softmax", 13, {f32({2, 3}, {1, 2, 3, 4, 5, 6})});
+  f.run1();
+  const ops::OpDef& d = ops::lookup(*f.n);
+  CHECK(d.precision == ops::Precision::fp32_compute);
+  CHECK(d.kernels == std::vector<std::string>{"softmax"});
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK_THROWS_AS(softmax("Softmax", 13, x, [](Node& n) { n.set_attr_int("axis", 2); }), Error);
+  CHECK_THROWS_AS(softmax("LogSoftmax", 11, x, [](Node& n) { n.set_attr_int("axis", -3); }), Error);
+  CHECK_THROWS_AS(softmax("Softmax", 13, x, [](Node& n) { n.set_attr_float("beta", 2.0); }), Error);
+  CHECK_THROWS_AS(softmax("Softmax", 13, Tensor::from_i64(DType::int64, {2}, {1, 2})), Error);
+}
