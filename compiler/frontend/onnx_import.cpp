@@ -3,9 +3,9 @@
 // Order of the steps matters:
 //   parse -> structure (graph, opsets, names, SSA, topological order)
 //   -> external data checked (paths, ranges, sizes; nothing read yet)
+//   -> symbolic dims resolved (written back into the graph inputs)
 //   -> ONNX's checker (it only stats external files, relative to the model's folder)
 //   -> external data read into the tensors
-//   -> symbolic dims resolved (written back into the graph inputs)
 //   -> ONNX's shape inference (needs the data of shape initializers; sees static inputs)
 //   -> import into the Graph IR -> modelc's own shape inference (ops::infer_graph) and verify.
 #include "frontend/onnx_import.h"
@@ -505,7 +505,9 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
     } catch (const Error& e) {
       throw with_file(e, file);
     }
-    // The proto's copy is not needed any more: keep peak memory at one copy.
+    // The proto's copy is not needed any more: keep peak memory at one copy
+    // (swapping releases the storage; clear() would keep the capacity).
+    std::string().swap(*t.mutable_raw_data());
     t.clear_raw_data();
     t.clear_float_data();
     t.clear_int32_data();
@@ -608,19 +610,30 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
     throw file_error(file, "sparse initializers are not supported", "re-export the model with dense weights");
   }
 
+  // 'ai.onnx' is another name of the default domain; libonnx's checker only
+  // matches names exactly, so spell it one way.
+  for (auto& op : *m.mutable_opset_import()) {
+    if (op.domain() == "ai.onnx") op.set_domain("");
+  }
   onnx::GraphProto& g = *m.mutable_graph();
   for (int k = 0; k < g.node_size(); ++k) {
     onnx::NodeProto& n = *g.mutable_node(k);
     if (n.op_type().empty()) throw file_error(file, "node " + std::to_string(k) + " has no op_type");
     if (n.name().empty()) n.set_name(n.op_type() + "_" + std::to_string(k));
+    if (n.domain() == "ai.onnx") n.clear_domain();
+    // Trailing optional inputs/outputs may be left out or named "": keep one form.
+    while (n.input_size() && n.input(n.input_size() - 1).empty()) n.mutable_input()->RemoveLast();
+    while (n.output_size() && n.output(n.output_size() - 1).empty()) n.mutable_output()->RemoveLast();
   }
   check_names_and_sort(g, file);
 
   const std::vector<detail::ExternalRef> external = detail::find_external_data(m, base_dir, file);
+  // Before ONNX's checker: it then sees static input shapes (and an input
+  // whose shape only --shape gives is not refused for lacking one).
+  const std::map<std::string, Shape> input_shapes = resolve_input_shapes(g, opt, file);
   const bool checks = opt.onnx_checks && onnx_knows_opsets(m, r.info.opset_imports);
   if (checks) run_onnx_checker(m, base_dir, file);
   detail::load_external_data(external, file);
-  const std::map<std::string, Shape> input_shapes = resolve_input_shapes(g, opt, file);
   if (checks) run_onnx_shape_inference(m, file);
   r.info.onnx_checked = checks;
 

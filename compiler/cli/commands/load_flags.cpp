@@ -9,7 +9,7 @@ namespace modelc::cli {
 std::pair<std::string, Shape> parse_shape_arg(const std::string& arg) {
   const std::size_t eq = arg.rfind('=');
   if (eq == std::string::npos || eq == 0) {
-    throw Error("--shape '" + arg + "' is not NAME=DIMS (e.g. --shape input=1x3x224x224)");
+    throw Error("'" + arg + "' is not NAME=DIMS (e.g. --shape input=1x3x224x224)");
   }
   return {arg.substr(0, eq), parse_shape(arg.substr(eq + 1))};
 }
@@ -27,10 +27,14 @@ void add_load_flags(CLI::App& sub, LoadFlags& flags) {
             }
             return std::string();
           },
-          "NAME=DIMS");
+          "");
   sub.add_option("--batch", flags.batch, "value of every input's symbolic first dim")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check([](const std::string& s) {
+        const bool ok = !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos &&
+                        s.find_first_not_of('0') != std::string::npos;
+        return ok ? std::string() : "'" + s + "' is not a positive integer below 10^9";
+      }, "");
   sub.add_flag("--no-onnx-checks", flags.no_onnx_checks, "skip ONNX's checker and shape inference");
 }
 
