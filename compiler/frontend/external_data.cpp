@@ -78,12 +78,13 @@ std::string checked_path(const std::string& base_dir, const std::string& locatio
   return path;
 }
 
-void add_ref(onnx::TensorProto& t, const std::string& what, const std::string& base_dir, const std::string& file,
-             std::vector<ExternalRef>& out) {
+void add_ref(onnx::TensorProto& t, const std::string& what, bool initializer, const std::string& base_dir,
+             const std::string& file, std::vector<ExternalRef>& out) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
   ExternalRef r;
   r.tensor = &t;
   r.what = what;
+  r.initializer = initializer;
   bool has_length = false, has_location = false;
   std::set<std::string> seen;
   for (const auto& kv : t.external_data()) {
@@ -147,32 +148,36 @@ void add_ref(onnx::TensorProto& t, const std::string& what, const std::string& b
 std::vector<ExternalRef> find_external_data(onnx::ModelProto& m, const std::string& base_dir, const std::string& file) {
   std::vector<ExternalRef> refs;
   onnx::GraphProto* g = m.mutable_graph();
-  for (auto& t : *g->mutable_initializer()) add_ref(t, "initializer '" + t.name() + "'", base_dir, file, refs);
+  for (auto& t : *g->mutable_initializer()) add_ref(t, "initializer '" + t.name() + "'", true, base_dir, file, refs);
   int index = 0;
   for (auto& n : *g->mutable_node()) {
     const std::string node = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
     ++index;
     for (auto& a : *n.mutable_attribute()) {
       const std::string what = "node '" + node + "' (" + n.op_type() + ") attribute '" + a.name() + "'";
-      if (a.has_t()) add_ref(*a.mutable_t(), what, base_dir, file, refs);
-      for (auto& t : *a.mutable_tensors()) add_ref(t, what, base_dir, file, refs);
+      if (a.has_t()) add_ref(*a.mutable_t(), what, false, base_dir, file, refs);
+      for (auto& t : *a.mutable_tensors()) add_ref(t, what, false, base_dir, file, refs);
     }
   }
   return refs;
 }
 
+void read_external_data(const ExternalRef& r, const std::string& file, char* dst) {
+  const std::string subject = r.what + ": external data file '" + r.location + "'";
+  std::ifstream f(r.path, std::ios::binary);
+  if (!f) throw file_error(file, subject + " cannot be opened: " + std::strerror(errno));
+  f.seekg(static_cast<std::streamoff>(r.offset));
+  if (r.length) f.read(dst, static_cast<std::streamsize>(r.length));
+  if (!f || static_cast<uint64_t>(f.gcount()) != r.length) {
+    throw file_error(file, subject + ": could not read " + std::to_string(r.length) + " bytes at offset " +
+                               std::to_string(r.offset));
+  }
+}
+
 void load_external_data(const std::vector<ExternalRef>& refs, const std::string& file) {
   for (const ExternalRef& r : refs) {
-    const std::string subject = r.what + ": external data file '" + r.location + "'";
-    std::ifstream f(r.path, std::ios::binary);
-    if (!f) throw file_error(file, subject + " cannot be opened: " + std::strerror(errno));
     std::string bytes(static_cast<std::size_t>(r.length), '\0');
-    f.seekg(static_cast<std::streamoff>(r.offset));
-    if (r.length) f.read(&bytes[0], static_cast<std::streamsize>(r.length));
-    if (!f || static_cast<uint64_t>(f.gcount()) != r.length) {
-      throw file_error(file, subject + ": could not read " + std::to_string(r.length) + " bytes at offset " +
-                                 std::to_string(r.offset));
-    }
+    if (r.length) read_external_data(r, file, &bytes[0]);
     r.tensor->set_raw_data(std::move(bytes));
     r.tensor->clear_external_data();
     r.tensor->clear_data_location();

@@ -29,6 +29,7 @@ struct ExternalRef {
   std::string path;      ///< base_dir + location
   uint64_t offset = 0;
   uint64_t length = 0;
+  bool initializer = false;  ///< a graph initializer (else a node attribute)
 };
 
 /// \brief Finds and checks every external-data reference of the main graph
@@ -37,6 +38,9 @@ struct ExternalRef {
 /// in any component, a regular file, offset/length in range, length equal
 /// to the tensor's size. Throws Error naming `file`, the tensor and the data file.
 std::vector<ExternalRef> find_external_data(onnx::ModelProto& m, const std::string& base_dir, const std::string& file);
+
+/// Reads the ref.length bytes of one reference into `dst`.
+void read_external_data(const ExternalRef& ref, const std::string& file, char* dst);
 
 /// Reads each reference into its tensor's raw_data (the tensor is then an
 /// ordinary embedded one).

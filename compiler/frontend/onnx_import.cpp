@@ -63,6 +63,10 @@ Error with_file(const Error& e, const std::string& file) {
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// External initializers bigger than this are read during the import, not
+// before ONNX's shape inference (which only needs the values of small ones).
+constexpr uint64_t kReadLaterBytes = uint64_t{1} << 20;
+
 const char* kChecksHint = "pass --no-onnx-checks to skip ONNX's checker and shape inference";
 
 // ---- parsing -------------------------------------------------------------------
@@ -219,16 +223,23 @@ void check_names_and_sort(onnx::GraphProto& g, const std::string& file) {
 
 // ---- ONNX's checks ---------------------------------------------------------------
 
-// True when libonnx has schemas for every opset the model imports from the
-// domains it knows (custom domains are skipped by its checker anyway).
-bool onnx_knows_opsets(const onnx::ModelProto& m, const std::map<std::string, int64_t>& opsets) {
-  if (m.ir_version() > onnx::IR_VERSION) return false;
+// Why ONNX's checks cannot run on this model ("" when they can): libonnx
+// needs schemas for every opset the model imports from the domains it knows
+// (custom domains are skipped by its checker anyway) and an IR version it knows.
+std::string onnx_cannot_check(const onnx::ModelProto& m, const std::map<std::string, int64_t>& opsets) {
+  if (m.ir_version() > onnx::IR_VERSION) {
+    return "IR version " + std::to_string(m.ir_version()) + " is newer than libonnx's " +
+           std::to_string(static_cast<int>(onnx::IR_VERSION));
+  }
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& [domain, version] : opsets) {
     auto it = ranges.find(domain);
-    if (it != ranges.end() && version > it->second.second) return false;
+    if (it != ranges.end() && version > it->second.second) {
+      return (domain.empty() ? std::string("opset ") : "domain '" + domain + "' opset ") + std::to_string(version) +
+             " is newer than libonnx's " + std::to_string(it->second.second);
+    }
   }
-  return true;
+  return "";
 }
 
 void run_onnx_checker(const onnx::ModelProto& m, const std::string& base_dir, const std::string& file) {
@@ -490,7 +501,8 @@ void infer_collecting(Graph& g, const std::map<const Node*, std::string>& proble
 }
 
 std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::string, int64_t>& opsets,
-                                    const std::map<std::string, Shape>& input_shapes, const LoadOptions& opt,
+                                    const std::map<std::string, Shape>& input_shapes,
+                                    const std::vector<detail::ExternalRef>& external, const LoadOptions& opt,
                                     const std::string& file, std::vector<ops::Unsupported>& unsupported) {
   onnx::GraphProto& gp = *m.mutable_graph();
   auto g = std::make_unique<Graph>();
@@ -498,10 +510,23 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
   g->set_opset(static_cast<int>(opsets.at("")));
   std::unordered_map<std::string, Value*> values;
 
+  std::unordered_map<const onnx::TensorProto*, const detail::ExternalRef*> external_of;
+  for (const detail::ExternalRef& ref : external) external_of[ref.tensor] = &ref;
   for (auto& t : *gp.mutable_initializer()) {
     Tensor data;
     try {
-      data = tensor_from_proto(t, "initializer '" + t.name() + "'");
+      auto ext = external_of.find(&t);
+      if (ext != external_of.end()) {
+        // Checked by find_external_data: the dtype is supported and the size matches.
+        std::vector<uint8_t> v(static_cast<std::size_t>(ext->second->length));
+        if (!v.empty()) detail::read_external_data(*ext->second, file, reinterpret_cast<char*>(v.data()));
+        if (t.data_type() == onnx::TensorProto::BOOL) {
+          for (uint8_t& b : v) b = b ? 1 : 0;
+        }
+        data = Tensor(dtype_from_onnx(t.data_type()), Shape(t.dims().begin(), t.dims().end()), std::move(v));
+      } else {
+        data = tensor_from_proto(t, "initializer '" + t.name() + "'");
+      }
     } catch (const Error& e) {
       throw with_file(e, file);
     }
@@ -627,17 +652,26 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
   }
   check_names_and_sort(g, file);
 
-  const std::vector<detail::ExternalRef> external = detail::find_external_data(m, base_dir, file);
+  std::vector<detail::ExternalRef> external = detail::find_external_data(m, base_dir, file);
   // Before ONNX's checker: it then sees static input shapes (and an input
   // whose shape only --shape gives is not refused for lacking one).
   const std::map<std::string, Shape> input_shapes = resolve_input_shapes(g, opt, file);
-  const bool checks = opt.onnx_checks && onnx_knows_opsets(m, r.info.opset_imports);
+  const std::string cannot = onnx_cannot_check(m, r.info.opset_imports);
+  const bool checks = opt.onnx_checks && cannot.empty();
+  r.info.onnx_checks = checks ? "passed" : !opt.onnx_checks ? "skipped (--no-onnx-checks)" : "skipped: " + cannot;
   if (checks) run_onnx_checker(m, base_dir, file);
-  detail::load_external_data(external, file);
+  // Small tensors are read into the model now (ONNX's shape inference may
+  // need their values: Reshape shapes and the like); big initializers are
+  // read straight into modelc's tensors during the import, so the weights
+  // are in memory once.
+  std::vector<detail::ExternalRef> now, later;
+  for (detail::ExternalRef& ref : external) {
+    (ref.initializer && ref.length > kReadLaterBytes ? later : now).push_back(std::move(ref));
+  }
+  detail::load_external_data(now, file);
   if (checks) run_onnx_shape_inference(m, file);
-  r.info.onnx_checked = checks;
 
-  r.graph = import_graph(m, r.info.opset_imports, input_shapes, opt, file, r.unsupported);
+  r.graph = import_graph(m, r.info.opset_imports, input_shapes, later, opt, file, r.unsupported);
   return r;
 }
 

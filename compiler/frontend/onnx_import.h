@@ -36,7 +36,8 @@ struct ModelInfo {
   int64_t ir_version = 0;
   std::string producer_name, producer_version;
   std::map<std::string, int64_t> opset_imports;  ///< domain ("" = default) -> version
-  bool onnx_checked = false;  ///< ONNX's checker and shape inference ran
+  /// ONNX's checker and shape inference: "passed", or "skipped..." and why.
+  std::string onnx_checks;
 };
 
 struct LoadResult {
