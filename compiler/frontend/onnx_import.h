@@ -4,12 +4,17 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
+#include "ops/shape_inference.h"
 
 namespace onnx { class TensorProto; }
 
 namespace modelc {
+
+/// The highest default-domain opset modelc accepts.
+constexpr int kMaxOpset = 21;
 
 struct LoadOptions {
   /// --shape NAME=1x3x224x224 (repeatable): full static shapes for graph inputs.
@@ -18,6 +23,28 @@ struct LoadOptions {
   int64_t batch = 0;
   /// Run ONNX's checker and shape inference (where libonnx knows the opset).
   bool onnx_checks = true;
+  /// For `modelc inspect`: a node that is unsupported (unknown op or form,
+  /// failed validation or shape rule, unsupported attribute) does not abort
+  /// the load; it is listed in LoadResult::unsupported, and every value that
+  /// depends on it is left without a type. The graph is then not verified.
+  bool collect_unsupported = false;
+};
+
+/// What the model file says about itself (for `modelc inspect`).
+struct ModelInfo {
+  std::string file;
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  std::map<std::string, int64_t> opset_imports;  ///< domain ("" = default) -> version
+  /// ONNX's checker and shape inference: "passed", or "skipped..." and why.
+  std::string onnx_checks;
+};
+
+struct LoadResult {
+  std::unique_ptr<Graph> graph;
+  ModelInfo info;
+  /// Only filled with LoadOptions::collect_unsupported.
+  std::vector<ops::Unsupported> unsupported;
 };
 
 /// \brief Loads a model: parses the protobuf (files up to protobuf's 2 GB
@@ -33,6 +60,12 @@ std::unique_ptr<Graph> load_onnx(const std::string& path, const LoadOptions& opt
 std::unique_ptr<Graph> load_onnx_bytes(const std::string& bytes, const std::string& base_dir,
                                        const std::string& display_name, const LoadOptions& opt = {});
 
+/// The same loads, with the model's metadata and (with collect_unsupported)
+/// the unsupported nodes.
+LoadResult load_onnx_model(const std::string& path, const LoadOptions& opt = {});
+LoadResult load_onnx_model_bytes(const std::string& bytes, const std::string& base_dir,
+                                 const std::string& display_name, const LoadOptions& opt = {});
+
 /// A TensorProto's data (raw_data or the typed fields) as a Tensor. External
 /// data must already have been loaded into raw_data. `what` names the tensor
 /// in errors.
@@ -40,5 +73,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
 
 /// Parses "1x3x224x224" (also "1,3,224,224"); Error on anything else.
 Shape parse_shape(const std::string& s);
+
+/// The highest default-domain opset the linked libonnx has schemas for (17
+/// for libonnx 1.12): ONNX's checker and shape inference run up to it.
+int onnx_max_known_opset();
 
 }  // namespace modelc

@@ -24,8 +24,14 @@ Tensor read_tensor_pb(const std::string& path);
 /// By extension: .npy or .pb; Error otherwise.
 Tensor read_tensor_file(const std::string& path);
 
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
+/// renamed over `path` once complete (a reader never sees a partial file).
+/// Throws Error naming the file.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
 /// The file name an output gets: the name with every character other than
-/// letters, digits, '_', '-' and '.' replaced by '_'.
+/// letters, digits, '_', '-' and '.' replaced by '_' ("" and "." / ".."
+/// become underscores; at most 200 characters).
 std::string sanitize_file_name(const std::string& name);
 
 }  // namespace modelc

@@ -1,0 +1,15 @@
+// compiler/cli/commands/commands.cpp — the list of subcommands main registers.
+#include "cli/commands/commands.h"
+
+namespace modelc::cli {
+
+const std::vector<RegisterFn>& all_commands() {
+  static const std::vector<RegisterFn> commands = {
+      register_inspect,
+      register_run_reference,
+      register_list_ops,
+  };
+  return commands;
+}
+
+}  // namespace modelc::cli

@@ -1,0 +1,202 @@
+// The `modelc` binary: exit codes and messages, on small models the tests
+// write to a temporary folder.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/commands/commands.h"
+#include "io/tensor_io.h"
+#include "tests/frontend/onnx_builder.h"
+
+using namespace modelc;
+using namespace modelc::test;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string quoted(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+// Runs `modelc ARGS` in `dir` (the working directory), capturing both streams.
+Result run_modelc(const TempDir& dir, const std::string& args) {
+  const std::string binary = std::string(MODELC_BINARY_DIR) + "/modelc";
+  REQUIRE_MESSAGE(std::filesystem::exists(binary), "build the modelc binary first: ", binary);
+  const std::string cmd = "cd " + quoted(dir.str()) + " && " + quoted(binary) + " " + args + " >" +
+                          quoted(dir / ".stdout") + " 2>" + quoted(dir / ".stderr");
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_bytes(dir / ".stdout");
+  r.err = read_bytes(dir / ".stderr");
+  return r;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("cli: usage errors exit 2, help exits 0") {
+  TempDir dir;
+  Result r = run_modelc(dir, "");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "error: no command given"));
+  r = run_modelc(dir, "frobnicate");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "error: unknown command 'frobnicate'"));
+  CHECK(has(r.err, "hint: "));
+  r = run_modelc(dir, "model.onnx");  // the compile command is not there yet
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "--help");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "inspect"));
+  CHECK(has(r.out, "run-reference"));
+  CHECK(has(r.out, "list-ops"));
+  r = run_modelc(dir, "inspect --help");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "--shape"));
+  r = run_modelc(dir, "inspect");
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "inspect m.onnx --shape x");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "NAME=DIMS"));
+  r = run_modelc(dir, "inspect m.onnx --shape x=2x0");
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "inspect m.onnx --shape x=2 --shape x=3");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "twice"));
+  r = run_modelc(dir, "inspect m.onnx --batch 0");
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "inspect m.onnx --no-such-flag");
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("cli: inspect") {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"N", "3"});
+  *m.mutable_graph()->add_initializer() = float_tensor("w", {3}, {1, 2, 3});
+  add_node(m, "Relu", {"w"}, {"rw"}, "weights_relu");
+  add_output(m, "rw", {"3"});
+  write_bytes(dir / "m.onnx", serialize(m));
+
+  Result r = run_modelc(dir, "inspect m.onnx --batch 2");
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(has(r.out, "float32[2x3]"));
+  CHECK(has(r.out, "opset 13"));
+  CHECK(has(r.out, "Relu"));
+  CHECK(has(r.out, "parameters: 3 in 1 initializers"));
+  CHECK(has(r.out, "elementwise"));
+  CHECK(has(r.out, "unsupported nodes: none"));
+  r = run_modelc(dir, "inspect m.onnx --shape x=5x3 --verbose");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "float32[5x3]"));
+  CHECK(has(r.out, "= Relu(x)"));
+
+  r = run_modelc(dir, "inspect m.onnx");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'm.onnx': input shapes are not fully known: input 'x': 'N' (dim 0)"));
+  CHECK(has(r.err, "hint: "));
+
+  onnx::ModelProto u = relu_model();
+  add_node(u, "Unknown", {"y"}, {"z"}, "mystery");
+  add_output(u, "z", {"2", "3"});
+  write_bytes(dir / "u.onnx", serialize(u));
+  r = run_modelc(dir, "inspect u.onnx --no-onnx-checks");
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "unsupported nodes: 1"));
+  CHECK(has(r.out, "node 'mystery' (Unknown, opset 13): operator Unknown is not supported"));
+}
+
+TEST_CASE("cli: broken, missing and escaping models give a clear error and exit 1") {
+  TempDir dir;
+  const std::string good = serialize(relu_model());
+  write_bytes(dir / "cut.onnx", good.substr(0, good.size() / 2));
+  write_bytes(dir / "junk.onnx", "\x08\x07\x12\x03" "abc" "\xff\xff\xff");
+  Result r = run_modelc(dir, "inspect cut.onnx");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'cut.onnx': not a valid ONNX model"));
+  r = run_modelc(dir, "inspect junk.onnx");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'junk.onnx'"));
+  r = run_modelc(dir, "run-reference missing.onnx");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'missing.onnx': cannot open the model: No such file or directory"));
+
+  std::filesystem::create_directory(dir.path / "model");
+  write_bytes(dir / "secret.bin", std::string(16, '\0'));
+  onnx::ModelProto m = empty_model();
+  add_output(m, "y", {"4"});
+  add_node(m, "Relu", {"w"}, {"y"});
+  onnx::TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(4);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = t->add_external_data();
+  kv->set_key("location");
+  kv->set_value("../secret.bin");
+  write_bytes(dir / "model/m.onnx", serialize(m));
+  r = run_modelc(dir, "inspect model/m.onnx");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'model/m.onnx': initializer 'w': external data file '../secret.bin' has a '..' component"));
+  CHECK(has(r.err, "hint: external data must be a plain file inside the model's folder"));
+}
+
+TEST_CASE("cli: run-reference writes outputs only after a successful run") {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2", "2"});
+  m.mutable_graph()->mutable_output(0)->set_name("out/0:y");
+  m.mutable_graph()->mutable_node(0)->set_output(0, "out/0:y");
+  write_bytes(dir / "m.onnx", serialize(m));
+  write_npy(dir / "x.npy", Tensor::from_f32({2, 2}, {1, -1, -2, 2}));
+  write_npy(dir / "bad.npy", Tensor::from_f32({4}, {1, -1, -2, 2}));
+
+  Result r = run_modelc(dir, "run-reference m.onnx --input x=x.npy -o results");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "results/out_0_y.npy"));
+  CHECK(read_npy(dir / "results/out_0_y.npy").to_f64() == std::vector<double>{1, 0, 0, 2});
+
+  r = run_modelc(dir, "run-reference m.onnx --input x=bad.npy -o failed");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "error: file 'bad.npy': input 'x' expects float32[2x2], the file holds float32[4]"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "failed"));
+  r = run_modelc(dir, "run-reference m.onnx --input nope=x.npy -o failed");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "'nope'"));
+  r = run_modelc(dir, "run-reference m.onnx --input x=missing.npy -o failed");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "missing.npy"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "failed"));
+
+  // Seeded random inputs: same seed, same outputs.
+  CHECK(run_modelc(dir, "run-reference m.onnx -o r1 --seed 7").code == 0);
+  CHECK(run_modelc(dir, "run-reference m.onnx -o r2 --seed 7").code == 0);
+  CHECK(read_bytes(dir / "r1/out_0_y.npy") == read_bytes(dir / "r2/out_0_y.npy"));
+}
+
+TEST_CASE("cli: list-ops") {
+  TempDir dir;
+  Result r = run_modelc(dir, "list-ops");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "Relu"));
+  r = run_modelc(dir, "list-ops --markdown");
+  CHECK(r.code == 0);
+  CHECK(r.out == cli::list_ops_text(true));
+  CHECK(has(r.out, "| Relu |"));
+}
+
+TEST_CASE("docs/operators.md is the output of `modelc list-ops --markdown`") {
+  const std::string committed = read_bytes(std::string(MODELC_SOURCE_DIR) + "/docs/operators.md");
+  CHECK_MESSAGE(committed == cli::list_ops_text(true),
+                "docs/operators.md is out of date: run `./build/modelc list-ops --markdown > docs/operators.md`");
+}
