@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Exports bigger models to ONNX (opset 17) with a torch reference pair for each.
+
+    /usr/bin/python3 models/export_torchvision.py [--out DIR] [--models resnet18,...] [--image-size 64]
+
+Models: resnet18, resnet50, mobilenet_v2, vit_b_16 (torchvision, weights=None,
+seeded random init, eval mode, input 1x3xSxS, S = --image-size, 224 by default;
+ViT is always 224) and bert (a BERT-base-like encoder: torch.nn.TransformerEncoder,
+d_model 768, 12 heads, 12 layers, ffn 3072, GELU, input 1x128x768).
+
+For each model it writes DIR/NAME.onnx, DIR/NAME.input.npy (a seeded input)
+and DIR/NAME.output.npy (torch's output for it). When a CNN is exported at a
+size other than 224, NAME is e.g. resnet18_64 so both sizes can share a folder.
+DIR defaults to models/exported/ (git-ignored).
+
+A model whose three files exist and whose DIR/NAME.stamp matches this script
+and its settings is not exported again (--force does); tests use that as a cache.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torchvision
+
+OPSET = 17
+SEED = 20240607
+ALL = ["resnet18", "resnet50", "mobilenet_v2", "vit_b_16", "bert"]
+CNNS = {"resnet18", "resnet50", "mobilenet_v2"}
+
+
+class BertLikeEncoder(nn.Module):
+    """A BERT-base-sized encoder (post-norm, GELU) over already-embedded tokens."""
+
+    def __init__(self, d_model=768, heads=12, layers=12, ffn=3072):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.1, activation="gelu", batch_first=True)
+        # enable_nested_tensor=False: no nested-tensor conversion (it does not export).
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        # TransformerEncoder deep-copies `layer`, so every layer would start with the
+        # same weights (and the exporter would store them once). Give each its own.
+        for m in self.encoder.modules():
+            if isinstance(m, nn.LayerNorm):
+                nn.init.uniform_(m.weight, 0.75, 1.25)
+                nn.init.normal_(m.bias, std=0.1)
+        for n, p in self.encoder.named_parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            elif "norm" not in n:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def calibrate_batchnorm(model, shape):
+    """torchvision's init leaves every BatchNorm at mean 0 / var 1 / gamma 1 / beta 0,
+    and mobilenet_v2's depthwise init shrinks activations to ~1e-9 at the output. Set
+    the running statistics from one training-mode pass over a seeded batch (as a
+    trained model would have them): activations stay near unit scale and the
+    BatchNorms are not identities."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
+    gen = torch.Generator().manual_seed(SEED + 1)
+    model.train()
+    with torch.no_grad():
+        model(torch.randn(4, *shape[1:], generator=gen))
+    for m in bns:
+        m.momentum = 0.1
+
+
+def build(name, image_size):
+    """The model (eval mode) and its input, both seeded."""
+    torch.manual_seed(SEED)
+    if name == "bert":
+        model = BertLikeEncoder()
+        shape = (1, 128, 768)
+    elif name == "vit_b_16":
+        model = torchvision.models.vit_b_16(weights=None)
+        # torchvision zero-initialises the classifier head: the output would be all zeros.
+        nn.init.normal_(model.heads.head.weight, std=0.02)
+        nn.init.normal_(model.heads.head.bias, std=0.02)
+        shape = (1, 3, 224, 224)
+    else:
+        model = getattr(torchvision.models, name)(weights=None)
+        shape = (1, 3, image_size, image_size)
+        calibrate_batchnorm(model, shape)
+    model.eval()
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(SEED))
+    return model, x
+
+
+def plain_ops(model):
+    """torch 1.13 in eval mode takes a 'fast path' in nn.MultiheadAttention and
+    nn.TransformerEncoderLayer (torch._transformer_encoder_layer_fwd,
+    torch._native_multi_head_attention) that the ONNX exporter cannot handle. The
+    fast path is only taken when autograd is not recording, so export with grad
+    enabled and the parameters requiring grad: the modules then run their plain
+    ops (MatMul, Softmax, LayerNormalization, ...), which is what gets exported.
+    The reference output is computed the same way, so it is what the ONNX graph
+    computes. Use: `with plain_ops(model): ...`."""
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return torch.enable_grad()
+
+
+def stamp_of(name, image_size):
+    script = open(os.path.abspath(__file__), "rb").read()
+    return json.dumps({"script_sha256": hashlib.sha256(script).hexdigest(), "name": name,
+                       "image_size": image_size, "opset": OPSET, "seed": SEED,
+                       "torch": torch.__version__, "torchvision": torchvision.__version__,
+                       "onnx": onnx.__version__}, sort_keys=True)
+
+
+def file_name(name, image_size):
+    return f"{name}_{image_size}" if name in CNNS and image_size != 224 else name
+
+
+def export(name, out_dir, image_size, force):
+    base = os.path.join(out_dir, file_name(name, image_size))
+    files = [base + ".onnx", base + ".input.npy", base + ".output.npy"]
+    stamp = stamp_of(name, image_size if name in CNNS else 224)
+    stamp_path = base + ".stamp"
+    if not force and all(os.path.exists(f) for f in files) and os.path.exists(stamp_path):
+        if open(stamp_path).read() == stamp:
+            print(f"{base}.onnx: up to date")
+            return
+    if os.path.exists(stamp_path):
+        os.remove(stamp_path)
+
+    start = time.time()
+    model, x = build(name, image_size)
+    with plain_ops(model):
+        y = model(x).detach()
+        torch.onnx.export(model, (x,), files[0], opset_version=OPSET, input_names=["input"],
+                          output_names=["output"], do_constant_folding=True)
+    # The checker on the path: models over 2 GB would need external data (none is here).
+    onnx.checker.check_model(files[0])
+    m = onnx.load(files[0], load_external_data=False)
+    np.save(files[1], x.numpy().astype(np.float32))
+    np.save(files[2], y.numpy().astype(np.float32))
+    with open(stamp_path, "w") as f:
+        f.write(stamp)
+    ops = sorted({n.op_type for n in m.graph.node})
+    size = os.path.getsize(files[0]) / 1e6
+    print(f"{files[0]}: {size:.1f} MB, input {list(x.shape)}, output {list(y.shape)}, "
+          f"{len(m.graph.node)} nodes, ops {' '.join(ops)} ({time.time() - start:.1f} s)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "exported"), help="output folder (default models/exported)")
+    ap.add_argument("--models", default=",".join(ALL), help="comma-separated subset of " + ",".join(ALL))
+    ap.add_argument("--image-size", type=int, default=224,
+                    help="input height/width for the CNNs (resnet*, mobilenet_v2); ViT stays 224")
+    ap.add_argument("--force", action="store_true", help="export even when the files are up to date")
+    args = ap.parse_args()
+    if args.image_size < 32:
+        sys.exit("--image-size must be at least 32 (the CNNs downsample by 32)")
+    names = [n for n in args.models.split(",") if n]
+    for n in names:
+        if n not in ALL:
+            sys.exit(f"unknown model '{n}' (known: {', '.join(ALL)})")
+    os.makedirs(args.out, exist_ok=True)
+    torch.use_deterministic_algorithms(True)
+    for n in names:
+        export(n, args.out, args.image_size, args.force)
+
+
+if __name__ == "__main__":
+    main()

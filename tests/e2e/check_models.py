@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""End-to-end checks of the modelc CLI on whole models (run by ctest; see CMakeLists.txt).
+
+    check_models.py reference --modelc BIN --model M.onnx --input M.input.npy --expected M.output.npy --work DIR
+        runs `modelc run-reference M.onnx --input NAME=M.input.npy -o DIR` and requires the relative
+        L2 error of DIR/<output>.npy against torch's output to be <= --max-rel-l2 (1e-4).
+    check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
+        runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+
+
+def sanitize(name):
+    """The file name modelc gives an output: characters other than [A-Za-z0-9_.-] become '_'."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def graph_io(model_path):
+    """Names of the graph inputs the caller feeds (initializers excluded) and of the outputs."""
+    m = onnx.load(model_path, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    return [i.name for i in m.graph.input if i.name not in inits], [o.name for o in m.graph.output]
+
+
+def run(cmd):
+    print("+ " + " ".join(cmd), flush=True)
+    start = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout, time.time() - start
+
+
+def reference(args):
+    inputs, outputs = graph_io(args.model)
+    if len(inputs) != 1 or len(outputs) != 1:
+        sys.exit(f"{args.model}: expected one input and one output, found inputs {inputs}, outputs {outputs}")
+    if os.path.isdir(args.work):
+        shutil.rmtree(args.work)  # a stale output must not pass for a new one
+    os.makedirs(args.work)
+    rc, out, secs = run([args.modelc, "run-reference", args.model, "--input", f"{inputs[0]}={args.input}",
+                         "-o", args.work])
+    print(out, end="")
+    if rc != 0:
+        sys.exit(f"FAIL: modelc run-reference exited with {rc} after {secs:.1f} s")
+    got_path = os.path.join(args.work, sanitize(outputs[0]) + ".npy")
+    if not os.path.exists(got_path):
+        sys.exit(f"FAIL: {got_path} was not written (files: {sorted(os.listdir(args.work))})")
+    got, want = np.load(got_path), np.load(args.expected)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        sys.exit(f"FAIL: output {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
+    if not np.all(np.isfinite(got)):
+        sys.exit(f"FAIL: output has {np.count_nonzero(~np.isfinite(got))} non-finite values")
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
+    worst = int(np.argmax(np.abs(g - w)))
+    verdict = "ok" if rel <= args.max_rel_l2 else "FAIL"
+    print(f"{verdict}: {os.path.basename(args.model)}: relative L2 error {rel:.3e} (limit {args.max_rel_l2:.0e}), "
+          f"max abs err {abs(g.flat[worst] - w.flat[worst]):.3e} at flat index {worst}, run-reference {secs:.1f} s")
+    return 0 if verdict == "ok" else 1
+
+
+def inspect(args):
+    bad = []
+    for model in args.models:
+        rc, out, secs = run([args.modelc, "inspect", model])
+        if rc != 0:
+            print(out, end="")
+            bad.append(f"{os.path.basename(model)} (exit {rc})")
+        print(f"{'ok' if rc == 0 else 'FAIL'}: {os.path.basename(model)}: inspect exit {rc} ({secs:.1f} s)", flush=True)
+    if bad:
+        print("modelc inspect failed for: " + ", ".join(bad))
+        return 1
+    print(f"all {len(args.models)} models inspect cleanly")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("reference", help="run-reference against torch's output")
+    r.add_argument("--modelc", required=True)
+    r.add_argument("--model", required=True)
+    r.add_argument("--input", required=True)
+    r.add_argument("--expected", required=True)
+    r.add_argument("--work", required=True, help="output folder for run-reference (emptied first)")
+    r.add_argument("--max-rel-l2", type=float, default=1e-4)
+    i = sub.add_parser("inspect", help="modelc inspect exits 0 on every model")
+    i.add_argument("--modelc", required=True)
+    i.add_argument("models", nargs="+")
+    args = ap.parse_args()
+    for path in [args.modelc] + ([args.model, args.input, args.expected] if args.cmd == "reference" else args.models):
+        if not os.path.exists(path):
+            sys.exit(f"FAIL: {path} does not exist")
+    return reference(args) if args.cmd == "reference" else inspect(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
