@@ -9,6 +9,9 @@
 #include <sys/mman.h>
 
 #include <boost/context/detail/fcontext.hpp>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -191,6 +194,17 @@ Fiber* take_fiber(Engine& E) {
 }
 
 // After landing in `self` (from a jump): save the jumper's context and become self's thread.
+void fiber_entry(bctx::transfer_t t);
+
+// Prepares a fresh context on f's stack. Under AddressSanitizer the stack is unpoisoned first: a
+// fiber abandoned by a fault leaves its frames' redzones behind.
+bctx::fcontext_t start_on(Fiber* f) {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(f->stack_top) - f->stack_bytes, f->stack_bytes);
+#endif
+  return bctx::make_fcontext(f->stack_top, f->stack_bytes, fiber_entry);
+}
+
 inline void landed(Engine& E, Fiber* self, bctx::transfer_t t) {
   if (t.data) *static_cast<bctx::fcontext_t*>(t.data) = t.fctx;
   Thread* th = self->thread;
@@ -202,8 +216,6 @@ inline void jump(Engine& E, Fiber* self, bctx::fcontext_t to) {
   bctx::transfer_t t = bctx::jump_fcontext(to, self ? &self->ctx : nullptr);
   landed(E, self, t);  // only reached when self is resumed
 }
-
-void fiber_entry(bctx::transfer_t t);
 
 void push_ready(Engine& E, Thread& th) {
   th.state = State::ready;
@@ -258,7 +270,7 @@ void wait_here(Engine& E, Thread& th) {
     jump(E, self, next.fiber->ctx);
   } else if (E.next_unstarted < E.n_threads) {
     Fiber* f = take_fiber(E);
-    f->ctx = bctx::make_fcontext(f->stack_top, f->stack_bytes, fiber_entry);
+    f->ctx = start_on(f);
     E.starting = f;
     jump(E, self, f->ctx);
   } else {
@@ -491,7 +503,7 @@ void run_grid(const KernelCall& call) {
         reset_block(E);
         if (call.dynamic_smem_bytes) std::memset(tl_dynamic_smem, 0xff, call.dynamic_smem_bytes);
         Fiber* f = take_fiber(E);
-        f->ctx = bctx::make_fcontext(f->stack_top, f->stack_bytes, fiber_entry);
+        f->ctx = start_on(f);
         E.starting = f;
         bctx::jump_fcontext(f->ctx, &E.main_ctx);  // back here when the block is done or failed
         if (E.error) {
