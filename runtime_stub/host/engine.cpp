@@ -259,7 +259,7 @@ std::string deadlock_message(Engine& E) {
 }
 
 // The current thread waits: run something else until it is released.
-void wait_here(Engine& E, Thread& th) {
+__attribute__((always_inline)) inline void wait_here(Engine& E, Thread& th) {
   th.state = State::waiting;
   Fiber* self = th.fiber;
   if (E.ready_count > 0) {
