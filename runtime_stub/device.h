@@ -1,0 +1,152 @@
+// runtime_stub/device.h — the one header kernel templates include.
+//
+// Under nvcc (__CUDACC__) it is real CUDA: cuda_runtime.h, cuda_fp16.h, mma.h. With
+// MODELC_HOST_EMULATION defined (and g++), it is the host emulation of host/: the same kernel
+// source runs exactly on a CPU, each CUDA thread a fiber (see host/engine.h for the rules).
+//
+// What templates use (CUDA's own names are global, as in CUDA; the rest is in namespace mc):
+//   threadIdx blockIdx blockDim gridDim warpSize
+//   __syncthreads __syncthreads_count/_and/_or __syncwarp __threadfence(_block)
+//   __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync __any_sync __all_sync
+//   __activemask
+//   atomicAdd (int, unsigned, ull, float, double, __half, __half2) atomicSub atomicExch atomicMin
+//   atomicMax atomicAnd atomicOr atomicXor atomicInc atomicDec atomicCAS
+//   __half __half2 half half2 and cuda_fp16's functions: __float2half(_rn/_rz/_rd/_ru) __half2float
+//   __floats2half2_rn __float2half2_rn __half22float2 __low2float __high2float __low2half
+//   __high2half __halves2half2 __half2half2 __hadd __hsub __hmul __hdiv __hfma __hneg __habs
+//   __hmax __hmin __heq.. __hge __hisnan __hadd2 __hsub2 __hmul2 __h2div __hfma2 __hmax2 __hmin2
+//   __hneg2 __habs2 hsqrt hexp h2exp ..., operators and comparisons
+//   expf __expf rsqrtf sqrtf erff tanhf fmaxf fminf __fdividef __saturatef __frcp_rn __fmaf_rn
+//   __float_as_int __int_as_float __float2int_rn __popc __clz __ldg min max ...
+//   nvcuda::wmma: fragment matrix_a matrix_b accumulator row_major col_major mem_row_major
+//   mem_col_major load_matrix_sync store_matrix_sync fill_fragment mma_sync
+//   __shared__ (static shared memory), __device__ __global__ __forceinline__ __launch_bounds__
+//   mc::dynamic_smem<T>()       the block's dynamic shared memory (never `extern __shared__`)
+//   mc::launch(kernel, grid, block, dynamic_smem_bytes, stream, args...)   (never <<<>>>)
+//   mc::cp_async_4/8/16(smem_dst, gmem_src), mc::cp_async_16(dst, src, src_bytes) (zero-fills
+//   the rest), mc::cp_async_commit(), mc::cp_async_wait<N>(), mc::cp_async_wait_all():
+//   cp.async on sm_80+, plain copies below sm_80, deferred copies in the emulation
+//   mc::lane_id() mc::warp_id() mc::thread_rank()   linear thread numbering helpers
+//   MC_UNROLL / MC_UNROLL_N(n)  #pragma unroll that g++ accepts without -Wunknown-pragmas
+//   MC_DEVICE_ARCH             __CUDA_ARCH__ in device code, 0 on the host and in the emulation
+//   cudaMalloc ... cudaGraphLaunch: the runtime API (host/runtime_api.h lists the emulated subset)
+#pragma once
+
+#if defined(__CUDACC__)
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+
+#include <utility>
+
+#define MC_PRAGMA(x) _Pragma(#x)
+#define MC_UNROLL MC_PRAGMA(unroll)
+#define MC_UNROLL_N(n) MC_PRAGMA(unroll n)
+#if defined(__CUDA_ARCH__)
+#define MC_DEVICE_ARCH __CUDA_ARCH__
+#else
+#define MC_DEVICE_ARCH 0
+#endif
+
+namespace mc {
+
+/// \brief The block's dynamic shared memory (16-byte aligned), as T*.
+template <class T>
+__device__ __forceinline__ T* dynamic_smem() {
+  extern __shared__ __align__(16) unsigned char mc_dynamic_smem[];
+  return reinterpret_cast<T*>(mc_dynamic_smem);
+}
+
+/// \brief Asynchronous global -> shared copies (cp.async, sm_80+). Below sm_80 they are plain
+/// synchronous copies and commit/wait do nothing. Pointers must be aligned to the copy size.
+__device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem_src));
+#else
+  *static_cast<unsigned*>(smem_dst) = *static_cast<const unsigned*>(gmem_src);
+#endif
+}
+__device__ __forceinline__ void cp_async_8(void* smem_dst, const void* gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(gmem_src));
+#else
+  *static_cast<uint2*>(smem_dst) = *static_cast<const uint2*>(gmem_src);
+#endif
+}
+__device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src));
+#else
+  *static_cast<uint4*>(smem_dst) = *static_cast<const uint4*>(gmem_src);
+#endif
+}
+/// \brief Copies src_bytes (0..16) and zero-fills the rest of the 16 bytes (boundary tiles).
+__device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes));
+#else
+  unsigned char* d = static_cast<unsigned char*>(smem_dst);
+  const unsigned char* s = static_cast<const unsigned char*>(gmem_src);
+  for (int i = 0; i < 16; ++i) d[i] = i < src_bytes ? s[i] : 0;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+/// \brief Waits until at most N of the committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::);
+#endif
+}
+
+/// \brief Launches kernel<<<grid, block, dynamic_smem_bytes, stream>>>(args...) and returns the
+/// launch error (cudaGetLastError).
+template <class... KArgs, class... Args>
+inline cudaError_t launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t dynamic_smem_bytes,
+                          cudaStream_t stream, Args&&... args) {
+  static_assert(sizeof...(KArgs) == sizeof...(Args), "mc::launch: wrong number of kernel arguments");
+  kernel<<<grid, block, dynamic_smem_bytes, stream>>>(std::forward<Args>(args)...);
+  return cudaGetLastError();
+}
+
+}  // namespace mc
+
+#elif defined(MODELC_HOST_EMULATION)
+
+#include "host/emulation.h"
+
+#define MC_PRAGMA(x) _Pragma(#x)
+#define MC_UNROLL
+#define MC_UNROLL_N(n)
+#define MC_DEVICE_ARCH 0
+
+#else
+#error "runtime_stub/device.h: compile with nvcc, or define MODELC_HOST_EMULATION for the host emulation"
+#endif
+
+namespace mc {
+
+/// \brief The thread's number in its block: x + y*blockDim.x + z*blockDim.x*blockDim.y.
+__device__ __forceinline__ unsigned thread_rank() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+/// \brief The thread's lane in its warp (warps are consecutive thread_rank()s).
+__device__ __forceinline__ unsigned lane_id() { return thread_rank() & 31u; }
+/// \brief The thread's warp in its block.
+__device__ __forceinline__ unsigned warp_id() { return thread_rank() >> 5; }
+
+}  // namespace mc

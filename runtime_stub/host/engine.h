@@ -1,0 +1,99 @@
+// runtime_stub/host/engine.h — the interface between kernel code and the fiber engine (engine.cpp).
+//
+// How a launch runs: blocks one after another, in x, y, z order. Within a block every CUDA thread
+// is a fiber (Boost.Context fcontext, a few ns a switch). A fiber runs its thread until the thread
+// waits (__syncthreads, a warp collective) or ends; a fiber whose thread ended takes the next
+// unstarted thread of the block itself, so a kernel that never waits runs a whole block in one
+// fiber with no switch at all. Waiting threads resume in arrival order once released.
+//
+// Barrier rules (documented for template authors):
+//  - __syncthreads needs every thread of the block: a thread that returns early while others wait
+//    is a deadlock, reported with where each thread waits.
+//  - Warp collectives (__shfl*_sync, __ballot/__any/__all_sync, __syncwarp) wait for the lanes of
+//    `mask` that exist (a partial last warp has fewer than 32) and have not exited; a lane's own bit
+//    must be in its mask. Lanes of one warp may run separate collectives with disjoint masks. Two
+//    different collectives with the same mask waiting at once are a divergence error. A shuffle that
+//    reads a lane outside the participating set gets its own value back (undefined on the GPU).
+//  - WMMA load/store/mma need all 32 lanes of a full warp, with equal arguments (the API requires it).
+//  - Any fault (deadlock, divergence, bad mask, bad wmma arguments, an exception thrown by kernel
+//    code) throws mc::host::KernelError from the launching call, naming the block, threads and
+//    source lines. Objects on the stacks of the abandoned fibers are not destroyed.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cuda_types.h"
+
+// The indices of the running thread, as CUDA's built-in variables (per host thread; the engine
+// rewrites them at every fiber switch).
+inline thread_local uint3 threadIdx;
+inline thread_local uint3 blockIdx;
+inline thread_local dim3 blockDim;
+inline thread_local dim3 gridDim;
+constexpr int warpSize = 32;
+
+namespace mc {
+namespace host {
+
+/// \brief A kernel fault found by the emulation: deadlock, warp divergence, misuse of an intrinsic,
+/// or an exception thrown by kernel code. Thrown from the call that launched the kernel.
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief The dynamic shared memory of the running block (16-byte aligned, poisoned with 0xff
+/// bytes before every block so reads of unwritten data show up as NaN / -1).
+inline thread_local unsigned char* tl_dynamic_smem = nullptr;
+
+/// \brief A launch: one call of invoke(data) runs the kernel for the current thread.
+struct KernelCall {
+  const void* kernel = nullptr;  // the kernel function, for attributes
+  void (*invoke)(void* data) = nullptr;
+  std::shared_ptr<void> data;    // the kernel's parameters, copied at launch (or capture)
+  dim3 grid, block;
+  size_t dynamic_smem_bytes = 0;
+};
+
+/// \brief Runs a launch now on this host thread (validated already). Throws KernelError on a fault.
+void run_grid(const KernelCall& call);
+
+/// \brief Block barrier; returns how many threads passed a non-zero predicate.
+int block_barrier(int predicate, const char* what, const char* file, int line);
+
+enum ShuffleKind : int { shuffle_idx, shuffle_up, shuffle_down, shuffle_xor };
+/// \brief A shuffle of up to 64 bits, with PTX shfl.sync's lane arithmetic.
+uint64_t warp_shuffle(int kind, unsigned mask, uint64_t bits, unsigned b, int width, const char* what,
+                      const char* file, int line);
+
+enum VoteKind : int { vote_ballot, vote_any, vote_all, vote_sync };
+/// \brief The ballot of the participating lanes and the participating set itself.
+struct VoteResult {
+  unsigned ballot, participants;
+};
+VoteResult warp_vote(int kind, unsigned mask, int predicate, const char* what, const char* file, int line);
+
+/// \brief Lanes of the current warp that exist and have not exited.
+unsigned active_mask();
+
+/// \brief A collective of all 32 lanes (WMMA). `complete` runs once, in the last lane to arrive,
+/// with each lane's `arg` (indexed by lane); it may throw KernelError to report misuse.
+/// `complete` doubles as the collective's identity: lanes must call the same one.
+using CompleteFn = void (*)(void* const* lane_args);
+void warp_collective_full(CompleteFn complete, void* arg, const char* what, const char* file, int line);
+
+/// \brief Throws KernelError(message) from kernel code; the engine adds where it happened.
+[[noreturn]] void fault(const std::string& message);
+
+// cp.async: copies are queued per thread and done at the wait that covers them (the latest legal
+// moment), so a kernel that reads shared memory before waiting sees stale data here too.
+void async_copy(void* dst, const void* src, int bytes, int src_bytes);
+void async_commit();
+void async_wait(int pending_groups);
+
+}  // namespace host
+}  // namespace mc
