@@ -541,10 +541,28 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
   }
   for (const auto& in : gp.input()) {
     if (values.count(in.name())) continue;  // an initializer listed as an input (old exporters): a constant
+    const DType dtype = dtype_from_onnx(in.type().tensor_type().elem_type());
+    const Shape& shape = input_shapes.at(in.name());
+    auto fixed = opt.input_values.find(in.name());
+    if (fixed != opt.input_values.end()) {
+      const Tensor& t = fixed->second;
+      if (t.dtype() != dtype || t.shape() != shape) {
+        throw file_error(file, "the value given for input '" + in.name() + "' is " + dtype_name(t.dtype()) + "[" +
+                                   shape_str(t.shape()) + "], the model declares " + dtype_name(dtype) + "[" +
+                                   shape_str(shape) + "]");
+      }
+      values[in.name()] = g->add_constant(in.name(), t);
+      continue;
+    }
     Value* v = g->add_value(in.name());
-    v->set_type(dtype_from_onnx(in.type().tensor_type().elem_type()), input_shapes.at(in.name()));
+    v->set_type(dtype, shape);
     g->add_input(v);
     values[in.name()] = v;
+  }
+  for (const auto& [name, t] : opt.input_values) {
+    const bool is_input = std::any_of(gp.input().begin(), gp.input().end(),
+                                      [&](const onnx::ValueInfoProto& in) { return in.name() == name; });
+    if (!is_input) throw file_error(file, "a value was given for '" + name + "', which is not an input of the model");
   }
 
   std::map<const Node*, std::string> problems;

@@ -21,6 +21,10 @@ struct LoadOptions {
   std::map<std::string, Shape> input_shapes;
   /// --batch N: value for the first dim of every input whose first dim is symbolic.
   int64_t batch = 0;
+  /// Graph inputs fixed to these values: each becomes a constant instead of an
+  /// input (a shape tensor fed as an input, as ONNX's node tests do: modelc
+  /// needs it at compile time). Dtype and shape must match the declaration.
+  std::map<std::string, Tensor> input_values;
   /// Run ONNX's checker and shape inference (where libonnx knows the opset).
   bool onnx_checks = true;
   /// For `modelc inspect`: a node that is unsupported (unknown op or form,

@@ -433,6 +433,7 @@ std::vector<Tensor> eval_topk(const Node& n, const TensorRefs& in, KFrom from) {
       .since(SINCE)                                                                                 \
       .attrs(reduce_attrs(FROM))                                                                    \
       .inputs(1, (FROM) == AxesFrom::input ? 2 : 1)                                                 \
+      .const_inputs((FROM) == AxesFrom::input ? std::vector<int>{1} : std::vector<int>{})           \
       .validate([](const Node& n) { validate_reduce(n, R, FROM); })                                 \
       .infer([](Node& n) { infer_reduce(n, FROM); })                                                \
       .eval([](const Node& n, const TensorRefs& in) { return eval_reduce(n, in, R, FROM); })        \
@@ -536,6 +537,7 @@ MODELC_REGISTER_OP(TopK)
 
 MODELC_REGISTER_OP(TopK)
     .since(10)
+    .const_inputs({1})
     .attrs({"axis"})
     .inputs(2, 2)
     .outputs(2, 2)
@@ -549,6 +551,7 @@ MODELC_REGISTER_OP(TopK)
 
 MODELC_REGISTER_OP(TopK)
     .since(11)
+    .const_inputs({1})
     .attrs({"axis", "largest", "sorted"})
     .inputs(2, 2)
     .outputs(2, 2)

@@ -61,6 +61,9 @@ struct OpDef {
   Fusion fusion = Fusion::none;
   Layout layout = Layout::unset;
   std::vector<std::string> kernels;      ///< template families that can run it (schedule/lower)
+  /// Inputs whose values decide the output's shape (Reshape's shape, Slice's
+  /// starts, ...): they must be constant when the model is compiled.
+  std::vector<int> const_inputs;
   std::string family;                    ///< "conv", "gemm", "elementwise", ... (inspect's FLOPs table)
   FlopsFn flops;                         ///< null: 0 FLOPs (data movement, shape math)
   std::string doc;                       ///< one line for docs/operators.md
@@ -104,6 +107,7 @@ class OpBuilder {
   OpBuilder&& fusion(Fusion f) && { def_.fusion = f; return std::move(*this); }
   OpBuilder&& layout(Layout l) && { def_.layout = l; return std::move(*this); }
   OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
+  OpBuilder&& const_inputs(std::vector<int> c) && { def_.const_inputs = std::move(c); return std::move(*this); }
   OpBuilder&& family(std::string f) && { def_.family = std::move(f); return std::move(*this); }
   OpBuilder&& flops(FlopsFn f) && { def_.flops = std::move(f); return std::move(*this); }
   OpBuilder&& doc(std::string d) && { def_.doc = std::move(d); return std::move(*this); }

@@ -433,6 +433,9 @@ const std::vector<std::string> kResize18Attrs = {"antialias", "axes", "coordinat
       .since(SINCE)                                                                           \
       .attrs(ATTRS)                                                                           \
       .inputs(MIN_IN, MAX_IN)                                                                 \
+      .const_inputs((FORM) == Form::upsample7 ? std::vector<int>{}                             \
+                    : (MAX_IN) == 2           ? std::vector<int>{1}                            \
+                                              : std::vector<int>{1, 2, 3})                     \
       .validate([](const Node& n) { validate_resize(n, FORM); })                              \
       .infer([](Node& n) { infer_resize(n, FORM); })                                          \
       .eval([](const Node& n, const TensorRefs& in) { return eval_resize(n, in, FORM); })     \

@@ -117,6 +117,7 @@ std::vector<Tensor> eval_expand(const Node& n, const TensorRefs& in) {
 
 MODELC_REGISTER_OP(Tile)
     .since(6)
+    .const_inputs({1})
     .inputs(2, 2)
     .validate(validate_tile)
     .infer(infer_tile)
@@ -128,6 +129,7 @@ MODELC_REGISTER_OP(Tile)
 
 MODELC_REGISTER_OP(Expand)
     .since(8)
+    .const_inputs({1})
     .inputs(2, 2)
     .validate(validate_expand)
     .infer(infer_expand)

@@ -95,7 +95,7 @@ TEST_CASE("cli: inspect") {
   CHECK(has(r.out, "opset 13"));
   CHECK(has(r.out, "Relu"));
   CHECK(has(r.out, "parameters: 3 in 1 initializers"));
-  CHECK(has(r.out, "elementwise"));
+  CHECK(has(r.out, "activation"));
   CHECK(has(r.out, "unsupported nodes: none"));
   r = run_modelc(dir, "inspect m.onnx --shape x=5x3 --verbose");
   CHECK(r.code == 0);
