@@ -1,0 +1,81 @@
+// compiler/schedule/schedule.h — the Schedule: what the generated program does, in order.
+//
+// Graph -> Schedule (schedule/lower.cpp): an ordered list of kernels, each naming its
+// template family, its tactic (compile-time tile parameters) and the views of the
+// buffers it reads and writes. Reshape, Flatten, Squeeze, Unsqueeze and Identity are
+// views (no kernel). Codegen (codegen/) turns a Schedule into files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace modelc {
+
+/// Where a tensor's bytes live in the generated program.
+enum class Space {
+  input,    ///< a model input: the caller's device pointer (index = graph input index)
+  output,   ///< a model output: the caller's device pointer (index = graph output index)
+  arena,    ///< the activation arena (offset in bytes)
+  weights,  ///< the weights blob uploaded at create (offset in bytes)
+};
+const char* space_name(Space s);
+
+/// \brief A strided window on a buffer.
+struct TensorView {
+  std::string value;              ///< the IR value it holds (comments, report)
+  DType dtype = DType::float32;
+  Shape shape;
+  std::vector<int64_t> strides;   ///< in elements, one per dim (C order when dense)
+  Space space = Space::arena;
+  int index = 0;                  ///< graph input/output index (Space::input / output)
+  int64_t offset = 0;             ///< bytes from the start of the arena / weights blob (0 otherwise)
+
+  int64_t numel() const { return num_elements(shape); }
+  int64_t nbytes() const { return numel() * static_cast<int64_t>(dtype_size(dtype)); }
+  bool dense() const;             ///< C-order contiguous
+  /// Same buffer, new shape (only for dense views).
+  TensorView reshaped(const Shape& s) const;
+};
+
+/// \brief One kernel launch (or a group of launches of one template family).
+struct Kernel {
+  std::string id;                       ///< "k7": unique, a C identifier
+  std::string family;                   ///< templates/<family>.cuh, codegen/families/<family>.cpp
+  const Node* node = nullptr;           ///< the (main) node: attributes are read from it at emit time
+  std::vector<std::string> nodes;       ///< every ONNX node this kernel covers (report)
+  std::vector<TensorView> inputs;       ///< node inputs in order (absent optional inputs: dtype undefined)
+  std::vector<TensorView> outputs;      ///< node outputs in order (absent: dtype undefined)
+  std::map<std::string, int64_t> tactic;///< compile-time tile parameters (report.json), set by the family's plan
+  std::string note;                     ///< why this template / tactic (report.md)
+};
+
+/// \brief A weight in the blob (constants the kernels read).
+struct WeightEntry {
+  std::string value;
+  int64_t offset = 0;  ///< bytes, 256-aligned
+  Tensor data;
+};
+
+struct ModelTensor {
+  std::string name;
+  DType dtype;
+  Shape shape;
+};
+
+/// \brief Everything codegen needs.
+struct Schedule {
+  std::string name;                     ///< --name: prefix of every symbol
+  std::vector<std::string> archs;       ///< --arch list, e.g. {"sm_75", "sm_90"}
+  std::vector<ModelTensor> inputs, outputs;
+  std::vector<Kernel> kernels;
+  std::vector<WeightEntry> weights;
+  int64_t weights_bytes = 0;
+  int64_t arena_bytes = 0;              ///< after liveness planning
+  int64_t activation_bytes_total = 0;   ///< sum of every activation's size (what no reuse would need)
+};
+
+}  // namespace modelc
