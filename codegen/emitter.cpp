@@ -179,6 +179,39 @@ std::string kernel_comment(const Kernel& k) {
   return c;
 }
 
+// True when `code` (trimmed) is one `{ ... }` block: its first '{' closes at its last character.
+// Comments and literals are skipped while matching.
+bool one_block(const std::string& code) {
+  if (code.empty() || code.front() != '{' || code.back() != '}') return false;
+  int depth = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const char c = code[i];
+    if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
+      i = code.find('\n', i);
+      if (i == std::string::npos) return false;
+    } else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
+      i = code.find("*/", i + 2);
+      if (i == std::string::npos) return false;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < code.size() && code[i] != c; ++i) {
+        if (code[i] == '\\') ++i;
+      }
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return i + 1 == code.size();
+    }
+  }
+  return false;
+}
+
+std::string trimmed(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" \t\n");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\n") + 1 - a);
+}
+
 KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
   KernelCode code;
   std::set<std::string> seen;
@@ -198,9 +231,9 @@ KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
     if (!e.declarations.empty() && seen.insert(e.declarations).second) code.declarations.push_back(e.declarations);
-    std::string launch = e.launch;
-    while (!launch.empty() && launch.back() == '\n') launch.pop_back();
-    code.body += "\n" + kernel_comment(*k) + "{\n" + launch + "\n}\n";
+    // Each kernel's statements are a block of their own (their names stay local).
+    const std::string launch = trimmed(e.launch);
+    code.body += "\n" + kernel_comment(*k) + (one_block(launch) ? launch + "\n" : "{\n" + launch + "\n}\n");
   }
   return code;
 }
@@ -363,9 +396,12 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   c += "#ifndef MODELC_ARCHS\n#define MODELC_ARCHS " + join_ints(archs, "_") + "\n#endif\n";
   c += "#ifndef MODELC_PTX_ARCH\n#define MODELC_PTX_ARCH " + std::to_string(archs.back()) + "\n#endif\n\n";
 
-  c += "// Weights: offset in the blob, bytes, value (256-byte aligned; identical tensors stored once).\n";
+  c += "// Weights (256-byte aligned; identical tensors are stored once):\n";
+  const std::size_t width = std::max<std::size_t>(6, std::to_string(s.weights_bytes).size());
+  auto column = [&](const std::string& t) { return std::string(width > t.size() ? width - t.size() : 0, ' ') + t; };
+  if (!s.weights.empty()) c += "//   " + column("offset") + "  " + column("bytes") + "  value\n";
   for (const WeightEntry& w : s.weights) {
-    c += "//   " + std::to_string(w.offset) + "  " + std::to_string(w.data.nbytes()) + "  " +
+    c += "//   " + column(std::to_string(w.offset)) + "  " + column(std::to_string(w.data.nbytes())) + "  " +
          comment(w.value + "  " + type_text(w.data.dtype(), w.data.shape())) + "\n";
   }
   if (s.weights.empty()) c += "//   (none)\n";

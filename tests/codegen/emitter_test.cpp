@@ -281,3 +281,27 @@ TEST_CASE("emitter: the emitted code is formatted when libFormat is built in") {
     }
   }
 }
+
+TEST_CASE("emitter: a launch that is one block is not wrapped again; others are") {
+  if (!FamilyRegistry::instance().find("test_braced")) {
+    KernelFamily f;
+    f.name = "test_braced";
+    f.emit = [](const Kernel& k, const EmitContext&) {
+      Emitted e;
+      if (k.node->op() == "Relu") e.launch = "{  // one block } with a brace in a comment\n  int a = 0;\n  (void)a;\n}\n";
+      if (k.node->op() == "Add") e.launch = "{ int b = 0; (void)b; }\n{ const char* s = \"}\"; (void)s; }";
+      if (k.node->op() == "Mul") e.launch = "int c = 0;\n(void)c;";
+      return e;
+    };
+    FamilyRegistry::instance().add(f);
+  }
+  auto g = test::sample_graph();
+  Schedule s = lower(*g, test::sample_options());
+  for (Kernel& k : s.kernels) k.family = "test_braced";
+  EmitOptions o;
+  o.format = false;
+  const std::string cu = render_model(s, o).at("sample.cu");
+  CHECK(has(cu, "\n{  // one block } with a brace in a comment\n  int a = 0;\n  (void)a;\n}\n"));
+  CHECK(has(cu, "\n{\n{ int b = 0; (void)b; }\n{ const char* s = \"}\"; (void)s; }\n}\n"));
+  CHECK(has(cu, "\n{\nint c = 0;\n(void)c;\n}\n"));
+}
