@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
 #include <sstream>
 
@@ -114,9 +115,69 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-uint64_t fnv1a(const uint8_t* p, std::size_t n, uint64_t h) {
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
+/// The weights checksum of runtime.h (mc::checksum64: FNV-1a 64 over little-endian 64-bit
+/// words, then the bytes of a last partial word), over bytes that come in pieces.
+class Checksum {
+ public:
+  void add(const uint8_t* p, std::size_t n) {
+    while (n > 0 && fill_ > 0) {  // complete a partial word
+      word_[fill_++] = *p++;
+      --n;
+      if (fill_ == 8) {
+        mix(word_);
+        fill_ = 0;
+      }
+    }
+    for (; n >= 8; n -= 8, p += 8) mix(p);
+    while (n > 0) {
+      word_[fill_++] = *p++;
+      --n;
+    }
+  }
+  uint64_t value() const {
+    uint64_t h = h_;
+    for (int i = 0; i < fill_; ++i) h = (h ^ word_[i]) * 1099511628211ull;
+    return h;
+  }
+
+ private:
+  void mix(const uint8_t* p) {
+    uint64_t w = 0;
+    for (int b = 7; b >= 0; --b) w = (w << 8) | p[b];
+    h_ = (h_ ^ w) * 1099511628211ull;
+  }
+  uint64_t h_ = 1469598103934665603ull;
+  uint8_t word_[8] = {};
+  int fill_ = 0;
+};
+
+/// Calls out(bytes, n) over the weights blob in order: the entries at their offsets, zeros between.
+template <class F>
+void for_each_blob_piece(const Schedule& s, F&& out) {
+  std::vector<const WeightEntry*> order;
+  for (const WeightEntry& w : s.weights) order.push_back(&w);
+  std::stable_sort(order.begin(), order.end(), [](const WeightEntry* a, const WeightEntry* b) {
+    return a->offset < b->offset;
+  });
+  static const uint8_t zero[4096] = {};
+  int64_t at = 0;
+  auto pad = [&](int64_t to) {
+    while (at < to) {
+      const int64_t n = std::min<int64_t>(to - at, static_cast<int64_t>(sizeof zero));
+      out(zero, static_cast<std::size_t>(n));
+      at += n;
+    }
+  };
+  for (const WeightEntry* w : order) {
+    if (w->offset < at) continue;  // shares the bytes of an entry written already
+    if (w->offset + static_cast<int64_t>(w->data.nbytes()) > s.weights_bytes) {
+      throw Error("internal: weight '" + w->value + "' lies outside the blob");
+    }
+    pad(w->offset);
+    out(w->data.raw(), w->data.nbytes());
+    at += static_cast<int64_t>(w->data.nbytes());
+  }
+  pad(s.weights_bytes);
 }
 
 std::vector<int> sorted_archs(const Schedule& s) {
@@ -441,7 +502,7 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   c += "    " + std::to_string(s.weights_bytes) + "u,  // weights bytes\n";
   char sum[32];
   std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));
-  c += "    " + std::string(sum) + ",  // FNV-1a 64 of the weights\n";
+  c += "    " + std::string(sum) + ",  // mc::checksum64 of the weights\n";
   c += m.o.weights_file ? "    nullptr,  // weights read at create\n" : "    " + n + "_weights,\n";
   c += "    " + c_string(n + "_weights.bin") + ",\n";
   c += "    " + std::to_string(s.inputs.size()) + ",\n    kInputs,\n";
@@ -605,13 +666,9 @@ std::string data_dir() {
 }
 
 std::string weights_blob(const Schedule& s) {
-  std::string b(static_cast<std::size_t>(s.weights_bytes), '\0');
-  for (const WeightEntry& w : s.weights) {
-    if (w.offset < 0 || w.offset + static_cast<int64_t>(w.data.nbytes()) > s.weights_bytes) {
-      throw Error("internal: weight '" + w.value + "' lies outside the blob");
-    }
-    if (w.data.nbytes()) std::memcpy(&b[static_cast<std::size_t>(w.offset)], w.data.raw(), w.data.nbytes());
-  }
+  std::string b;
+  b.reserve(static_cast<std::size_t>(s.weights_bytes));
+  for_each_blob_piece(s, [&](const uint8_t* p, std::size_t n) { b.append(reinterpret_cast<const char*>(p), n); });
   return b;
 }
 
@@ -626,28 +683,9 @@ bool is_identifier(const std::string& s) {
 }
 
 uint64_t weights_checksum(const Schedule& s) {
-  // Over the blob as written (entries in offset order, zero padding between them).
-  std::vector<const WeightEntry*> order;
-  for (const WeightEntry& w : s.weights) order.push_back(&w);
-  std::sort(order.begin(), order.end(), [](const WeightEntry* a, const WeightEntry* b) { return a->offset < b->offset; });
-  uint64_t h = 1469598103934665603ull;
-  int64_t at = 0;
-  const uint8_t zero[256] = {};
-  auto pad = [&](int64_t to) {
-    while (at < to) {
-      const int64_t n = std::min<int64_t>(to - at, 256);
-      h = fnv1a(zero, static_cast<std::size_t>(n), h);
-      at += n;
-    }
-  };
-  for (const WeightEntry* w : order) {
-    if (w->offset < at) continue;  // shares the bytes of an entry already hashed
-    pad(w->offset);
-    h = fnv1a(w->data.raw(), w->data.nbytes(), h);
-    at += static_cast<int64_t>(w->data.nbytes());
-  }
-  pad(s.weights_bytes);
-  return h;
+  Checksum c;
+  for_each_blob_piece(s, [&](const uint8_t* p, std::size_t n) { c.add(p, n); });
+  return c.value();
 }
 
 }  // namespace
@@ -693,11 +731,17 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   files[n + "_main.cu"] = cli_file(m);
   if (!o.weights_file) files[n + "_weights.S"] = weights_asm(m);
   if (o.format) {
+    // One file per task: libFormat takes a while on big models; the results do not depend on it.
+    std::vector<std::pair<std::string*, std::future<std::string>>> formatted;
     for (auto& [name, text] : files) {
-      if (name.size() > 3 && (name.compare(name.size() - 3, 3, ".cu") == 0 || name.compare(name.size() - 2, 2, ".h") == 0)) {
-        text = format_source(text, name);
-      }
+      const bool code = (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) ||
+                        (name.size() > 2 && name.compare(name.size() - 2, 2, ".h") == 0);
+      if (!code) continue;
+      const std::string* in = &text;
+      const std::string* file = &name;
+      formatted.emplace_back(&text, std::async(std::launch::async, [in, file] { return format_source(*in, *file); }));
     }
+    for (auto& [text, f] : formatted) *text = f.get();
   }
 
   std::string makefile = read_file(data / "Makefile.gen");
@@ -745,11 +789,32 @@ void write_file(const fs::path& p, const std::string& text) {
   if (!f) throw Error("cannot write " + p.string());
 }
 
+
+// Writes the weights blob to `p` without holding it in memory; true when `old` holds the same bytes.
+bool write_weights(const fs::path& p, const Schedule& s, const fs::path& old) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  std::error_code ec;
+  std::ifstream previous;
+  bool same = fs::is_regular_file(old, ec) && fs::file_size(old, ec) == static_cast<uintmax_t>(s.weights_bytes);
+  if (same) previous.open(old, std::ios::binary);
+  std::vector<char> buf;
+  for_each_blob_piece(s, [&](const uint8_t* data, std::size_t n) {
+    f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(n));
+    if (!same) return;
+    buf.resize(n);
+    previous.read(buf.data(), static_cast<std::streamsize>(n));
+    same = previous && std::memcmp(buf.data(), data, n) == 0;
+  });
+  f.close();
+  if (!f) throw Error("cannot write " + p.string());
+  return same;
+}
+
 }  // namespace
 
 EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptions& o) {
-  std::map<std::string, std::string> files = render_model(s, o);
-  files[s.name + "_weights.bin"] = weights_blob(s);
+  const std::map<std::string, std::string> files = render_model(s, o);
+  const std::string bin = s.name + "_weights.bin";
 
   fs::path out = fs::absolute(fs::path(dir)).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
@@ -768,13 +833,17 @@ EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptio
                   "choose another folder with -o, or remove it");
     }
     fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    // Unchanged files keep their time stamps: make rebuilds only what changed.
     for (const auto& [name, text] : files) {
       const fs::path p = tmp / name;
       write_file(p, text);
-      // Unchanged files keep their time stamps: make rebuilds only what changed.
       if (exists && same_content(out / name, text)) fs::last_write_time(p, fs::last_write_time(out / name));
       result.files.push_back(name);
     }
+    if (write_weights(tmp / bin, s, out / bin) && exists) fs::last_write_time(tmp / bin, fs::last_write_time(out / bin));
+    result.files.push_back(bin);
+    std::sort(result.files.begin(), result.files.end());
     if (exists) {
       fs::remove_all(old);
       fs::rename(out, old);

@@ -128,7 +128,7 @@ struct ModelInfo {
   int ptx_arch;                           ///< PTX embedded for this arch (0: none)
   size_t arena_bytes;
   size_t weights_bytes;
-  uint64_t weights_checksum;              ///< FNV-1a 64 of the weights (checked when read from a file)
+  uint64_t weights_checksum;              ///< checksum64() of the blob (checked when read from a file)
   const unsigned char* embedded_weights;  ///< null when the weights are read from a file
   const char* weights_file;               ///< default file name ("NAME_weights.bin"), next to the executable
   int num_inputs;
@@ -138,9 +138,17 @@ struct ModelInfo {
   EnqueueFn enqueue;
 };
 
-/// FNV-1a 64 over bytes (the weights checksum).
-inline uint64_t fnv1a64(const unsigned char* p, size_t n, uint64_t h = 1469598103934665603ull) {
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+/// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
+/// bytes of a last partial word). modelc's emitter computes the same.
+inline uint64_t checksum64(const unsigned char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = 0;
+    for (int b = 7; b >= 0; --b) w = (w << 8) | p[i + static_cast<size_t>(b)];
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
 
@@ -397,7 +405,7 @@ class Context {
                                             " (a weights file of another model or another compile?)");
     }
     data.resize(model_.weights_bytes);
-    if (fnv1a64(data.data(), data.size()) != model_.weights_checksum) {
+    if (checksum64(data.data(), data.size()) != model_.weights_checksum) {
       return status_.fail(kWeightsFile, "the weights file " + path + " has the right size but not the weights " +
                                             "model " + model_.name + " was compiled with (checksum differs)");
     }

@@ -56,9 +56,14 @@ bool dead(const Node& n) {
 
 bool is_view(const ops::OpDef& def) { return def.kernels.size() == 1 && def.kernels[0] == "view"; }
 
-uint64_t fnv1a(const uint8_t* p, std::size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+// A quick key for finding identical constants: the size and 64 sampled bytes (candidates with
+// equal keys are compared in full).
+uint64_t sample_key(const Tensor& t) {
+  const uint8_t* p = t.raw();
+  const std::size_t n = t.nbytes();
+  uint64_t h = (1469598103934665603ull ^ n) * 1099511628211ull;
+  h = (h ^ static_cast<uint64_t>(t.dtype())) * 1099511628211ull;
+  for (std::size_t i = 0; i < 64 && n > 0; ++i) h = (h ^ p[i * (n - 1) / 63]) * 1099511628211ull;
   return h;
 }
 
@@ -219,7 +224,7 @@ class Lowering {
       for (const Value* v : n->inputs()) {
         if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
         const Tensor& t = v->constant();
-        const uint64_t h = fnv1a(t.raw(), t.nbytes());
+        const uint64_t h = sample_key(t);
         int64_t offset = -1;
         for (std::size_t e : by_hash[h]) {
           const Tensor& u = s_.weights[e].data;

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "codegen/emitter.h"  // before runtime.h: the emulation's macros must not reach it
+#include "tests/codegen/sample_graph.h"
+
 #include "runtime.h"
 
 namespace {
@@ -59,7 +62,7 @@ std::vector<unsigned char> weights_blob() {
 }
 
 mc::ModelInfo model_info(const std::vector<unsigned char>& blob, bool embedded) {
-  return mc::ModelInfo{"toy", "75_86", 86, 256, blob.size(), mc::fnv1a64(blob.data(), blob.size()),
+  return mc::ModelInfo{"toy", "75_86", 86, 256, blob.size(), mc::checksum64(blob.data(), blob.size()),
                        embedded ? blob.data() : nullptr, "toy_weights.bin", 1, kIn, 1, kOut, enqueue};
 }
 
@@ -226,4 +229,24 @@ TEST_CASE("runtime: which compute capabilities a binary runs on") {
   CHECK(mc::arch_supported(8, 9, {86}, 0));      // SASS: same major, newer minor
   CHECK_FALSE(mc::arch_supported(8, 0, {86}, 0));
   CHECK(mc::arch_list(a, 90) == "sm_75, sm_90 and PTX for compute_90");
+}
+
+TEST_CASE("runtime: the checksum the emitter compiles in is the one create computes") {
+  auto g = modelc::test::sample_graph();
+  const modelc::Schedule s = modelc::lower(*g, modelc::test::sample_options());
+  modelc::EmitOptions o;
+  o.format = false;
+  const std::string cu = modelc::render_model(s, o).at("sample.cu");
+  const std::string blob = modelc::weights_blob(s);
+  char want[32];
+  std::snprintf(want, sizeof want, "0x%016llxull",
+                static_cast<unsigned long long>(
+                    mc::checksum64(reinterpret_cast<const unsigned char*>(blob.data()), blob.size())));
+  CHECK(has(cu, want));
+  // Words, then a partial word.
+  const unsigned char bytes[11] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  uint64_t h = 1469598103934665603ull;
+  h = (h ^ 0x0807060504030201ull) * 1099511628211ull;
+  for (int i = 8; i < 11; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  CHECK(mc::checksum64(bytes, 11) == h);
 }
