@@ -283,7 +283,7 @@ class Lowering {
       k.id = "k" + std::to_string(i);
       k.family = families_[i];
       k.node = n;
-      k.nodes = {n->name()};
+      k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
       for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
       for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
       const KernelFamily* f = FamilyRegistry::instance().find(k.family);

@@ -274,3 +274,36 @@ TEST_CASE("lower: errors name the node") {
     CHECK(target_for("sm_90").sm_count == 132);
   }
 }
+
+TEST_CASE("lower: a kernel of a fused node lists every ONNX node it covers") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {2, 4});
+  Value* m = g.add_value("m");
+  Value* a = g.add_value("a");
+  Value* y = g.add_value("y");
+  g.add_node("MatMul", "mm", {x, weight(g, "W", {4, 3}, 0.5f)}, {m});
+  g.add_node("Add", "bias", {m, weight(g, "b", {3}, 1.0f)}, {a});
+  g.add_node("Relu", "act", {a}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o = test_options();
+  o.family_substitutes["gemm"] = "test_elementwise";  // planning only: nothing is emitted here
+  const Schedule s = lower(g, o);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].node->op() == "FusedMatMul");
+  CHECK(s.kernels[0].nodes == std::vector<std::string>{"mm", "bias", "act"});
+}
+
+TEST_CASE("lower: a model without inputs: its constant output is copied from the weights") {
+  Graph g;
+  g.set_opset(17);
+  g.add_output(weight(g, "C", {3}, 2.0f));
+  ops::infer_graph(g);
+  const Schedule s = lower(g, test_options());
+  CHECK(s.inputs.empty());
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].inputs[0].space == Space::weights);
+  CHECK(s.kernels[0].outputs[0].space == Space::output);
+  CHECK(s.arena_bytes == 0);
+}
