@@ -346,7 +346,9 @@ std::string header_file(const Model& m) {
   h += "/// then says why. Dtypes are ONNX TensorProto codes (1 float32, 10 float16, 7 int64, ...).\n";
   h += "/// There is no global state: several models, and several contexts of one model, share a\n";
   h += "/// process. A context runs one inference at a time (its activation arena is its own).\n";
-  h += "#pragma once\n\n";
+  std::string guard = "MODELC_" + n + "_H_";
+  for (char& ch : guard) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  h += "#ifndef " + guard + "\n#define " + guard + "\n\n";
   h += "#include <stddef.h>\n#include <stdint.h>\n\n";
   h += "#if defined(MODELC_HOST_EMULATION)\n";
   h += "struct CUstream_st;\ntypedef struct CUstream_st* cudaStream_t;  // as runtime/host/runtime_api.h\n";
@@ -390,7 +392,7 @@ std::string header_file(const Model& m) {
        "_output_rank(int i);\nconst int64_t* " + n + "_output_shape(int i);\n\n";
   h += "/// \\brief Device memory of a context's activation arena, in bytes.\n";
   h += "size_t " + n + "_workspace_bytes(void);\n\n";
-  h += "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+  h += "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif  // " + guard + "\n";
   return h;
 }
 
