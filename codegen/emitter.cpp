@@ -313,10 +313,13 @@ std::string includes_of(const std::set<std::string>& headers) {
   return s;
 }
 
+// The kernels' declarations, in an unnamed namespace: what one file instantiates stays its own, so
+// the parts, and several models linked into one program, never clash.
 std::string declarations_of(const KernelCode& code) {
-  std::string s;
+  if (code.declarations.empty()) return "";
+  std::string s = "namespace {\n\n";
   for (const std::string& d : code.declarations) s += d + (d.back() == '\n' ? "" : "\n") + "\n";
-  return s;
+  return s + "}  // namespace\n\n";
 }
 
 // ---- the files -------------------------------------------------------------------------------

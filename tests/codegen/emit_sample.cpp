@@ -1,6 +1,6 @@
 // tests/codegen/emit_sample.cpp — writes the sample model's folder (sample_graph.h) for the
 // ctest builds of tests/codegen/CMakeLists.txt, with its input and the reference outputs:
-//   codegen_emit_sample DIR [--parts N] [--weights-file] [--arch sm_75,sm_90]
+//   codegen_emit_sample DIR [--parts N] [--weights-file] [--arch sm_75,sm_90] [--relus N] [--name NAME]
 // DIR/test_data/input_0.bin and output_K.bin are raw little-endian bytes (sample_driver.cpp).
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +15,7 @@ using namespace modelc;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: codegen_emit_sample DIR [--parts N] [--weights-file] [--arch LIST] [--relus N]\n";
+    std::cerr << "usage: codegen_emit_sample DIR [--parts N] [--weights-file] [--arch LIST] [--relus N] [--name NAME]\n";
     return 2;
   }
   try {
@@ -23,12 +23,15 @@ int main(int argc, char** argv) {
     o.source = "sample.onnx";
     std::vector<std::string> archs = {"sm_75"};
     int relus = 1;
+    std::string name = "sample";
     for (int i = 2; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--parts" && i + 1 < argc) {
         o.max_kernels_per_file = std::atoi(argv[++i]);
       } else if (a == "--weights-file") {
         o.weights_file = true;
+      } else if (a == "--name" && i + 1 < argc) {
+        name = argv[++i];
       } else if (a == "--relus" && i + 1 < argc) {
         relus = std::atoi(argv[++i]);
       } else if (a == "--arch" && i + 1 < argc) {
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> output_names;
     for (const Value* v : g->outputs()) output_names.push_back(v->name());
 
-    const Schedule s = lower(*g, test::sample_options("sample", archs));
+    const Schedule s = lower(*g, test::sample_options(name, archs));
     const EmitResult r = emit_model(s, argv[1], o);
     const std::filesystem::path data = std::filesystem::path(r.dir) / "test_data";
     std::filesystem::create_directories(data);
