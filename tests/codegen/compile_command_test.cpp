@@ -62,6 +62,9 @@ TEST_CASE("compile command: flags are checked before anything is written") {
   CHECK(has(r.err, "no_such_pass"));
   r = run_modelc(dir, "m.onnx --print-after no_such_pass");
   CHECK(r.code == 1);
+  r = run_modelc(dir, "--disable-pass simplify,no_such_pass m.onnx");  // the model is not taken as a pass
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "'no_such_pass'"));
   r = run_modelc(dir, "m.onnx --shape x");
   CHECK(r.code == 2);
   r = run_modelc(dir, "--help");

@@ -331,8 +331,13 @@ void register_compile(CLI::App& app, RunFn& run) {
   add_load_flags(app, c->load);
   app.add_flag("--verify-each", c->verify_each, "check the graph after every pass");
   app.add_option("--print-after", c->print_after, "print the graph after pass PASS (or 'all'), repeatable")
-      ->type_name("PASS");
-  app.add_option("--disable-pass", c->disable_pass, "skip pass PASS, repeatable")->type_name("PASS");
+      ->type_name("PASS")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  app.add_option("--disable-pass", c->disable_pass, "skip pass PASS, repeatable")
+      ->type_name("PASS")
+      ->allow_extra_args(false)
+      ->delimiter(',');
   app.callback([c, &run] {
     if (!c->model.empty() && !run) run = [c] { return run_compile(*c); };
   });
