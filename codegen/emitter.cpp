@@ -699,6 +699,14 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   if (!is_identifier(s.name)) {
     throw Error("--name '" + s.name + "' is not a C identifier", "use letters, digits and '_', not starting with a digit");
   }
+  // x86-64 code reaches its data with 32-bit PC-relative offsets: beyond about 2 GB of embedded
+  // weights the link fails, so say so now.
+  constexpr int64_t kMaxEmbeddedWeights = int64_t{3} << 29;  // 1.5 GiB
+  if (!o.weights_file && s.weights_bytes > kMaxEmbeddedWeights) {
+    throw Error("the weights are " + grouped(s.weights_bytes) + " bytes: too many to embed in the binary (at most " +
+                    grouped(kMaxEmbeddedWeights) + ")",
+                "compile with --weights-file: the weights are then read from " + s.name + "_weights.bin at create");
+  }
   const fs::path data = o.data_dir.empty() ? data_dir() : o.data_dir;
   Model m{s, o, s.name, fs::path(o.source).filename().string(), sorted_archs(s), {}, weights_checksum(s)};
   if (m.source.empty()) m.source = "(a graph)";

@@ -305,3 +305,11 @@ TEST_CASE("emitter: a launch that is one block is not wrapped again; others are"
   CHECK(has(cu, "\n{\n{ int b = 0; (void)b; }\n{ const char* s = \"}\"; (void)s; }\n}\n"));
   CHECK(has(cu, "\n{\nint c = 0;\n(void)c;\n}\n"));
 }
+
+TEST_CASE("emitter: weights too big to embed ask for --weights-file") {
+  auto g = test::sample_graph();
+  Schedule s = lower(*g, test::sample_options());
+  s.weights_bytes = int64_t{2} << 30;  // as if: only the size is looked at before anything is written
+  EmitOptions o;
+  CHECK_THROWS_WITH_AS(render_model(s, o), doctest::Contains("too many to embed"), Error);
+}
