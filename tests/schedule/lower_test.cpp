@@ -289,6 +289,7 @@ TEST_CASE("lower: a kernel of a fused node lists every ONNX node it covers") {
   ops::infer_graph(g);
   LowerOptions o = test_options();
   o.family_substitutes["gemm"] = "test_elementwise";  // planning only: nothing is emitted here
+  o.passes.fuse_epilogue = true;
   const Schedule s = lower(g, o);
   REQUIRE(s.kernels.size() == 1);
   CHECK(s.kernels[0].node->op() == "FusedMatMul");
