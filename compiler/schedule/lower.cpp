@@ -79,6 +79,7 @@ class Lowering {
     for (const Value* v : g_.inputs()) s_.inputs.push_back({v->name(), v->dtype(), v->shape()});
     for (const Value* v : g_.outputs()) s_.outputs.push_back({v->name(), v->dtype(), v->shape()});
     if (s_.outputs.empty()) throw Error("the model has no outputs: nothing to compile");
+    g_.remove_dead();  // nodes whose results no output needs (also through chains of them)
     find_views();
     claim_outputs();
     list_kernels();

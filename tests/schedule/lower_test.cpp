@@ -204,6 +204,8 @@ TEST_CASE("lower: compile-time nodes and dead nodes give no kernel") {
   Value* y = g.add_value("y");
   g.add_node("Shape", "shape", {x}, {shp});  // constant: folded
   g.add_node("Relu", "unused", {x}, {dead});  // nobody reads it
+  Value* dead2 = g.add_value("dead2");
+  g.add_node("Relu", "unused2", {dead}, {dead2});  // ... nor this, so neither runs
   g.add_node("Relu", "relu", {x}, {y});
   g.add_output(y);
   ops::infer_graph(g);
