@@ -2,7 +2,7 @@
 // the model's table of C API functions). Header-only; host code only.
 //
 //   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]
-//          [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
+//          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
 //
 //   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
 //                       shape must be the model's exactly. Inputs not given are seeded random.
@@ -17,6 +17,8 @@
 //                       That is what `modelc run-reference --seed S` draws, so both see the same
 //                       inputs when built against the same C++ library (libstdc++ for g++ and nvcc).
 //   --device D          the CUDA device (default 0)
+//   --weights FILE      the weights file, for a model compiled with --weights-file (default:
+//                       NAME_weights.bin next to the executable); refused when they are embedded
 //   --bench N           after the run, time N more runs (CUDA graph replays of NAME_run on device
 //                       buffers, CUDA events around each) and print median, p10 and p90 latency
 //   --warmup N          untimed runs before --bench's timed ones (default 10)
@@ -51,10 +53,8 @@
 
 #include "compare.h"
 #include "device.h"
-#include "npy.h"
-#if __has_include("model_api.h")  // TEMPORARY until cg-product's model_api.h lands
 #include "model_api.h"
-#endif
+#include "npy.h"
 
 namespace mc_cli {
 
@@ -75,6 +75,7 @@ struct Args {
   double rtol = 1e-3, atol = 1e-5;
   uint64_t seed = 0;
   int device = 0;
+  std::string weights;              ///< "" : the model's default
   long bench = 0;                   ///< 0: no benchmark
   long warmup = 10;
   bool help = false;
@@ -84,11 +85,13 @@ struct Args {
 inline std::string usage(const std::string& program) {
   return "usage: " + program +
          " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]\n"
-         "       [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
+         "       [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
          "  --input NAME=FILE   data for input NAME (.npy or ONNX TensorProto .pb); others are seeded random\n"
          "  --output-dir DIR    write each output as DIR/<output name>.npy (default: .)\n"
          "  --seed S            seed of the random inputs (default 0)\n"
          "  --device D          CUDA device (default 0)\n"
+         "  --weights FILE      weights file of a model compiled with --weights-file\n"
+         "                      (default: NAME_weights.bin next to the executable)\n"
          "  --bench N           time N runs (CUDA graph replays): median, p10, p90 latency\n"
          "  --warmup N          untimed runs before the timed ones (default 10)\n"
          "  --compare-dir DIR   compare each output with DIR/<output name>.npy\n"
@@ -184,8 +187,8 @@ inline Args parse_args(int argc, char** argv) {
       a.help = true;
       continue;
     }
-    static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--bench",
-                                          "--warmup", "--compare-dir", "--rtol", "--atol"};
+    static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights",
+                                          "--bench", "--warmup", "--compare-dir", "--rtol", "--atol"};
     bool known = false;
     for (const char* k : kValued) known = known || opt == k;
     if (!known) {
@@ -205,6 +208,9 @@ inline Args parse_args(int argc, char** argv) {
     } else if (opt == "--compare-dir") {
       if (value.empty()) detail::usage_fail("--compare-dir is empty");
       a.compare_dir = value;
+    } else if (opt == "--weights") {
+      if (value.empty()) detail::usage_fail("--weights is empty");
+      a.weights = value;
     } else if (opt == "--seed") {
       a.seed = detail::parse_u64(opt, value);
     } else if (opt == "--device") {
@@ -446,11 +452,16 @@ inline int run(const Model& m, const Args& args) {
     }
   }
 
+  if (!args.weights.empty() && !m.create_with_weights) {
+    throw Failure{kExitUsage, std::string("--weights: the weights of '") + m.name +
+                                  "' are embedded in this program (it was compiled without --weights-file)"};
+  }
+
   // 2. Create and run.
   Context c(m);
-  if (int rc = m.create(&c.ctx, args.device)) {
-    c.fail(std::string(m.name) + "_create (device " + std::to_string(args.device) + ")", rc);
-  }
+  const int created = args.weights.empty() ? m.create(&c.ctx, args.device)
+                                           : m.create_with_weights(&c.ctx, args.device, args.weights.c_str());
+  if (created) c.fail(std::string(m.name) + "_create (device " + std::to_string(args.device) + ")", created);
   std::vector<mc_npy::Array> out(static_cast<std::size_t>(n_out));
   std::vector<const void*> in_ptr;
   std::vector<void*> out_ptr;

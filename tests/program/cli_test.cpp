@@ -16,7 +16,6 @@
 #include "ir/graph.h"
 #include "reference/interpreter.h"
 #include "tests/frontend/onnx_builder.h"
-#include "tests/program/model_api_stub.h"
 #include "runtime_stub/cli.h"
 
 using modelc::test::TempDir;
@@ -68,6 +67,14 @@ int fake_run(void* ctx, const void* const* in, void* const* out, cudaStream_t st
 int fake_run_host(void* ctx, const void* const* in, void* const* out) {
   return fake_run(ctx, in, out, nullptr);  // host memory is device memory on the emulation
 }
+int fake_create_with_weights(void** ctx, int device, const char* path) {
+  const int rc = fake_create(ctx, device);
+  if (rc == 0 && std::string(path ? path : "fake_weights.bin") != "good.bin") {
+    static_cast<FakeCtx*>(*ctx)->error = std::string("cannot open the weights file '") + (path ? path : "fake_weights.bin") + "'";
+    return 5;
+  }
+  return rc;
+}
 const char* fake_error(const void* ctx) { return static_cast<const FakeCtx*>(ctx)->error.c_str(); }
 void fake_destroy(void* ctx) { delete static_cast<FakeCtx*>(ctx); }
 int two() { return 2; }
@@ -78,7 +85,7 @@ const int64_t* in_shape(int i) { return i == 0 ? kShapeX : kShapeK; }
 const char* out_name(int i) { return i == 0 ? "Y:0" : "K out"; }
 size_t no_workspace() { return 0; }
 
-const mc_cli::Model kFake = {"fake",  fake_create, fake_run,  fake_run_host, fake_error, fake_destroy,
+const mc_cli::Model kFake = {"fake",  fake_create, nullptr, fake_run,  fake_run_host, fake_error, fake_destroy,
                              two,     two,         in_name,   in_dtype,      in_rank,    in_shape,
                              out_name, in_dtype,   in_rank,   in_shape,      no_workspace};
 
@@ -89,7 +96,7 @@ struct Result {
   std::string out, err;
 };
 
-Result run_cli(const TempDir& dir, std::vector<std::string> args) {
+Result run_cli(const TempDir& dir, std::vector<std::string> args, const mc_cli::Model& model = kFake) {
   args.insert(args.begin(), "./fake");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -102,7 +109,7 @@ Result run_cli(const TempDir& dir, std::vector<std::string> args) {
   ::dup2(fo, 1);
   ::dup2(fe, 2);
   Result r;
-  r.code = mc_cli::main(static_cast<int>(args.size()), argv.data(), kFake);
+  r.code = mc_cli::main(static_cast<int>(args.size()), argv.data(), model);
   std::fflush(stdout);
   std::fflush(stderr);
   ::dup2(saved_out, 1);
@@ -155,12 +162,14 @@ TEST_CASE("cli.h: argument parsing") {
   CHECK(a.warmup == 10);
   CHECK(a.rtol == 1e-3);
   CHECK(a.atol == 1e-5);
-  a = parse({"--input", "x=a.npy", "--input=y=b=c.pb", "--output-dir", "o", "--seed=42", "--device", "1", "--bench",
+  a = parse({"--input", "x=a.npy", "--input=y=b=c.pb", "--output-dir", "o", "--seed=42", "--device", "1",
+             "--weights", "w.bin", "--bench",
              "5", "--warmup=0", "--compare-dir", "ref", "--rtol", "0.5", "--atol=1e-7"});
   CHECK(a.inputs == std::vector<std::string>{"x=a.npy", "y=b=c.pb"});
   CHECK(a.output_dir == "o");
   CHECK(a.seed == 42);
   CHECK(a.device == 1);
+  CHECK(a.weights == "w.bin");
   CHECK(a.bench == 5);
   CHECK(a.warmup == 0);
   CHECK(a.compare_dir == "ref");
@@ -296,6 +305,8 @@ TEST_CASE("cli.h: a bad input file is exit 1 with a clear message and no output 
       {{"--input", "X=" + dir / "x.npy", "--compare-dir", dir / "nowhere"},
        "error: expected output 'Y:0': " + dir / "nowhere/Y_0.npy" + ": cannot open"},
       {{"--bogus"}, "error: unknown option '--bogus'\nhint: ./fake --help lists the options"},
+      {{"--weights", dir / "w.bin"},
+       "error: --weights: the weights of 'fake' are embedded in this program (it was compiled without --weights-file)"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
@@ -320,6 +331,15 @@ TEST_CASE("cli.h: create and run failures are exit 2 with the model's error stri
   CHECK(r.code == 2);
   CHECK(has(r.err, "error: fake_run_host failed (code 1): fake_run: cudaErrorLaunchFailure at fake.cu:12"));
   CHECK(!std::filesystem::exists(dir / "out"));
+  // A model compiled with --weights-file: --weights picks the file.
+  mc_cli::Model with_file = kFake;
+  with_file.create_with_weights = fake_create_with_weights;
+  r = run_cli(dir, {"--weights", "bad.bin", "--output-dir", dir / "out"}, with_file);
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "error: fake_create (device 0) failed (code 5): cannot open the weights file 'bad.bin'"));
+  r = run_cli(dir, {"--weights", "good.bin", "--output-dir", dir / "out"}, with_file);
+  CHECK(r.code == 0);
+  std::filesystem::remove_all(dir / "out");
   // An output folder that cannot be created.
   modelc::test::write_bytes(dir / "file", "x");
   r = run_cli(dir, {"--output-dir", dir / "file/sub"});
