@@ -54,6 +54,7 @@
 #include "runtime_stub/npy.h"
 #include "schedule/lower.h"
 #include "support/error.h"
+#include "tests/codegen/test_families.h"
 
 namespace fs = std::filesystem;
 using namespace modelc;
@@ -81,6 +82,7 @@ struct Options {
   int group_size = 60;
   int timeout_s = 120;
   bool verbose = false;
+  std::map<std::string, std::string> substitutes;  // --substitute FAMILY=OTHER (tests/codegen's test family)
 };
 
 const char* const kUsage =
@@ -96,6 +98,8 @@ const char* const kUsage =
     "  --group-size N     cases per compiled group (default 60)\n"
     "  --timeout SECONDS  per-case limit for preparing and for running (default 120)\n"
     "  --verbose          print every case's result\n"
+    "  --substitute F=G   lower family F's kernels with family G (e.g. elementwise=test_elementwise, the\n"
+    "                     test family of tests/codegen/test_families.h: for testing this runner)\n"
     "The last line is 'N passed, M failed, K skipped'; the exit status is 1 when M > 0.\n";
 
 // ---- small helpers --------------------------------------------------------------------------------
@@ -237,6 +241,22 @@ mc_npy::Array to_array(const Tensor& t) {
   return a;
 }
 
+// NAME.h declares cudaStream_t itself on the emulation (struct CUstream_st; typedef ...), to stay
+// light. Inside a case's namespace that would declare a second, different CUstream_st; the group
+// includes the runtime first, so the global declaration serves and these two lines are dropped.
+std::string for_namespace(const std::string& header) {
+  std::istringstream in(header);
+  std::string r;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "struct CUstream_st;" || line.rfind("typedef struct CUstream_st* cudaStream_t;", 0) == 0) {
+      r += "// (dropped for the grouped build: " + line + ")\n";
+      continue;
+    }
+    r += line + "\n";
+  }
+  return r;
+}
+
 struct Case {
   std::string suite, name, id;  // id = suite/name
   fs::path dir;                 // the test data
@@ -260,6 +280,12 @@ std::string prepare_case(const Case& c, const Options& o) {
     if (!f || !m.ParseFromIstream(&f)) throw Error("cannot parse model.onnx");
     return m;
   }();
+  // Sequence, optional and map types: out of modelc's scope (tensor graphs).
+  for (const auto* list : {&proto.graph().input(), &proto.graph().output()}) {
+    for (const auto& v : *list) {
+      if (!v.type().has_tensor_type()) return "SKIP reference does not pass: '" + v.name() + "' is not a tensor";
+    }
+  }
   const fs::path set = c.dir / "test_data_set_0";
   if (!fs::is_directory(set)) return "SKIP no test_data_set_0";
   std::set<std::string> initializers;
@@ -301,7 +327,11 @@ std::string prepare_case(const Case& c, const Options& o) {
       expected[out.name()] = std::move(want);
     }
   } catch (const std::exception& e) {
-    return "SKIP reference does not pass: " + one_line(e.what());
+    // Errors name the file first: the case's name says it already.
+    std::string why = e.what();
+    const std::string file = "file '" + (c.dir / "model.onnx").string() + "': ";
+    if (why.rfind(file, 0) == 0) why = why.substr(file.size());
+    return "SKIP reference does not pass: " + one_line(why, 200);
   }
 
   // 2. Lower and emit. From here on, a problem is a failure of code generation.
@@ -311,6 +341,7 @@ std::string prepare_case(const Case& c, const Options& o) {
   try {
     LowerOptions opt;
     opt.name = c.model;
+    opt.family_substitutes = o.substitutes;
     const Schedule s = lower(*g, opt);
     EmitOptions eo;
     eo.source = (c.dir / "model.onnx").string();
@@ -320,10 +351,14 @@ std::string prepare_case(const Case& c, const Options& o) {
     std::vector<std::string> sources;
     for (const auto& [file, text] : files) {
       if (file.find('/') != std::string::npos) continue;  // runtime/ and kernels/: the shared copies serve
-      if (file == c.model + ".h" || (file.size() > 3 && file.compare(file.size() - 3, 3, ".cu") == 0 &&
+      if (file == c.model + ".h") {
+        write_text(c.out / file, for_namespace(text));
+        continue;
+      }
+      if ((file.size() > 3 && file.compare(file.size() - 3, 3, ".cu") == 0 &&
                                      file != c.model + "_main.cu")) {
         write_text(c.out / file, text);
-        if (file != c.model + ".h") sources.push_back(file);
+        sources.push_back(file);
       }
     }
     // NAME.cu first, then its parts in order.
@@ -745,6 +780,14 @@ int main(int argc, char** argv) {
       o.group_size = std::max(1, std::atoi(value().c_str()));
     } else if (a == "--timeout") {
       o.timeout_s = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--substitute") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "codegen_conformance: --substitute expects FAMILY=OTHER\n";
+        return 2;
+      }
+      o.substitutes[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (a == "--verbose" || a == "-v") {
       o.verbose = true;
     } else {
@@ -752,6 +795,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  test::register_test_families();
   if (o.jobs <= 0) o.jobs = std::max(1u, std::thread::hardware_concurrency());
   if (!fs::is_directory(o.data)) {
     std::cerr << "codegen_conformance: no test data at " << o.data << " (Debian package libonnx-testdata)\n";
