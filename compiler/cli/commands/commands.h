@@ -79,4 +79,23 @@ struct VerifyOptions {
 /// throws Error when it cannot get that far.
 int verify_model(const VerifyOptions& v, std::ostream& out);
 
+// ---- the compile command's pieces (compile.cpp), for commands that emit and build -------
+
+/// The NAME a model compiles to by default: its file name's stem as a C identifier
+/// ("my-model.onnx" -> "my_model"; "m_" before a leading digit; "_model" after a keyword).
+std::string default_model_name(const std::string& model_path);
+/// Throws Error when `name` cannot prefix C symbols (--name).
+void check_model_name(const std::string& name);
+/// "--arch sm_75,sm_86" -> {"sm_75", "sm_86"} (ascending, deduplicated): sm_XX with XX >= 75, and
+/// one the installed nvcc can target (`nvcc --list-gpu-arch`; Error listing those it can). Without
+/// nvcc they are not checked (a note on stderr unless `quiet`).
+std::vector<std::string> checked_archs(const std::string& list, bool quiet);
+/// The nvcc modelc builds with ($NVCC, PATH, /usr/local/cuda/bin); "" when there is none.
+std::string find_nvcc_path();
+/// Runs make in an emitted folder (`emu`: NAME_emu with g++; else `all`: NAME with nvcc) with
+/// `jobs` jobs (0: one per core), writing the progress to `out` (files compiled of total, time
+/// taken) and the compilers' messages to stderr. Returns the binary's path; throws Error when the
+/// build fails.
+std::string build_emitted(const std::string& dir, const std::string& name, bool emulate, int jobs, std::ostream& out);
+
 }  // namespace modelc::cli

@@ -35,7 +35,6 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -164,26 +163,6 @@ std::string local_gpu_arch() {
   return digits.size() >= 2 ? "sm_" + digits : "";
 }
 
-// The C symbol prefix for a model file, as `modelc MODEL.onnx` derives it.
-std::string name_for(const std::string& model, const std::string& given) {
-  std::string name = given;
-  if (name.empty()) {
-    for (char ch : fs::path(model).stem().string()) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
-    static const std::set<std::string> reserved = {"main", "mc", "mc_cli", "int", "float", "double", "char",
-                                                   "void", "class", "struct", "new", "delete", "namespace"};
-    if (reserved.count(name)) name += "_model";
-    return name;
-  }
-  bool ok = !std::isdigit(static_cast<unsigned char>(name[0]));
-  for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-  if (!ok) {
-    throw Error("--name '" + name + "' is not usable as the prefix of C symbols",
-                "use letters, digits and '_', not starting with a digit");
-  }
-  return name;
-}
-
 mc_npy::Array to_array(const Tensor& t) {
   mc_npy::Array a;
   a.dtype = static_cast<int>(t.dtype());
@@ -212,7 +191,8 @@ struct TempFolder {
 
 int verify_model(const VerifyOptions& v, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string name = name_for(v.model, v.name);
+  const std::string name = v.name.empty() ? default_model_name(v.model) : v.name;
+  check_model_name(name);
 
   // Where: the emulation, or nvcc for an architecture.
   bool emulate = v.emulate;
@@ -225,7 +205,11 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       why_emulate = " (no GPU found by nvidia-smi)";
     }
   }
-  if (!arch.empty()) arch_number(arch);  // Error for anything that is not sm_XX, XX >= 75
+  if (!arch.empty()) {
+    const std::vector<std::string> archs = checked_archs(arch, false);  // sm_XX, XX >= 75, nvcc can target it
+    if (archs.size() != 1) throw Error("--arch takes one architecture (the local GPU's), got '" + arch + "'");
+    arch = archs[0];
+  }
   const std::string target_text = emulate ? "the host emulation (g++)" + why_emulate : "nvcc for " + arch;
   out << "verify " << v.model << " on " << target_text << ", rtol " << v.rtol << ", atol " << v.atol << "\n";
 
@@ -310,30 +294,16 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   out << "  inputs " << inputs_text << "; reference interpreter " << secs(reference_s) << "\n";
 
   // 3. Build.
-  int jobs = v.jobs > 0 ? v.jobs : static_cast<int>(std::thread::hardware_concurrency());
-  jobs = std::max(1, jobs);
-  std::vector<std::string> make = {"make", "-C", emitted.dir, "-j" + std::to_string(jobs), "--no-print-directory"};
-  if (emulate) {
-    make.push_back("emu");
-  } else {
-    make.push_back("ARCHS=" + std::to_string(arch_number(arch)));
-    make.push_back("all");
+  std::string binary;
+  try {
+    binary = fs::absolute(build_emitted(emitted.dir, name, emulate, v.jobs, out)).string();
+  } catch (const Error& e) {
+    if (!v.keep.empty()) throw;
+    throw Error(e.message(), "rerun with --keep DIR to keep the folder, then: make -C DIR V=1 " +
+                                 std::string(emulate ? "emu" : "all"));
   }
-  const std::string build_log = (work / "build.log").string();
-  out << "  building " << (emulate ? name + "_emu" : name) << " (make -j" << jobs << (emulate ? " emu" : "")
-            << ") ..." << std::flush;
-  t0 = std::chrono::steady_clock::now();
-  if (const int rc = run_process(make, build_log, nullptr)) {
-    out << "\n";
-    throw Error("the build failed (make exited with " + std::to_string(rc) + "); its last lines:\n" +
-                    tail_of(build_log, 30),
-                v.keep.empty() ? "rerun with --keep DIR to keep the folder and the whole log"
-                               : "the whole log: " + build_log);
-  }
-  out << " " << secs(seconds_since(t0)) << "\n";
 
   // 4. Run.
-  const std::string binary = (fs::absolute(emitted.dir) / (emulate ? name + "_emu" : name)).string();
   std::vector<std::string> run = {binary, "--output-dir", fs::absolute(work / "outputs").string()};
   for (const std::string& in : input_names) {
     run.push_back("--input");
