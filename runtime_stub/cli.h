@@ -488,7 +488,7 @@ inline int run(const Model& m, const Args& args) {
   if (args.bench > 0) {
     const Bench b = bench(c, in, out_bytes, args.bench, args.warmup);
     std::printf("bench  %ld runs after %ld warmup (CUDA events around each graph replay)\n", args.bench, args.warmup);
-    std::printf("  median %.4f ms  p10 %.4f ms  p90 %.4f ms  min %.4f ms  mean %.4f ms\n", b.median, b.p10, b.p90,
+    std::printf("  median %.4g ms  p10 %.4g ms  p90 %.4g ms  min %.4g ms  mean %.4g ms\n", b.median, b.p10, b.p90,
                 b.min, b.mean);
   }
 
