@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli/commands/commands.h"
 #include "codegen/family.h"
 #include "tests/frontend/onnx_builder.h"
 
@@ -89,4 +90,18 @@ TEST_CASE("compile command: writes out/NAME, or names the nodes no family runs")
     CHECK_MESSAGE(std::filesystem::exists(dir / ("out/my_model/" + std::string(f))), f);
   }
   CHECK(has(read_bytes(dir / "out/my_model/Makefile"), "ARCHS ?= 75 90"));
+}
+
+TEST_CASE("compile command: default names and arch lists") {
+  CHECK(cli::default_model_name("dir/my-model.v2.onnx") == "my_model_v2");
+  CHECK(cli::default_model_name("3d.onnx") == "m_3d");
+  CHECK(cli::default_model_name("int.onnx") == "int_model");
+  CHECK_NOTHROW(cli::check_model_name("resnet50"));
+  CHECK_THROWS_AS(cli::check_model_name("a-b"), Error);
+  CHECK_THROWS_AS(cli::check_model_name(""), Error);
+  CHECK(cli::checked_archs("sm_90, sm_75,sm_90", true) == std::vector<std::string>{"sm_75", "sm_90"});
+  CHECK(cli::checked_archs("sm_75,", true) == std::vector<std::string>{"sm_75"});
+  CHECK_THROWS_AS(cli::checked_archs(",", true), Error);
+  CHECK_THROWS_AS(cli::checked_archs("sm_61", true), Error);
+  if (!cli::find_nvcc_path().empty()) CHECK_THROWS_WITH_AS(cli::checked_archs("sm_76", true), doctest::Contains("can target"), Error);
 }

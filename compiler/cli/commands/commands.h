@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ using RegisterFn = void (*)(CLI::App& app, RunFn& run);
 void register_inspect(CLI::App& app, RunFn& run);
 void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
+void register_verify(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.
 void register_compile(CLI::App& app, RunFn& run);
@@ -55,5 +58,44 @@ std::string inspect_report(const LoadResult& r, bool verbose);
 
 /// `modelc list-ops` (plain table) / `--markdown` (docs/operators.md).
 std::string list_ops_text(bool markdown);
+
+/// `modelc verify`'s options (see verify.cpp).
+struct VerifyOptions {
+  std::string model;
+  bool emulate = false;        ///< the host emulation (make emu)
+  std::string arch;            ///< "" and not emulate: the local GPU's, or the emulation without one
+  std::string inputs_dir;      ///< "" : seeded random inputs
+  double rtol = 1e-3, atol = 1e-5;
+  std::string keep;            ///< "" : a temporary folder, removed
+  std::string name;            ///< "" : from the model file's name
+  uint64_t seed = 0;
+  int jobs = 0;                ///< make -j (0: the number of cores)
+  LoadFlags load;
+  /// For tests: LowerOptions::family_substitutes.
+  std::map<std::string, std::string> family_substitutes;
+};
+/// \brief Emits, builds and runs the model and compares its outputs with the reference
+/// interpreter's, printing a line per output to `out`. 0 when every output passes, 1 otherwise;
+/// throws Error when it cannot get that far.
+int verify_model(const VerifyOptions& v, std::ostream& out);
+
+// ---- the compile command's pieces (compile.cpp), for commands that emit and build -------
+
+/// The NAME a model compiles to by default: its file name's stem as a C identifier
+/// ("my-model.onnx" -> "my_model"; "m_" before a leading digit; "_model" after a keyword).
+std::string default_model_name(const std::string& model_path);
+/// Throws Error when `name` cannot prefix C symbols (--name).
+void check_model_name(const std::string& name);
+/// "--arch sm_75,sm_86" -> {"sm_75", "sm_86"} (ascending, deduplicated): sm_XX with XX >= 75, and
+/// one the installed nvcc can target (`nvcc --list-gpu-arch`; Error listing those it can). Without
+/// nvcc they are not checked (a note on stderr unless `quiet`).
+std::vector<std::string> checked_archs(const std::string& list, bool quiet);
+/// The nvcc modelc builds with ($NVCC, PATH, /usr/local/cuda/bin); "" when there is none.
+std::string find_nvcc_path();
+/// Runs make in an emitted folder (`emu`: NAME_emu with g++; else `all`: NAME with nvcc) with
+/// `jobs` jobs (0: one per core), writing the progress to `out` (files compiled of total, time
+/// taken) and the compilers' messages to stderr. Returns the binary's path; throws Error when the
+/// build fails.
+std::string build_emitted(const std::string& dir, const std::string& name, bool emulate, int jobs, std::ostream& out);
 
 }  // namespace modelc::cli

@@ -157,22 +157,59 @@ const std::set<std::string>& cpp_keywords() {
   return k;
 }
 
-int build_folder(const Compile& c, const EmitResult& emitted, const std::string& name) {
-  const std::string target = c.emulate ? "emu" : "all";
-  int jobs = c.jobs > 0 ? c.jobs : static_cast<int>(std::thread::hardware_concurrency());
-  jobs = std::max(1, jobs);
-  // Files make may compile for the target (the progress total).
-  int total = static_cast<int>(emitted.cuda_sources.size()) + 1;  // + NAME_main.cu
-  if (!c.weights_file) ++total;                                    // NAME_weights.S
-  if (c.emulate) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fs::path(emitted.dir) / "runtime" / "host", ec)) {
+}  // namespace
+
+std::string default_model_name(const std::string& model_path) {
+  std::string name;
+  for (char ch : fs::path(model_path).stem().string()) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
+  if (cpp_keywords().count(name)) name += "_model";
+  return name;
+}
+
+void check_model_name(const std::string& name) {
+  bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  if (!ok || cpp_keywords().count(name)) {
+    throw Error("--name '" + name + "' is not usable as the prefix of C symbols",
+                "use letters, digits and '_', not starting with a digit, and not a C++ keyword");
+  }
+}
+
+std::vector<std::string> checked_archs(const std::string& list, bool quiet) {
+  const Nvcc nvcc = find_nvcc();
+  std::vector<std::string> archs = parse_archs(list, nvcc);
+  if (nvcc.path.empty() && !quiet) {
+    std::cerr << "note: nvcc was not found (PATH, /usr/local/cuda/bin): --arch was not checked against a compiler\n";
+  }
+  return archs;
+}
+
+std::string find_nvcc_path() { return find_nvcc().path; }
+
+std::string build_emitted(const std::string& dir, const std::string& name, bool emulate, int jobs, std::ostream& out) {
+  const std::string target = emulate ? "emu" : "all";
+  jobs = jobs > 0 ? jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Files make may compile for the target (the progress total): the .cu files, the weights, and
+  // for the emulation the runtime's host sources.
+  int total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string ext = e.path().extension().string();
+    if (ext == ".cu" || ext == ".S") ++total;
+  }
+  if (emulate) {
+    for (const auto& e : fs::directory_iterator(fs::path(dir) / "runtime" / "host", ec)) {
       if (e.path().extension() == ".cpp") ++total;
     }
   }
-  std::cout << "building " << (c.emulate ? name + "_emu (host emulation, g++)" : name + " (nvcc)") << " with make -j"
-            << jobs << "\n"
-            << std::flush;
+  if (!emulate && find_nvcc().path.empty()) {
+    throw Error("building with nvcc, which was not found (PATH, /usr/local/cuda/bin)",
+                "install the CUDA toolkit, or build the CPU emulation (--emulate)");
+  }
+  out << "building " << (emulate ? name + "_emu (host emulation, g++)" : name + " (nvcc)") << " with make -j" << jobs
+      << "\n"
+      << std::flush;
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [](std::chrono::steady_clock::duration d) {
     char buf[32];
@@ -181,16 +218,16 @@ int build_folder(const Compile& c, const EmitResult& emitted, const std::string&
   };
   std::map<std::string, std::chrono::steady_clock::time_point> started;
   int done = 0;
-  const std::string cmd = "make -C " + shell_quote(emitted.dir) + " -j" + std::to_string(jobs) +
+  const std::string cmd = "make -C " + shell_quote(dir) + " -j" + std::to_string(jobs) +
                           " --no-print-directory MODELC_PROGRESS=1 " + target;
+  std::string errors;  // what make and the compilers said, shown as it comes
   const int status = run_lines(cmd, [&](const std::string& line) {
     const auto now = std::chrono::steady_clock::now();
     static const char* kTools[] = {"  NVCC    ", "  CXX     ", "  AS      "};
     for (const char* t : kTools) {
       if (line.compare(0, std::strlen(t), t) == 0) {
         std::string file = line.substr(std::strlen(t));
-        file = file.substr(0, file.find(' '));
-        started[file] = now;
+        started[file.substr(0, file.find(' '))] = now;
         return;
       }
     }
@@ -198,13 +235,13 @@ int build_folder(const Compile& c, const EmitResult& emitted, const std::string&
       const std::string file = line.substr(17);
       ++done;
       auto it = started.find(file);
-      std::cout << "  [" << done << "/" << std::max(done, total) << "] " << file;
-      if (it != started.end()) std::cout << " (" << seconds(now - it->second) << ")";
-      std::cout << "\n" << std::flush;
+      out << "  [" << done << "/" << std::max(done, total) << "] " << file;
+      if (it != started.end()) out << " (" << seconds(now - it->second) << ")";
+      out << "\n" << std::flush;
       return;
     }
     if (line.compare(0, 10, "  LINK    ") == 0 || line.compare(0, 10, "  AR      ") == 0) {
-      std::cout << "  linking " << line.substr(10) << "\n" << std::flush;
+      out << "  linking " << line.substr(10) << "\n" << std::flush;
       return;
     }
     std::cerr << line << "\n";
@@ -212,40 +249,26 @@ int build_folder(const Compile& c, const EmitResult& emitted, const std::string&
   const auto took = std::chrono::steady_clock::now() - start;
   if (status != 0) {
     throw Error("the build failed (make exited with " + std::to_string(status) + "); the messages are above",
-                "the folder is kept: make -C " + emitted.dir + " V=1 " + target + " shows the commands");
+                "the folder is kept: make -C " + dir + " V=1 " + target + " shows the commands");
   }
-  const std::string binary = (fs::path(emitted.dir) / (c.emulate ? name + "_emu" : name)).string();
-  std::cout << "built " << binary << " in " << seconds(took);
-  if (done < total) std::cout << " (" << done << " of " << total << " files compiled, the others were up to date)";
-  std::cout << "\n";
-  return 0;
+  const std::string binary = (fs::path(dir) / (emulate ? name + "_emu" : name)).string();
+  out << "built " << binary << " in " << seconds(took);
+  if (done < total) out << " (" << done << " of " << total << " files compiled, the others were up to date)";
+  out << "\n";
+  return binary;
 }
 
+namespace {
+
 int run_compile(const Compile& c) {
-  // Name and folder.
   std::string name = c.name;
   if (name.empty()) {
-    const std::string stem = fs::path(c.model).stem().string();
-    for (char ch : stem) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
-    if (cpp_keywords().count(name)) name += "_model";
+    name = default_model_name(c.model);
   } else {
-    bool ok = !std::isdigit(static_cast<unsigned char>(name[0]));
-    for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-    if (!ok || cpp_keywords().count(name)) {
-      throw Error("--name '" + name + "' is not usable as the prefix of C symbols",
-                  "use letters, digits and '_', not starting with a digit, and not a C++ keyword");
-    }
+    check_model_name(name);
   }
   const std::string out = c.out.empty() ? (fs::path("out") / name).string() : c.out;
-
-  // Targets.
-  const Nvcc nvcc = find_nvcc();
-  const std::vector<std::string> archs = parse_archs(c.arch, nvcc);
-  if (nvcc.path.empty()) {
-    std::cerr << "note: nvcc was not found (PATH, /usr/local/cuda/bin): --arch was not checked against a compiler";
-    std::cerr << (c.build && !c.emulate ? "" : "; make emu builds the CPU emulation without it") << "\n";
-  }
+  const std::vector<std::string> archs = checked_archs(c.arch, false);
 
   LoadOptions lo = load_options(c.load);
   const std::unique_ptr<Graph> g = load_onnx(c.model, lo);
@@ -275,20 +298,17 @@ int run_compile(const Compile& c) {
   for (const auto& [f, n] : families) fam += (fam.empty() ? "" : ", ") + f + " " + std::to_string(n);
   std::string arch_text;
   for (const std::string& a : archs) arch_text += (arch_text.empty() ? "" : ",") + a;
-  std::cout << "wrote " << out << " (" << arch_text << "): " << s.kernels.size() << " kernels" << (fam.empty() ? "" : " (" + fam + ")")
-            << (r.parts ? " in " + std::to_string(r.parts) + " parts" : "") << "; activation arena "
-            << grouped(s.arena_bytes) << " bytes (all activations " << grouped(s.activation_bytes_total)
-            << "); weights " << grouped(s.weights_bytes) << " bytes" << (c.weights_file ? " in " + name + "_weights.bin" : "")
-            << "\n";
+  std::cout << "wrote " << out << " (" << arch_text << "): " << s.kernels.size() << " kernels"
+            << (fam.empty() ? "" : " (" + fam + ")") << (r.parts ? " in " + std::to_string(r.parts) + " parts" : "")
+            << "; activation arena " << grouped(s.arena_bytes) << " bytes (all activations "
+            << grouped(s.activation_bytes_total) << "); weights " << grouped(s.weights_bytes) << " bytes"
+            << (c.weights_file ? " in " + name + "_weights.bin" : "") << "\n";
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
     return 0;
   }
-  if (!c.emulate && nvcc.path.empty()) {
-    throw Error("--build needs nvcc, which was not found (PATH, /usr/local/cuda/bin)",
-                "install the CUDA toolkit, or add --emulate to build the CPU emulation");
-  }
-  return build_folder(c, r, name);
+  build_emitted(r.dir, name, c.emulate, c.jobs, std::cout);
+  return 0;
 }
 
 }  // namespace
