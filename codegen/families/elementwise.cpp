@@ -6,6 +6,7 @@
 // Every op is one mc::ew::Elementwise launch over the output's shape: each input is an operand
 // with numpy-broadcast strides (BatchNormalization's parameters align with the channel dim
 // instead), the dims are collapsed, and the op is a functor whose members hold its attributes.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -106,6 +107,32 @@ OpSpec op_spec(const Kernel& k) {
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
 }
 
+// Add/Sub/Mul/Div (1, 6) and Pow (1) with broadcast=1 align B with A's dims from 'axis' on (the
+// last dims when absent); PRelu 1 and 6 take a slope of one element or one per channel (dim 1).
+// Both are the numpy form once B has trailing dims of length 1 (as compiler/ops normalizes them).
+TensorView legacy_numpy_view(const Node& n, const TensorView& a, const TensorView& b) {
+  const bool prelu = n.op() == "PRelu";
+  if (!prelu && n.attr_int("broadcast", 0) == 0) return b;
+  TensorView v = b;
+  if (num_elements(b.shape) == 1) {
+    v.shape.clear();
+    v.strides.clear();
+    return v;
+  }
+  const auto ra = static_cast<int64_t>(a.shape.size()), rb = static_cast<int64_t>(b.shape.size());
+  const int64_t axis = prelu ? 1 : n.has_attr("axis") ? n.attr_int("axis", 0) : ra - rb;
+  if (axis < 0 || axis + rb > ra) throw n.error("legacy broadcast: B does not fit A at axis " + std::to_string(axis));
+  v.shape.resize(static_cast<std::size_t>(ra - axis), 1);
+  v.strides.resize(static_cast<std::size_t>(ra - axis), 0);
+  return v;
+}
+
+bool is_legacy_broadcast(const Node& n) {
+  const std::string& op = n.op();
+  if (op == "PRelu") return n.opset() < 7;
+  return n.opset() < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow");
+}
+
 // BatchNormalization's parameters ([C] or, with spatial=0, [C, D1, ...]) align with dims 1.. of X.
 Strides channel_strides(const TensorView& v, const Shape& out) {
   Strides s(out.size(), 0);
@@ -127,11 +154,13 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "elementwise kernel without input or output");
   const OpSpec spec = op_spec(k);
   const TensorView& y = k.outputs[0];
+  std::vector<TensorView> inputs = k.inputs;
+  if (k.node && is_legacy_broadcast(*k.node)) inputs.at(1) = legacy_numpy_view(*k.node, inputs.at(0), inputs.at(1));
   Shape shape = y.shape;
 
   std::string comment = node_str(k) + ": ";
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-    comment += (i ? ", " : "") + view_str(k.inputs[static_cast<std::size_t>(spec.inputs[i])]);
+    comment += (i ? ", " : "") + view_str(inputs[static_cast<std::size_t>(spec.inputs[i])]);
   }
   comment += " -> " + view_str(y);
   if (y.numel() == 0) return {"", "// " + comment + ": empty, nothing to compute\n"};
@@ -139,7 +168,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   Strides y_strides = y.strides;
   std::vector<Strides> x_strides;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-    const TensorView& v = k.inputs.at(static_cast<std::size_t>(spec.inputs[i]));
+    const TensorView& v = inputs.at(static_cast<std::size_t>(spec.inputs[i]));
     if (v.dtype == DType::undefined) throw kernel_error(k, "input " + std::to_string(spec.inputs[i]) + " is missing");
     x_strides.push_back(spec.channel_params && i > 0 ? channel_strides(v, shape) : broadcast_strides(v, shape));
   }
@@ -154,7 +183,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
                      ",\n      mc::ew::Operand<" + type_of(y, true) + ", " + dims(y_strides) + ">";
   std::string pointers;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-    const TensorView& v = k.inputs[static_cast<std::size_t>(spec.inputs[i])];
+    const TensorView& v = inputs[static_cast<std::size_t>(spec.inputs[i])];
     const bool value = !(spec.functor == "mc::ew::Where{}" && i == 0);
     type += ",\n      mc::ew::Operand<" + type_of(v, value) + ", " + dims(x_strides[i]) + ">";
     pointers += (i ? ", " : "") + ctx.ptr(v, true);
