@@ -37,6 +37,48 @@ __global__ void __launch_bounds__(ix::kBlock) copy_kernel(const typename K::Para
   K::run(p);
 }
 
+/// \brief A copy whose reads and writes are contiguous along different dims: x along dim P, y along
+/// dim Q (Transpose of the inner dims, NCHW <-> NHWC). 32 x 32 tiles go through shared memory so
+/// that both are coalesced; the other dims are a batch (Batch, with their strides in y and x).
+/// A block of 256 threads (32 x 8) copies one tile at a time, looping over the tiles.
+template <class T, class Batch, class YBatchStrides, class XBatchStrides, int64_t P, int64_t Q, int64_t YStrideP,
+          int64_t YStrideQ, int64_t XStrideP, int64_t XStrideQ>
+struct TiledCopy {
+  static constexpr int kTile = 32;
+  static constexpr int kRows = ix::kBlock / kTile;
+  static constexpr int64_t tiles_p = (P + kTile - 1) / kTile, tiles_q = (Q + kTile - 1) / kTile;
+  static constexpr int64_t tiles = Batch::numel * tiles_p * tiles_q;
+  static constexpr unsigned block = ix::kBlock;
+  static constexpr unsigned grid = static_cast<unsigned>(tiles < ix::kMaxBlocks ? tiles : ix::kMaxBlocks);
+  struct Params {
+    void* y;
+    const void* x;
+  };
+  static __device__ void run(const Params& p) {
+    __shared__ T tile[kTile][kTile + 1];  // +1: the column reads hit different banks
+    T* y = static_cast<T*>(p.y);
+    const T* x = static_cast<const T*>(p.x);
+    const int tx = static_cast<int>(threadIdx.x) % kTile, ty = static_cast<int>(threadIdx.x) / kTile;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      const int64_t p0 = t / tiles_q % tiles_p * kTile, q0 = t % tiles_q * kTile, b = t / (tiles_q * tiles_p);
+      const int64_t xb = ix::offset<Batch, XBatchStrides>(b), yb = ix::offset<Batch, YBatchStrides>(b);
+      for (int k = ty; k < kTile; k += kRows) {  // read along P: tile[q][p]
+        if (p0 + tx < P && q0 + k < Q) tile[k][tx] = x[xb + (p0 + tx) * XStrideP + (q0 + k) * XStrideQ];
+      }
+      __syncthreads();
+      for (int k = ty; k < kTile; k += kRows) {  // write along Q
+        if (p0 + k < P && q0 + tx < Q) y[yb + (p0 + k) * YStrideP + (q0 + tx) * YStrideQ] = tile[tx][k];
+      }
+      __syncthreads();
+    }
+  }
+};
+
+template <class K>
+__global__ void __launch_bounds__(ix::kBlock) tiled_copy_kernel(const typename K::Params p) {
+  K::run(p);
+}
+
 // ---- Pad ---------------------------------------------------------------------------------------
 
 enum class PadMode : int { constant = 0, edge = 1, reflect = 2, wrap = 3 };

@@ -162,6 +162,31 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
   if (num_elements(c.shape) == 0) return "// " + comment + ": empty, nothing to copy\n";
   collapse(c.shape, {&c.y_strides, &c.x_strides});
   std::string s = "{  // " + comment + "\n";
+  // Reads contiguous along another dim than the writes (a transpose of the inner dims): through
+  // shared-memory tiles, when both dims are long enough to fill them.
+  const std::size_t r = c.shape.size();
+  std::size_t p = r;
+  for (std::size_t d = 0; d + 1 < r; ++d) {
+    if (c.x_strides[d] == 1) p = d;
+  }
+  if (r >= 2 && p < r && c.y_strides[r - 1] == 1 && c.shape[p] >= 8 && c.shape[r - 1] >= 8) {
+    Shape batch;
+    Strides yb, xb;
+    for (std::size_t d = 0; d + 1 < r; ++d) {
+      if (d == p) continue;
+      batch.push_back(c.shape[d]);
+      yb.push_back(c.y_strides[d]);
+      xb.push_back(c.x_strides[d]);
+    }
+    const std::size_t q = r - 1;
+    s += "  using K = mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " + dims(xb) +
+         ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
+         std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " + std::to_string(c.x_strides[p]) +
+         ", " + std::to_string(c.x_strides[q]) + ">;\n";
+    s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
+    s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
+    return s + "}\n";
+  }
   s += "  using K = mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
        dims(c.x_strides) + ">;\n";
   s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";

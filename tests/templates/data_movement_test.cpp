@@ -521,3 +521,29 @@ TEST_CASE("data movement kernels: Resize through tap tables") {
     check_bits(y, want);
   }
 }
+
+TEST_CASE("data movement kernels: TiledCopy transposes the inner dims through shared memory") {
+  SUBCASE("float16 2x3x40x50, perm (0, 1, 3, 2): tiles cut at the edges") {
+    const Tensor x = random_tensor(DType::float16, {2, 3, 40, 50}, 47);
+    OneNode c("Transpose", 13, {x});
+    c.n->set_attr_ints("perm", {0, 1, 3, 2});
+    const Tensor want = c.reference1();  // 2x3x50x40
+    Tensor y = like(want);
+    // A batch of 6 (stride 2000 in both); x is contiguous along its last dim, y's dim 2: P is y's dim
+    // 2 (length 50), Q y's dim 3 (length 40).
+    using K = mc::dm::TiledCopy<uint16_t, Dims<6>, Dims<2000>, Dims<2000>, 50, 40, 40, 1, 1, 50>;
+    launch<K>(mc::dm::tiled_copy_kernel<K>, {y.mutable_raw(), x.raw()});
+    check_bits(y, want);
+  }
+  SUBCASE("int64 NCHW -> NHWC 1x33x9x10") {
+    const Tensor x = iota(DType::int64, {1, 33, 9, 10});
+    OneNode c("Transpose", 13, {x});
+    c.n->set_attr_ints("perm", {0, 2, 3, 1});
+    const Tensor want = c.reference1();  // 1x9x10x33
+    Tensor y = like(want);
+    // y [90, 33] (HW, C): P = HW (x stride 1, y stride 33), Q = C (x stride 90, y stride 1).
+    using K = mc::dm::TiledCopy<uint64_t, Dims<>, Dims<>, Dims<>, 90, 33, 33, 1, 1, 90>;
+    launch<K>(mc::dm::tiled_copy_kernel<K>, {y.mutable_raw(), x.raw()});
+    check_bits(y, want);
+  }
+}

@@ -145,6 +145,11 @@ TEST_CASE("data families: each op emits its template with the planned index math
     const Emitted e = emit(c);
     CHECK(has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 4, 3>, mc::ix::Dims<12, 3, 1>, mc::ix::Dims<12, 1, 4>>"));
   }
+  SUBCASE("Transpose of long inner dims goes through shared-memory tiles") {
+    OneNode c("Transpose", 13, {f32s({2, 16, 24})});
+    c.n->set_attr_ints("perm", {0, 2, 1});
+    CHECK(has(emit(c).launch, "mc::dm::TiledCopy<uint32_t, mc::ix::Dims<2>, mc::ix::Dims<384>, mc::ix::Dims<384>,\n      24, 16, 16, 1, 1, 24>"));
+  }
   SUBCASE("Slice backward starts at an offset pointer") {
     OneNode c("Slice", 13, {f32s({5, 6}), i64({1}, {-1}), i64({1}, {-100}), i64({1}, {1}), i64({1}, {-2})},
               {1, 2, 3, 4});

@@ -128,6 +128,10 @@ void data_movement() {
     launch<K>(mc::dm::copy_kernel<K>, {y, a});
   }
   {
+    using K = mc::dm::TiledCopy<T, Dims<2, 3>, Dims<3000, 1000>, Dims<3000, 1000>, 40, 25, 25, 1, 1, 40>;
+    launch<K>(mc::dm::tiled_copy_kernel<K>, {y, a});
+  }
+  {
     using K = mc::dm::Pad<T, mc::dm::PadMode::constant, Dims<4, 6>, Dims<6, 1>, Dims<4, 1>, Dims<0, 1>, Dims<2, 3>,
                           Dims<1, -1>>;
     launch<K>(mc::dm::pad_kernel<K>, {y, a, nullptr, T(0)});
