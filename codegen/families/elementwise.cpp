@@ -19,9 +19,11 @@ namespace {
 
 /// What one elementwise kernel computes.
 struct OpSpec {
-  std::string functor;            ///< the Op value, e.g. "mc::ew::LeakyRelu{0.01f}"
+  std::string op;                 ///< the Op type, e.g. "mc::ew::Clip<float, true, false>"
+  std::string args;               ///< its members, e.g. "0.0f, 6.0f" (the op's attributes)
   std::vector<int> inputs;        ///< the node inputs that are operands, in the Op's argument order
-  bool raw = false;               ///< copy raw bits (Identity, Where's values, same-type Cast)
+  bool raw = false;               ///< values are copied as raw bits (Identity, Where, same-type Cast)
+  bool condition = false;         ///< Where: operand 0 is the bool condition (not raw bits)
   bool channel_params = false;    ///< BatchNormalization: operands 1.. align with dims 1.. of X
 };
 
@@ -29,7 +31,8 @@ double float_attr(const Node& n, const char* name, double def) {
   return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
 }
 
-std::string simple(const std::string& op) { return "mc::ew::" + op + "{}"; }
+std::string ew(const std::string& op) { return "mc::ew::" + op; }
+std::string flags(bool lo, bool hi) { return std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false"); }
 
 std::vector<int> present_inputs(const Kernel& k) {
   std::vector<int> r;
@@ -46,30 +49,27 @@ OpSpec clip_spec(const Kernel& k) {
   const DType t = k.inputs[0].dtype;
   if (n.opset() < 11) {
     const bool lo = n.has_attr("min"), hi = n.has_attr("max");
-    return {"mc::ew::Clip<float, " + std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false") + ">{" +
-                float_literal(lo ? float_attr(n, "min", 0) : 0) + ", " + float_literal(hi ? float_attr(n, "max", 0) : 0) +
-                "}",
+    return {ew("Clip<float, " + flags(lo, hi) + ">"),
+            float_literal(lo ? float_attr(n, "min", 0) : 0) + ", " + float_literal(hi ? float_attr(n, "max", 0) : 0),
             {0}};
   }
   const bool lo = n.has_input(1), hi = n.has_input(2);
-  const bool constant = (!lo || n.input(1).is_constant()) && (!hi || n.input(2).is_constant());
-  const std::string flags = std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false");
-  if (!constant) {
+  if ((lo && !n.input(1).is_constant()) || (hi && !n.input(2).is_constant())) {
     std::vector<int> ins{0};
     if (lo) ins.push_back(1);
     if (hi) ins.push_back(2);
-    return {"mc::ew::ClipInputs<" + flags + ">{}", ins};
+    return {ew("ClipInputs<" + flags(lo, hi) + ">"), "", ins};
   }
   auto bound = [&](int i) -> std::string {
     const bool given = n.has_input(i);
     if (is_float(t)) return float_literal(given ? n.input(i).constant().f64_at(0) : 0.0);
     return int_literal(given ? n.input(i).constant().i64_at(0) : 0);
   };
-  return {"mc::ew::Clip<" + compute_type(t) + ", " + flags + ">{" + bound(1) + ", " + bound(2) + "}", {0}};
+  return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(1) + ", " + bound(2), {0}};
 }
 
 OpSpec op_spec(const Kernel& k) {
-  if (!k.node) return {simple("Identity"), {0}, true};
+  if (!k.node) return {ew("Identity"), "", {0}, true};
   const Node& n = *k.node;
   const std::string& op = n.op();
   static const char* const kPlain[] = {"Neg",     "Abs",  "Sqrt",   "Exp",       "Log",     "Reciprocal", "Floor",
@@ -78,31 +78,28 @@ OpSpec op_spec(const Kernel& k) {
                                        "Equal",   "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
                                        "Xor",     "Max",  "Min",    "Sum",       "Mean"};
   for (const char* p : kPlain) {
-    if (op == p) return {simple(op), present_inputs(k)};
+    if (op == p) return {ew(op), "", present_inputs(k)};
   }
-  if (op == "Identity" || op == "Dropout") return {simple("Identity"), {0}, true};
-  if (op == "LeakyRelu") return {"mc::ew::LeakyRelu{" + float_literal(float_attr(n, "alpha", 0.01)) + "}", {0}};
-  if (op == "Elu") return {"mc::ew::Elu{" + float_literal(float_attr(n, "alpha", 1.0)) + "}", {0}};
+  if (op == "Identity" || op == "Dropout") return {ew("Identity"), "", {0}, true};
+  if (op == "LeakyRelu") return {ew(op), float_literal(float_attr(n, "alpha", 0.01)), {0}};
+  if (op == "Elu") return {ew(op), float_literal(float_attr(n, "alpha", 1.0)), {0}};
   if (op == "Selu") {
-    return {"mc::ew::Selu{" + float_literal(float_attr(n, "alpha", 1.67326319217681884765625)) + ", " +
-                float_literal(float_attr(n, "gamma", 1.05070102214813232421875)) + "}",
+    return {ew(op),
+            float_literal(float_attr(n, "alpha", 1.67326319217681884765625)) + ", " +
+                float_literal(float_attr(n, "gamma", 1.05070102214813232421875)),
             {0}};
   }
   if (op == "HardSigmoid") {
-    return {"mc::ew::HardSigmoid{" + float_literal(float_attr(n, "alpha", 0.2)) + ", " +
-                float_literal(float_attr(n, "beta", 0.5)) + "}",
-            {0}};
+    return {ew(op), float_literal(float_attr(n, "alpha", 0.2)) + ", " + float_literal(float_attr(n, "beta", 0.5)), {0}};
   }
   if (op == "Clip") return clip_spec(k);
-  if (op == "Where") return {simple("Where"), {0, 1, 2}, true};
+  if (op == "Where") return {ew(op), "", {0, 1, 2}, true, true};
   if (op == "Cast" || op == "CastLike") {
     // The conversion is the store's; the same type on both sides is a copy of the bits.
-    return {simple("Identity"), {0}, k.inputs[0].dtype == k.outputs[0].dtype};
+    return {ew("Identity"), "", {0}, k.inputs[0].dtype == k.outputs[0].dtype};
   }
   if (op == "BatchNormalization") {
-    OpSpec s{"mc::ew::BatchNorm{" + float_literal(n.attr_float("epsilon", 1e-5)) + "}", {0, 1, 2, 3, 4}};
-    s.channel_params = true;
-    return s;
+    return {ew("BatchNorm"), float_literal(n.attr_float("epsilon", 1e-5)), {0, 1, 2, 3, 4}, false, false, true};
   }
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
 }
@@ -179,20 +176,19 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
 
   // Operand types: the element types, or raw bits for copies (Where's condition stays bool).
   auto type_of = [&](const TensorView& v, bool value) { return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype); };
-  std::string type = "mc::ew::Elementwise<" + spec.functor.substr(0, spec.functor.find('{')) + ", " + dims(shape) +
-                     ",\n      mc::ew::Operand<" + type_of(y, true) + ", " + dims(y_strides) + ">";
+  std::string type = "mc::ew::Elementwise<" + spec.op + ", " + dims(shape) + ",\n      mc::ew::Operand<" +
+                     type_of(y, true) + ", " + dims(y_strides) + ">";
   std::string pointers;
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
     const TensorView& v = inputs[static_cast<std::size_t>(spec.inputs[i])];
-    const bool value = !(spec.functor == "mc::ew::Where{}" && i == 0);
-    type += ",\n      mc::ew::Operand<" + type_of(v, value) + ", " + dims(x_strides[i]) + ">";
+    type += ",\n      mc::ew::Operand<" + type_of(v, !(spec.condition && i == 0)) + ", " + dims(x_strides[i]) + ">";
     pointers += (i ? ", " : "") + ctx.ptr(v, true);
   }
   type += ">";
 
   std::string s = "{  // " + comment + "\n";
   s += "  using K = " + type + ";\n";
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", {" + pointers + "}, " + spec.functor + "};\n";
+  s += "  const K::Params p{" + ctx.ptr(y, false) + ", {" + pointers + "}, " + spec.op + "{" + spec.args + "}};\n";
   s += "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n";
   s += "}\n";
   return {"", s};
