@@ -34,8 +34,8 @@ Emitted emit_concat(const Kernel& k, const EmitContext& ctx) {
   std::string s;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     s += emit_copy(ctx, y, k.inputs[i], copies[i],
-                   node_str(k) + ": input " + std::to_string(i) + " of " + std::to_string(copies.size()) + ", " +
-                       view_str(k.inputs[i]) + " -> " + view_str(y));
+                   "input " + std::to_string(i) + " of " + std::to_string(copies.size()) + " (" +
+                       view_str(k.inputs[i]) + ") into its place");
   }
   return {"", s};
 }

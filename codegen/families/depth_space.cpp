@@ -32,10 +32,10 @@ namespace {
 Emitted emit_depth_space(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const Node& n = *k.node;
-  const std::string what = " blocksize " + std::to_string(n.attr_int("blocksize", 0)) +
+  const std::string what = ", blocksize " + std::to_string(n.attr_int("blocksize", 0)) +
                            (n.op() == "DepthToSpace" ? " " + n.attr_string("mode", "DCR") : "");
   return {"", emit_copy(ctx, y, x, depth_space_plan(n, x, y),
-                        node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + what)};
+                        n.op() + what)};
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ double float_attr(const Node& n, const char* name, double def) {
 std::string ew(const std::string& op) { return "mc::ew::" + op; }
 std::string flags(bool lo, bool hi) { return std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false"); }
 
+// "mc::ew::Clip<float, true, false>" -> "Clip"
+std::string op_name(const std::string& type) {
+  const std::string s = type.substr(type.rfind("::", type.find('<')) + 2);
+  return s.substr(0, s.find('<'));
+}
+
 std::vector<int> present_inputs(const Kernel& k) {
   std::vector<int> r;
   for (int i = 0; i < static_cast<int>(k.inputs.size()); ++i) {
@@ -155,12 +161,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.node && is_legacy_broadcast(*k.node)) inputs.at(1) = legacy_numpy_view(*k.node, inputs.at(0), inputs.at(1));
   Shape shape = y.shape;
 
-  std::string comment = node_str(k) + ": ";
-  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-    comment += (i ? ", " : "") + view_str(inputs[static_cast<std::size_t>(spec.inputs[i])]);
-  }
-  comment += " -> " + view_str(y);
-  if (y.numel() == 0) return {"", "// " + comment + ": empty, nothing to compute\n"};
+  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to compute\n"};
 
   Strides y_strides = y.strides;
   std::vector<Strides> x_strides;
@@ -172,7 +173,17 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   std::vector<Strides*> all{&y_strides};
   for (Strides& s : x_strides) all.push_back(&s);
   collapse(shape, all);
-  if (shape != y.shape) comment += " (as " + (shape.empty() ? std::string("a scalar") : shape_str(shape)) + ")";
+  // What the launch computes, in the terms of its template arguments.
+  std::string comment;
+  if (spec.op == "mc::ew::Identity" && !spec.raw) {
+    comment = "y = x0 converted to " + std::string(dtype_name(y.dtype)) + " over ";
+  } else {
+    comment = "y = " + op_name(spec.op) + "(";
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i) comment += (i ? ", x" : "x") + std::to_string(i);
+    comment += ") over ";
+  }
+  comment += (shape.empty() ? std::string("one element") : shape_str(shape));
+  if (spec.raw) comment += ", values as raw bits";
 
   // Operand types: the element types, or raw bits for copies (Where's condition stays bool).
   auto type_of = [&](const TensorView& v, bool value) { return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype); };

@@ -161,7 +161,7 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
                       const std::string& comment) {
   if (num_elements(c.shape) == 0) return "// " + comment + ": empty, nothing to copy\n";
   collapse(c.shape, {&c.y_strides, &c.x_strides});
-  std::string s = "{  // " + comment + "\n";
+  const std::string over = c.shape.empty() ? std::string("one element") : shape_str(c.shape);
   // Reads contiguous along another dim than the writes (a transpose of the inner dims): through
   // shared-memory tiles, when both dims are long enough to fill them.
   const std::size_t r = c.shape.size();
@@ -170,6 +170,7 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
     if (c.x_strides[d] == 1) p = d;
   }
   if (r >= 2 && p < r && c.y_strides[r - 1] == 1 && c.shape[p] >= 8 && c.shape[r - 1] >= 8) {
+    std::string s = "{  // " + comment + ": a copy over " + over + " through 32x32 shared-memory tiles\n";
     Shape batch;
     Strides yb, xb;
     for (std::size_t d = 0; d + 1 < r; ++d) {
@@ -187,6 +188,7 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
     s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
     return s + "}\n";
   }
+  std::string s = "{  // " + comment + ": a strided copy over " + over + "\n";
   s += "  using K = mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
        dims(c.x_strides) + ">;\n";
   s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";

@@ -58,8 +58,9 @@ struct StridedCopy {
 /// y = x, element for element, through a copy plan (for tests and the reference of a plan).
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size);
 
-/// The code of one mc::dm::Copy launch (collapsed), in its own block, after `comment`. Nothing
-/// when the copy is empty.
+/// The code of one copy launch (collapsed; mc::dm::TiledCopy where reads and writes run along
+/// different dims, else mc::dm::Copy), in its own block, commented with `comment` and how it
+/// copies. Only a comment when the copy is empty.
 std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
                       const std::string& comment);
 

@@ -16,7 +16,7 @@ namespace {
 
 Emitted emit_expand(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, expand_plan(x, y), node_str(k) + ": " + view_str(x) + " -> " + view_str(y))};
+  return {"", emit_copy(ctx, y, x, expand_plan(x, y), "x broadcast to " + shape_str(y.shape))};
 }
 
 }  // namespace

@@ -31,9 +31,9 @@ namespace {
 
 Emitted emit_gather(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &indices = k.inputs.at(1), &y = k.outputs.at(0);
-  const std::string comment = node_str(k) + ": " + view_str(x) + " at " + view_str(indices) + " -> " + view_str(y) +
-                              ", axis " + std::to_string(k.node->attr_int("axis", 0));
-  if (y.numel() == 0) return {"", "// " + comment + ": empty, nothing to gather\n"};
+  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to gather\n"};
+  const std::string comment = "axis " + std::to_string(k.node->attr_int("axis", 0)) + ", " +
+                              elem_type(indices.dtype) + " indices (negative ones count from the end)";
   const GatherPlan p = gather_plan(*k.node, x, y);
   Shape idx_shape = indices.shape, y_shape = y.shape;
   Strides idx_strides = indices.strides, y_strides = y.strides;

@@ -60,8 +60,8 @@ namespace {
 Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const PadPlan p = pad_plan(*k.node, x, y);
-  std::string comment = node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + ", mode " + p.mode;
-  if (y.numel() == 0) return {"", "// " + comment + ": empty, nothing to write\n"};
+  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to write\n"};
+  const std::string comment = "mode " + p.mode + (p.mode == "constant" ? std::string(p.fill_input >= 0 ? ", the fill value from a tensor" : ", fill bits " + bits_literal(p.fill)) : "");
   const std::string mode = p.mode == "constant" ? "constant" : p.mode == "edge" ? "edge" : p.mode == "reflect" ? "reflect" : "wrap";
   if (mode != p.mode) throw kernel_error(k, "Pad mode '" + p.mode + "' has no kernel");
   const std::string T = bits_type(x.dtype);

@@ -270,7 +270,7 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const ResizePlan p = resize_plan(*k.node, x, y);
   const std::string comment = node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + ", " + p.summary;
-  if (y.numel() == 0) return {"", "// " + comment + ": empty, nothing to write\n"};
+  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to write\n"};
   // Integer data accumulates in double so that the result truncates as the reference's does.
   const bool exact = !is_float(x.dtype);
   const std::string acc = exact ? "double" : "float";
@@ -290,7 +290,7 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
     decl = "struct " + table + "_table {  // " + comment + ": no dim is resampled\n  static __device__ const mc::dm::Tap<" +
            acc + ">* taps() { return nullptr; }\n};\n";
   }
-  std::string s = "{  // " + comment + "\n";
+  std::string s = "{  // " + p.summary + (exact ? ", accumulated in double (integer data)" : "") + "\n";
   s += "  using K = mc::dm::Resize<" + elem_type(x.dtype) + ", " + acc + ", " + table + "_table, " + dims(y.shape) +
        ",\n      " + dims(y.strides) + ", " + dims(x.strides) + ", " + dims(p.taps) + ", " + dims(p.start) + ">;\n";
   s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " +

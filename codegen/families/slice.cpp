@@ -77,7 +77,7 @@ namespace {
 
 Emitted emit_slice(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, slice_plan(*k.node, x, y), node_str(k) + ": " + view_str(x) + " -> " + view_str(y))};
+  return {"", emit_copy(ctx, y, x, slice_plan(*k.node, x, y), "x sliced to " + shape_str(y.shape))};
 }
 
 }  // namespace

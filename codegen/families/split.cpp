@@ -61,8 +61,8 @@ Emitted emit_split(const Kernel& k, const EmitContext& ctx) {
   for (std::size_t i = 0; i < copies.size(); ++i) {
     if (k.outputs[i].dtype == DType::undefined) continue;
     s += emit_copy(ctx, k.outputs[i], x, copies[i],
-                   node_str(k) + ": output " + std::to_string(i) + " of " + std::to_string(copies.size()) + ", " +
-                       view_str(x) + " -> " + view_str(k.outputs[i]));
+                   "output " + std::to_string(i) + " of " + std::to_string(copies.size()) + " (" +
+                       view_str(k.outputs[i]) + ") from its place");
   }
   return {"", s};
 }

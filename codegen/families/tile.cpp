@@ -20,7 +20,7 @@ namespace {
 
 Emitted emit_tile(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, tile_plan(x, y), node_str(k) + ": " + view_str(x) + " -> " + view_str(y))};
+  return {"", emit_copy(ctx, y, x, tile_plan(x, y), "x repeated to " + shape_str(y.shape))};
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
   std::string perm;
   for (int64_t p : k.node->attr_ints("perm")) perm += (perm.empty() ? "" : ",") + std::to_string(p);
   return {"", emit_copy(ctx, y, x, transpose_plan(*k.node, x, y),
-                        node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + (perm.empty() ? "" : " perm " + perm))};
+                        perm.empty() ? std::string("dims reversed") : "perm " + perm)};
 }
 
 }  // namespace
