@@ -161,12 +161,12 @@ struct Conv {
     const int tx = tid % Tl::kThreadsN, ty = tid / Tl::kThreadsN;
     MC_UNROLL
     for (int j = 0; j < Tl::kTN; ++j) {
-      const int col = j0 + tx + j * Tl::kThreadsN;
+      const int col = j0 + Tl::col(tx, j);
       if (col >= Sh::kGemmN) continue;
       const int n = col / O::kSize, o = col % O::kSize;
       MC_UNROLL
       for (int i = 0; i < Tl::kTM; ++i) {
-        const int m = m0 + ty + i * Tl::kThreadsM;
+        const int m = m0 + Tl::row(ty, i);
         if (m >= Sh::kGemmM) continue;
         const int channel = group * Sh::kMg + m;
         int off;

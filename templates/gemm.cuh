@@ -12,10 +12,12 @@
 // stored k-major ([BK][BM], [BK][BN]) so the inner product reads rows of each. Double buffering:
 // while the block computes on one shared buffer, each thread already holds the next slice's
 // elements in registers and writes them to the other buffer afterwards; one __syncthreads per
-// slice. A thread's outputs are interleaved (rows ty + i * BM / TM, columns tx + j * BN / TN), so
-// a warp's shared-memory reads are conflict-free broadcasts and its stores to Y are coalesced
-// along n. Loads from global memory follow the operand's contiguous side (SlotMap), and every
-// access outside M, N or K reads zero: odd sizes need no padding.
+// slice. A thread's TM rows are TM / V chunks of V adjacent rows (V = 4 when TM allows, else 2 or
+// 1), chunk c at c * V * (BM / TM) + ty * V; columns likewise (Tile::row, Tile::col). So the inner
+// product reads each chunk with one vector load (LDS.128 for V = 4), a warp's reads touch
+// consecutive or broadcast addresses (no bank conflicts), and a warp's stores to Y cover
+// contiguous runs of n. Loads from global memory follow the operand's contiguous side (SlotMap),
+// and every access outside M, N or K reads zero: odd sizes need no padding.
 //
 // Numerics: storage type T (float now, __half next issue) and accumulator Acc (float; int64_t for
 // integer MatMul) are template parameters; the epilogue (Epi) turns the accumulator into the
@@ -26,6 +28,8 @@
 #include "device.h"
 
 #include <stdint.h>
+
+#include <type_traits>
 
 namespace mc {
 namespace gemm {
@@ -115,9 +119,41 @@ struct Tile {
   static constexpr int kThreads = kThreadsM * kThreadsN;
   static_assert(BM % TM == 0 && BN % TN == 0, "Tile: the thread tile must divide the block tile");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "Tile: whole warps, at most 1024 threads");
-  /// Shared rows are padded by 4 elements: a warp writing a k-fast slice then hits distinct banks.
+  /// Shared rows are padded by 4 elements: a warp writing a k-fast slice then hits distinct banks
+  /// (and rows stay 16-byte aligned for the vector reads).
   static constexpr int kLdA = BM + 4, kLdB = BN + 4;
+  /// Adjacent rows / columns a thread owns (one vector load from shared memory each).
+  static constexpr int kVecM = TM % 4 == 0 ? 4 : TM % 2 == 0 ? 2 : 1;
+  static constexpr int kVecN = TN % 4 == 0 ? 4 : TN % 2 == 0 ? 2 : 1;
+  /// Block-tile row of the i-th output row of the thread with row index ty (see the top comment).
+  __device__ __forceinline__ static int row(int ty, int i) {
+    return (i / kVecM) * (kThreadsM * kVecM) + ty * kVecM + i % kVecM;
+  }
+  /// Block-tile column of the j-th output column of the thread with column index tx.
+  __device__ __forceinline__ static int col(int tx, int j) {
+    return (j / kVecN) * (kThreadsN * kVecN) + tx * kVecN + j % kVecN;
+  }
 };
+
+/// \brief dst[0..V) = p[0..V) from shared memory, as one vector load for float (p aligned to V
+/// elements).
+template <int V, class Acc>
+__device__ __forceinline__ void load_vector(const Acc* p, Acc* dst) {
+  if constexpr (V == 4 && std::is_same<Acc, float>::value) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    dst[0] = v.x;
+    dst[1] = v.y;
+    dst[2] = v.z;
+    dst[3] = v.w;
+  } else if constexpr (V == 2 && std::is_same<Acc, float>::value) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    dst[0] = v.x;
+    dst[1] = v.y;
+  } else {
+    MC_UNROLL
+    for (int i = 0; i < V; ++i) dst[i] = p[i];
+  }
+}
 
 /// \brief Which element of a BK x BX slice the i-th load of thread `tid` covers. kXFast: consecutive
 /// threads take consecutive x (the operand is contiguous along x); otherwise consecutive k.
@@ -174,8 +210,8 @@ struct MatrixLoader {
 };
 
 /// \brief The double-buffered main loop: acc[i][j] += sum over k of A(m_i, k) * B(k, n_j) for the
-/// thread's interleaved outputs m_i = ty + i * kThreadsM, n_j = tx + j * kThreadsN (relative to
-/// the block tile). ALoader/BLoader provide load(k0, regs) and store<LD>(regs, shared stage).
+/// thread's outputs m_i = Tile::row(ty, i), n_j = Tile::col(tx, j) (relative to the block tile).
+/// ALoader/BLoader provide load(k0, regs) and store<LD>(regs, shared stage).
 template <class Acc, class Tl>
 struct Mainloop {
   static constexpr int BM = Tl::kBM, BN = Tl::kBN, BK = Tl::kBK, TM = Tl::kTM, TN = Tl::kTN;
@@ -183,8 +219,8 @@ struct Mainloop {
   template <class ALoader, class BLoader>
   __device__ __forceinline__ static void run(const ALoader& la, const BLoader& lb, int k_extent,
                                              Acc (&acc)[TM][TN]) {
-    __shared__ Acc sa[2][BK * Tl::kLdA];
-    __shared__ Acc sb[2][BK * Tl::kLdB];
+    __shared__ __align__(16) Acc sa[2][BK * Tl::kLdA];
+    __shared__ __align__(16) Acc sb[2][BK * Tl::kLdB];
     const int tid = static_cast<int>(threadIdx.x);
     const int tx = tid % Tl::kThreadsN, ty = tid / Tl::kThreadsN;
     const int slices = (k_extent + BK - 1) / BK;
@@ -210,9 +246,9 @@ struct Mainloop {
       for (int k = 0; k < BK; ++k) {
         Acc av[TM], bv[TN];
         MC_UNROLL
-        for (int i = 0; i < TM; ++i) av[i] = a[k * Tl::kLdA + ty + i * Tl::kThreadsM];
+        for (int i = 0; i < TM; i += Tl::kVecM) load_vector<Tl::kVecM>(a + k * Tl::kLdA + Tl::row(ty, i), av + i);
         MC_UNROLL
-        for (int j = 0; j < TN; ++j) bv[j] = b[k * Tl::kLdB + tx + j * Tl::kThreadsN];
+        for (int j = 0; j < TN; j += Tl::kVecN) load_vector<Tl::kVecN>(b + k * Tl::kLdB + Tl::col(tx, j), bv + j);
         MC_UNROLL
         for (int i = 0; i < TM; ++i) {
           MC_UNROLL
@@ -268,10 +304,10 @@ struct Gemm {
     const int64_t y_batch = SY::template batch_offset<Sh>(batch);
     MC_UNROLL
     for (int i = 0; i < Tl::kTM; ++i) {
-      const int m = m0 + ty + i * Tl::kThreadsM;
+      const int m = m0 + Tl::row(ty, i);
       MC_UNROLL
       for (int j = 0; j < Tl::kTN; ++j) {
-        const int n = n0 + tx + j * Tl::kThreadsN;
+        const int n = n0 + Tl::col(tx, j);
         if (m < Sh::kM && n < Sh::kN) {
           const int64_t o = y_batch + m * SY::kRow + n * SY::kCol;
           p.Y[o] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc[i][j], Coord{batch, m, n, o}));
