@@ -245,6 +245,7 @@ void plan_conv(Kernel& k, const Target& t) {
   if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
   std::string why;
   const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, &why);
+  check_grid(k, tile, g.Mg());
   record_tile(k, tile);
   k.note = fmt::format("Conv {} -> {} {}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}",
                        shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str(), g.Mg(),

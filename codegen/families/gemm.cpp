@@ -49,6 +49,17 @@ TileConfig choose_tile(int64_t batch, int64_t M, int64_t N, const Target& target
   return say(kTile32x32, fmt::format("no larger tile gives one block per SM ({} SMs)", sms));
 }
 
+void check_grid(const Kernel& k, const TileConfig& t, int64_t M) {
+  if (ceil_div(M, t.bm) > 65535) {
+    refuse_node(k, fmt::format("{} rows make {} row tiles of {}, over the grid's y limit (65535)", M, ceil_div(M, t.bm), t.bm));
+  }
+}
+
+void refuse_node(const Kernel& k, const std::string& message, const std::string& hint) {
+  if (k.node) throw k.node->error(message, hint);
+  throw Error("kernel " + k.id + ": " + message, hint);
+}
+
 void record_tile(Kernel& k, const TileConfig& t) {
   k.tactic["BM"] = t.bm;
   k.tactic["BN"] = t.bn;
@@ -88,8 +99,17 @@ std::string acc_type(DType t) {
   }
 }
 
-Emitted emit_instance(const Kernel& k, const std::string& comment, const std::string& type, const std::string& decl,
-                      const std::vector<std::string>& params) {
+std::string comment_safe(std::string s) {
+  // A node name is any string: a newline would end the // comment, a trailing backslash continue it.
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') c = '_';
+  }
+  return s;
+}
+
+Emitted emit_instance(const Kernel& k, const std::string& comment_text, const std::string& type,
+                      const std::string& decl, const std::vector<std::string>& params) {
+  const std::string comment = comment_safe(comment_text);
   Emitted e;
   if (k.outputs.empty() || k.outputs[0].numel() == 0) {
     e.launch = "// " + comment + ": empty output, nothing to run\n";
@@ -106,8 +126,7 @@ Emitted emit_instance(const Kernel& k, const std::string& comment, const std::st
 namespace {
 
 [[noreturn]] void refuse(const Kernel& k, const std::string& message, const std::string& hint = {}) {
-  if (k.node) throw k.node->error(message, hint);
-  throw Error("kernel " + k.id + ": " + message, hint);
+  refuse_node(k, message, hint);
 }
 
 void require_view(const Kernel& k, const std::vector<TensorView>& views, std::size_t i, const char* what) {
@@ -485,6 +504,7 @@ void plan_gemm(Kernel& k, const Target& t) {
   }
   std::string why;
   const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, &why);
+  check_grid(k, tile, g.M);
   record_tile(k, tile);
   k.note = fmt::format("{} {}: batch {} M {} N {} K {}; {}", k.node->op(), g.what, g.batch_count(), g.M, g.N, g.K, why);
 }

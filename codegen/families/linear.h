@@ -34,6 +34,11 @@ struct TileConfig {
 /// Every configuration runs 128 threads. `why` receives a one-line reason.
 TileConfig choose_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why = nullptr);
 
+/// Throws Error naming the node when the tile's row count exceeds the grid's y limit.
+void check_grid(const Kernel& k, const TileConfig& t, int64_t M);
+/// Throws Error naming k's node (or the kernel) with the message and hint.
+[[noreturn]] void refuse_node(const Kernel& k, const std::string& message, const std::string& hint = {});
+
 /// \brief k.tactic <-> TileConfig (BM, BN, BK, TM, TN).
 void record_tile(Kernel& k, const TileConfig& t);
 TileConfig tile_of(const Kernel& k);  ///< from k.tactic; throws an internal Error when missing
