@@ -375,3 +375,21 @@ TEST_CASE("gemm family: the tile heuristic") {
   CHECK(k.tactic.at("threads") == 128);
   CHECK(k.note.find("MatMul") != std::string::npos);
 }
+
+TEST_CASE("gemm template: __half storage with FP32 accumulation (the next issue's SIMT fallback)") {
+  const int64_t M = 21, N = 13, K = 35;
+  OneNode t("MatMul", 13, {random({M, K}, 70).cast(DType::float16), random({K, N}, 71).cast(DType::float16)});
+  const Tensor want = t.reference()[0];
+  REQUIRE(want.dtype() == DType::float16);
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using K_ = mc::gemm::Gemm<__half, float, Sh, mc::gemm::Strides<0, 0, 0, K, 1>, mc::gemm::Strides<0, 0, 0, N, 1>,
+                            mc::gemm::Strides<0, 0, 0, N, 1>, T32x32, mc::gemm::EpilogueIdentity>;
+  const __half* a = reinterpret_cast<const __half*>(t.feeds.at("x0").raw());
+  const __half* b = reinterpret_cast<const __half*>(t.feeds.at("x1").raw());
+  std::vector<__half> y(static_cast<std::size_t>(M * N), __float2half(std::nanf("")));
+  launch<K_>({a, b, y.data(), {}});
+  std::vector<float> got;
+  for (const __half& h : y) got.push_back(__half2float(h));
+  // Both round the FP32/double sum to half once: they may differ by one half ulp.
+  check_close(got, want, 1e-3, 1e-3);
+}
