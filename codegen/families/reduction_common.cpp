@@ -160,7 +160,7 @@ Tile choose_tile(int64_t rows, int64_t cols, int64_t col_inner_stride, int64_t r
     tile.lanes_contiguous = false;
     tile.threads = 256;
     tile.group = 1;
-    while (tile.group < 8 && tile.group < cols && rows * tile.group < enough) tile.group *= 2;
+    while (tile.group < 8 && tile.group * 2 <= cols && rows * tile.group < enough) tile.group *= 2;
   }
   return tile;
 }
