@@ -89,3 +89,17 @@ TEST_CASE("instancenorm: a 1-D spatial input (N x C x L)") {
                 static_cast<float*>(nullptr), 1e-5f);
   check_close(y, want[0]);
 }
+
+TEST_CASE("layernorm: FP16 storage, FP32 compute (the next issue's form); FP32 Mean and InvStdDev") {
+  const Tensor x = random_f32({3, 64}, 47, -4.0f, 4.0f).cast(DType::float16);
+  const Tensor scale = random_f32({64}, 48).cast(DType::float16), bias = random_f32({64}, 49).cast(DType::float16);
+  OneNode t("LayerNormalization", 17, {x, scale, bias}, 3);
+  REDUCTION_TYPE(mc::reduction::Normalize<mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<64>>, mc::reduction::Strided<mc::reduction::Dims<64>, mc::reduction::Strides<1>>>, mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<0>>, mc::reduction::Strided<mc::reduction::Dims<64>, mc::reduction::Strides<1>>>, mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<0>>, mc::reduction::Strided<mc::reduction::Dims<64>, mc::reduction::Strides<1>>>, mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<64>>, mc::reduction::Strided<mc::reduction::Dims<64>, mc::reduction::Strides<1>>>, mc::reduction::Operand<float, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<1>>>, mc::reduction::Operand<float, mc::reduction::Strided<mc::reduction::Dims<3>, mc::reduction::Strides<1>>>, mc::reduction::Tiling<64, 16, true>>);
+  const std::vector<Tensor> want = prepare(t, "layernorm", kType);
+  Tensor y(DType::float16, want[0].shape()), mean(DType::float32, want[1].shape()), inv(DType::float32, want[2].shape());
+  run_kernel<K>(in<__half>(x), in<__half>(scale), in<__half>(bias), out<__half>(y), out<float>(mean), out<float>(inv),
+                1e-5f);
+  check_close(y, want[0], 2e-3, 2e-3);  // one FP16 rounding apart at most
+  check_close(mean, want[1]);
+  check_close(inv, want[2]);
+}

@@ -84,3 +84,13 @@ TEST_CASE("softmax: a 1-D input and a single-column axis") {
     run_and_check<K>(x, want[0]);
   }
 }
+
+TEST_CASE("softmax: FP16 storage, FP32 compute") {
+  const Tensor x = random_f32({4, 33}, 28, -8.0f, 8.0f).cast(DType::float16);
+  OneNode t("Softmax", 13, {x});
+  REDUCTION_TYPE(mc::reduction::Softmax<false, mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<4>, mc::reduction::Strides<33>>, mc::reduction::Strided<mc::reduction::Dims<33>, mc::reduction::Strides<1>>>, mc::reduction::Operand<__half, mc::reduction::Strided<mc::reduction::Dims<4>, mc::reduction::Strides<33>>, mc::reduction::Strided<mc::reduction::Dims<33>, mc::reduction::Strides<1>>>, mc::reduction::Tiling<64, 16, true>>);
+  const std::vector<Tensor> want = prepare(t, kType);
+  Tensor y(DType::float16, want[0].shape());
+  run_kernel<K>(in<__half>(x), out<__half>(y));
+  check_close(y, want[0], 2e-3, 1e-4);
+}
