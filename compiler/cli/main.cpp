@@ -1,6 +1,7 @@
 // compiler/cli/main.cpp — the `modelc` command line: a dispatcher over the
 // subcommands of compiler/cli/commands. Exit codes: 0 ok, 1 an Error (printed
 // as "error: ..." and "hint: ..." on stderr) or a failing result, 2 a usage error.
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -28,17 +29,22 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "modelc 0.1");
   cli::RunFn run;
   for (cli::RegisterFn reg : cli::all_commands()) reg(app, run);
-  // The default command (`modelc MODEL.onnx --arch ...`) will be registered
-  // here as the app's own positional and options; until then a first argument
-  // that is not a command is a usage error.
+  cli::register_compile(app, run);  // the default command: `modelc MODEL.onnx --arch ...`
+  // A first argument that is neither a command nor a model file is a mistyped command.
   if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
     bool known = false;
     std::string names;
     for (const CLI::App* sub : app.get_subcommands({})) {
-      known = known || sub->get_name() == argv[1];
+      known = known || sub->get_name() == first;
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!known) return usage_error(std::string("unknown command '") + argv[1] + "' (commands: " + names + ")");
+    const bool model = first.find('.') != std::string::npos || first.find('/') != std::string::npos ||
+                       std::filesystem::exists(first);
+    if (!known && !model) {
+      return usage_error("unknown command '" + first + "' (commands: " + names +
+                         "; or give a model file to compile it)");
+    }
   }
 
   try {

@@ -1,6 +1,9 @@
 // compiler/ops/activation.cpp — unary activations: Relu, LeakyRelu, PRelu, Elu,
 // Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus, Clip.
 //
+// PRelu 1 and 6 (slope shared or per channel) are normalized to the numpy
+// form of PRelu 7 (slope reshaped to [C,1,...,1]) and evaluated by its rule.
+//
 // Float attributes (alpha, beta, gamma, Clip-6's min/max) are ONNX floats:
 // they are read rounded to float32 so the result is the same whichever way the
 // graph was built. Values are computed in double and rounded once.
@@ -50,6 +53,39 @@ void infer_prelu(Node& n) {
                   "slope must broadcast unidirectionally to X, e.g. [C,1,1] for an NCHW input");
   }
   infer_same_as_input(n);
+}
+
+std::vector<Tensor> eval_prelu(const Node& n, const TensorRefs& in) {
+  return {map_binary(
+      n, *in[0], *in[1], [](double x, double s) { return x < 0 ? s * x : x; }, DType::undefined,
+      [](int64_t x, int64_t s) { return x < 0 ? wrap_mul(s, x) : x; })};
+}
+
+// PRelu 1 and 6 do not broadcast the numpy way: a slope of one element is
+// shared by every channel, otherwise it holds one value per channel (X's
+// axis 1), as the test data exported at opset 6 shows (slope [C] on X
+// [N,C,...]). Returns slope's shape in numpy form ([C,1,...,1], or a scalar).
+Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope) {
+  if (num_elements(slope) == 1) return {};
+  if (x.size() >= 2 && slope.size() == 1 && slope[0] == x[1]) {
+    Shape r(x.size() - 1, 1);
+    r[0] = slope[0];
+    return r;
+  }
+  throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) + "; PRelu at opset " +
+                    std::to_string(n.opset()) + " takes a slope of one element or one value per channel ([C] for X " +
+                    shape_str(x) + ", C = X's dim 1)",
+                "re-export the model at opset 7 or newer for numpy-style slope broadcasting");
+}
+
+void infer_prelu_legacy(Node& n) {
+  legacy_slope_shape(n, n.input(0).shape(), n.input(1).shape());
+  infer_same_as_input(n);
+}
+
+std::vector<Tensor> eval_prelu_legacy(const Node& n, const TensorRefs& in) {
+  const Tensor slope = in[1]->reshaped(legacy_slope_shape(n, in[0]->shape(), in[1]->shape()));
+  return eval_prelu(n, {in[0], &slope});
 }
 
 // ---- Clip ------------------------------------------------------------------
@@ -129,16 +165,42 @@ MODELC_REGISTER_OP(LeakyRelu)
     .flops(flops_per_output(2))
     .doc("x < 0 ? alpha * x : x (alpha = 0.01)");
 
+// PRelu 1 (with the no-effect 'consumed_inputs' hint) and 6: slope shared or
+// per channel. No layout fact: the channel alignment is implicit in the form.
+MODELC_REGISTER_OP(PRelu)
+    .since(1)
+    .attrs({"consumed_inputs"})
+    .inputs(2, 2)
+    .validate([](const Node& n) {
+      same_type_inputs(kFloatTypes)(n);
+      if (n.has_attr("consumed_inputs")) n.attr_ints("consumed_inputs");  // kind check
+    })
+    .infer(infer_prelu_legacy)
+    .eval(eval_prelu_legacy)
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("x < 0 ? slope * x : x, slope of one element or one per channel (X's dim 1)");
+
+MODELC_REGISTER_OP(PRelu)
+    .since(6)
+    .inputs(2, 2)
+    .validate(same_type_inputs(kFloatTypes))
+    .infer(infer_prelu_legacy)
+    .eval(eval_prelu_legacy)
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("activation")
+    .flops(flops_per_output(2))
+    .doc("x < 0 ? slope * x : x, slope of one element or one per channel (X's dim 1)");
+
 MODELC_REGISTER_OP(PRelu)
     .since(7)
     .inputs(2, 2)
     .validate(same_type_inputs({{7, kFloat16_32}, {9, kFloat16_32 | kInt32_64}, {16, kFloats | kInt32_64}}))
     .infer(infer_prelu)
-    .eval([](const Node& n, const TensorRefs& in) {
-      return std::vector<Tensor>{map_binary(
-          n, *in[0], *in[1], [](double x, double s) { return x < 0 ? s * x : x; }, DType::undefined,
-          [](int64_t x, int64_t s) { return x < 0 ? wrap_mul(s, x) : x; })};
-    })
+    .eval(eval_prelu)
     .precision(Precision::fp16)
     .layout(Layout::agnostic)
     .kernel("elementwise")

@@ -3,6 +3,10 @@
 // variadic Min, Max, Sum, Mean; Where, Cast, CastLike. Also the shared type
 // rules of elementwise_rules.h.
 //
+// Add/Sub/Mul/Div (1, 6) and Pow (1) have a legacy form with 'broadcast' and
+// 'axis' attributes instead of numpy broadcasting; it is normalized to the
+// numpy form (B reshaped with trailing 1s) and evaluated by the same rules.
+//
 // Numbers: float inputs are computed in double and rounded once to the output
 // type (for + - * / and sqrt this is exactly the float32 result). Integer
 // inputs are computed exactly in int64 and wrap to the output type the way a
@@ -136,6 +140,111 @@ int64_t int_pow(const Node& n, int64_t base, int64_t exp) {
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : (b < a ? b : a); }
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : (b > a ? b : a); }
 
+std::vector<Tensor> eval_div(const Node& n, const TensorRefs& in) {
+  return {map_binary(
+      n, *in[0], *in[1], [](double a, double b) { return a / b; }, DType::undefined,
+      [&n](int64_t a, int64_t b) { return int_div(n, a, b); })};
+}
+
+// Integer base and exponent: exact. Otherwise pow in double, rounded
+// (truncated for an integer base) to the base's type.
+std::vector<Tensor> eval_pow(const Node& n, const TensorRefs& in) {
+  return {map_binary(
+      n, *in[0], *in[1], [](double a, double b) { return std::pow(a, b); }, in[0]->dtype(),
+      [&n](int64_t a, int64_t b) { return int_pow(n, a, b); })};
+}
+
+const EvalFn eval_add = eval_binary([](double a, double b) { return a + b; }, wrap_add);
+const EvalFn eval_sub = eval_binary([](double a, double b) { return a - b; }, wrap_sub);
+const EvalFn eval_mul = eval_binary([](double a, double b) { return a * b; }, wrap_mul);
+
+// ---- legacy broadcasting (Add/Sub/Mul/Div 1 and 6, Pow 1) --------------------
+
+// Types before opset 7: Add/Sub/Mul/Div 1 and Pow 1 take floats; Add/Sub/Mul/Div
+// 6 add int32/int64 (and the unsigned 32/64-bit types modelc does not have).
+const TypeRule kLegacyArithTypes = {{1, kFloat16_32}, {6, kFloat16_32 | kInt32_64}};
+const TypeRule kLegacyPowTypes = {{1, kFloat16_32}};
+
+// 'broadcast' is 0 or 1; 'axis' (optional, an int) is checked against the
+// shapes in legacy_b_shape; 'consumed_inputs' (opset 1) is a legacy
+// optimization hint with no effect on the result.
+ValidateFn validate_legacy_binary(TypeRule rule) {
+  return [rule](const Node& n) {
+    same_type_inputs(rule)(n);
+    const int64_t broadcast = n.attr_int("broadcast", 0);
+    if (broadcast != 0 && broadcast != 1) {
+      throw n.error("attribute 'broadcast' is " + std::to_string(broadcast) + "; it must be 0 or 1");
+    }
+    if (n.has_attr("axis")) n.attr_int("axis", 0);  // kind check
+    if (n.has_attr("consumed_inputs")) n.attr_ints("consumed_inputs");
+  };
+}
+
+/// B's shape in numpy form for the legacy broadcast rule, checking it: with
+/// broadcast=0 B must have A's shape; with broadcast=1 B is one element (of
+/// rank <= A's) or its dims match A's dims from 'axis' on (suffix-aligned
+/// when 'axis' is absent). The result is B's shape followed by 1s up to A's
+/// rank, so numpy broadcasting of A and that shape gives A's shape and the
+/// legacy alignment.
+///
+/// A B dim of 1 matches any A dim. The spec's text says "1-dim expansion
+/// doesn't work yet", but ONNX's shipped opset-6 data expects it
+/// (pytorch-operator/test_operator_add_size1_broadcast: A [2,3], B [2,1],
+/// axis 0), and ONNX's 6 -> 7 version converter gives the same result (B
+/// padded with trailing 1s, then numpy broadcasting). B never expands A.
+Shape legacy_b_shape(const Node& n, const Shape& a, const Shape& b) {
+  const std::string b_desc = input_desc(n, 1) + " (B) has shape " + shape_str(b);
+  if (n.attr_int("broadcast", 0) == 0) {
+    if (b != a) {
+      throw n.error(b_desc + " and " + input_desc(n, 0) + " (A) has " + shape_str(a) + "; " + n.op() +
+                        " at opset " + std::to_string(n.opset()) + " without broadcast=1 needs equal shapes",
+                    "set attribute 'broadcast' to 1 to broadcast B onto A, or re-export the model at opset 7 or newer");
+    }
+    return b;
+  }
+  const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  if (rb > ra) {
+    throw n.error(b_desc + ", of higher rank than " + input_desc(n, 0) + " (A) " + shape_str(a) +
+                      "; legacy broadcasting (broadcast=1) only broadcasts B onto A");
+  }
+  int64_t axis = ra - rb;  // suffix matching
+  if (n.has_attr("axis")) {
+    axis = n.attr_int("axis", 0);
+    if (axis < 0 || axis > ra - rb) {
+      throw n.error("attribute 'axis' is " + std::to_string(axis) + "; B " + shape_str(b) + " aligned on A " +
+                        shape_str(a) + " needs an axis in [0, " + std::to_string(ra - rb) + "]",
+                    "legacy broadcasting places B's dims at A's dims axis, axis+1, ...");
+    }
+  }
+  if (num_elements(b) == 1) return {};  // one element: any alignment gives the same result
+  for (int64_t i = 0; i < rb; ++i) {
+    if (b[i] != a[axis + i] && b[i] != 1) {
+      throw n.error(b_desc + ", which does not match " + input_desc(n, 0) + " (A) " + shape_str(a) + " at axis " +
+                        std::to_string(axis) + " (dim " + std::to_string(i) + " of B is " + std::to_string(b[i]) +
+                        ", dim " + std::to_string(axis + i) + " of A is " + std::to_string(a[axis + i]) + ")",
+                    "legacy broadcasting needs each of B's dims to equal A's dim from 'axis' on, or be 1; "
+                    "set 'axis' or re-export the model at opset 7 or newer");
+    }
+  }
+  Shape r = b;
+  r.resize(static_cast<std::size_t>(ra - axis), 1);
+  return r;
+}
+
+// C has A's shape and type.
+void infer_legacy_binary(Node& n) {
+  legacy_b_shape(n, n.input(0).shape(), n.input(1).shape());
+  infer_same_as_input(n);
+}
+
+// The numpy-form evaluation with B reshaped to its numpy-form shape.
+EvalFn with_legacy_broadcast(EvalFn eval) {
+  return [eval](const Node& n, const TensorRefs& in) {
+    const Tensor b = in[1]->reshaped(legacy_b_shape(n, in[0]->shape(), in[1]->shape()));
+    return eval(n, {in[0], &b});
+  };
+}
+
 void validate_pow(const Node& n) {
   if (n.opset() < 12) {
     require_same_type(n, 0, 1);
@@ -263,7 +372,7 @@ MODELC_REGISTER_OP(Add)
     .inputs(2, 2)
     .validate(same_type_inputs(kArithTypes))
     .infer(infer_broadcast)
-    .eval(eval_binary([](double a, double b) { return a + b; }, wrap_add))
+    .eval(eval_add)
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_binary)
     .layout(Layout::agnostic)
@@ -277,7 +386,7 @@ MODELC_REGISTER_OP(Sub)
     .inputs(2, 2)
     .validate(same_type_inputs(kArithTypes))
     .infer(infer_broadcast)
-    .eval(eval_binary([](double a, double b) { return a - b; }, wrap_sub))
+    .eval(eval_sub)
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_binary)
     .layout(Layout::agnostic)
@@ -291,7 +400,7 @@ MODELC_REGISTER_OP(Mul)
     .inputs(2, 2)
     .validate(same_type_inputs(kArithTypes))
     .infer(infer_broadcast)
-    .eval(eval_binary([](double a, double b) { return a * b; }, wrap_mul))
+    .eval(eval_mul)
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_binary)
     .layout(Layout::agnostic)
@@ -305,11 +414,7 @@ MODELC_REGISTER_OP(Div)
     .inputs(2, 2)
     .validate(same_type_inputs(kArithTypes))
     .infer(infer_broadcast)
-    .eval([](const Node& n, const TensorRefs& in) {
-      return std::vector<Tensor>{map_binary(
-          n, *in[0], *in[1], [](double a, double b) { return a / b; }, DType::undefined,
-          [&n](int64_t a, int64_t b) { return int_div(n, a, b); })};
-    })
+    .eval(eval_div)
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_binary)
     .layout(Layout::agnostic)
@@ -323,19 +428,137 @@ MODELC_REGISTER_OP(Pow)
     .inputs(2, 2)
     .validate(validate_pow)
     .infer(infer_broadcast)
-    .eval([](const Node& n, const TensorRefs& in) {
-      // Integer base and exponent: exact. Otherwise pow in double, rounded
-      // (truncated for an integer base) to the base's type.
-      return std::vector<Tensor>{map_binary(
-          n, *in[0], *in[1], [](double a, double b) { return std::pow(a, b); }, in[0]->dtype(),
-          [&n](int64_t a, int64_t b) { return int_pow(n, a, b); })};
-    })
+    .eval(eval_pow)
     .precision(Precision::fp32_compute)
     .layout(Layout::agnostic)
     .kernel("elementwise")
     .family("elementwise")
     .flops(flops_per_output(1))
     .doc("X ^ Y, numpy broadcasting; from opset 12 Y may have another type than X");
+
+// ---- binary arithmetic, legacy forms (before opset 7) -------------------------
+//
+// Opset 1 and 6 differ only in 'consumed_inputs' (1; no effect) and the types.
+// No fusion or layout facts: B's alignment lives in attributes that passes do
+// not read, so these nodes stay unfused and in NCHW until a pass rewrites
+// them to the numpy form.
+
+MODELC_REGISTER_OP(Add)
+    .since(1)
+    .attrs({"broadcast", "axis", "consumed_inputs"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_add))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A + B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Add)
+    .since(6)
+    .attrs({"broadcast", "axis"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_add))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A + B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Sub)
+    .since(1)
+    .attrs({"broadcast", "axis", "consumed_inputs"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_sub))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A - B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Sub)
+    .since(6)
+    .attrs({"broadcast", "axis"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_sub))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A - B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Mul)
+    .since(1)
+    .attrs({"broadcast", "axis", "consumed_inputs"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_mul))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A * B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Mul)
+    .since(6)
+    .attrs({"broadcast", "axis"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_mul))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A * B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Div)
+    .since(1)
+    .attrs({"broadcast", "axis", "consumed_inputs"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_div))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A / B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned)");
+
+MODELC_REGISTER_OP(Div)
+    .since(6)
+    .attrs({"broadcast", "axis"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyArithTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_div))
+    .precision(Precision::fp16)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("A / B; broadcast=1 broadcasts B onto A at 'axis' (else suffix-aligned); integers truncate toward zero");
+
+MODELC_REGISTER_OP(Pow)
+    .since(1)
+    .attrs({"broadcast", "axis"})
+    .inputs(2, 2)
+    .validate(validate_legacy_binary(kLegacyPowTypes))
+    .infer(infer_legacy_binary)
+    .eval(with_legacy_broadcast(eval_pow))
+    .precision(Precision::fp32_compute)
+    .kernel("elementwise")
+    .family("elementwise")
+    .flops(flops_per_output(1))
+    .doc("X ^ Y; broadcast=1 broadcasts Y onto X at 'axis' (else suffix-aligned)");
 
 // ---- unary math ----------------------------------------------------------------
 

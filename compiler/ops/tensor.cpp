@@ -172,7 +172,12 @@ SplitPlan split_plan(const Node& n, const Shape& in, const std::optional<std::ve
   const int64_t rank = static_cast<int64_t>(in.size());
   if (rank == 0) throw n.error("input 0 is a scalar; Split needs an input of rank 1 or more");
   SplitPlan p;
-  p.axis = checked_axis(n, n.attr_int("axis", 0), rank, "attribute 'axis'");
+  // Split-2 leaves a negative axis undefined; ONNX's own shape inference
+  // counts it from the back, since models exported at opsets 2-10 use -1
+  // (pytorch-converted/test_GLU), and so does modelc.
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0 && axis >= -rank) axis += rank;
+  p.axis = checked_axis(n, axis, rank, "attribute 'axis'");
   const int64_t dim = in[p.axis];
   const int64_t outputs = n.num_outputs();
   const char* split_name = n.opset() >= 13 ? "input 'split'" : "attribute 'split'";

@@ -54,8 +54,9 @@ TEST_CASE("cli: usage errors exit 2, help exits 0") {
   CHECK(r.code == 2);
   CHECK(has(r.err, "error: unknown command 'frobnicate'"));
   CHECK(has(r.err, "hint: "));
-  r = run_modelc(dir, "model.onnx");  // the compile command is not there yet
-  CHECK(r.code == 2);
+  r = run_modelc(dir, "model.onnx");  // the compile command: a missing file is an error, not usage
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "model.onnx"));
   r = run_modelc(dir, "--help");
   CHECK(r.code == 0);
   CHECK(has(r.out, "inspect"));

@@ -119,7 +119,37 @@ TEST_CASE("PRelu: slope broadcasts unidirectionally to X") {
   CHECK_THROWS_AS(run_act("PRelu", 9, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})}), Error);
   CHECK_THROWS_AS(run_act("PRelu", 9, {x, Tensor::from_f64(DType::float16, {1}, {1})}), Error);
   CHECK_THROWS_AS(run_act("PRelu", 9, {x}), Error);
-  CHECK_THROWS_AS(run_act("PRelu", 6, {x, f32({1}, {0.1f})}), Error);  // PRelu-6 is not supported
+}
+
+TEST_CASE("PRelu 1 and 6: slope of one element, or one value per channel (X's dim 1)") {
+  // X [2,3,2]: per-channel slope [3] (numpy would align it with the last dim).
+  const Tensor x = f32({2, 3, 2}, {-1, 1, -1, 1, -1, 1, -2, 2, -2, 2, -2, 2});
+  Tensor y = run_act("PRelu", 6, {x, f32({3}, {0.5, 0.25, 2})});
+  CHECK(y.shape() == Shape{2, 3, 2});
+  near(y, {-0.5, 1, -0.25, 1, -2, 1, -1, 2, -0.5, 2, -4, 2});
+  // One element, of any rank, is shared.
+  near(run_act("PRelu", 6, {x, f32({1}, {0.1f})}), {-0.1, 1, -0.1, 1, -0.1, 1, -0.2, 2, -0.2, 2, -0.2, 2});
+  near(run_act("PRelu", 1, {f32({3}, {-4, 0, 4}), f32({1, 1}, {0.25})}), {-1, 0, 4});
+  near(run_act("PRelu", 6, {f32({2, 2}, {-1, -1, 1, -2}), f32({2}, {2, 3})}), {-2, -3, 1, -6});
+  // consumed_inputs only at opset 1.
+  const Attrs consumed = [](Node& n) { n.set_attr_ints("consumed_inputs", {0}); };
+  near(run_act("PRelu", 1, {x, f32({3}, {0.5, 0.25, 2})}, consumed), {-0.5, 1, -0.25, 1, -2, 1, -1, 2, -0.5, 2, -4, 2});
+  CHECK_THROWS_AS(run_act("PRelu", 6, {x, f32({3}, {1, 2, 3})}, consumed), Error);
+  // A slope that is neither one element nor [C]: the last dim's length, a numpy-style [C,1],
+  // a channel count for a 1-D X.
+  const std::string msg = act_error("PRelu", 6, {x, f32({2}, {1, 2})});
+  CHECK(msg.find("slope") != std::string::npos);
+  CHECK(msg.find("per channel") != std::string::npos);
+  CHECK_THROWS_AS(run_act("PRelu", 6, {x, f32({3, 1}, {1, 2, 3})}), Error);
+  CHECK_THROWS_AS(run_act("PRelu", 6, {f32({3}, {1, 2, 3}), f32({3}, {1, 2, 3})}), Error);
+  // Floats only; one type.
+  CHECK_THROWS_AS(run_act("PRelu", 6, {ints(DType::int32, {1}, {-1}), ints(DType::int32, {1}, {2})}), Error);
+  CHECK_THROWS_AS(run_act("PRelu", 6, {x, Tensor::from_f64(DType::float16, {1}, {1})}), Error);
+  const auto& r = ops::OpRegistry::instance();
+  CHECK(r.find("PRelu", 5)->since == 1);
+  CHECK(r.find("PRelu", 6)->since == 6);
+  CHECK(r.find("PRelu", 6)->layout == ops::Layout::unset);
+  CHECK(r.find("PRelu", 6)->family == "activation");
 }
 
 TEST_CASE("Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus values") {

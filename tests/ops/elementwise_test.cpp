@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "ir/graph.h"
 #include "ops/registry.h"
@@ -158,10 +159,113 @@ TEST_CASE("Binary arithmetic: type checks name both inputs; type sets follow the
   // Shapes that do not broadcast; wrong input count; an opset before 7.
   CHECK_THROWS_AS(run_op("Add", 14, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})}), Error);
   CHECK_THROWS_AS(run_op("Add", 14, {f32({1}, {1})}), Error);
-  CHECK_THROWS_AS(run_op("Add", 6, {f32({1}, {1}), f32({1}, {1})}), Error);
   // The legacy broadcast attribute of Add-6 is not an attribute of Add-7.
   CHECK_THROWS_AS(run_op("Add", 7, {f32({1}, {1}), f32({1}, {1})}, [](Node& n) { n.set_attr_int("broadcast", 1); }),
                   Error);
+}
+
+// ---- legacy forms: Add/Sub/Mul/Div 1 and 6, Pow 1 ---------------------------------
+
+namespace {
+Attrs legacy(int64_t broadcast, std::optional<int64_t> axis = std::nullopt) {
+  return [broadcast, axis](Node& n) {
+    n.set_attr_int("broadcast", broadcast);
+    if (axis) n.set_attr_int("axis", *axis);
+  };
+}
+}  // namespace
+
+TEST_CASE("Legacy Add/Sub/Mul/Div (1, 6): broadcast=0 needs equal shapes; 1 aligns B at axis or suffix") {
+  const Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  // broadcast=0 (the default): equal shapes, elementwise.
+  check_close(run_op("Add", 6, {a, f32({2, 3}, {10, 20, 30, 40, 50, 60})}), {11, 22, 33, 44, 55, 66});
+  check_close(run_op("Mul", 1, {a, a}), {1, 4, 9, 16, 25, 36});
+  // Suffix matching: B [3] runs along A's last dim.
+  Tensor y = run_op("Sub", 6, {a, f32({3}, {1, 2, 3})}, legacy(1));
+  CHECK(y.shape() == Shape{2, 3});
+  check_close(y, {0, 0, 0, 3, 3, 3});
+  // axis=0: B [2] runs along A's first dim (numpy would align it with the last).
+  check_close(run_op("Add", 6, {a, f32({2}, {10, 20})}, legacy(1, 0)), {11, 12, 13, 24, 25, 26});
+  check_close(run_op("Div", 6, {a, f32({2}, {2, 4})}, legacy(1, 0)), {0.5, 1, 1.5, 1, 1.25, 1.5});
+  // A [2,3,2], B [3] at axis 1 (per-channel): B becomes [3,1].
+  const Tensor c = f32({2, 3, 2}, {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2});
+  check_close(run_op("Mul", 6, {c, f32({3}, {1, 10, 100})}, legacy(1, 1)),
+              {1, 1, 10, 10, 100, 100, 2, 2, 20, 20, 200, 200});
+  // B [3,2] at axis 1 equals the suffix.
+  check_close(run_op("Add", 6, {c, f32({3, 2}, {0, 1, 2, 3, 4, 5})}, legacy(1, 1)),
+              {1, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 7});
+  // B's 1-sized dims expand, as ONNX's opset-6 test data expects: [2,1] and [1,3] at axis 0 of [2,3].
+  check_close(run_op("Add", 6, {a, f32({2, 1}, {10, 20})}, legacy(1, 0)), {11, 12, 13, 24, 25, 26});
+  check_close(run_op("Add", 6, {a, f32({1, 3}, {10, 20, 30})}, legacy(1, 0)), {11, 22, 33, 14, 25, 36});
+  // One-element B (a scalar, or [1,1]) broadcasts everywhere.
+  check_close(run_op("Add", 6, {a, f32({}, {1})}, legacy(1)), {2, 3, 4, 5, 6, 7});
+  check_close(run_op("Mul", 1, {a, f32({1, 1}, {2})}, legacy(1)), {2, 4, 6, 8, 10, 12});
+  // Integers from 6, exact (Div truncates); opset 1 is floats only.
+  CHECK(run_op("Div", 6, {i64({2, 2}, {7, -7, kBig, 9}), i64({2}, {2, 3})}, legacy(1, 0)).to_i64() ==
+        std::vector<int64_t>{3, -3, kBig / 3, 3});
+  CHECK(run_op("Add", 6, {i32({2}, {1, 2}), i32({2}, {3, 4})}).dtype() == DType::int32);
+  CHECK_THROWS_AS(run_op("Add", 1, {i32({2}, {1, 2}), i32({2}, {3, 4})}), Error);
+  CHECK_THROWS_AS(run_op("Add", 6, {typed(DType::bfloat16, {1}, {1}), typed(DType::bfloat16, {1}, {1})}), Error);
+  // consumed_inputs is an opset-1 attribute only.
+  const Attrs consumed = [](Node& n) { n.set_attr_ints("consumed_inputs", {0, 0}); };
+  check_close(run_op("Sub", 1, {a, a}, consumed), {0, 0, 0, 0, 0, 0});
+  CHECK_THROWS_AS(run_op("Sub", 6, {a, a}, consumed), Error);
+}
+
+TEST_CASE("Legacy Add/Sub/Mul/Div: shapes that do not fit are Errors naming the input or attribute") {
+  const Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  // broadcast=0 with unequal shapes, even numpy-broadcastable ones.
+  std::string msg = error_of("Add", 6, {a, f32({3}, {1, 2, 3})});
+  CHECK(msg.find("'B'") != std::string::npos);
+  CHECK(msg.find("broadcast") != std::string::npos);
+  CHECK_THROWS_AS(run_op("Mul", 1, {a, f32({1}, {2})}), Error);
+  CHECK_THROWS_AS(run_op("Div", 6, {a, f32({2, 3, 1}, {1, 2, 3, 4, 5, 6})}, legacy(0)), Error);
+  // B does not fit at the axis: [3] at axis 0 of [2,3]; [2] as a suffix of [2,3].
+  msg = error_of("Add", 6, {a, f32({3}, {1, 2, 3})}, legacy(1, 0));
+  CHECK(msg.find("'B'") != std::string::npos);
+  CHECK(msg.find("axis 0") != std::string::npos);
+  CHECK_THROWS_AS(run_op("Add", 6, {a, f32({2}, {1, 2})}, legacy(1)), Error);
+  // B never expands A: A [2,1] with B [2,3].
+  CHECK_THROWS_AS(run_op("Sub", 6, {f32({2, 1}, {1, 2}), a}, legacy(1)), Error);
+  CHECK_THROWS_AS(run_op("Sub", 6, {f32({2, 1}, {1, 2}), f32({3}, {1, 2, 3})}, legacy(1, 1)), Error);
+  // axis out of range (B would run past A's last dim), negative, B of higher rank.
+  msg = error_of("Add", 6, {a, f32({3}, {1, 2, 3})}, legacy(1, 2));
+  CHECK(msg.find("'axis'") != std::string::npos);
+  CHECK_THROWS_AS(run_op("Add", 6, {a, f32({3}, {1, 2, 3})}, legacy(1, -1)), Error);
+  CHECK_THROWS_AS(run_op("Add", 6, {f32({3}, {1, 2, 3}), a}, legacy(1)), Error);
+  // 'broadcast' other than 0/1, or of the wrong kind.
+  CHECK(error_of("Add", 6, {a, a}, legacy(2)).find("'broadcast'") != std::string::npos);
+  CHECK_THROWS_AS(run_op("Add", 6, {a, a}, [](Node& n) { n.set_attr_string("broadcast", "yes"); }), Error);
+  CHECK_THROWS_AS(run_op("Add", 6, {a, a}, [](Node& n) { n.set_attr_float("axis", 1.5); }), Error);
+  // One type for A and B.
+  CHECK_THROWS_AS(run_op("Add", 6, {a, i32({2, 3}, {1, 2, 3, 4, 5, 6})}), Error);
+}
+
+TEST_CASE("Legacy Pow (1): same broadcast rule, floats only") {
+  check_close(run_op("Pow", 1, {f32({1, 2, 2}, {2, 3, 4, 5}), f32({1, 2, 2}, {2, 2, 0.5, 1})}), {4, 9, 2, 5});
+  check_close(run_op("Pow", 6, {f32({2, 2}, {2, 3, 4, 5}), f32({2}, {2, 3})}, legacy(1, 0)), {4, 9, 64, 125});
+  check_close(run_op("Pow", 1, {f32({2, 2}, {2, 3, 4, 5}), f32({2}, {2, 3})}, legacy(1)), {4, 27, 16, 125});
+  CHECK_THROWS_AS(run_op("Pow", 6, {f32({2, 2}, {2, 3, 4, 5}), f32({2}, {2, 3})}), Error);
+  CHECK_THROWS_AS(run_op("Pow", 1, {i64({1}, {2}), i64({1}, {2})}), Error);
+  // Pow-1 never had consumed_inputs.
+  const Attrs consumed = [](Node& n) { n.set_attr_ints("consumed_inputs", {0}); };
+  CHECK_THROWS_AS(run_op("Pow", 1, {f32({1}, {2}), f32({1}, {2})}, consumed), Error);
+}
+
+TEST_CASE("Legacy forms: registered at 1 and 6, no fusion or layout facts") {
+  const auto& r = ops::OpRegistry::instance();
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    REQUIRE_MESSAGE(r.find(op, 1), op);
+    CHECK_MESSAGE(r.find(op, 5)->since == 1, op);
+    CHECK_MESSAGE(r.find(op, 6)->since == 6, op);
+    CHECK_MESSAGE(r.find(op, 7)->since == 7, op);
+    CHECK_MESSAGE(r.find(op, 6)->fusion == ops::Fusion::none, op);
+    CHECK_MESSAGE(r.find(op, 6)->layout == ops::Layout::unset, op);
+    CHECK_MESSAGE(r.find(op, 6)->precision == ops::Precision::fp16, op);
+    CHECK_MESSAGE(r.find(op, 6)->kernels == std::vector<std::string>{"elementwise"}, op);
+  }
+  CHECK(r.find("Pow", 6)->since == 1);
+  CHECK(r.find("Pow", 6)->precision == ops::Precision::fp32_compute);
 }
 
 TEST_CASE("Pow: same types before 12, mixed base/exponent types from 12, exact integers") {

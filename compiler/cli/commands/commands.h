@@ -26,6 +26,9 @@ using RegisterFn = void (*)(CLI::App& app, RunFn& run);
 void register_inspect(CLI::App& app, RunFn& run);
 void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
+/// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
+/// subcommand; main calls it after the subcommands.
+void register_compile(CLI::App& app, RunFn& run);
 
 /// Every subcommand, in the order `modelc --help` lists them.
 const std::vector<RegisterFn>& all_commands();

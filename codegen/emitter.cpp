@@ -1,0 +1,809 @@
+#include "codegen/emitter.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/format.h"
+#include "codegen/report.h"
+#include "support/error.h"
+
+namespace fs = std::filesystem;
+
+namespace modelc {
+
+// ---- pointers and types in the emitted code -----------------------------------------------------
+
+std::string ViewPointers::ctype(DType t) const {
+  switch (t) {
+    case DType::float32: return "float";
+    case DType::float16: return "__half";
+    case DType::bfloat16: return "__nv_bfloat16";
+    case DType::int64: return "int64_t";
+    case DType::int32: return "int32_t";
+    case DType::int8: return "int8_t";
+    case DType::uint8: return "uint8_t";
+    case DType::boolean: return "bool";
+    case DType::undefined: break;
+  }
+  throw Error("internal: no C++ type for an undefined dtype");
+}
+
+std::string ViewPointers::ptr(const TensorView& v, bool is_const) const {
+  if (v.dtype == DType::undefined) return "nullptr";
+  const std::string t = (is_const ? "const " : "") + ctype(v.dtype) + "*";
+  const std::string off = std::to_string(v.offset);
+  switch (v.space) {
+    case Space::input: {
+      const std::string p = "inputs[" + std::to_string(v.index) + "]";
+      if (!is_const) throw Error("internal: a kernel writes model input " + std::to_string(v.index) + " ('" + v.value + "')");
+      if (v.offset == 0) return "static_cast<" + t + ">(" + p + ")";
+      return "reinterpret_cast<" + t + ">(static_cast<const unsigned char*>(" + p + ") + " + off + ")";
+    }
+    case Space::output: {
+      const std::string p = "outputs[" + std::to_string(v.index) + "]";
+      if (v.offset == 0) return "static_cast<" + t + ">(" + p + ")";
+      return "reinterpret_cast<" + t + ">(static_cast<unsigned char*>(" + p + ") + " + off + ")";
+    }
+    case Space::arena: return "reinterpret_cast<" + t + ">(arena + " + off + ")";
+    case Space::weights:
+      if (!is_const) throw Error("internal: a kernel writes weight '" + v.value + "'");
+      return "reinterpret_cast<" + t + ">(weights + " + off + ")";
+  }
+  return "nullptr";
+}
+
+std::string c_string(const std::string& s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?': no trigraph-like sequences
+      r += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      r += buf;
+    }
+  }
+  return r + "\"";
+}
+
+namespace {
+
+// Text for a // comment: one line, no backslash that could continue it.
+std::string comment(const std::string& s) {
+  std::string r;
+  for (unsigned char c : s) {
+    if (c == '\\') {
+      r += "\\x5c";
+    } else if (c < 0x20 || c == 0x7f) {
+      r += ' ';
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r;
+}
+
+std::string type_text(DType t, const Shape& s) {
+  return std::string(dtype_name(t)) + "[" + (s.empty() ? "" : shape_str(s)) + "]";
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw Error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+uint64_t fnv1a(const uint8_t* p, std::size_t n, uint64_t h) {
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::vector<int> sorted_archs(const Schedule& s) {
+  std::set<int> a;
+  for (const std::string& x : s.archs) {
+    if (x.size() < 4 || x.compare(0, 3, "sm_") != 0) throw Error("internal: arch '" + x + "'");
+    a.insert(std::stoi(x.substr(3)));
+  }
+  if (a.empty()) throw Error("internal: no --arch");
+  return {a.begin(), a.end()};
+}
+
+std::string join_ints(const std::vector<int>& v, const std::string& sep) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : sep) + std::to_string(x);
+  return s;
+}
+
+// A template header name as a family lists it ("gemm.cuh" or "templates/gemm.cuh") -> "gemm.cuh".
+std::string header_name(const std::string& h) {
+  return h.compare(0, 10, "templates/") == 0 ? h.substr(10) : h;
+}
+
+// ---- kernels: code for one file (NAME.cu, or a part) ---------------------------------------------
+
+struct KernelCode {
+  std::set<std::string> headers;          // kernels/ headers the file includes
+  std::vector<std::string> declarations;  // deduplicated, in order of first use
+  std::string body;                       // the statements of the enqueue function
+};
+
+std::string kernel_comment(const Kernel& k) {
+  // "k3 (gemm): MatMul 'mm': float32[1x64], float32[64x10] -> float32[1x10]", then where the
+  // buffers are, then the tactic and note.
+  std::string types, where;
+  auto add = [&](const std::vector<TensorView>& views) {
+    std::string t, w;
+    for (const TensorView& v : views) {
+      t += (t.empty() ? "" : ", ") + (v.dtype == DType::undefined ? std::string("-") : type_text(v.dtype, v.shape));
+      const std::string vt = view_text(v);
+      w += (w.empty() ? "" : ", ") + (vt.find('@') == std::string::npos ? vt : vt.substr(vt.find('@')));
+    }
+    types += t;
+    where += w;
+  };
+  add(k.inputs);
+  types += " -> ";
+  where += " -> ";
+  add(k.outputs);
+  std::string nodes;
+  for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "'" : ", '") + n + "'";
+  std::string c = "// " + comment(k.id + " (" + k.family + "): " + (k.node ? k.node->op() + " " : "") + nodes + ": " +
+                                  types) + "\n";
+  c += "//   " + comment(where) + "\n";
+  std::string tactic;
+  for (const auto& [key, value] : k.tactic) tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
+  if (!tactic.empty() || !k.note.empty()) {
+    c += "//   " + comment((tactic.empty() ? "" : "tactic " + tactic + (k.note.empty() ? "" : "; ")) + k.note) + "\n";
+  }
+  return c;
+}
+
+// True when `code` (trimmed) is one `{ ... }` block: its first '{' closes at its last character.
+// Comments and literals are skipped while matching.
+bool one_block(const std::string& code) {
+  if (code.empty() || code.front() != '{' || code.back() != '}') return false;
+  int depth = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const char c = code[i];
+    if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
+      i = code.find('\n', i);
+      if (i == std::string::npos) return false;
+    } else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
+      i = code.find("*/", i + 2);
+      if (i == std::string::npos) return false;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < code.size() && code[i] != c; ++i) {
+        if (code[i] == '\\') ++i;
+      }
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return i + 1 == code.size();
+    }
+  }
+  return false;
+}
+
+std::string trimmed(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" \t\n");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\n") + 1 - a);
+}
+
+KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
+  KernelCode code;
+  std::set<std::string> seen;
+  const ViewPointers pointers;
+  for (const Kernel* k : kernels) {
+    const KernelFamily* f = FamilyRegistry::instance().find(k->family);
+    if (!f || !f->emit) {
+      const std::string what = "no code generator for template family '" + k->family + "'";
+      throw k->node ? k->node->error(what) : Error(what);
+    }
+    Emitted e;
+    try {
+      e = f->emit(*k, pointers);
+    } catch (const Error& err) {
+      if (!k->node || !err.where().node.empty()) throw;
+      throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
+    }
+    for (const std::string& h : f->headers) code.headers.insert(header_name(h));
+    if (!e.declarations.empty() && seen.insert(e.declarations).second) code.declarations.push_back(e.declarations);
+    // Each kernel's statements are a block of their own (their names stay local).
+    const std::string launch = trimmed(e.launch);
+    code.body += "\n" + kernel_comment(*k) + (one_block(launch) ? launch + "\n" : "{\n" + launch + "\n}\n");
+  }
+  return code;
+}
+
+const char* kBindings =
+    "  [[maybe_unused]] unsigned char* const arena = mc_bindings.arena;\n"
+    "  [[maybe_unused]] const unsigned char* const weights = mc_bindings.weights;\n"
+    "  [[maybe_unused]] const void* const* const inputs = mc_bindings.inputs;\n"
+    "  [[maybe_unused]] void* const* const outputs = mc_bindings.outputs;\n"
+    "  static_cast<void>(mc_status);\n"
+    "  static_cast<void>(stream);\n";
+
+std::string includes_of(const std::set<std::string>& headers) {
+  std::string s;
+  for (const std::string& h : headers) s += "#include \"kernels/" + h + "\"\n";
+  return s;
+}
+
+std::string declarations_of(const KernelCode& code) {
+  std::string s;
+  for (const std::string& d : code.declarations) s += d + (d.back() == '\n' ? "" : "\n") + "\n";
+  return s;
+}
+
+// ---- the files -------------------------------------------------------------------------------
+
+struct Model {
+  const Schedule& s;
+  const EmitOptions& o;
+  std::string name;
+  std::string source;  // file name only
+  std::vector<int> archs;
+  std::vector<std::vector<const Kernel*>> parts;  // empty: the kernels are in NAME.cu
+  uint64_t checksum = 0;
+};
+
+std::string header_file(const Model& m) {
+  const std::string& n = m.name;
+  std::string io;
+  for (const ModelTensor& t : m.s.inputs) io += "///   input  " + comment(t.name + "  " + type_text(t.dtype, t.shape)) + "\n";
+  for (const ModelTensor& t : m.s.outputs) io += "///   output " + comment(t.name + "  " + type_text(t.dtype, t.shape)) + "\n";
+  std::string h;
+  h += "/// \\file " + n + ".h\n";
+  h += "/// \\brief C API of model " + n + ", generated by modelc from " + comment(m.source) + ".\n";
+  h += "///\n" + io;
+  h += "///\n";
+  h += "/// Every function returns 0 on success, else 1 CUDA error, 2 bad argument, 3 no device or an\n";
+  h += "/// unsupported compute capability, 4 out of device memory, 5 weights file error; " + n + "_error()\n";
+  h += "/// then says why. Dtypes are ONNX TensorProto codes (1 float32, 10 float16, 7 int64, ...).\n";
+  h += "/// There is no global state: several models, and several contexts of one model, share a\n";
+  h += "/// process. A context runs one inference at a time (its activation arena is its own).\n";
+  h += "#pragma once\n\n";
+  h += "#include <stddef.h>\n#include <stdint.h>\n\n";
+  h += "#if defined(MODELC_HOST_EMULATION)\n";
+  h += "struct CUstream_st;\ntypedef struct CUstream_st* cudaStream_t;  // as runtime/host/runtime_api.h\n";
+  h += "#else\n#include <cuda_runtime_api.h>\n#endif\n\n";
+  h += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  h += "/// \\brief An instance of the model on one device: weights, activation arena, CUDA graph.\n";
+  h += "typedef struct " + n + "_ctx " + n + "_ctx;\n\n";
+  h += "/// \\brief Creates a context on `device`: checks that the device exists and that its compute\n";
+  h += "/// capability has an image in this binary, and that its memory suffices; uploads the weights;\n";
+  h += "/// allocates the activation arena; captures the run into a CUDA graph.\n";
+  if (m.o.weights_file) {
+    h += "/// The weights are read from " + n + "_weights.bin next to the executable (see\n";
+    h += "/// " + n + "_create_with_weights to give another path).\n";
+  }
+  h += "/// On failure *ctx is still set (unless host memory ran out), so " + n + "_error(*ctx) can say why;\n";
+  h += "/// destroy it then.\n";
+  h += "int " + n + "_create(" + n + "_ctx** ctx, int device);\n\n";
+  if (m.o.weights_file) {
+    h += "/// \\brief " + n + "_create, with the weights read from `weights_path` (null: the default, " + n +
+         "_weights.bin\n/// next to the executable). The file's size and checksum must match this build (error 5).\n";
+    h += "int " + n + "_create_with_weights(" + n + "_ctx** ctx, int device, const char* weights_path);\n\n";
+  }
+  h += "/// \\brief Enqueues one inference on `stream`: device pointers, one per input and per output in\n";
+  h += "/// order. Replays the CUDA graph; new pointers are captured once more first (keep the same\n";
+  h += "/// buffers between runs to only replay). Returns before the work is done.\n";
+  h += "int " + n + "_run(" + n + "_ctx* ctx, const void* const* inputs, void* const* outputs, cudaStream_t stream);\n\n";
+  h += "/// \\brief One inference on host pointers: copies the inputs in, runs, copies the outputs out,\n";
+  h += "/// and returns when they are written.\n";
+  h += "int " + n + "_run_host(" + n + "_ctx* ctx, const void* const* inputs, void* const* outputs);\n\n";
+  h += "/// \\brief The message of the context's last failure (\"\" when its last call succeeded); never null.\n";
+  h += "const char* " + n + "_error(const " + n + "_ctx* ctx);\n\n";
+  h += "/// \\brief Frees everything the context holds; null is fine.\n";
+  h += "void " + n + "_destroy(" + n + "_ctx* ctx);\n\n";
+  h += "/// \\brief Number of model inputs / outputs.\n";
+  h += "int " + n + "_num_inputs(void);\nint " + n + "_num_outputs(void);\n\n";
+  h += "/// \\brief Input i's ONNX name, dtype code, rank and shape (static); null / -1 when i is out of range.\n";
+  h += "const char* " + n + "_input_name(int i);\nint " + n + "_input_dtype(int i);\nint " + n +
+       "_input_rank(int i);\nconst int64_t* " + n + "_input_shape(int i);\n\n";
+  h += "/// \\brief Output i's ONNX name, dtype code, rank and shape (static); null / -1 when i is out of range.\n";
+  h += "const char* " + n + "_output_name(int i);\nint " + n + "_output_dtype(int i);\nint " + n +
+       "_output_rank(int i);\nconst int64_t* " + n + "_output_shape(int i);\n\n";
+  h += "/// \\brief Device memory of a context's activation arena, in bytes.\n";
+  h += "size_t " + n + "_workspace_bytes(void);\n\n";
+  h += "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+  return h;
+}
+
+std::string enqueue_function(const std::string& fn, const KernelCode& code, bool is_static) {
+  std::string s = std::string(is_static ? "static " : "") + "int " + fn +
+                  "(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {\n";
+  s += kBindings;
+  s += code.body;
+  s += "  return 0;\n}\n";
+  return s;
+}
+
+std::string part_file(const Model& m, int p, const KernelCode& code) {
+  const std::string& n = m.name;
+  std::string c = "// " + n + "_part" + std::to_string(p) + ".cu: kernels " + m.parts[p].front()->id + " to " +
+                  m.parts[p].back()->id + " of model " + n + " (generated by modelc from " + comment(m.source) +
+                  "; do not edit).\n";
+  c += "#include \"runtime/runtime.h\"\n" + includes_of(code.headers) + "\n";
+  c += declarations_of(code);
+  c += "// Enqueues this part's kernels; called by " + n + ".cu in order.\n";
+  c += enqueue_function(n + "_part" + std::to_string(p) + "_enqueue", code, false);
+  return c;
+}
+
+std::string tensor_table(const std::vector<ModelTensor>& ts, const std::string& what) {
+  std::string s;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    std::string dims;
+    for (int64_t d : ts[i].shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    s += "const int64_t k" + what + "Shape" + std::to_string(i) + "[] = {" + (dims.empty() ? "0" : dims) + "};" +
+         (dims.empty() ? "  // a scalar: rank 0" : "") + "\n";
+  }
+  s += "const mc::TensorInfo k" + what + "s[] = {\n";
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const int64_t bytes = num_elements(ts[i].shape) * static_cast<int64_t>(dtype_size(ts[i].dtype));
+    s += "    {" + c_string(ts[i].name) + ", " + std::to_string(static_cast<int>(ts[i].dtype)) + ", " +
+         std::to_string(ts[i].shape.size()) + ", k" + what + "Shape" + std::to_string(i) + ", " + std::to_string(bytes) +
+         "},\n";
+  }
+  if (ts.empty()) s += "    {\"\", 0, 0, nullptr, 0},  // none: the array may not be empty\n";
+  s += "};\n";
+  return s;
+}
+
+std::string main_cu_file(const Model& m, const KernelCode* code) {
+  const Schedule& s = m.s;
+  const std::string& n = m.name;
+  const std::vector<int>& archs = m.archs;
+  std::string c;
+  c += "// " + n + ".cu: model " + n + ", generated by modelc from " + comment(m.source) +
+       ". Do not edit: compile the model again.\n";
+  c += "//\n";
+  c += "// " + std::to_string(s.kernels.size()) + " kernels" +
+       (m.parts.empty() ? "" : " in " + std::to_string(m.parts.size()) + " parts (" + n + "_partK.cu)") +
+       "; activation arena " + grouped(s.arena_bytes) + " bytes (all activations: " + grouped(s.activation_bytes_total) +
+       "); weights " + grouped(s.weights_bytes) + " bytes in " + std::to_string(s.weights.size()) + " tensors.\n";
+  for (const ModelTensor& t : s.inputs) c += "//   input  " + comment(t.name + "  " + type_text(t.dtype, t.shape)) + "\n";
+  for (const ModelTensor& t : s.outputs) c += "//   output " + comment(t.name + "  " + type_text(t.dtype, t.shape)) + "\n";
+  c += "#include \"runtime/runtime.h\"\n";
+  c += "#include \"" + n + ".h\"\n";
+  if (code) c += includes_of(code->headers);
+  c += "\n";
+  c += "// The images compiled into the binary (the Makefile passes its ARCHS, '_' between them).\n";
+  c += "#ifndef MODELC_ARCHS\n#define MODELC_ARCHS " + join_ints(archs, "_") + "\n#endif\n";
+  c += "#ifndef MODELC_PTX_ARCH\n#define MODELC_PTX_ARCH " + std::to_string(archs.back()) + "\n#endif\n\n";
+
+  c += "// Weights (256-byte aligned; identical tensors are stored once):\n";
+  const std::size_t width = std::max<std::size_t>(6, std::to_string(s.weights_bytes).size());
+  auto column = [&](const std::string& t) { return std::string(width > t.size() ? width - t.size() : 0, ' ') + t; };
+  if (!s.weights.empty()) c += "//   " + column("offset") + "  " + column("bytes") + "  value\n";
+  for (const WeightEntry& w : s.weights) {
+    c += "//   " + column(std::to_string(w.offset)) + "  " + column(std::to_string(w.data.nbytes())) + "  " +
+         comment(w.value + "  " + type_text(w.data.dtype(), w.data.shape())) + "\n";
+  }
+  if (s.weights.empty()) c += "//   (none)\n";
+  if (!m.o.weights_file) {
+    c += "extern \"C\" const unsigned char " + n + "_weights[];      // " + n + "_weights.S\n";
+    c += "extern \"C\" const unsigned char " + n + "_weights_end[];\n";
+  }
+  c += "\n";
+
+  std::string enqueue_name;
+  if (code) {
+    c += declarations_of(*code);
+    c += "// Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).\n";
+    c += enqueue_function(n + "_enqueue", *code, true);
+  } else {
+    for (std::size_t p = 0; p < m.parts.size(); ++p) {
+      c += "int " + n + "_part" + std::to_string(p) +
+           "_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream);\n";
+    }
+    c += "\n// Enqueues every kernel of the model in order on `stream`: the parts, one after another.\n";
+    c += "static int " + n + "_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {\n";
+    for (std::size_t p = 0; p < m.parts.size(); ++p) {
+      c += "  if (const int r = " + n + "_part" + std::to_string(p) + "_enqueue(mc_status, mc_bindings, stream)) return r;\n";
+    }
+    c += "  return 0;\n}\n";
+  }
+  c += "\n";
+
+  c += "namespace {\n\n";
+  c += tensor_table(s.inputs, "Input");
+  c += tensor_table(s.outputs, "Output");
+  c += "#define MODELC_STRING_(x) #x\n#define MODELC_STRING(x) MODELC_STRING_(x)\n\n";
+  c += "const mc::ModelInfo kModel = {\n";
+  c += "    " + c_string(n) + ",\n";
+  c += "    MODELC_STRING(MODELC_ARCHS),\n    MODELC_PTX_ARCH,\n";
+  c += "    " + std::to_string(s.arena_bytes) + "u,  // arena bytes\n";
+  c += "    " + std::to_string(s.weights_bytes) + "u,  // weights bytes\n";
+  char sum[32];
+  std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));
+  c += "    " + std::string(sum) + ",  // FNV-1a 64 of the weights\n";
+  c += m.o.weights_file ? "    nullptr,  // weights read at create\n" : "    " + n + "_weights,\n";
+  c += "    " + c_string(n + "_weights.bin") + ",\n";
+  c += "    " + std::to_string(s.inputs.size()) + ",\n    kInputs,\n";
+  c += "    " + std::to_string(s.outputs.size()) + ",\n    kOutputs,\n";
+  c += "    " + n + "_enqueue,\n};\n\n";
+  c += "}  // namespace\n\n";
+
+  c += "struct " + n + "_ctx {\n  " + n + "_ctx() : rt(kModel) {}\n  mc::Context rt;\n};\n\n";
+  c += "extern \"C\" {\n\n";
+  const std::string create_args = m.o.weights_file ? "weights_path" : "nullptr";
+  auto create_fn = [&](const std::string& fn, const std::string& extra) {
+    std::string f = "int " + fn + "(" + n + "_ctx** ctx, int device" + extra + ") {\n";
+    f += "  if (!ctx) return mc::kBadArgument;\n";
+    f += "  *ctx = new (std::nothrow) " + n + "_ctx();\n";
+    f += "  if (!*ctx) return mc::kOutOfMemory;\n";
+    if (!m.o.weights_file) {
+      f += "  if (static_cast<size_t>(" + n + "_weights_end - " + n + "_weights) != kModel.weights_bytes) {\n";
+      f += "    return (*ctx)->rt.status().fail(mc::kWeightsFile, \"the weights linked into this binary are not the \"\n";
+      f += "                                    \"ones its code was compiled with: rebuild it (make clean; make)\");\n";
+      f += "  }\n";
+    }
+    f += "  return (*ctx)->rt.create(device, " + std::string(extra.empty() ? "nullptr" : create_args) + ");\n}\n\n";
+    return f;
+  };
+  c += create_fn(n + "_create", "");
+  if (m.o.weights_file) c += create_fn(n + "_create_with_weights", ", const char* weights_path");
+  c += "int " + n + "_run(" + n + "_ctx* ctx, const void* const* inputs, void* const* outputs, cudaStream_t stream) {\n";
+  c += "  if (!ctx) return mc::kBadArgument;\n  return ctx->rt.run(inputs, outputs, stream);\n}\n\n";
+  c += "int " + n + "_run_host(" + n + "_ctx* ctx, const void* const* inputs, void* const* outputs) {\n";
+  c += "  if (!ctx) return mc::kBadArgument;\n  return ctx->rt.run_host(inputs, outputs);\n}\n\n";
+  c += "const char* " + n + "_error(const " + n + "_ctx* ctx) {\n";
+  c += "  return ctx ? ctx->rt.error() : \"no context (a null pointer, or " + n +
+       "_create ran out of host memory)\";\n}\n\n";
+  c += "void " + n + "_destroy(" + n + "_ctx* ctx) { delete ctx; }\n\n";
+  c += "int " + n + "_num_inputs(void) { return kModel.num_inputs; }\n";
+  c += "int " + n + "_num_outputs(void) { return kModel.num_outputs; }\n\n";
+  for (const char* dir : {"input", "output"}) {
+    const std::string d = dir;
+    const std::string count = "kModel.num_" + d + "s";
+    const std::string table = "kModel." + d + "s";
+    const std::string guard = "  if (i < 0 || i >= " + count + ") return ";
+    c += "const char* " + n + "_" + d + "_name(int i) {\n" + guard + "nullptr;\n  return " + table + "[i].name;\n}\n";
+    c += "int " + n + "_" + d + "_dtype(int i) {\n" + guard + "-1;\n  return " + table + "[i].dtype;\n}\n";
+    c += "int " + n + "_" + d + "_rank(int i) {\n" + guard + "-1;\n  return " + table + "[i].rank;\n}\n";
+    c += "const int64_t* " + n + "_" + d + "_shape(int i) {\n" + guard + "nullptr;\n  return " + table +
+         "[i].shape;\n}\n\n";
+  }
+  c += "size_t " + n + "_workspace_bytes(void) { return kModel.arena_bytes; }\n\n";
+  c += "}  // extern \"C\"\n";
+  return c;
+}
+
+std::string cli_file(const Model& m) {
+  const std::string& n = m.name;
+  std::string c;
+  c += "// " + n + "_main.cu: the command-line program of model " + n + " (./" + n +
+       " --help; the options are in runtime/cli.h). Generated by modelc.\n";
+  c += "#include \"" + n + ".h\"\n#include \"runtime/cli.h\"\n\n";
+  c += "namespace {\n\n";
+  c += "int create(void** ctx, int device) {\n  " + n + "_ctx* c = nullptr;\n  const int r = " + n +
+       "_create(&c, device);\n  *ctx = c;\n  return r;\n}\n\n";
+  if (m.o.weights_file) {
+    c += "int create_with_weights(void** ctx, int device, const char* weights_path) {\n  " + n +
+         "_ctx* c = nullptr;\n  const int r = " + n + "_create_with_weights(&c, device, weights_path);\n  *ctx = c;\n" +
+         "  return r;\n}\n\n";
+  }
+  c += "int run(void* ctx, const void* const* inputs, void* const* outputs, cudaStream_t stream) {\n  return " + n +
+       "_run(static_cast<" + n + "_ctx*>(ctx), inputs, outputs, stream);\n}\n\n";
+  c += "int run_host(void* ctx, const void* const* inputs, void* const* outputs) {\n  return " + n +
+       "_run_host(static_cast<" + n + "_ctx*>(ctx), inputs, outputs);\n}\n\n";
+  c += "const char* error(const void* ctx) { return " + n + "_error(static_cast<const " + n + "_ctx*>(ctx)); }\n\n";
+  c += "void destroy(void* ctx) { " + n + "_destroy(static_cast<" + n + "_ctx*>(ctx)); }\n\n";
+  c += "}  // namespace\n\n";
+  c += "int main(int argc, char** argv) {\n";
+  c += "  const mc_cli::Model model = {\n";
+  c += "      " + c_string(n) + ",\n";
+  c += "      create,\n      " + std::string(m.o.weights_file ? "create_with_weights" : "nullptr") + ",\n";
+  c += "      run,\n      run_host,\n      error,\n      destroy,\n";
+  for (const char* f : {"num_inputs", "num_outputs", "input_name", "input_dtype", "input_rank", "input_shape",
+                        "output_name", "output_dtype", "output_rank", "output_shape", "workspace_bytes"}) {
+    c += "      " + n + "_" + f + ",\n";
+  }
+  c += "  };\n  return mc_cli::main(argc, argv, model);\n}\n";
+  return c;
+}
+
+std::string weights_asm(const Model& m) {
+  const std::string& n = m.name;
+  std::string a;
+  a += "/* " + n + "_weights.S: the weights of model " + n + " (" + n + "_weights.bin, " +
+       std::to_string(m.s.weights_bytes) + " bytes) in the binary, as " + n + "_weights .. " + n +
+       "_weights_end. Generated by modelc. */\n";
+  a += "    .section .rodata." + n + "_weights,\"a\",@progbits\n";
+  a += "    .balign 64\n";
+  a += "    .globl " + n + "_weights\n    .type " + n + "_weights, @object\n";
+  a += n + "_weights:\n";
+  a += "    .incbin \"" + n + "_weights.bin\"\n";
+  a += "    .globl " + n + "_weights_end\n";
+  a += n + "_weights_end:\n";
+  a += "    .size " + n + "_weights, " + n + "_weights_end - " + n + "_weights\n";
+  a += "    .section .note.GNU-stack,\"\",@progbits\n";
+  return a;
+}
+
+// Copies of templates/ headers, with the templates they include (#include "x.cuh"), transitively.
+void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, std::map<std::string, std::string>& files) {
+  std::set<std::string> done;
+  while (!todo.empty()) {
+    const std::string h = *todo.begin();
+    todo.erase(todo.begin());
+    if (!done.insert(h).second) continue;
+    const fs::path p = templates / h;
+    if (!fs::is_regular_file(p)) {
+      throw Error("template header '" + h + "' is not in " + templates.string(),
+                  "a family lists a header that does not exist, or MODELC_DATA_DIR points elsewhere");
+    }
+    const std::string text = read_file(p);
+    files["kernels/" + h] = text;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t a = line.find_first_not_of(" \t");
+      if (a == std::string::npos || line.compare(a, 1, "#") != 0) continue;
+      const std::size_t inc = line.find("include", a);
+      const std::size_t q1 = line.find('"', a);
+      if (inc == std::string::npos || q1 == std::string::npos || q1 < inc) continue;
+      const std::size_t q2 = line.find('"', q1 + 1);
+      if (q2 == std::string::npos) continue;
+      const std::string dep = line.substr(q1 + 1, q2 - q1 - 1);
+      if (fs::is_regular_file(templates / dep)) todo.insert(dep);  // else: device.h, in runtime/
+    }
+  }
+}
+
+void add_runtime(const fs::path& stub, std::map<std::string, std::string>& files) {
+  if (!fs::is_directory(stub)) throw Error("modelc's runtime folder " + stub.string() + " is missing");
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::recursive_directory_iterator(stub)) {
+    if (!e.is_regular_file()) continue;
+    const fs::path rel = fs::relative(e.path(), stub);
+    bool hidden = false;
+    for (const auto& part : rel) hidden = hidden || part.string().front() == '.';
+    if (!hidden) paths.push_back(rel);
+  }
+  for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_file(stub / rel);
+}
+
+}  // namespace
+
+std::string data_dir() {
+  const char* env = std::getenv("MODELC_DATA_DIR");
+#if defined(MODELC_SOURCE_DIR)
+  const std::string dir = env && *env ? env : MODELC_SOURCE_DIR;
+#else
+  const std::string dir = env && *env ? env : ".";
+#endif
+  if (!fs::is_regular_file(fs::path(dir) / "Makefile.gen") || !fs::is_directory(fs::path(dir) / "runtime_stub")) {
+    throw Error("modelc's data folder " + dir + " lacks Makefile.gen or runtime_stub/",
+                "set MODELC_DATA_DIR to the folder that holds templates/, runtime_stub/ and Makefile.gen");
+  }
+  return dir;
+}
+
+std::string weights_blob(const Schedule& s) {
+  std::string b(static_cast<std::size_t>(s.weights_bytes), '\0');
+  for (const WeightEntry& w : s.weights) {
+    if (w.offset < 0 || w.offset + static_cast<int64_t>(w.data.nbytes()) > s.weights_bytes) {
+      throw Error("internal: weight '" + w.value + "' lies outside the blob");
+    }
+    if (w.data.nbytes()) std::memcpy(&b[static_cast<std::size_t>(w.offset)], w.data.raw(), w.data.nbytes());
+  }
+  return b;
+}
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+uint64_t weights_checksum(const Schedule& s) {
+  // Over the blob as written (entries in offset order, zero padding between them).
+  std::vector<const WeightEntry*> order;
+  for (const WeightEntry& w : s.weights) order.push_back(&w);
+  std::sort(order.begin(), order.end(), [](const WeightEntry* a, const WeightEntry* b) { return a->offset < b->offset; });
+  uint64_t h = 1469598103934665603ull;
+  int64_t at = 0;
+  const uint8_t zero[256] = {};
+  auto pad = [&](int64_t to) {
+    while (at < to) {
+      const int64_t n = std::min<int64_t>(to - at, 256);
+      h = fnv1a(zero, static_cast<std::size_t>(n), h);
+      at += n;
+    }
+  };
+  for (const WeightEntry* w : order) {
+    if (w->offset < at) continue;  // shares the bytes of an entry already hashed
+    pad(w->offset);
+    h = fnv1a(w->data.raw(), w->data.nbytes(), h);
+    at += static_cast<int64_t>(w->data.nbytes());
+  }
+  pad(s.weights_bytes);
+  return h;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> render_model(const Schedule& s, const EmitOptions& o) {
+  if (!is_identifier(s.name)) {
+    throw Error("--name '" + s.name + "' is not a C identifier", "use letters, digits and '_', not starting with a digit");
+  }
+  const fs::path data = o.data_dir.empty() ? data_dir() : o.data_dir;
+  Model m{s, o, s.name, fs::path(o.source).filename().string(), sorted_archs(s), {}, weights_checksum(s)};
+  if (m.source.empty()) m.source = "(a graph)";
+
+  std::vector<const Kernel*> all;
+  for (const Kernel& k : s.kernels) all.push_back(&k);
+  const int per = std::max(1, o.max_kernels_per_file);
+  if (static_cast<int>(all.size()) > per) {
+    const std::size_t nparts = (all.size() + per - 1) / per;
+    for (std::size_t p = 0; p < nparts; ++p) {
+      const std::size_t a = all.size() * p / nparts, b = all.size() * (p + 1) / nparts;
+      m.parts.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(a), all.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+  }
+
+  std::map<std::string, std::string> files;
+  std::set<std::string> headers;
+  const std::string& n = m.name;
+  std::string part_list;
+  if (m.parts.empty()) {
+    const KernelCode code = kernel_code(all);
+    headers = code.headers;
+    files[n + ".cu"] = main_cu_file(m, &code);
+  } else {
+    for (std::size_t p = 0; p < m.parts.size(); ++p) {
+      const KernelCode code = kernel_code(m.parts[p]);
+      headers.insert(code.headers.begin(), code.headers.end());
+      const std::string file = n + "_part" + std::to_string(p) + ".cu";
+      files[file] = part_file(m, static_cast<int>(p), code);
+      part_list += (part_list.empty() ? "" : " ") + file;
+    }
+    files[n + ".cu"] = main_cu_file(m, nullptr);
+  }
+  files[n + ".h"] = header_file(m);
+  files[n + "_main.cu"] = cli_file(m);
+  if (!o.weights_file) files[n + "_weights.S"] = weights_asm(m);
+  if (o.format) {
+    for (auto& [name, text] : files) {
+      if (name.size() > 3 && (name.compare(name.size() - 3, 3, ".cu") == 0 || name.compare(name.size() - 2, 2, ".h") == 0)) {
+        text = format_source(text, name);
+      }
+    }
+  }
+
+  std::string makefile = read_file(data / "Makefile.gen");
+  makefile = replace_all(makefile, "@NAME@", n);
+  makefile = replace_all(makefile, "@ARCHS@", join_ints(m.archs, " "));
+  makefile = replace_all(makefile, "@PARTS@", part_list);
+  makefile = replace_all(makefile, "@WEIGHTS_EMBEDDED@", o.weights_file ? "0" : "1");
+  makefile = replace_all(makefile, "@SOURCE@", m.source);
+  files["Makefile"] = makefile;
+
+  ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size())};
+  files["report.json"] = report_json(s, info);
+  files["report.md"] = report_markdown(s, info);
+  add_runtime(data / "runtime_stub", files);
+  if (!headers.empty()) add_kernel_headers(data / "templates", headers, files);
+  return files;
+}
+
+namespace {
+
+bool same_content(const fs::path& p, const std::string& text) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != text.size()) return false;
+  return read_file(p) == text;
+}
+
+// A folder emit_model may replace: empty, or a previous output (report.json says modelc wrote it).
+bool replaceable(const fs::path& dir) {
+  if (fs::is_empty(dir)) return true;
+  const fs::path report = dir / "report.json";
+  if (!fs::is_regular_file(report)) return false;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(report));
+    return j.is_object() && j.value("generator", "") == "modelc";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  f.close();
+  if (!f) throw Error("cannot write " + p.string());
+}
+
+}  // namespace
+
+EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptions& o) {
+  std::map<std::string, std::string> files = render_model(s, o);
+  files[s.name + "_weights.bin"] = weights_blob(s);
+
+  fs::path out = fs::absolute(fs::path(dir)).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  const fs::path parent = out.parent_path();
+  const std::string base = out.filename().string();
+  const std::string suffix = ".modelc-" + std::to_string(static_cast<long>(getpid()));
+  const fs::path tmp = parent / ("." + base + suffix + ".new");
+  const fs::path old = parent / ("." + base + suffix + ".old");
+  EmitResult result;
+  result.dir = out.string();
+  try {
+    fs::create_directories(parent);
+    const bool exists = fs::exists(out);
+    if (exists && (!fs::is_directory(out) || !replaceable(out))) {
+      throw Error("the output folder " + out.string() + " exists and is not a modelc output",
+                  "choose another folder with -o, or remove it");
+    }
+    fs::remove_all(tmp);
+    for (const auto& [name, text] : files) {
+      const fs::path p = tmp / name;
+      write_file(p, text);
+      // Unchanged files keep their time stamps: make rebuilds only what changed.
+      if (exists && same_content(out / name, text)) fs::last_write_time(p, fs::last_write_time(out / name));
+      result.files.push_back(name);
+    }
+    if (exists) {
+      fs::remove_all(old);
+      fs::rename(out, old);
+    }
+    fs::rename(tmp, out);
+    if (exists) {
+      // Keep the previous build (objects per arch set) and products; best effort.
+      std::error_code ec;
+      for (const std::string& keep : {std::string("build"), s.name, s.name + "_emu", "lib" + s.name + ".a",
+                                      "lib" + s.name + "_emu.a"}) {
+        if (fs::exists(old / keep, ec) && !fs::exists(out / keep, ec)) fs::rename(old / keep, out / keep, ec);
+      }
+      fs::remove_all(old, ec);
+    }
+  } catch (const fs::filesystem_error& e) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw Error(std::string("cannot write the output folder ") + out.string() + ": " + e.what());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  const int per = std::max(1, o.max_kernels_per_file);
+  const int nk = static_cast<int>(s.kernels.size());
+  result.parts = nk > per ? (nk + per - 1) / per : 0;
+  result.cuda_sources.push_back(s.name + ".cu");
+  for (int p = 0; p < result.parts; ++p) result.cuda_sources.push_back(s.name + "_part" + std::to_string(p) + ".cu");
+  return result;
+}
+
+}  // namespace modelc

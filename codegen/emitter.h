@@ -1,0 +1,70 @@
+// codegen/emitter.h — Schedule -> the generated folder (see CODEGEN.md, "Generated folder").
+//
+//   NAME.h          the C API (Doxygen comments)
+//   NAME.cu         the API, the model description, the weights table, and, up to
+//                   kMaxKernelsPerFile kernels, the kernels and the run function; beyond that
+//                   the kernels go in NAME_part0.cu, NAME_part1.cu, ... (parallel builds)
+//   NAME_main.cu    the CLI program: a table of the API for runtime/cli.h
+//   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
+//   runtime/ kernels/ Makefile report.md report.json
+// The folder is written into a temporary sibling folder and renamed into place, so an error
+// leaves no partial output. The same Schedule and options give byte-identical files.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/family.h"
+#include "schedule/schedule.h"
+
+namespace modelc {
+
+/// Above this many kernels, they are split into NAME_partK.cu files (about this many each).
+constexpr int kMaxKernelsPerFile = 40;
+
+struct EmitOptions {
+  std::string source;              ///< the model file (only its file name appears in the output)
+  bool weights_file = false;       ///< --weights-file: the .bin is read at create instead of embedded
+  int max_kernels_per_file = kMaxKernelsPerFile;
+  bool format = true;              ///< format with libFormat (when built in)
+  std::string data_dir;            ///< holds templates/, runtime_stub/, Makefile.gen ("": data_dir())
+};
+
+/// What was written.
+struct EmitResult {
+  std::string dir;                        ///< the folder
+  std::vector<std::string> files;         ///< every file, relative to dir, sorted
+  std::vector<std::string> cuda_sources;  ///< NAME.cu and the parts (NAME_main.cu not included)
+  int parts = 0;
+};
+
+/// \brief The generated text files, by path relative to the folder (everything but the weights
+/// .bin, which emit_model streams from the Schedule). Throws Error (an emit function that fails
+/// names the kernel's node).
+std::map<std::string, std::string> render_model(const Schedule& s, const EmitOptions& o);
+
+/// \brief Writes the folder `dir` (replacing a previous modelc output there; refusing to replace
+/// anything else). Files identical to the previous ones keep their time stamps, and the previous
+/// build/ folder and products are kept, so `make` only rebuilds what changed.
+EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptions& o);
+
+/// The weights blob's bytes (entries at their offsets, zero padding), for tests.
+std::string weights_blob(const Schedule& s);
+
+/// Where modelc's templates/, runtime_stub/ and Makefile.gen are: $MODELC_DATA_DIR, else the
+/// source tree modelc was built from. Throws Error when they are not there.
+std::string data_dir();
+
+/// The EmitContext of the generated run functions: pointers are expressions over `arena`,
+/// `weights`, `inputs` and `outputs` (see codegen/emitter.cpp).
+class ViewPointers : public EmitContext {
+ public:
+  std::string ptr(const TensorView& v, bool is_const) const override;
+  std::string ctype(DType t) const override;
+};
+
+/// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
+std::string c_string(const std::string& s);
+
+}  // namespace modelc

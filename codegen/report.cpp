@@ -1,0 +1,196 @@
+#include "codegen/report.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/registry.h"
+
+namespace modelc {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string type_text(DType t, const Shape& s) {
+  return std::string(dtype_name(t)) + "[" + (s.empty() ? "" : shape_str(s)) + "]";
+}
+
+Json view_json(const TensorView& v) {
+  Json j;
+  if (v.dtype == DType::undefined) return nullptr;
+  j["value"] = v.value;
+  j["dtype"] = dtype_name(v.dtype);
+  j["shape"] = v.shape;
+  j["space"] = space_name(v.space);
+  if (v.space == Space::input || v.space == Space::output) {
+    j["index"] = v.index;
+  } else {
+    j["offset"] = v.offset;
+  }
+  if (!v.dense()) j["strides"] = v.strides;
+  return j;
+}
+
+int64_t kernel_flops(const Kernel& k) {
+  if (!k.node) return 0;
+  const ops::OpDef* def = ops::OpRegistry::instance().find(k.node->op(), k.node->opset());
+  return def && def->flops ? def->flops(*k.node) : 0;
+}
+
+std::string tactic_text(const Kernel& k) {
+  std::string s;
+  for (const auto& [key, value] : k.tactic) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
+  return s;
+}
+
+// Markdown table cells must not hold '|' or newlines.
+std::string cell(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '|') {
+      r += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      r += ' ';
+    } else {
+      r += c;
+    }
+  }
+  return r;
+}
+
+std::string human(int64_t b) {
+  char buf[32];
+  if (b < 1024) return std::to_string(b) + " B";
+  if (b < (int64_t{1} << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
+  } else if (b < (int64_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / 1048576.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / 1073741824.0);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string grouped(int64_t n) {
+  std::string d = std::to_string(n < 0 ? -n : n);
+  std::string r;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) r += ',';
+    r += d[i];
+  }
+  return (n < 0 ? "-" : "") + r;
+}
+
+std::string view_text(const TensorView& v) {
+  if (v.dtype == DType::undefined) return "-";
+  std::string s = type_text(v.dtype, v.shape) + " @";
+  switch (v.space) {
+    case Space::input: return s + "input" + std::to_string(v.index);
+    case Space::output: return s + "output" + std::to_string(v.index);
+    case Space::arena: return s + "arena+" + std::to_string(v.offset);
+    case Space::weights: return s + "weights+" + std::to_string(v.offset);
+  }
+  return s;
+}
+
+std::string report_json(const Schedule& s, const ReportInfo& info) {
+  Json j;
+  j["generator"] = "modelc";
+  j["model"] = s.name;
+  j["source"] = info.source;
+  j["archs"] = s.archs;
+  auto tensors = [](const std::vector<ModelTensor>& ts) {
+    Json a = Json::array();
+    for (const ModelTensor& t : ts) a.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}});
+    return a;
+  };
+  j["inputs"] = tensors(s.inputs);
+  j["outputs"] = tensors(s.outputs);
+  j["memory"] = {{"arena_bytes", s.arena_bytes},
+                 {"activation_bytes_total", s.activation_bytes_total},
+                 {"weights_bytes", s.weights_bytes},
+                 {"weights_count", s.weights.size()},
+                 {"weights_file", info.weights_file}};
+  j["parts"] = info.parts;
+  std::map<std::string, int> families;
+  int64_t flops = 0;
+  Json kernels = Json::array();
+  for (const Kernel& k : s.kernels) {
+    Json kj;
+    kj["id"] = k.id;
+    kj["family"] = k.family;
+    kj["op"] = k.node ? k.node->op() : "";
+    kj["nodes"] = k.nodes;
+    Json in = Json::array(), out = Json::array();
+    for (const TensorView& v : k.inputs) in.push_back(view_json(v));
+    for (const TensorView& v : k.outputs) out.push_back(view_json(v));
+    kj["inputs"] = in;
+    kj["outputs"] = out;
+    kj["tactic"] = Json::object();
+    for (const auto& [key, value] : k.tactic) kj["tactic"][key] = value;
+    kj["note"] = k.note;
+    kj["flops"] = kernel_flops(k);
+    flops += kernel_flops(k);
+    ++families[k.family];
+    kernels.push_back(std::move(kj));
+  }
+  j["flops"] = flops;
+  j["families"] = Json::object();
+  for (const auto& [f, n] : families) j["families"][f] = n;
+  j["kernels"] = std::move(kernels);
+  Json weights = Json::array();
+  for (const WeightEntry& w : s.weights) {
+    weights.push_back({{"value", w.value},
+                       {"offset", w.offset},
+                       {"bytes", w.data.nbytes()},
+                       {"dtype", dtype_name(w.data.dtype())},
+                       {"shape", w.data.shape()}});
+  }
+  j["weights"] = std::move(weights);
+  return j.dump(2) + "\n";
+}
+
+std::string report_markdown(const Schedule& s, const ReportInfo& info) {
+  std::string archs;
+  for (const std::string& a : s.archs) archs += (archs.empty() ? "" : ", ") + a;
+  std::string m = "# " + s.name + ": modelc report\n\n";
+  m += "Compiled from `" + info.source + "` for " + archs + " (plus PTX of the newest). ";
+  m += std::to_string(s.kernels.size()) + " kernels";
+  m += info.parts ? " in " + std::to_string(info.parts) + " parts" : std::string();
+  m += "; weights " + std::string(info.weights_file ? "read at create from " + s.name + "_weights.bin"
+                                                    : "embedded in the binary") + ".\n\n";
+
+  m += "| tensor | name | type |\n|---|---|---|\n";
+  for (const ModelTensor& t : s.inputs) m += "| input | " + cell(t.name) + " | " + type_text(t.dtype, t.shape) + " |\n";
+  for (const ModelTensor& t : s.outputs) m += "| output | " + cell(t.name) + " | " + type_text(t.dtype, t.shape) + " |\n";
+
+  m += "\n## Memory\n\n| | bytes | |\n|---|---:|---|\n";
+  m += "| activation arena | " + grouped(s.arena_bytes) + " | " + human(s.arena_bytes) + " |\n";
+  m += "| sum of all activations (no reuse) | " + grouped(s.activation_bytes_total) + " | " +
+       human(s.activation_bytes_total) + " |\n";
+  m += "| weights (" + std::to_string(s.weights.size()) + " tensors, 256-byte aligned) | " + grouped(s.weights_bytes) +
+       " | " + human(s.weights_bytes) + " |\n";
+
+  std::map<std::string, int> families;
+  for (const Kernel& k : s.kernels) ++families[k.family];
+  m += "\n## Template families\n\n| family | kernels |\n|---|---:|\n";
+  for (const auto& [f, n] : families) m += "| " + f + " | " + std::to_string(n) + " |\n";
+
+  m += "\n## Kernels\n\n| id | family | op | nodes | inputs | outputs | tactic | FLOPs | note |\n";
+  m += "|---|---|---|---|---|---|---|---:|---|\n";
+  for (const Kernel& k : s.kernels) {
+    std::string nodes, in, out;
+    for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
+    for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
+    m += "| " + k.id + " | " + k.family + " | " + (k.node ? k.node->op() : "") + " | " + cell(nodes) + " | " +
+         cell(in) + " | " + cell(out) + " | " + cell(tactic_text(k)) + " | " + grouped(kernel_flops(k)) + " | " +
+         cell(k.note) + " |\n";
+  }
+  return m;
+}
+
+}  // namespace modelc

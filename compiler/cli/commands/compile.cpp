@@ -1,0 +1,321 @@
+// compiler/cli/commands/compile.cpp — the default command:
+//   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
+//          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
+//          [--verify-each] [--print-after PASS]... [--disable-pass PASS]...
+// Loads the model, runs the passes, lowers it to a Schedule and writes the folder DIR (default
+// out/NAME). --build runs make in DIR (the nvcc binary; --emulate: the host-emulation binary)
+// and shows the progress.
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/commands.h"
+#include "codegen/emitter.h"
+#include "codegen/report.h"
+#include "schedule/lower.h"
+#include "support/error.h"
+
+namespace fs = std::filesystem;
+
+namespace modelc::cli {
+
+namespace {
+
+struct Compile {
+  std::string model;
+  std::string out;
+  std::string name;
+  std::string arch = "sm_75";
+  bool build = false;
+  bool emulate = false;
+  bool weights_file = false;
+  int jobs = 0;
+  LoadFlags load;
+  bool verify_each = false;
+  std::vector<std::string> print_after;
+  std::vector<std::string> disable_pass;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+// Runs `command` through the shell; calls on_line for every line of its output (stdout and
+// stderr together). Returns the exit status (-1 when it could not run or was killed).
+template <class F>
+int run_lines(const std::string& command, F&& on_line) {
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  std::string line;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) {
+    line += buf;
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      on_line(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) on_line(line);
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Nvcc {
+  std::string path;       ///< "" when not found
+  std::set<int> archs;    ///< what --list-gpu-arch says (compute_XX)
+  std::string version;    ///< "release 13.0" or ""
+};
+
+Nvcc find_nvcc() {
+  Nvcc n;
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("NVCC"); env && *env) candidates.push_back(env);
+  if (const char* path = std::getenv("PATH")) {
+    std::string dirs = path;
+    for (std::size_t a = 0; a <= dirs.size();) {
+      const std::size_t b = std::min(dirs.find(':', a), dirs.size());
+      if (b > a) candidates.push_back(dirs.substr(a, b - a) + "/nvcc");
+      a = b + 1;
+    }
+  }
+  candidates.push_back("/usr/local/cuda/bin/nvcc");
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec) && ::access(c.c_str(), X_OK) == 0) {
+      n.path = c;
+      break;
+    }
+  }
+  if (n.path.empty()) return n;
+  run_lines(shell_quote(n.path) + " --list-gpu-arch", [&](const std::string& line) {
+    if (line.compare(0, 8, "compute_") == 0 && line.size() > 8 &&
+        line.find_first_not_of("0123456789", 8) == std::string::npos) {
+      n.archs.insert(std::stoi(line.substr(8)));
+    }
+  });
+  run_lines(shell_quote(n.path) + " --version", [&](const std::string& line) {
+    const std::size_t r = line.find("release ");
+    if (r != std::string::npos) n.version = line.substr(r, line.find(',', r) - r);
+  });
+  return n;
+}
+
+// "--arch sm_75,sm_86" -> {"sm_75", "sm_86"}: checked, deduplicated, ascending.
+std::vector<std::string> parse_archs(const std::string& list, const Nvcc& nvcc) {
+  std::set<int> numbers;
+  for (std::size_t a = 0; a <= list.size();) {
+    const std::size_t b = std::min(list.find(',', a), list.size());
+    std::string item = list.substr(a, b - a);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty()) numbers.insert(arch_number(item));
+    a = b + 1;
+  }
+  if (numbers.empty()) throw Error("--arch is empty", "give one or more GPU architectures: --arch sm_75,sm_86");
+  if (!nvcc.path.empty() && !nvcc.archs.empty()) {
+    for (int n : numbers) {
+      if (nvcc.archs.count(n)) continue;
+      std::string can;
+      for (int x : nvcc.archs) {
+        if (x >= 75) can += (can.empty() ? "sm_" : ", sm_") + std::to_string(x);
+      }
+      throw Error("--arch sm_" + std::to_string(n) + ": the installed nvcc (" + nvcc.path +
+                      (nvcc.version.empty() ? "" : ", " + nvcc.version) + ") cannot target it",
+                  "it can target: " + can);
+    }
+  }
+  std::vector<std::string> r;
+  for (int n : numbers) r.push_back("sm_" + std::to_string(n));
+  return r;
+}
+
+const std::set<std::string>& cpp_keywords() {
+  static const std::set<std::string> k = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+      "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "main", "mutable", "namespace", "new",
+      "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "mc", "mc_cli"};
+  return k;
+}
+
+int build_folder(const Compile& c, const EmitResult& emitted, const std::string& name) {
+  const std::string target = c.emulate ? "emu" : "all";
+  int jobs = c.jobs > 0 ? c.jobs : static_cast<int>(std::thread::hardware_concurrency());
+  jobs = std::max(1, jobs);
+  // Files make may compile for the target (the progress total).
+  int total = static_cast<int>(emitted.cuda_sources.size()) + 1;  // + NAME_main.cu
+  if (!c.weights_file) ++total;                                    // NAME_weights.S
+  if (c.emulate) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(emitted.dir) / "runtime" / "host", ec)) {
+      if (e.path().extension() == ".cpp") ++total;
+    }
+  }
+  std::cout << "building " << (c.emulate ? name + "_emu (host emulation, g++)" : name + " (nvcc)") << " with make -j"
+            << jobs << "\n"
+            << std::flush;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [](std::chrono::steady_clock::duration d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    return std::string(buf);
+  };
+  std::map<std::string, std::chrono::steady_clock::time_point> started;
+  int done = 0;
+  const std::string cmd = "make -C " + shell_quote(emitted.dir) + " -j" + std::to_string(jobs) +
+                          " --no-print-directory MODELC_PROGRESS=1 " + target;
+  const int status = run_lines(cmd, [&](const std::string& line) {
+    const auto now = std::chrono::steady_clock::now();
+    static const char* kTools[] = {"  NVCC    ", "  CXX     ", "  AS      "};
+    for (const char* t : kTools) {
+      if (line.compare(0, std::strlen(t), t) == 0) {
+        std::string file = line.substr(std::strlen(t));
+        file = file.substr(0, file.find(' '));
+        started[file] = now;
+        return;
+      }
+    }
+    if (line.compare(0, 17, "modelc-progress: ") == 0) {
+      const std::string file = line.substr(17);
+      ++done;
+      auto it = started.find(file);
+      std::cout << "  [" << done << "/" << std::max(done, total) << "] " << file;
+      if (it != started.end()) std::cout << " (" << seconds(now - it->second) << ")";
+      std::cout << "\n" << std::flush;
+      return;
+    }
+    if (line.compare(0, 10, "  LINK    ") == 0 || line.compare(0, 10, "  AR      ") == 0) {
+      std::cout << "  linking " << line.substr(10) << "\n" << std::flush;
+      return;
+    }
+    std::cerr << line << "\n";
+  });
+  const auto took = std::chrono::steady_clock::now() - start;
+  if (status != 0) {
+    throw Error("the build failed (make exited with " + std::to_string(status) + "); the messages are above",
+                "the folder is kept: make -C " + emitted.dir + " V=1 " + target + " shows the commands");
+  }
+  const std::string binary = (fs::path(emitted.dir) / (c.emulate ? name + "_emu" : name)).string();
+  std::cout << "built " << binary << " in " << seconds(took);
+  if (done < total) std::cout << " (" << done << " of " << total << " files compiled, the others were up to date)";
+  std::cout << "\n";
+  return 0;
+}
+
+int run_compile(const Compile& c) {
+  // Name and folder.
+  std::string name = c.name;
+  if (name.empty()) {
+    const std::string stem = fs::path(c.model).stem().string();
+    for (char ch : stem) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "m_" + name;
+    if (cpp_keywords().count(name)) name += "_model";
+  } else {
+    bool ok = !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!ok || cpp_keywords().count(name)) {
+      throw Error("--name '" + name + "' is not usable as the prefix of C symbols",
+                  "use letters, digits and '_', not starting with a digit, and not a C++ keyword");
+    }
+  }
+  const std::string out = c.out.empty() ? (fs::path("out") / name).string() : c.out;
+
+  // Targets.
+  const Nvcc nvcc = find_nvcc();
+  const std::vector<std::string> archs = parse_archs(c.arch, nvcc);
+  if (nvcc.path.empty()) {
+    std::cerr << "note: nvcc was not found (PATH, /usr/local/cuda/bin): --arch was not checked against a compiler";
+    std::cerr << (c.build && !c.emulate ? "" : "; make emu builds the CPU emulation without it") << "\n";
+  }
+
+  LoadOptions lo = load_options(c.load);
+  const std::unique_ptr<Graph> g = load_onnx(c.model, lo);
+
+  LowerOptions opt;
+  opt.name = name;
+  opt.archs = archs;
+  opt.passes.verify_each = c.verify_each;
+  opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
+  opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
+  for (const std::string& p : opt.passes.print_after) {
+    const auto& names = pipeline_pass_names();
+    if (p != "all" && std::find(names.begin(), names.end(), p) == names.end()) {
+      throw Error("--print-after: no pass named '" + p + "'", "passes: simplify, fold_constants (or 'all')");
+    }
+  }
+  const Schedule s = lower(*g, opt);
+
+  EmitOptions eo;
+  eo.source = c.model;
+  eo.weights_file = c.weights_file;
+  const EmitResult r = emit_model(s, out, eo);
+
+  std::map<std::string, int> families;
+  for (const Kernel& k : s.kernels) ++families[k.family];
+  std::string fam;
+  for (const auto& [f, n] : families) fam += (fam.empty() ? "" : ", ") + f + " " + std::to_string(n);
+  std::string arch_text;
+  for (const std::string& a : archs) arch_text += (arch_text.empty() ? "" : ",") + a;
+  std::cout << "wrote " << out << " (" << arch_text << "): " << s.kernels.size() << " kernels" << (fam.empty() ? "" : " (" + fam + ")")
+            << (r.parts ? " in " + std::to_string(r.parts) + " parts" : "") << "; activation arena "
+            << grouped(s.arena_bytes) << " bytes (all activations " << grouped(s.activation_bytes_total)
+            << "); weights " << grouped(s.weights_bytes) << " bytes" << (c.weights_file ? " in " + name + "_weights.bin" : "")
+            << "\n";
+  if (!c.build && !c.emulate) {
+    std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
+    return 0;
+  }
+  if (!c.emulate && nvcc.path.empty()) {
+    throw Error("--build needs nvcc, which was not found (PATH, /usr/local/cuda/bin)",
+                "install the CUDA toolkit, or add --emulate to build the CPU emulation");
+  }
+  return build_folder(c, r, name);
+}
+
+}  // namespace
+
+void register_compile(CLI::App& app, RunFn& run) {
+  auto c = std::make_shared<Compile>();
+  app.add_option("model", c->model, "compile MODEL.onnx to a folder of CUDA C++ (the default command)")
+      ->type_name("MODEL.onnx");
+  app.add_option("-o,--out", c->out, "output folder (default out/NAME)")->type_name("DIR");
+  app.add_option("--name", c->name, "prefix of every symbol and file (default: the model file's name)")
+      ->type_name("NAME");
+  app.add_option("--arch", c->arch, "GPU architectures, comma separated (default sm_75); PTX of the newest is "
+                                    "embedded too")
+      ->type_name("sm_75[,sm_86,...]");
+  app.add_flag("--build", c->build, "run make in the folder (nvcc), showing the progress");
+  app.add_flag("--emulate", c->emulate, "build NAME_emu, the CPU emulation, instead (g++; no nvcc needed)");
+  app.add_flag("--weights-file", c->weights_file,
+               "read the weights from NAME_weights.bin at create instead of embedding them");
+  app.add_option("-j,--jobs", c->jobs, "parallel jobs for --build (default: the number of cores)")->type_name("N");
+  add_load_flags(app, c->load);
+  app.add_flag("--verify-each", c->verify_each, "check the graph after every pass");
+  app.add_option("--print-after", c->print_after, "print the graph after pass PASS (or 'all'), repeatable")
+      ->type_name("PASS");
+  app.add_option("--disable-pass", c->disable_pass, "skip pass PASS, repeatable")->type_name("PASS");
+  app.callback([c, &run] {
+    if (!c->model.empty() && !run) run = [c] { return run_compile(*c); };
+  });
+}
+
+}  // namespace modelc::cli

@@ -1,0 +1,321 @@
+#include "schedule/lower.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "ops/registry.h"
+#include "schedule/memory_plan.h"
+#include "support/error.h"
+
+namespace modelc {
+
+int arch_number(const std::string& arch) {
+  const bool form = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 && arch.size() <= 6 &&
+                    arch.find_first_not_of("0123456789", 3) == std::string::npos;
+  const int n = form ? std::stoi(arch.substr(3)) : 0;
+  if (!form || n < 75) {
+    throw Error("--arch '" + arch + "' is not a GPU architecture modelc targets",
+                "write sm_XX with XX >= 75 (compute capability 7.5 and newer), e.g. sm_75, sm_86, sm_90");
+  }
+  return n;
+}
+
+Target target_for(const std::string& arch) {
+  Target t;
+  t.sm = arch_number(arch);
+  // SM counts of a common part of each architecture (wave heuristics only: the code is correct on
+  // any count): T4, A100, RTX 3090 / A40, Orin, RTX 4090 / L40, H100 SXM, B200, RTX 5090.
+  static const std::pair<int, int> kSmCount[] = {{75, 40},  {80, 108}, {86, 82},   {87, 16},
+                                                 {89, 128}, {90, 132}, {100, 148}, {120, 170}};
+  for (const auto& [sm, count] : kSmCount) {
+    if (sm <= t.sm) t.sm_count = count;
+  }
+  t.smem_per_block = 48 * 1024;  // without the opt-in attribute, on every arch
+  return t;
+}
+
+namespace {
+
+bool compile_time(const Node& n) {
+  bool any = false;
+  for (const Value* v : n.outputs()) {
+    if (!v) continue;
+    if (!v->is_constant()) return false;
+    any = true;
+  }
+  return any;
+}
+
+bool used(const Value* v) { return v && (!v->users().empty() || v->is_graph_output()); }
+
+bool dead(const Node& n) {
+  for (const Value* v : n.outputs()) if (used(v)) return false;
+  return true;
+}
+
+bool is_view(const ops::OpDef& def) { return def.kernels.size() == 1 && def.kernels[0] == "view"; }
+
+uint64_t fnv1a(const uint8_t* p, std::size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/// The lowering of one graph; members are filled step by step by lower().
+class Lowering {
+ public:
+  Lowering(Graph& g, const LowerOptions& o) : g_(g), o_(o) {}
+
+  Schedule run() {
+    s_.name = o_.name;
+    s_.archs = o_.archs;
+    if (s_.archs.empty()) throw Error("internal: lowering without an --arch");
+    for (const Value* v : g_.inputs()) s_.inputs.push_back({v->name(), v->dtype(), v->shape()});
+    for (const Value* v : g_.outputs()) s_.outputs.push_back({v->name(), v->dtype(), v->shape()});
+    if (s_.outputs.empty()) throw Error("the model has no outputs: nothing to compile");
+    find_views();
+    claim_outputs();
+    list_kernels();
+    plan_arena();
+    place_weights();
+    build_kernels();
+    return std::move(s_);
+  }
+
+ private:
+  const Value* root(const Value* v) const {
+    auto it = root_.find(v);
+    return it == root_.end() ? v : it->second;
+  }
+
+  // Views alias their input: record each view value's root (the value whose buffer it is).
+  void find_views() {
+    for (const auto& up : g_.nodes()) {
+      const Node& n = *up;
+      if (compile_time(n) || dead(n)) continue;
+      const ops::OpDef& def = ops::lookup(n);
+      if (!is_view(def)) continue;
+      Value& in = n.input(0);
+      Value& out = n.output(0);
+      for (int i = 1; i < n.num_outputs(); ++i) {
+        if (used(n.outputs()[i])) {
+          throw n.error("output " + std::to_string(i) + " ('" + n.outputs()[i]->name() +
+                            "') is used, but this op runs as a view of its input (no kernel computes it)",
+                        "use the op's first output only (an inference model needs no Dropout mask)");
+        }
+      }
+      if (in.dtype() != out.dtype() || in.numel() != out.numel()) {
+        throw n.error("internal: a view from " + in.type_str() + " to " + out.type_str());
+      }
+      root_[&out] = root(&in);
+    }
+  }
+
+  // Each graph output's buffer is the caller's: a root can be the buffer of one output only, and
+  // never of a graph input or constant. The others get a copy (an Identity node run as a kernel).
+  void claim_outputs() {
+    std::set<const Value*> claimed;
+    for (int j = 0; j < static_cast<int>(g_.outputs().size()); ++j) {
+      Value* v = g_.outputs()[j];
+      const Value* r = root(v);
+      if (!r->is_graph_input() && !r->is_constant() && !claimed.count(r)) {
+        claimed.insert(r);
+        output_of_[r] = j;
+        continue;
+      }
+      Value* c = g_.add_value(v->name() + "_copy");
+      c->set_type(v->dtype(), v->shape());
+      Node* n = g_.add_node("Identity", v->name() + "_copy", {v}, {c});
+      g_.set_output(j, c);
+      copies_.insert(n);
+      output_of_[c] = j;
+    }
+  }
+
+  std::string family_of(const Node& n, const ops::OpDef& def) const {
+    std::string f = copies_.count(&n) ? "elementwise" : def.kernels.empty() ? "" : def.kernels[0];
+    auto it = o_.family_substitutes.find(f);
+    return it == o_.family_substitutes.end() ? f : it->second;
+  }
+
+  void list_kernels() {
+    std::vector<const Node*> missing;  // nodes whose family is not built in
+    std::set<std::string> missing_families;
+    for (const auto& up : g_.nodes()) {
+      const Node& n = *up;
+      if (compile_time(n) || dead(n)) continue;
+      const ops::OpDef& def = ops::lookup(n);
+      if (is_view(def) && !copies_.count(&n)) continue;
+      const std::string family = family_of(n, def);
+      if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
+      if (family == "none") {
+        throw n.error("this op is only computed at compile time, but its inputs are not constant",
+                      "its inputs must not depend on a model input; fix the input shapes with --shape");
+      }
+      bool empty = true;  // every output has zero elements: nothing to compute
+      for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
+      if (empty) continue;
+      if (!FamilyRegistry::instance().find(family)) {
+        missing.push_back(&n);
+        missing_families.insert(family);
+        continue;
+      }
+      nodes_.push_back(&n);
+      families_.push_back(family);
+    }
+    if (missing.empty()) return;
+    std::string families, list;
+    for (const std::string& f : missing_families) families += (families.empty() ? "'" : ", '") + f + "'";
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) {
+      const Node& n = *missing[i];
+      list += std::string(i ? ", " : "") + "'" + n.name() + "' (" + n.op() + ": " +
+              family_of(n, ops::lookup(n)) + ")";
+    }
+    if (missing.size() > 8) list += " and " + std::to_string(missing.size() - 8) + " more";
+    throw missing[0]->error("no code generator for template famil" +
+                                std::string(missing_families.size() > 1 ? "ies " : "y ") + families + ": " +
+                                std::to_string(missing.size()) + " node" + (missing.size() > 1 ? "s" : "") +
+                                " need" + (missing.size() > 1 ? "" : "s") + " one: " + list,
+                            "this build of modelc lacks the family (codegen/families/); "
+                            "`modelc inspect` lists the model's ops");
+  }
+
+  bool in_arena(const Value* r) const {
+    return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
+  }
+
+  void plan_arena() {
+    std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
+    for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
+      for (const Value* v : nodes_[k]->outputs()) {
+        if (!v || !in_arena(root(v))) continue;
+        if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
+        index[v] = buffers_.size();
+        buffers_.push_back({v->name(), v->numel() * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
+      }
+      for (const Value* v : nodes_[k]->inputs()) {
+        if (!v) continue;
+        const Value* r = root(v);
+        if (!in_arena(r)) continue;
+        auto it = index.find(r);
+        if (it == index.end()) {
+          throw nodes_[k]->error("internal: input '" + v->name() + "' is read before any kernel writes it");
+        }
+        buffers_[it->second].last = k;
+      }
+    }
+    const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
+    std::string why;
+    if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
+    for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
+    s_.arena_bytes = plan.arena_bytes;
+    s_.activation_bytes_total = plan.total_bytes;
+  }
+
+  void place_weights() {
+    std::map<uint64_t, std::vector<std::size_t>> by_hash;  // content hash -> entries
+    for (const Node* n : nodes_) {
+      for (const Value* v : n->inputs()) {
+        if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
+        const Tensor& t = v->constant();
+        const uint64_t h = fnv1a(t.raw(), t.nbytes());
+        int64_t offset = -1;
+        for (std::size_t e : by_hash[h]) {
+          const Tensor& u = s_.weights[e].data;
+          if (u.dtype() == t.dtype() && u.nbytes() == t.nbytes() &&
+              (t.nbytes() == 0 || std::memcmp(u.raw(), t.raw(), t.nbytes()) == 0)) {
+            offset = s_.weights[e].offset;
+            break;
+          }
+        }
+        if (offset < 0) {
+          offset = s_.weights_bytes;
+          by_hash[h].push_back(s_.weights.size());
+          s_.weights.push_back({v->name(), offset, t});
+          s_.weights_bytes = align_up(offset + static_cast<int64_t>(t.nbytes()), kBufferAlignment);
+        }
+        weight_offset_[v] = offset;
+      }
+    }
+  }
+
+  TensorView view(const Value* v) const {
+    TensorView t;
+    if (!v) {
+      t.dtype = DType::undefined;
+      return t;
+    }
+    t.value = v->name();
+    t.dtype = v->dtype();
+    t.shape = v->shape();
+    t.strides = strides_of(v->shape());
+    const Value* r = root(v);
+    if (r->is_constant()) {
+      t.space = Space::weights;
+      t.offset = weight_offset_.at(r);
+    } else if (r->is_graph_input()) {
+      t.space = Space::input;
+      const auto& in = g_.inputs();
+      t.index = static_cast<int>(std::find(in.begin(), in.end(), r) - in.begin());
+    } else if (output_of_.count(r)) {
+      t.space = Space::output;
+      t.index = output_of_.at(r);
+    } else {
+      t.space = Space::arena;
+      t.offset = arena_offset_.at(r);
+    }
+    return t;
+  }
+
+  void build_kernels() {
+    const Target target = target_for(*std::min_element(s_.archs.begin(), s_.archs.end(), [](auto& a, auto& b) {
+      return arch_number(a) < arch_number(b);
+    }));
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const Node* n = nodes_[i];
+      Kernel k;
+      k.id = "k" + std::to_string(i);
+      k.family = families_[i];
+      k.node = n;
+      k.nodes = {n->name()};
+      for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
+      for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
+      const KernelFamily* f = FamilyRegistry::instance().find(k.family);
+      if (f->plan) {
+        try {
+          f->plan(k, target);
+        } catch (const Error& e) {
+          if (!e.where().node.empty()) throw;
+          throw e.with_node(n->name(), n->op(), n->opset());
+        }
+        if (!FamilyRegistry::instance().find(k.family)) {
+          throw n->error("the '" + f->name + "' family chose family '" + k.family + "', which is not built in");
+        }
+      }
+      s_.kernels.push_back(std::move(k));
+    }
+  }
+
+  Graph& g_;
+  const LowerOptions& o_;
+  Schedule s_;
+  std::map<const Value*, const Value*> root_;     // view -> the value whose buffer it is
+  std::map<const Value*, int> output_of_;         // root -> the graph output whose buffer it is
+  std::set<const Node*> copies_;                  // Identity nodes added for output copies
+  std::vector<const Node*> nodes_;                // the kernels' nodes, in order
+  std::vector<std::string> families_;
+  std::vector<LiveBuffer> buffers_;
+  std::map<const Value*, int64_t> arena_offset_;
+  std::map<const Value*, int64_t> weight_offset_;
+};
+
+}  // namespace
+
+Schedule lower(Graph& g, const LowerOptions& o) {
+  if (o.run_passes) run_pipeline(g, o.passes);
+  for (const std::string& a : o.archs) arch_number(a);
+  return Lowering(g, o).run();
+}
+
+}  // namespace modelc

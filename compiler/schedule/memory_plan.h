@@ -1,0 +1,42 @@
+// compiler/schedule/memory_plan.h — offsets of the activations in the one device arena.
+//
+// A first greedy planner (the full one comes with fusion): every buffer is live over an interval
+// of the kernel order, [first, last] inclusive (from the kernel that writes it to the last kernel
+// that reads it, or any view of it); two buffers whose intervals intersect never overlap in
+// memory. Intervals are inclusive on purpose: a kernel that reads A for the last time while it
+// writes B must not find B on top of A.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace modelc {
+
+/// \brief One activation buffer to place.
+struct LiveBuffer {
+  std::string name;     ///< the value it holds (reports, errors)
+  int64_t bytes = 0;    ///< size; 0 takes no space
+  int first = 0;        ///< index of the kernel that writes it
+  int last = 0;         ///< index of the last kernel that reads it (>= first)
+  int64_t offset = -1;  ///< the result: bytes from the start of the arena, `alignment`-aligned
+};
+
+struct MemoryPlan {
+  int64_t arena_bytes = 0;         ///< the arena's size: the end of the highest buffer
+  int64_t total_bytes = 0;         ///< sum of every buffer's aligned size (what no reuse would need)
+};
+
+/// Rounds `bytes` up to a multiple of `alignment`.
+int64_t align_up(int64_t bytes, int64_t alignment);
+
+/// \brief Sets every buffer's offset: largest first (ties: earlier first, then by name), each at
+/// the lowest aligned offset where it overlaps no placed buffer whose interval intersects its own.
+/// Deterministic for the same input. Throws Error for an interval with last < first.
+MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment = 256);
+
+/// True when the plan is sound: aligned offsets, and no two buffers live at once share a byte.
+/// On failure `why` names the pair (for tests and the lowering's own check).
+bool check_memory_plan(const std::vector<LiveBuffer>& buffers, int64_t alignment, std::string* why = nullptr);
+
+}  // namespace modelc

@@ -1,0 +1,561 @@
+// runtime_stub/runtime.h — the tiny runtime of a generated model (header only, copied into
+// every output folder as runtime/runtime.h).
+//
+// NAME.cu describes its model in one mc::ModelInfo (tensors, arena and weights sizes, the archs
+// compiled, the function that enqueues every kernel) and keeps one mc::Context per NAME_ctx:
+//   create    checks that a device exists, that its compute capability has an image in the binary,
+//             and that its memory suffices; uploads the weights; allocates the arena and the
+//             context's own input/output buffers; captures the run into a CUDA graph.
+//   run       replays the graph on the caller's stream (device pointers; enqueues only). The graph
+//             holds the pointers it was captured with: new input/output pointers are captured
+//             once more (keep the same buffers between runs to only replay).
+//   run_host  copies host inputs in, replays, copies the outputs out and waits.
+// Every CUDA call is checked (MC_CHECK): the context's error string then names the expression,
+// the file and line, and CUDA's message. The arena is the context's: one context runs one
+// inference at a time (use a context per concurrent stream). No global state.
+//
+// In the generated code, functions that use MC_CHECK / MC_LAUNCH return int (0 = ok) and have
+// `mc::Status& mc_status` in scope; MC_LAUNCH also needs `stream`.
+#pragma once
+
+// Standard headers before device.h: the host emulation's qualifier macros must not reach them.
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+#include "device.h"
+
+namespace mc {
+
+/// Return codes of the C API.
+enum Code : int {
+  kOk = 0,
+  kCudaError = 1,
+  kBadArgument = 2,
+  kNoDevice = 3,     ///< no device, or its compute capability has no image in the binary
+  kOutOfMemory = 4,
+  kWeightsFile = 5,
+};
+
+/// \brief The error state of a context: the code and message of the last failure.
+struct Status {
+  int code = kOk;
+  std::string message;
+  int fail(int c, std::string m) {
+    code = c;
+    message = std::move(m);
+    return c;
+  }
+  void clear() {
+    code = kOk;
+    message.clear();
+  }
+};
+
+/// \brief Records a failed CUDA call: "EXPR failed at FILE:LINE: cudaErrorX: message".
+inline int cuda_fail(Status& s, cudaError_t e, const char* expr, const char* file, int line) {
+  int code = kCudaError;
+  if (e == cudaErrorMemoryAllocation) code = kOutOfMemory;
+  if (e == cudaErrorNoDevice) code = kNoDevice;
+#if defined(__CUDACC__)
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoKernelImageForDevice) code = kNoDevice;
+#endif
+  const char* base = std::strrchr(file, '/');
+  return s.fail(code, std::string(expr) + " failed at " + (base ? base + 1 : file) + ":" + std::to_string(line) +
+                          ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace mc
+
+/// \brief Checks a CUDA runtime call; on failure records it in mc_status and returns its code.
+#define MC_CHECK(expr)                                                                \
+  do {                                                                                \
+    const cudaError_t mc_check_error_ = (expr);                                       \
+    if (mc_check_error_ != cudaSuccess) {                                             \
+      return ::mc::cuda_fail(mc_status, mc_check_error_, #expr, __FILE__, __LINE__);  \
+    }                                                                                 \
+  } while (0)
+
+/// \brief MC_LAUNCH(kernel, grid, block, dynamic_smem_bytes, args...): launches on `stream`
+/// through mc::launch (never <<<>>>), checked like MC_CHECK. The kernel may be a template-id
+/// with commas: everything is one macro argument list.
+#define MC_LAUNCH(...) MC_CHECK(::mc::launch_on(stream, __VA_ARGS__))
+
+namespace mc {
+
+/// mc::launch with the stream first (what MC_LAUNCH expands to).
+template <class... KArgs, class... Args>
+inline cudaError_t launch_on(cudaStream_t stream, void (*kernel)(KArgs...), dim3 grid, dim3 block,
+                             size_t dynamic_smem_bytes, Args&&... args) {
+  return launch(kernel, grid, block, dynamic_smem_bytes, stream, std::forward<Args>(args)...);
+}
+
+/// \brief The buffers a run reads and writes (what the emitted code's pointers are built from).
+struct Bindings {
+  unsigned char* arena;
+  const unsigned char* weights;
+  const void* const* inputs;
+  void* const* outputs;
+};
+
+/// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
+using EnqueueFn = int (*)(Status& mc_status, const Bindings& bindings, cudaStream_t stream);
+
+/// \brief One model input or output.
+struct TensorInfo {
+  const char* name;
+  int dtype;             ///< ONNX TensorProto code
+  int rank;
+  const int64_t* shape;
+  size_t bytes;
+};
+
+/// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
+struct ModelInfo {
+  const char* name;
+  const char* archs;                      ///< SASS images in the binary: "75_86" (ascending, '_' between)
+  int ptx_arch;                           ///< PTX embedded for this arch (0: none)
+  size_t arena_bytes;
+  size_t weights_bytes;
+  uint64_t weights_checksum;              ///< FNV-1a 64 of the weights (checked when read from a file)
+  const unsigned char* embedded_weights;  ///< null when the weights are read from a file
+  const char* weights_file;               ///< default file name ("NAME_weights.bin"), next to the executable
+  int num_inputs;
+  const TensorInfo* inputs;
+  int num_outputs;
+  const TensorInfo* outputs;
+  EnqueueFn enqueue;
+};
+
+/// FNV-1a 64 over bytes (the weights checksum).
+inline uint64_t fnv1a64(const unsigned char* p, size_t n, uint64_t h = 1469598103934665603ull) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/// "75_86" -> {75, 86}.
+inline std::vector<int> parse_archs(const char* archs) {
+  std::vector<int> r;
+  int v = -1;
+  for (const char* p = archs; ; ++p) {
+    if (*p >= '0' && *p <= '9') {
+      v = (v < 0 ? 0 : v * 10) + (*p - '0');
+    } else {
+      if (v >= 0) r.push_back(v);
+      v = -1;
+      if (!*p) break;
+    }
+  }
+  return r;
+}
+
+/// "sm_75, sm_86" (+ " and PTX for compute_86").
+inline std::string arch_list(const std::vector<int>& archs, int ptx_arch) {
+  std::string s;
+  for (size_t i = 0; i < archs.size(); ++i) s += (i ? ", sm_" : "sm_") + std::to_string(archs[i]);
+  if (ptx_arch > 0) s += " and PTX for compute_" + std::to_string(ptx_arch);
+  return s;
+}
+
+/// \brief Whether a device of compute capability major.minor runs a binary with SASS for `archs`
+/// and PTX for `ptx_arch`: SASS runs on the same major version and an equal or newer minor; PTX
+/// is compiled by the driver for its own arch or any newer one.
+inline bool arch_supported(int major, int minor, const std::vector<int>& archs, int ptx_arch) {
+  for (int a : archs) {
+    if (a / 10 == major && a % 10 <= minor) return true;
+  }
+  return ptx_arch > 0 && major * 10 + minor >= ptx_arch;
+}
+
+/// Human-readable bytes: "12.3 MiB".
+inline std::string human_bytes(size_t b) {
+  char buf[32];
+  if (b < 1024) {
+    std::snprintf(buf, sizeof buf, "%zu B", b);
+  } else if (b < (size_t{1} << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
+  } else if (b < (size_t{1} << 30)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+  }
+  return buf;
+}
+
+/// The folder of the running executable ("" when it cannot be found).
+inline std::string executable_dir() {
+#if defined(__linux__)
+  std::vector<char> buf(4096);
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return "";
+  std::string path(buf.data(), static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+#else
+  return "";
+#endif
+}
+
+/// \brief Calls f() (returning an int code) and turns an exception into an error code: a kernel
+/// fault in the host emulation, or host memory exhaustion. The C API never throws.
+template <class F>
+inline int guarded(Status& s, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    s.code = kOutOfMemory;
+    try {
+      s.message = "out of host memory";
+    } catch (...) {
+    }
+    return kOutOfMemory;
+  } catch (const std::exception& e) {
+    try {
+      s.fail(kCudaError, std::string("fault: ") + e.what());
+    } catch (...) {
+      s.code = kCudaError;
+    }
+    return kCudaError;
+  } catch (...) {
+    s.code = kCudaError;
+    return kCudaError;
+  }
+}
+
+/// \brief A generated model's state on one device: weights, arena, I/O buffers, stream, graphs.
+class Context {
+ public:
+  explicit Context(const ModelInfo& model) : model_(model) {}
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context() { release(); }
+
+  const Status& status() const { return status_; }
+  Status& status() { return status_; }
+  const char* error() const { return status_.message.c_str(); }
+
+  /// \brief Sets the context up on `device`; the weights come from `weights_path` when the
+  /// model has no embedded weights (null: the default file next to the executable).
+  int create(int device, const char* weights_path) {
+    status_.clear();
+    if (device_ >= 0) return status_.fail(kBadArgument, "create was called on this context already (destroy it, create another)");
+    return guarded(status_, [&] {
+      const int r = create_impl(device, weights_path);
+      ready_ = r == kOk;
+      return r;
+    });
+  }
+
+  int run(const void* const* inputs, void* const* outputs, cudaStream_t stream) {
+    status_.clear();
+    return guarded(status_, [&] { return run_impl(inputs, outputs, stream); });
+  }
+
+  int run_host(const void* const* inputs, void* const* outputs) {
+    status_.clear();
+    return guarded(status_, [&] { return run_host_impl(inputs, outputs); });
+  }
+
+ private:
+  /// Makes `device` current for the scope and restores the caller's device after.
+  class DeviceScope {
+   public:
+    DeviceScope() = default;
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+    cudaError_t enter(int device) {
+      cudaError_t e = cudaGetDevice(&previous_);
+      if (e != cudaSuccess) return e;
+      if (previous_ == device) return cudaSuccess;
+      e = cudaSetDevice(device);
+      if (e == cudaSuccess) changed_ = true;
+      return e;
+    }
+    ~DeviceScope() {
+      if (changed_) cudaSetDevice(previous_);
+    }
+
+   private:
+    int previous_ = 0;
+    bool changed_ = false;
+  };
+
+  int create_impl(int device, const char* weights_path) {
+    Status& mc_status = status_;
+    int count = 0;
+    const cudaError_t ce = cudaGetDeviceCount(&count);
+    if (ce != cudaSuccess || count == 0) {
+      return status_.fail(kNoDevice, std::string("no CUDA device found") +
+                                         (ce != cudaSuccess ? std::string(" (cudaGetDeviceCount: ") +
+                                                                  cudaGetErrorName(ce) + ": " +
+                                                                  cudaGetErrorString(ce) + ")"
+                                                            : std::string()));
+    }
+    if (device < 0 || device >= count) {
+      return status_.fail(kBadArgument, "device " + std::to_string(device) + " does not exist (" +
+                                            std::to_string(count) + " device" + (count == 1 ? "" : "s") +
+                                            ": 0.." + std::to_string(count - 1) + ")");
+    }
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device));
+    device_ = device;
+    cudaDeviceProp prop;
+    MC_CHECK(cudaGetDeviceProperties(&prop, device));
+#if !defined(MODELC_HOST_EMULATION)
+    // The emulation runs whatever the archs; on a GPU the binary needs an image for the device.
+    const std::vector<int> archs = parse_archs(model_.archs);
+    if (!arch_supported(prop.major, prop.minor, archs, model_.ptx_arch)) {
+      return status_.fail(kNoDevice,
+                          "device " + std::to_string(device) + " (" + prop.name + ") has compute capability " +
+                              std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                              ", and this binary has images for " +
+                              arch_list(archs, model_.ptx_arch) +
+                              " only: rebuild it for sm_" + std::to_string(prop.major * 10 + prop.minor) +
+                              " (modelc --arch sm_" + std::to_string(prop.major * 10 + prop.minor) +
+                              ", or make ARCHS=" + std::to_string(prop.major * 10 + prop.minor) + ")");
+    }
+#endif
+    size_t io_bytes = 0;
+    for (int i = 0; i < model_.num_inputs; ++i) io_bytes += round_up(model_.inputs[i].bytes);
+    for (int i = 0; i < model_.num_outputs; ++i) io_bytes += round_up(model_.outputs[i].bytes);
+    const size_t need = model_.weights_bytes + model_.arena_bytes + io_bytes;
+    size_t free_bytes = 0, total_bytes = 0;
+    MC_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (need > free_bytes) {
+      return status_.fail(kOutOfMemory, "model " + std::string(model_.name) + " needs " + human_bytes(need) +
+                                            " of device memory (weights " + human_bytes(model_.weights_bytes) +
+                                            ", activation arena " + human_bytes(model_.arena_bytes) +
+                                            ", inputs and outputs " + human_bytes(io_bytes) + "); device " +
+                                            std::to_string(device) + " (" + prop.name + ") has " +
+                                            human_bytes(free_bytes) + " free of " + human_bytes(total_bytes));
+    }
+
+    // Weights: from the binary, or from the file (checked against the size and checksum compiled in).
+    std::vector<unsigned char> file_weights;
+    const unsigned char* host_weights = model_.embedded_weights;
+    if (!host_weights && model_.weights_bytes > 0) {
+      const int r = read_weights(weights_path, file_weights);
+      if (r != kOk) return r;
+      host_weights = file_weights.data();
+    }
+    if (model_.weights_bytes > 0) {
+      MC_CHECK(cudaMalloc(&weights_, model_.weights_bytes));
+      MC_CHECK(cudaMemcpy(weights_, host_weights, model_.weights_bytes, cudaMemcpyHostToDevice));
+    }
+    if (model_.arena_bytes > 0) MC_CHECK(cudaMalloc(&arena_, model_.arena_bytes));
+    if (io_bytes > 0) MC_CHECK(cudaMalloc(&io_, io_bytes));
+    size_t offset = 0;
+    for (int i = 0; i < model_.num_inputs; ++i) {
+      own_inputs_.push_back(static_cast<unsigned char*>(io_) + offset);
+      offset += round_up(model_.inputs[i].bytes);
+    }
+    for (int i = 0; i < model_.num_outputs; ++i) {
+      own_outputs_.push_back(static_cast<unsigned char*>(io_) + offset);
+      offset += round_up(model_.outputs[i].bytes);
+    }
+    MC_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    MC_CHECK(cudaEventCreateWithFlags(&user_done_, cudaEventDisableTiming));
+    const int r = capture(own_inputs_.data(), own_outputs_.data(), &own_graph_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  int read_weights(const char* weights_path, std::vector<unsigned char>& data) {
+    std::string path;
+    if (weights_path && *weights_path) {
+      path = weights_path;
+    } else {
+      const std::string dir = executable_dir();
+      path = (dir.empty() ? std::string() : dir + "/") + model_.weights_file;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+      return status_.fail(kWeightsFile, "cannot open the weights file " + path + ": " + std::strerror(errno) +
+                                            " (pass its path to " + model_.name + "_create_with_weights, or put " +
+                                            model_.weights_file + " next to the executable)");
+    }
+    data.resize(model_.weights_bytes + 1);
+    const size_t n = std::fread(data.data(), 1, data.size(), f);
+    std::fclose(f);
+    if (n != model_.weights_bytes) {
+      return status_.fail(kWeightsFile, "the weights file " + path + " holds " +
+                                            (n > model_.weights_bytes ? std::string("more than ") : std::string()) +
+                                            std::to_string(n) + " bytes; model " + model_.name + " expects " +
+                                            std::to_string(model_.weights_bytes) +
+                                            " (a weights file of another model or another compile?)");
+    }
+    data.resize(model_.weights_bytes);
+    if (fnv1a64(data.data(), data.size()) != model_.weights_checksum) {
+      return status_.fail(kWeightsFile, "the weights file " + path + " has the right size but not the weights " +
+                                            "model " + model_.name + " was compiled with (checksum differs)");
+    }
+    return kOk;
+  }
+
+  // Records the model's kernels, with these input/output pointers, into a CUDA graph.
+  int capture(const void* const* inputs, void* const* outputs, cudaGraphExec_t* exec) {
+    Status& mc_status = status_;
+    const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_), inputs,
+                     outputs};
+    MC_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    int r = kOk;
+    try {
+      r = model_.enqueue(status_, b, stream_);
+    } catch (...) {
+      cudaGraph_t g = nullptr;
+      if (cudaStreamEndCapture(stream_, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+    if (r != kOk) {
+      if (e == cudaSuccess && graph) cudaGraphDestroy(graph);
+      return r;
+    }
+    MC_CHECK(e);
+#if defined(MODELC_HOST_EMULATION) || CUDART_VERSION >= 12000
+    const cudaError_t ie = cudaGraphInstantiate(exec, graph, 0ULL);
+#else
+    const cudaError_t ie = cudaGraphInstantiate(exec, graph, nullptr, nullptr, 0);
+#endif
+    cudaGraphDestroy(graph);
+    MC_CHECK(ie);
+    return kOk;
+  }
+
+  int check_ready() {
+    if (ready_) return kOk;
+    return status_.fail(kBadArgument, std::string("model ") + model_.name +
+                                          ": the context was not created successfully (see the error of create)");
+  }
+
+  int check_pointers(const void* const* inputs, const void* const* outputs) {
+    if (model_.num_inputs > 0 && !inputs) return status_.fail(kBadArgument, "the inputs array is null");
+    if (model_.num_outputs > 0 && !outputs) return status_.fail(kBadArgument, "the outputs array is null");
+    for (int i = 0; i < model_.num_inputs; ++i) {
+      if (!inputs[i] && model_.inputs[i].bytes > 0) {
+        return status_.fail(kBadArgument, "input " + std::to_string(i) + " ('" + model_.inputs[i].name +
+                                              "') is a null pointer");
+      }
+    }
+    for (int i = 0; i < model_.num_outputs; ++i) {
+      if (!outputs[i] && model_.outputs[i].bytes > 0) {
+        return status_.fail(kBadArgument, "output " + std::to_string(i) + " ('" + model_.outputs[i].name +
+                                              "') is a null pointer");
+      }
+    }
+    return kOk;
+  }
+
+  int run_impl(const void* const* inputs, void* const* outputs, cudaStream_t stream) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = check_pointers(inputs, outputs);
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    cudaGraphExec_t exec = nullptr;
+    if (same_pointers(inputs, outputs, own_inputs_, own_outputs_)) {
+      exec = own_graph_;
+    } else {
+      if (!user_graph_ || !same_pointers(inputs, outputs, user_inputs_, user_outputs_)) {
+        if (user_graph_) {
+          // The previous graph may still run on the caller's stream: wait for it first.
+          MC_CHECK(cudaEventSynchronize(user_done_));
+          MC_CHECK(cudaGraphExecDestroy(user_graph_));
+          user_graph_ = nullptr;
+        }
+        r = capture(inputs, outputs, &user_graph_);
+        if (r != kOk) return r;
+        user_inputs_.assign(inputs, inputs + model_.num_inputs);
+        user_outputs_.assign(outputs, outputs + model_.num_outputs);
+      }
+      exec = user_graph_;
+    }
+    MC_CHECK(cudaGraphLaunch(exec, stream));
+    if (exec == user_graph_) MC_CHECK(cudaEventRecord(user_done_, stream));
+    return kOk;
+  }
+
+  int run_host_impl(const void* const* inputs, void* const* outputs) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = check_pointers(inputs, outputs);
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    for (int i = 0; i < model_.num_inputs; ++i) {
+      if (model_.inputs[i].bytes == 0) continue;
+      MC_CHECK(cudaMemcpyAsync(own_inputs_[i], inputs[i], model_.inputs[i].bytes, cudaMemcpyHostToDevice, stream_));
+    }
+    MC_CHECK(cudaGraphLaunch(own_graph_, stream_));
+    for (int i = 0; i < model_.num_outputs; ++i) {
+      if (model_.outputs[i].bytes == 0) continue;
+      MC_CHECK(cudaMemcpyAsync(outputs[i], own_outputs_[i], model_.outputs[i].bytes, cudaMemcpyDeviceToHost, stream_));
+    }
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  template <class In, class Out>
+  bool same_pointers(const void* const* inputs, void* const* outputs, const In& in, const Out& out) const {
+    if (in.size() != static_cast<size_t>(model_.num_inputs) || out.size() != static_cast<size_t>(model_.num_outputs)) {
+      return false;
+    }
+    for (int i = 0; i < model_.num_inputs; ++i) {
+      if (inputs[i] != in[i]) return false;
+    }
+    for (int i = 0; i < model_.num_outputs; ++i) {
+      if (outputs[i] != out[i]) return false;
+    }
+    return true;
+  }
+
+  static size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+  // Frees everything (errors ignored: nothing can be reported from a destructor).
+  void release() {
+    if (device_ < 0) return;
+    DeviceScope scope;
+    if (scope.enter(device_) != cudaSuccess) return;
+    if (stream_) cudaStreamSynchronize(stream_);
+    if (user_done_) cudaEventSynchronize(user_done_);
+    if (user_graph_) cudaGraphExecDestroy(user_graph_);
+    if (user_done_) cudaEventDestroy(user_done_);
+    if (own_graph_) cudaGraphExecDestroy(own_graph_);
+    if (stream_) cudaStreamDestroy(stream_);
+    if (io_) cudaFree(io_);
+    if (arena_) cudaFree(arena_);
+    if (weights_) cudaFree(weights_);
+    device_ = -1;
+  }
+
+  const ModelInfo& model_;
+  Status status_;
+  int device_ = -1;
+  bool ready_ = false;
+  void* weights_ = nullptr;
+  void* arena_ = nullptr;
+  void* io_ = nullptr;  // the context's own inputs and outputs (run_host), one allocation
+  std::vector<void*> own_inputs_, own_outputs_;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t own_graph_ = nullptr;   // captured at create with own_inputs_/own_outputs_
+  cudaGraphExec_t user_graph_ = nullptr;  // captured for the caller's latest pointers
+  cudaEvent_t user_done_ = nullptr;       // recorded after each replay of user_graph_
+  std::vector<const void*> user_inputs_;
+  std::vector<void*> user_outputs_;
+};
+
+}  // namespace mc

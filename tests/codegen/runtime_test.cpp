@@ -1,0 +1,229 @@
+// runtime_stub/runtime.h on the host emulation: create / run / run_host, the CUDA graph, the
+// weights file checks, the compute-capability check, and errors that name what failed.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "runtime.h"
+
+namespace {
+
+// y[i] = x[i] * w[i] + 1, through the arena: t = x * w (arena), y = t + 1.
+__global__ void mul_kernel(const float* x, const float* w, float* t, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) t[i] = x[i] * w[i];
+}
+__global__ void add_one_kernel(const float* t, float* y, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) y[i] = t[i] + 1.0f;
+}
+__global__ void deadlock_kernel(float* y) {
+  if (threadIdx.x == 0) return;  // thread 0 leaves; the others wait for it forever
+  __syncthreads();
+  y[threadIdx.x] = 1.0f;
+}
+
+constexpr int kN = 10;
+int g_block = 32;  // the block size the enqueue uses (a test sets an invalid one)
+
+int enqueue(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
+  const float* x = static_cast<const float*>(b.inputs[0]);
+  const float* w = reinterpret_cast<const float*>(b.weights + 256);
+  float* t = reinterpret_cast<float*>(b.arena + 0);
+  float* y = static_cast<float*>(b.outputs[0]);
+  MC_LAUNCH(mul_kernel, dim3(1), dim3(g_block), 0, x, w, t, kN);
+  MC_LAUNCH(add_one_kernel, dim3(1), dim3(g_block), 0, t, y, kN);
+  return 0;
+}
+
+int enqueue_deadlock(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
+  MC_LAUNCH(deadlock_kernel, dim3(1), dim3(32), 0, static_cast<float*>(b.outputs[0]));
+  return 0;
+}
+
+const int64_t kShape[] = {kN};
+const mc::TensorInfo kIn[] = {{"x", 1, 1, kShape, kN * 4}};
+const mc::TensorInfo kOut[] = {{"y", 1, 1, kShape, kN * 4}};
+
+std::vector<unsigned char> weights_blob() {
+  std::vector<unsigned char> b(256 + kN * 4, 0);
+  for (int i = 0; i < kN; ++i) {
+    const float v = 0.5f * static_cast<float>(i);
+    std::memcpy(b.data() + 256 + 4 * i, &v, 4);
+  }
+  return b;
+}
+
+mc::ModelInfo model_info(const std::vector<unsigned char>& blob, bool embedded) {
+  return mc::ModelInfo{"toy", "75_86", 86, 256, blob.size(), mc::fnv1a64(blob.data(), blob.size()),
+                       embedded ? blob.data() : nullptr, "toy_weights.bin", 1, kIn, 1, kOut, enqueue};
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void check_outputs(const std::vector<float>& x, const std::vector<float>& y) {
+  for (int i = 0; i < kN; ++i) CHECK(y[i] == x[i] * 0.5f * static_cast<float>(i) + 1.0f);
+}
+
+}  // namespace
+
+TEST_CASE("runtime: create, run_host and run (graph replay, new pointers captured again)") {
+  const std::vector<unsigned char> blob = weights_blob();
+  const mc::ModelInfo info = model_info(blob, true);
+  mc::Context ctx(info);
+  REQUIRE_MESSAGE(ctx.create(0, nullptr) == mc::kOk, std::string(ctx.error()));
+  CHECK(std::string(ctx.error()).empty());
+  CHECK(ctx.create(0, nullptr) == mc::kBadArgument);  // twice
+
+  std::vector<float> x(kN), y(kN, 0.0f);
+  for (int i = 0; i < kN; ++i) x[i] = static_cast<float>(i) - 3.0f;
+  const void* in[] = {x.data()};
+  void* out[] = {y.data()};
+  for (int rep = 0; rep < 3; ++rep) {
+    std::fill(y.begin(), y.end(), 0.0f);
+    REQUIRE_MESSAGE(ctx.run_host(in, out) == mc::kOk, std::string(ctx.error()));
+    check_outputs(x, y);
+  }
+
+  // Device pointers (emulated device memory), two sets: each set is captured once.
+  float *dx[2], *dy[2];
+  for (int s = 0; s < 2; ++s) {
+    REQUIRE(cudaMalloc(&dx[s], kN * 4) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dy[s], kN * 4) == cudaSuccess);
+  }
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  for (int rep = 0; rep < 4; ++rep) {
+    const int s = rep % 2;
+    std::vector<float> xs(kN);
+    for (int i = 0; i < kN; ++i) xs[i] = static_cast<float>(rep * 10 + i);
+    REQUIRE(cudaMemcpy(dx[s], xs.data(), kN * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+    const void* din[] = {dx[s]};
+    void* dout[] = {dy[s]};
+    REQUIRE_MESSAGE(ctx.run(din, dout, stream) == mc::kOk, std::string(ctx.error()));
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    std::vector<float> ys(kN);
+    REQUIRE(cudaMemcpy(ys.data(), dy[s], kN * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    check_outputs(xs, ys);
+  }
+  cudaStreamDestroy(stream);
+  for (int s = 0; s < 2; ++s) {
+    cudaFree(dx[s]);
+    cudaFree(dy[s]);
+  }
+
+  // Bad arguments name what is wrong.
+  const void* null_in[] = {nullptr};
+  CHECK(ctx.run_host(null_in, out) == mc::kBadArgument);
+  CHECK(has(ctx.error(), "input 0 ('x') is a null pointer"));
+  CHECK(ctx.run_host(in, nullptr) == mc::kBadArgument);
+  CHECK(ctx.run_host(in, out) == mc::kOk);
+  CHECK(std::string(ctx.error()).empty());  // the error is the last call's
+}
+
+TEST_CASE("runtime: bad devices, and calls on a context that was not created") {
+  const std::vector<unsigned char> blob = weights_blob();
+  const mc::ModelInfo info = model_info(blob, true);
+  mc::Context ctx(info);
+  CHECK(ctx.create(7, nullptr) == mc::kBadArgument);
+  CHECK(has(ctx.error(), "device 7 does not exist"));
+  std::vector<float> x(kN), y(kN);
+  const void* in[] = {x.data()};
+  void* out[] = {y.data()};
+  CHECK(ctx.run_host(in, out) == mc::kBadArgument);
+  CHECK(has(ctx.error(), "not created"));
+}
+
+TEST_CASE("runtime: the weights file is checked: missing, wrong size, wrong data") {
+  namespace fs = std::filesystem;
+  const std::vector<unsigned char> blob = weights_blob();
+  const mc::ModelInfo info = model_info(blob, false);
+  const fs::path dir = fs::temp_directory_path() / ("modelc_runtime_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "toy_weights.bin").string();
+  auto write = [&](const std::vector<unsigned char>& bytes) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  };
+  {
+    mc::Context ctx(info);
+    CHECK(ctx.create(0, path.c_str()) == mc::kWeightsFile);
+    CHECK(has(ctx.error(), "cannot open the weights file " + path));
+  }
+  {
+    std::vector<unsigned char> shorter(blob.begin(), blob.end() - 4);
+    write(shorter);
+    mc::Context ctx(info);
+    CHECK(ctx.create(0, path.c_str()) == mc::kWeightsFile);
+    CHECK(has(ctx.error(), "holds " + std::to_string(blob.size() - 4) + " bytes"));
+    std::vector<unsigned char> longer = blob;
+    longer.push_back(1);
+    write(longer);
+    mc::Context ctx2(info);  // a context is created once: a new one
+    CHECK(ctx2.create(0, path.c_str()) == mc::kWeightsFile);
+    CHECK(has(ctx2.error(), "more than"));
+  }
+  {
+    std::vector<unsigned char> other = blob;
+    other[260] ^= 1;
+    write(other);
+    mc::Context ctx(info);
+    CHECK(ctx.create(0, path.c_str()) == mc::kWeightsFile);
+    CHECK(has(ctx.error(), "checksum"));
+  }
+  {
+    write(blob);
+    mc::Context ctx(info);
+    REQUIRE_MESSAGE(ctx.create(0, path.c_str()) == mc::kOk, std::string(ctx.error()));
+    std::vector<float> x(kN, 2.0f), y(kN);
+    const void* in[] = {x.data()};
+    void* out[] = {y.data()};
+    REQUIRE(ctx.run_host(in, out) == mc::kOk);
+    check_outputs(x, y);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("runtime: a failed launch names the expression, file and line; a kernel fault is an error") {
+  const std::vector<unsigned char> blob = weights_blob();
+  {
+    g_block = 4096;  // more threads than a block may have
+    const mc::ModelInfo info = model_info(blob, true);
+    mc::Context ctx(info);
+    CHECK(ctx.create(0, nullptr) == mc::kCudaError);
+    g_block = 32;
+    const std::string e = ctx.error();
+    CHECK(has(e, "mc::launch_on(stream, mul_kernel"));
+    CHECK(has(e, "runtime_test.cpp:"));
+    CHECK(has(e, "cudaErrorInvalidConfiguration"));
+  }
+  {
+    mc::ModelInfo info = model_info(blob, true);
+    info.enqueue = enqueue_deadlock;
+    mc::Context ctx(info);
+    REQUIRE(ctx.create(0, nullptr) == mc::kOk);  // captured, not run yet
+    std::vector<float> x(kN), y(kN);
+    const void* in[] = {x.data()};
+    void* out[] = {y.data()};
+    CHECK(ctx.run_host(in, out) == mc::kCudaError);
+    CHECK(has(ctx.error(), "fault"));
+  }
+}
+
+TEST_CASE("runtime: which compute capabilities a binary runs on") {
+  const std::vector<int> a = mc::parse_archs("75_90");
+  CHECK(a == std::vector<int>{75, 90});
+  CHECK(mc::parse_archs("100_120") == std::vector<int>{100, 120});
+  CHECK(mc::arch_supported(7, 5, a, 90));
+  CHECK_FALSE(mc::arch_supported(8, 6, a, 90));  // no sm_8x image, PTX needs 9.0+
+  CHECK(mc::arch_supported(9, 0, a, 90));
+  CHECK(mc::arch_supported(12, 0, a, 90));       // PTX runs on newer GPUs
+  CHECK_FALSE(mc::arch_supported(12, 0, a, 0));  // without PTX it does not
+  CHECK(mc::arch_supported(8, 9, {86}, 0));      // SASS: same major, newer minor
+  CHECK_FALSE(mc::arch_supported(8, 0, {86}, 0));
+  CHECK(mc::arch_list(a, 90) == "sm_75, sm_90 and PTX for compute_90");
+}
