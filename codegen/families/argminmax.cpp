@@ -22,12 +22,18 @@ Split arg_split(const Kernel& k, int64_t* axis_out) {
   return s;
 }
 
+Tile arg_tile(const Split& s, const OperandMaps& xm, const Target& t) {
+  return choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
+}
+
 void plan_argminmax(Kernel& k, const Target& t) {
-  const Split s = arg_split(k, nullptr);
-  const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
-  const Tile tile =
-      choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile, fmt::format("{} outputs over {} elements each; {} threads per output", s.rows(), s.cols(), tile.group));
+  int64_t axis = 0;
+  const Split s = arg_split(k, &axis);
+  const Tile tile = arg_tile(s, maps_of(s, view_strides(k.inputs[0])), t);
+  const bool last = k.node->attr_int("select_last_index", 0) != 0;
+  set_tactic(k, tile,
+             fmt::format("axis {}, {} index on ties: {} outputs of {} elements; {}", axis, last ? "last" : "first",
+                         s.rows(), s.cols(), tile_note(tile, s.cols(), "output", false)));
 }
 
 Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
@@ -37,22 +43,18 @@ Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const Split s = arg_split(k, &axis);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
+  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
+  if (s.cols() == 0) throw n.error(fmt::format("axis {} of input 'data' is empty: no {}", axis, n.op()));
   const bool is_max = n.op() == "ArgMax";
   const bool last = n.attr_int("select_last_index", 0) != 0;
-  const std::string comment = fmt::format("{} {} {} -> {}, axis {}{}", n.op(), node_label(k), describe(x), describe(y),
-                                          axis, last ? ", last index on ties" : "");
-  if (y.numel() == 0) return Emitted{"", fmt::format("// {}: {}: empty output, nothing to run\n", k.id, comment)};
-  if (s.cols() == 0) throw n.error(fmt::format("axis {} of input 'data' is empty: no {}", axis, n.op()));
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(s, view_strides(x));
   const OperandMaps ym = maps_of(s, strides_rows_only(k, s, y, "output 'reduced'"));
-  const Tile tile = tile_of(
-      k, choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), Target{}));
+  const Tile tile = tile_of(k, arg_tile(s, xm, Target{}));
   const std::string type = fmt::format("mc::reduction::ArgMinMax<{}, {}, {}, {}, {}>", is_max ? "true" : "false",
                                        last ? "true" : "false", operand_type(t, xm), operand_type("int64_t", ym, false),
                                        tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)},
-                     fmt::format("{}; {} threads, {} per output", comment, tile.threads, tile.group));
+  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 
 MODELC_REGISTER_FAMILY(argminmax_family)(KernelFamily{"argminmax", {"reduce.cuh"}, plan_argminmax, emit_argminmax});

@@ -34,13 +34,13 @@ void plan_instancenorm(Kernel& k, const Target& t) {
   const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
   const Tile tile =
       choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile, fmt::format("{} (batch, channel) rows of {}; {} threads per row", s.rows(), s.cols(), tile.group));
+  set_tactic(k, tile,
+             fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(),
+                         k.node->attr_float("epsilon", 1e-5), tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = instancenorm_split(k);
-  const std::string comment = fmt::format("InstanceNormalization {} {}: {} (batch, channel) rows of {}", node_label(k),
-                                          describe(k.inputs[0]), s.rows(), s.cols());
   NormalizeOperands ops;
   ops.x = &k.inputs[0];
   ops.scale = &k.inputs[1];
@@ -56,7 +56,7 @@ Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
     st[1] = view_strides(v)[0];
     return st;
   };
-  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5), comment);
+  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5));
 }
 
 MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"},

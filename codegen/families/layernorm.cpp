@@ -29,18 +29,18 @@ Split layernorm_split(const Kernel& k, int64_t* axis_out) {
 }
 
 void plan_layernorm(Kernel& k, const Target& t) {
-  const Split s = layernorm_split(k, nullptr);
+  int64_t axis = 0;
+  const Split s = layernorm_split(k, &axis);
   const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
   const Tile tile =
       choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile, fmt::format("{} rows of {}; {} threads per row", s.rows(), s.cols(), tile.group));
+  set_tactic(k, tile,
+             fmt::format("axis {}: {} rows of {}, epsilon {}; {}", axis, s.rows(), s.cols(),
+                         k.node->attr_float("epsilon", 1e-5), tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
-  int64_t axis = 0;
-  const Split s = layernorm_split(k, &axis);
-  const std::string comment = fmt::format("LayerNormalization {} {}, axis {}: {} rows of {}", node_label(k),
-                                          describe(k.inputs[0]), axis, s.rows(), s.cols());
+  const Split s = layernorm_split(k, nullptr);
   NormalizeOperands ops;
   ops.x = &k.inputs[0];
   ops.scale = &k.inputs[1];
@@ -49,7 +49,7 @@ Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   ops.mean = k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined ? &k.outputs[1] : nullptr;
   ops.inv_std_dev = k.outputs.size() > 2 && k.outputs[2].dtype != DType::undefined ? &k.outputs[2] : nullptr;
   ops.param_strides = [&](const TensorView& v, const char* what) { return strides_broadcast(k, s, v, what); };
-  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5), comment);
+  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5));
 }
 
 MODELC_REGISTER_FAMILY(layernorm_family)(KernelFamily{"layernorm", {"reduce.cuh", "normalization.cuh"}, plan_layernorm,

@@ -30,7 +30,7 @@ const std::map<std::string, std::string>& op_names() {
 
 struct ReduceLayout {
   Split split;
-  std::vector<int64_t> axes;  // normalized, for the comment
+  std::vector<int64_t> axes;  // normalized, for the note
   bool noop = false;
 };
 
@@ -71,14 +71,18 @@ ReduceLayout reduce_layout(const Kernel& k) {
   return l;
 }
 
+Tile reduce_tile(const ReduceLayout& l, const OperandMaps& xm, const Target& t) {
+  return choose_tile(l.split.rows(), l.split.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row),
+                     t);
+}
+
 void plan_reduce(Kernel& k, const Target& t) {
   const ReduceLayout l = reduce_layout(k);
-  const OperandMaps xm = maps_of(l.split, view_strides(k.inputs[0]));
-  const Tile tile = choose_tile(l.split.rows(), l.split.cols(), OperandMaps::inner_stride(xm.col),
-                                OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile,
-             fmt::format("{} outputs of {} elements each; {} threads per output{}", l.split.rows(), l.split.cols(),
-                         tile.group, tile.lanes_contiguous ? "" : " (interleaved: the outputs are contiguous)"));
+  const Tile tile = reduce_tile(l, maps_of(l.split, view_strides(k.inputs[0])), t);
+  const std::string what = l.noop ? std::string("no axes (noop_with_empty_axes): each element on its own")
+                                  : fmt::format("axes {}: {} outputs of {} elements", list_str(l.axes), l.split.rows(),
+                                                l.split.cols());
+  set_tactic(k, tile, what + "; " + tile_note(tile, l.split.cols(), "output", false));
 }
 
 Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
@@ -89,22 +93,15 @@ Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const ReduceLayout l = reduce_layout(k);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  const std::string comment =
-      fmt::format("{} {} {} -> {}, {}", n.op(), node_label(k), describe(x), describe(y),
-                  l.noop ? std::string("no axes (noop_with_empty_axes): element-wise")
-                         : fmt::format("axes {}, {} outputs of {} elements", list_str(l.axes), l.split.rows(),
-                                       l.split.cols()));
-  if (y.numel() == 0) return Emitted{"", fmt::format("// {}: {}: empty output, nothing to run\n", k.id, comment)};
+  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(l.split, view_strides(x));
   const OperandMaps ym = maps_of(l.split, strides_rows_only(k, l.split, y, "output 'reduced'"));
-  const Tile tile = tile_of(k, choose_tile(l.split.rows(), l.split.cols(), OperandMaps::inner_stride(xm.col),
-                                           OperandMaps::inner_stride(xm.row), Target{}));
+  const Tile tile = tile_of(k, reduce_tile(l, xm, Target{}));
   const std::string type =
       fmt::format("mc::reduction::Reduce<mc::reduction::{}<{}>, {}, {}, {}>", op->second, t, operand_type(t, xm),
                   operand_type(t, ym, false), tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)},
-                     fmt::format("{}; {} threads, {} per output", comment, tile.threads, tile.group));
+  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 
 MODELC_REGISTER_FAMILY(reduce_family)(KernelFamily{"reduce", {"reduce.cuh"}, plan_reduce, emit_reduce});

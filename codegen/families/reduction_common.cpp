@@ -241,11 +241,14 @@ std::string float_literal(float v) {
   return s + "f";
 }
 
-std::string describe(const TensorView& v) { return fmt::format("{}{}", dtype_name(v.dtype), shape_str(v.shape)); }
-
-std::string node_label(const Kernel& k) {
-  if (!k.node) return k.id;
-  return fmt::format("'{}' ({})", k.node->name(), k.node->op());
+std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in_registers) {
+  std::string s = fmt::format("{} thread{} per {}", t.group, t.group == 1 ? "" : "s", per);
+  if (!t.lanes_contiguous) s += fmt::format(", interleaved (consecutive threads take consecutive {}s)", per);
+  if (kept_in_registers) {
+    const int64_t per_thread = (cols + t.group - 1) / t.group;
+    s += per_thread <= 16 ? fmt::format(", {} kept in registers", per) : fmt::format(", {} re-read each pass", per);
+  }
+  return s;
 }
 
 std::string list_str(const std::vector<int64_t>& v) {
@@ -256,25 +259,22 @@ std::string list_str(const std::vector<int64_t>& v) {
 
 std::string alias_of(const Kernel& k) { return k.id + "_" + k.family; }
 
-Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params,
-                    const std::string& comment) {
+Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params) {
   const std::string a = alias_of(k);
   Emitted e;
   e.declarations = fmt::format("using {} = {};\n", a, type);
   std::string args;
   for (std::size_t i = 0; i < params.size(); ++i) args += (i ? ", " : "") + params[i];
-  e.launch = fmt::format("// {}: {}\nMC_LAUNCH(mc::reduction::kernel<{}>, dim3({}::kBlocks), dim3({}::kThreads), 0, ({}::Params{{{}}}));\n",
-                         k.id, comment, a, a, a, a, args);
+  e.launch = fmt::format("MC_LAUNCH(mc::reduction::kernel<{}>, dim3({}::kBlocks), dim3({}::kThreads), 0, ({}::Params{{{}}}));\n",
+                         a, a, a, a, args);
   return e;
 }
 
 Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
-                       double epsilon, const std::string& comment) {
+                       double epsilon) {
   check_index_range(k);
   const TensorView& x = *ops.x;
-  if (ops.y->numel() == 0 && (!ops.mean || ops.mean->numel() == 0)) {
-    return Emitted{"", fmt::format("// {}: {}: empty, nothing to run\n", k.id, comment)};
-  }
+  if (s.rows() == 0) return Emitted{"", "// nothing to run: no rows\n"};
   if (!is_float(x.dtype)) {
     throw kernel_error(k, fmt::format("input X has element type {}; normalization needs floats", dtype_name(x.dtype)));
   }
@@ -300,8 +300,7 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
   const std::string eps = float_literal(static_cast<float>(epsilon));
   return emit_kernel(k, type,
                      {ptr(ops.x, true), ptr(ops.scale, true), ptr(ops.bias, true), ptr(ops.y, false),
-                      ptr(ops.mean, false), ptr(ops.inv_std_dev, false), eps},
-                     fmt::format("{}, epsilon {}; {} threads, {} per row", comment, eps, tile.threads, tile.group));
+                      ptr(ops.mean, false), ptr(ops.inv_std_dev, false), eps});
 }
 
 int64_t normalized_axis(const Kernel& k, int64_t a, int64_t rank, const char* what) {

@@ -93,18 +93,17 @@ void check_index_range(const Kernel& k);
 
 /// A C++ float literal that reads back as exactly v ("1e-05f", "1.0f").
 std::string float_literal(float v);
-/// "float32[4x3]"
-std::string describe(const TensorView& v);
-/// "'name' (Op)" of the kernel's node, or the kernel id.
-std::string node_label(const Kernel& k);
+/// \brief How a tiling splits the work, for k.note: "4 threads per row, interleaved (...), row kept
+/// in registers". kept_in_registers: the template keeps a row of at most 16 per thread
+/// (softmax, normalization) and the note says whether this one fits.
+std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in_registers);
 /// "{0, 2}"
 std::string list_str(const std::vector<int64_t>& v);
 
 /// \brief The emitted code of one kernel: `using ALIAS = TYPE;` and a launch of
 /// mc::reduction::kernel<ALIAS> with ALIAS::kBlocks blocks of ALIAS::kThreads threads and
-/// ALIAS::Params{params...}, preceded by a comment line.
-Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params,
-                    const std::string& comment);
+/// ALIAS::Params{params...}. (The emitter writes the comment: node, shapes, tactic, k.note.)
+Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params);
 /// The alias of a kernel's instantiation: "<id>_<family>".
 std::string alias_of(const Kernel& k);
 
@@ -121,7 +120,7 @@ struct NormalizeOperands {
 };
 /// \brief The Normalize instantiation and launch (mean and inv_std_dev: row maps only).
 Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
-                       double epsilon, const std::string& comment);
+                       double epsilon);
 
 /// \brief Axis `a` of a rank-`rank` tensor, negative counted from the end; an Error naming the
 /// node when out of range.

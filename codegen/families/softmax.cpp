@@ -30,36 +30,35 @@ Split softmax_split(const Kernel& k, int64_t* axis_out) {
   return s;
 }
 
+Tile softmax_tile(const Split& s, const OperandMaps& xm, const Target& t) {
+  return choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
+}
+
 void plan_softmax(Kernel& k, const Target& t) {
-  const Split s = softmax_split(k, nullptr);
-  const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
-  const Tile tile =
-      choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile, fmt::format("{} rows of {}; {} threads per row", s.rows(), s.cols(), tile.group));
+  int64_t axis = 0;
+  const Split s = softmax_split(k, &axis);
+  const Tile tile = softmax_tile(s, maps_of(s, view_strides(k.inputs[0])), t);
+  set_tactic(k, tile,
+             fmt::format("axis {} ({}): {} rows of {}; {}", axis,
+                         k.node->opset() >= 13 ? "one dim" : "the input coerced to 2-D", s.rows(), s.cols(),
+                         tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
-  int64_t axis = 0;
-  const Split s = softmax_split(k, &axis);
+  const Split s = softmax_split(k, nullptr);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  const bool log = n.op() == "LogSoftmax";
-  const std::string comment =
-      fmt::format("{} {} {}, axis {} ({}): {} rows of {}", n.op(), node_label(k), describe(x), axis,
-                  n.opset() >= 13 ? "one dim" : "input coerced to 2-D", s.rows(), s.cols());
-  if (y.numel() == 0) return Emitted{"", fmt::format("// {}: {}: empty, nothing to run\n", k.id, comment)};
+  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
   if (!is_float(x.dtype)) throw n.error(fmt::format("input has element type {}; {} needs floats", dtype_name(x.dtype), n.op()));
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'input'");
   const OperandMaps xm = maps_of(s, view_strides(x));
   const OperandMaps ym = maps_of(s, strides_same(k, s, y, "output 'output'"));
-  const Tile tile = tile_of(
-      k, choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), Target{}));
-  const std::string type = fmt::format("mc::reduction::Softmax<{}, {}, {}, {}>", log ? "true" : "false",
+  const Tile tile = tile_of(k, softmax_tile(s, xm, Target{}));
+  const std::string type = fmt::format("mc::reduction::Softmax<{}, {}, {}, {}>", n.op() == "LogSoftmax" ? "true" : "false",
                                        operand_type(t, xm), operand_type(t, ym), tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)},
-                     fmt::format("{}; {} threads, {} per row", comment, tile.threads, tile.group));
+  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 
 MODELC_REGISTER_FAMILY(softmax_family)(KernelFamily{"softmax", {"reduce.cuh", "softmax.cuh"}, plan_softmax, emit_softmax});

@@ -72,8 +72,9 @@ void plan_topk(Kernel& k, const Target&) {
   const TopKLayout l = topk_layout(k);
   const bool sort = sorts(l, k.inputs[0].dtype);
   set_tactic(k, choose_block_per_row(l.split.cols(), sort),
-             fmt::format("{} rows of {}, k = {}: one block per row, {}", l.split.rows(), l.split.cols(), l.k,
-                         sort ? "bitonic sort in shared memory" : "k selection rounds (row too long to sort)"));
+             fmt::format("axis {}, k = {}, {}: {} rows of {}; one block per row, {}", l.axis, l.k,
+                         k.node->attr_int("largest", 1) != 0 ? "largest" : "smallest", l.split.rows(), l.split.cols(),
+                         sort ? "bitonic sort in shared memory" : "k selection rounds (the row is too long to sort)"));
 }
 
 Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
@@ -82,10 +83,8 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
   const TopKLayout l = topk_layout(k);
   const TensorView& x = k.inputs[0];
   const bool largest = n.attr_int("largest", 1) != 0;
-  const std::string comment = fmt::format("TopK {} {}, axis {}, k = {}, {}", node_label(k), describe(x), l.axis, l.k,
-                                          largest ? "largest" : "smallest");
   if (l.k == 0 || l.split.rows() == 0 || (!l.values && !l.indices)) {
-    return Emitted{"", fmt::format("// {}: {}: empty output, nothing to run\n", k.id, comment)};
+    return Emitted{"", "// nothing to run: the outputs are empty\n"};
   }
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'X'");
   const OperandMaps xm = maps_of(l.split, view_strides(x));
@@ -97,8 +96,7 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
                                        operand_type(t, xm), values, indices, tiling_type(tile));
   return emit_kernel(k, type,
                      {ctx.ptr(x, true), l.values ? ctx.ptr(*l.values, false) : "nullptr",
-                      l.indices ? ctx.ptr(*l.indices, false) : "nullptr"},
-                     fmt::format("{}; one block of {} threads per row", comment, tile.threads));
+                      l.indices ? ctx.ptr(*l.indices, false) : "nullptr"});
 }
 
 MODELC_REGISTER_FAMILY(topk_family)(KernelFamily{"topk", {"reduce.cuh", "topk.cuh"}, plan_topk, emit_topk});
