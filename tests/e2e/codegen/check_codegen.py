@@ -10,8 +10,8 @@
         emits M and compares every file with DIR (runtime/ and kernels/ must be byte copies of
         runtime_stub/ and templates/ instead; a .bin is kept as its .sha256). --update rewrites DIR
         (tests/golden/update.sh).
-    check_codegen.py bad-inputs --modelc BIN --model M.onnx --work DIR
-        builds M's emulation binary and feeds it wrong-shape, wrong-dtype and truncated .npy files:
+    check_codegen.py bad-inputs --modelc BIN --model M.onnx --work DIR [--binary M_emu]
+        builds M's emulation binary (or takes --binary) and feeds it wrong-shape, wrong-dtype and truncated .npy files:
         each must exit 1 with a clear message naming the input and file, and write no output.
 Each prints what it ran and how long it took.
 """
@@ -167,12 +167,18 @@ def golden(a):
 def bad_inputs(a):
     name = model_name(a.model)
     folder = os.path.join(a.work, name + "_bad_inputs")
-    rc, o, e, secs = run([a.modelc, a.model, "-o", folder, "--build", "--emulate", "-j", str(a.jobs)])
-    sys.stdout.write(o + e)
-    if rc != 0:
-        fail(f"modelc --build --emulate exited with {rc}")
-    print(f"emulation build took {secs:.1f} s")
-    binary = os.path.join(folder, name + "_emu")
+    if a.binary:  # built already (by the verify test)
+        binary = a.binary
+        if not os.path.isfile(binary):
+            fail(f"{binary} does not exist")
+        os.makedirs(folder, exist_ok=True)
+    else:
+        rc, o, e, secs = run([a.modelc, a.model, "-o", folder, "--build", "--emulate", "-j", str(a.jobs)])
+        sys.stdout.write(o + e)
+        if rc != 0:
+            fail(f"modelc --build --emulate exited with {rc}")
+        print(f"emulation build took {secs:.1f} s")
+        binary = os.path.join(folder, name + "_emu")
     data = os.path.join(folder, "data")
     os.makedirs(data, exist_ok=True)
 
@@ -211,9 +217,23 @@ def bad_inputs(a):
         print(("ok   " if not problems else "BAD  ") + os.path.basename(file) + ": " + (e.strip() or "exit 0"))
         return [f"{os.path.basename(file)}: {p}" for p in problems]
 
+    from onnx import numpy_helper
+    open(os.path.join(data, "good.pb"), "wb").write(numpy_helper.from_array(good, inp.name).SerializeToString())
+    open(os.path.join(data, "shape.pb"), "wb").write(
+        numpy_helper.from_array(np.zeros(wrong_shape, np.float32)).SerializeToString())
+    pb = open(os.path.join(data, "good.pb"), "rb").read()
+    open(os.path.join(data, "truncated.pb"), "wb").write(pb[:len(pb) // 2])
+
     f = lambda n: os.path.join(data, n)
-    problems = attempt(f("good.npy"), 0, [])
     shape_txt = "x".join(map(str, shape))
+    problems = attempt(f("good.npy"), 0, [])
+    problems += attempt(f("good.pb"), 0, [])
+    a_npy = open(os.path.join(folder, "out_good_npy", os.listdir(os.path.join(folder, "out_good_npy"))[0]), "rb").read()
+    a_pb = open(os.path.join(folder, "out_good_pb", os.listdir(os.path.join(folder, "out_good_pb"))[0]), "rb").read()
+    if a_npy != a_pb:
+        problems.append("the same data as .npy and as .pb gives different outputs")
+    problems += attempt(f("shape.pb"), 1, [f"input '{inp.name}' expects float32[{shape_txt}]", f("shape.pb")])
+    problems += attempt(f("truncated.pb"), 1, [f"input '{inp.name}'", f("truncated.pb")])
     problems += attempt(f("shape.npy"), 1, [f"input '{inp.name}' expects float32[{shape_txt}]",
                                             f"holds float32[{'x'.join(map(str, wrong_shape))}]", f("shape.npy")])
     problems += attempt(f("dtype.npy"), 1, [f"input '{inp.name}'", "dtype '<f8' is not supported", f("dtype.npy")])
@@ -239,6 +259,8 @@ def main():
         s.add_argument("--jobs", type=int, default=2)
         if name == "verify":
             s.add_argument("extra", nargs="*", help="more modelc verify arguments (after --)")
+        if name == "bad-inputs":
+            s.add_argument("--binary", help="the model's emulation binary, built already (default: build it)")
         if name == "nvcc":
             s.add_argument("--archs", default="sm_75,sm_90")
         if name == "golden":

@@ -14,9 +14,10 @@
 //      every case's .cu inside a namespace of its own (the runtime and template headers are
 //      included once at the top, so each group parses them once and shares the instantiations
 //      its cases have in common); the host-emulation runtime objects are compiled (or given) once;
-//      everything links into one driver program. A group that does not compile is split: each
-//      of its cases is compiled alone, those that fail are FAILED with the compiler's message,
-//      and the group is rebuilt without them.
+//      everything links into one driver program. When a group does not compile, the cases the
+//      compiler's messages name are compiled alone (all of the group's cases when that does not
+//      settle it); those that fail are FAILED with the compiler's message, and the group is
+//      rebuilt without them.
 //   4. The driver runs every case (each in a child process, with a time limit) on the emulation:
 //      create, run_host on the shipped inputs, compare every output with runtime_stub/compare.h
 //      at rtol 1e-3, atol 1e-5.
@@ -70,7 +71,7 @@ constexpr double kAtol = 1e-5;
 
 struct Options {
   std::string data = "/usr/share/libonnx-testdata/data";
-  std::vector<std::string> suites = {"node"};
+  std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
   std::string work = "codegen_conformance";
   std::string skips = MODELC_CODEGEN_SKIPS;
   std::string source_dir = MODELC_SOURCE_DIR;
@@ -87,7 +88,7 @@ struct Options {
 
 const char* const kUsage =
     "usage: codegen_conformance [options]\n"
-    "  --suites A,B       suites (default node; also pytorch-converted, pytorch-operator, simple)\n"
+    "  --suites A,B       suites (default node,pytorch-converted,pytorch-operator,simple)\n"
     "  --filter SUBSTR    only cases whose suite/name contains SUBSTR\n"
     "  --data DIR         test data root (default /usr/share/libonnx-testdata/data)\n"
     "  --work DIR         work folder: emitted cases, build, logs (default ./codegen_conformance)\n"
@@ -919,36 +920,62 @@ int main(int argc, char** argv) {
       [&](int g) { return build / (group_name(static_cast<std::size_t>(g)) + ".result"); });
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (compiled[g] == "OK") continue;
-    // Find the cases that do not compile; rebuild the group without them.
-    std::cout << group_name(g) << " does not compile; compiling its " << groups[g].size() << " cases one by one\n"
-              << std::flush;
-    std::vector<std::string> single = run_children(
-        static_cast<int>(groups[g].size()), o.jobs, 3600,
-        [&](int i) {
-          const Case* c = groups[g][static_cast<std::size_t>(i)];
-          const fs::path src = build / "single" / (c->model + ".cpp");
-          write_text(src, group_source({c}, headers, "register_single"));
-          const std::string e = compile(b, src, build / "single" / (c->model + ".o"), build / "single" / (c->model + ".log"));
-          return e.empty() ? std::string("OK") : "FAIL does not compile: " + e;
-        },
-        [&](int i) { return build / "single" / (groups[g][static_cast<std::size_t>(i)]->model + ".result"); });
-    std::vector<const Case*> keep;
-    for (std::size_t i = 0; i < groups[g].size(); ++i) {
-      if (single[i] == "OK") {
-        keep.push_back(groups[g][i]);
-      } else {
-        final[groups[g][i]->id] = single[i];
+    // The cases the compiler's messages name (their files, or instantiations they required) are
+    // compiled alone, for their own messages; the group is rebuilt without those that fail. When
+    // that is not enough, every case of the group is compiled alone.
+    std::set<const Case*> suspects;
+    {
+      const std::string log = read_text(build / (group_name(g) + ".log"));
+      for (const Case* c : groups[g]) {
+        if (log.find(c->out.string() + "/") != std::string::npos) suspects.insert(c);
       }
     }
-    groups[g] = keep;
-    write_text(build / (group_name(g) + ".cpp"), group_source(groups[g], headers, "register_" + group_name(g)));
-    const std::string e = compile(b, build / (group_name(g) + ".cpp"), build / (group_name(g) + ".o"),
-                                  build / (group_name(g) + ".log"));
-    if (!e.empty()) {  // compiles alone, not together: report the whole group
+    auto compile_alone = [&](const std::vector<const Case*>& which) {
+      std::vector<std::string> r = run_children(
+          static_cast<int>(which.size()), o.jobs, 3600,
+          [&](int i) {
+            const Case* c = which[static_cast<std::size_t>(i)];
+            const fs::path src = build / "single" / (c->model + ".cpp");
+            write_text(src, group_source({c}, headers, "register_single"));
+            const std::string e =
+                compile(b, src, build / "single" / (c->model + ".o"), build / "single" / (c->model + ".log"));
+            return e.empty() ? std::string("OK") : "FAIL does not compile: " + e;
+          },
+          [&](int i) { return build / "single" / (which[static_cast<std::size_t>(i)]->model + ".result"); });
+      std::set<const Case*> failing;
+      for (std::size_t i = 0; i < which.size(); ++i) {
+        if (r[i] != "OK") {
+          final[which[i]->id] = r[i];
+          failing.insert(which[i]);
+        }
+      }
+      return failing;
+    };
+    auto rebuild_without = [&](const std::set<const Case*>& failing) {
+      std::vector<const Case*> keep;
+      for (const Case* c : groups[g]) {
+        if (!failing.count(c)) keep.push_back(c);
+      }
+      groups[g] = keep;
+      write_text(build / (group_name(g) + ".cpp"), group_source(groups[g], headers, "register_" + group_name(g)));
+      return compile(b, build / (group_name(g) + ".cpp"), build / (group_name(g) + ".o"),
+                     build / (group_name(g) + ".log"));
+    };
+    std::string e = "not compiled";
+    if (!suspects.empty()) {
+      std::cout << group_name(g) << " does not compile; compiling the " << suspects.size()
+                << " case(s) its messages name alone\n" << std::flush;
+      const std::set<const Case*> failing = compile_alone({suspects.begin(), suspects.end()});
+      if (!failing.empty()) e = rebuild_without(failing);
+    }
+    if (!e.empty()) {
+      std::cout << group_name(g) << " does not compile; compiling its " << groups[g].size() << " cases one by one\n"
+                << std::flush;
+      e = rebuild_without(compile_alone(groups[g]));
+    }
+    if (!e.empty()) {  // they compile alone, not together: report the whole group
       for (const Case* c : groups[g]) final[c->id] = "FAIL compiles alone but not in " + group_name(g) + ": " + e;
-      groups[g].clear();
-      write_text(build / (group_name(g) + ".cpp"), group_source({}, headers, "register_" + group_name(g)));
-      compile(b, build / (group_name(g) + ".cpp"), build / (group_name(g) + ".o"), build / (group_name(g) + ".log"));
+      rebuild_without({groups[g].begin(), groups[g].end()});
     }
   }
 
