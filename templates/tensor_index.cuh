@@ -227,6 +227,26 @@ __device__ __forceinline__ I saturate_to_int(double d) {
 }
 }  // namespace detail
 
+/// True for the stored float types (float, __half, bf16).
+template <class T>
+__host__ __device__ constexpr bool is_float_type() {
+  return std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, bf16>;
+}
+
+namespace detail {
+// float -> a stored float type, rounding to nearest even.
+template <class To>
+__device__ __forceinline__ To from_float(float f) {
+  if constexpr (std::is_same_v<To, float>) {
+    return f;
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half_rn(f);
+  } else {
+    return float_to_bf16(f);
+  }
+}
+}  // namespace detail
+
 /// \brief A computed value (float, double, int64_t, bool, or raw bits) as element type To, with the
 /// reference interpreter's rounding: see the file comment.
 template <class To, class From>
@@ -238,23 +258,15 @@ __device__ __forceinline__ To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_floating_point_v<From>) {  // float or double
-    if constexpr (std::is_same_v<To, float>)
-      return static_cast<float>(v);
-    else if constexpr (std::is_same_v<To, __half>)
-      return __float2half_rn(static_cast<float>(v));
-    else if constexpr (std::is_same_v<To, bf16>)
-      return float_to_bf16(static_cast<float>(v));
-    else
+    if constexpr (is_float_type<To>()) {
+      return detail::from_float<To>(static_cast<float>(v));
+    } else {
       return detail::saturate_to_int<To>(static_cast<double>(v));
-  } else {  // int64_t
-    if constexpr (std::is_same_v<To, float>)
-      return static_cast<float>(v);
-    else if constexpr (std::is_same_v<To, __half>)
-      return __float2half_rn(static_cast<float>(v));
-    else if constexpr (std::is_same_v<To, bf16>)
-      return float_to_bf16(static_cast<float>(v));
-    else
-      return static_cast<To>(v);  // wraps, as a C cast
+    }
+  } else if constexpr (is_float_type<To>()) {  // int64_t -> float type: rounded to float first
+    return detail::from_float<To>(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);  // int64_t -> integer: wraps, as a C cast
   }
 }
 
