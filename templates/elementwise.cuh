@@ -49,9 +49,8 @@ struct Elementwise {
 
   template <std::size_t... K>
   static __device__ __forceinline__ void element(const Params& p, Index i, std::index_sequence<K...>) {
-    ix::store<typename Y::type>(
-        p.y, ix::offset<Shape, typename Y::strides>(i),
-        p.op(ix::load<typename X::type>(p.x[K], ix::offset<Shape, typename X::strides>(i))...));
+    ix::store<typename Y::type>(p.y, ix::offset<Shape, typename Y::strides>(i),
+                                p.op(ix::load<typename X::type>(p.x[K], ix::offset<Shape, typename X::strides>(i))...));
   }
 
   static __device__ void run(const Params& p) {
@@ -82,7 +81,9 @@ __device__ __forceinline__ int64_t wrap_sub(int64_t a, int64_t b) {
 __device__ __forceinline__ int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
-__device__ __forceinline__ int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a)); }
+__device__ __forceinline__ int64_t wrap_neg(int64_t a) {
+  return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a));
+}
 __device__ __forceinline__ bool is_nan(float x) { return x != x; }
 // std::min / std::max as the reference writes them (NaN in `b` is dropped, in `a` kept).
 __device__ __forceinline__ float min_of(float a, float b) { return b < a ? b : a; }
@@ -92,7 +93,9 @@ __device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a
 /// x (Identity, Cast: the conversion happens in the store).
 struct Identity {
   template <class T>
-  __device__ T operator()(T x) const { return x; }
+  __device__ T operator()(T x) const {
+    return x;
+  }
 };
 
 // ---- unary math ----
@@ -162,9 +165,7 @@ struct HardSigmoid {
   __device__ float operator()(float x) const { return detail::max_of(0.0f, detail::min_of(1.0f, alpha * x + beta)); }
 };
 struct HardSwish {
-  __device__ float operator()(float x) const {
-    return x * detail::max_of(0.0f, detail::min_of(1.0f, x / 6.0f + 0.5f));
-  }
+  __device__ float operator()(float x) const { return x * detail::max_of(0.0f, detail::min_of(1.0f, x / 6.0f + 0.5f)); }
 };
 struct Tanh {
   __device__ float operator()(float x) const { return tanhf(x); }
@@ -189,8 +190,11 @@ struct ClipInputs {
   template <class T>
   __device__ T operator()(T x, T bound) const {
     static_assert(kLo != kHi, "ClipInputs: one bound input");
-    if constexpr (kLo) return x < bound ? bound : x;
-    else return x > bound ? bound : x;
+    if constexpr (kLo) {
+      return x < bound ? bound : x;
+    } else {
+      return x > bound ? bound : x;
+    }
   }
   template <class T>
   __device__ T operator()(T x, T lo, T hi) const {
@@ -264,23 +268,33 @@ struct Pow {
 
 struct Equal {
   template <class T>
-  __device__ bool operator()(T a, T b) const { return a == b; }
+  __device__ bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct Less {
   template <class T>
-  __device__ bool operator()(T a, T b) const { return a < b; }
+  __device__ bool operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct Greater {
   template <class T>
-  __device__ bool operator()(T a, T b) const { return a > b; }
+  __device__ bool operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct LessOrEqual {
   template <class T>
-  __device__ bool operator()(T a, T b) const { return a <= b; }
+  __device__ bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct GreaterOrEqual {
   template <class T>
-  __device__ bool operator()(T a, T b) const { return a >= b; }
+  __device__ bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 struct And {
   __device__ bool operator()(bool a, bool b) const { return a && b; }
@@ -295,7 +309,9 @@ struct Xor {
 /// condition ? x : y (x and y are usually raw bits: an exact copy).
 struct Where {
   template <class T>
-  __device__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+  __device__ T operator()(bool c, T x, T y) const {
+    return c ? x : y;
+  }
 };
 
 // ---- variadic (one or more inputs, folded left to right) ----

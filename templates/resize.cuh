@@ -56,7 +56,8 @@ struct Resize {
         Acc acc = 0;
         MC_UNROLL
         for (int k = 0; k < taps; ++k) {
-          if (t[k].index >= 0) acc += t[k].weight * sample<D - 1>(x, c, base + static_cast<Offset>(t[k].index) * stride);
+          if (t[k].index >= 0)
+            acc += t[k].weight * sample<D - 1>(x, c, base + static_cast<Offset>(t[k].index) * stride);
         }
         return acc;
       }

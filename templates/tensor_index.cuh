@@ -150,13 +150,34 @@ template <class T>
 struct ComputeOf {
   using type = int64_t;  // int8_t, uint8_t, int32_t, int64_t
 };
-template <> struct ComputeOf<float> { using type = float; };
-template <> struct ComputeOf<__half> { using type = float; };
-template <> struct ComputeOf<bf16> { using type = float; };
-template <> struct ComputeOf<bool> { using type = bool; };
-template <> struct ComputeOf<uint16_t> { using type = uint16_t; };
-template <> struct ComputeOf<uint32_t> { using type = uint32_t; };
-template <> struct ComputeOf<uint64_t> { using type = uint64_t; };
+template <>
+struct ComputeOf<float> {
+  using type = float;
+};
+template <>
+struct ComputeOf<__half> {
+  using type = float;
+};
+template <>
+struct ComputeOf<bf16> {
+  using type = float;
+};
+template <>
+struct ComputeOf<bool> {
+  using type = bool;
+};
+template <>
+struct ComputeOf<uint16_t> {
+  using type = uint16_t;
+};
+template <>
+struct ComputeOf<uint32_t> {
+  using type = uint32_t;
+};
+template <>
+struct ComputeOf<uint64_t> {
+  using type = uint64_t;
+};
 template <class T>
 using compute_t = typename ComputeOf<T>::type;
 
@@ -175,11 +196,24 @@ __device__ __forceinline__ compute_t<T> load(const void* p, Index off) {
 }
 
 namespace detail {
-template <class I> struct IntLimits;
-template <> struct IntLimits<int8_t> { static constexpr int8_t min = INT8_MIN, max = INT8_MAX; };
-template <> struct IntLimits<uint8_t> { static constexpr uint8_t min = 0, max = UINT8_MAX; };
-template <> struct IntLimits<int32_t> { static constexpr int32_t min = INT32_MIN, max = INT32_MAX; };
-template <> struct IntLimits<int64_t> { static constexpr int64_t min = INT64_MIN, max = INT64_MAX; };
+template <class I>
+struct IntLimits;
+template <>
+struct IntLimits<int8_t> {
+  static constexpr int8_t min = INT8_MIN, max = INT8_MAX;
+};
+template <>
+struct IntLimits<uint8_t> {
+  static constexpr uint8_t min = 0, max = UINT8_MAX;
+};
+template <>
+struct IntLimits<int32_t> {
+  static constexpr int32_t min = INT32_MIN, max = INT32_MAX;
+};
+template <>
+struct IntLimits<int64_t> {
+  static constexpr int64_t min = INT64_MIN, max = INT64_MAX;
+};
 
 // double -> integer as the reference's from_f64: truncation toward zero, saturating, NaN -> 0.
 template <class I>
@@ -190,6 +224,26 @@ __device__ __forceinline__ I saturate_to_int(double d) {
   if (d <= lo) return IntLimits<I>::min;
   if (d >= hi) return IntLimits<I>::max;
   return static_cast<I>(d);
+}
+}  // namespace detail
+
+/// True for the stored float types (float, __half, bf16).
+template <class T>
+__host__ __device__ constexpr bool is_float_type() {
+  return std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, bf16>;
+}
+
+namespace detail {
+// float -> a stored float type, rounding to nearest even.
+template <class To>
+__device__ __forceinline__ To from_float(float f) {
+  if constexpr (std::is_same_v<To, float>) {
+    return f;
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half_rn(f);
+  } else {
+    return float_to_bf16(f);
+  }
 }
 }  // namespace detail
 
@@ -204,15 +258,15 @@ __device__ __forceinline__ To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_floating_point_v<From>) {  // float or double
-    if constexpr (std::is_same_v<To, float>) return static_cast<float>(v);
-    else if constexpr (std::is_same_v<To, __half>) return __float2half_rn(static_cast<float>(v));
-    else if constexpr (std::is_same_v<To, bf16>) return float_to_bf16(static_cast<float>(v));
-    else return detail::saturate_to_int<To>(static_cast<double>(v));
-  } else {  // int64_t
-    if constexpr (std::is_same_v<To, float>) return static_cast<float>(v);
-    else if constexpr (std::is_same_v<To, __half>) return __float2half_rn(static_cast<float>(v));
-    else if constexpr (std::is_same_v<To, bf16>) return float_to_bf16(static_cast<float>(v));
-    else return static_cast<To>(v);  // wraps, as a C cast
+    if constexpr (is_float_type<To>()) {
+      return detail::from_float<To>(static_cast<float>(v));
+    } else {
+      return detail::saturate_to_int<To>(static_cast<double>(v));
+    }
+  } else if constexpr (is_float_type<To>()) {  // int64_t -> float type: rounded to float first
+    return detail::from_float<To>(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);  // int64_t -> integer: wraps, as a C cast
   }
 }
 

@@ -42,7 +42,8 @@ Emitted emit_concat(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(concat_family)(KernelFamily{"concat", {"tensor_index.cuh", "data_movement.cuh"}, nullptr,
-                                                   emit_concat});
+MODELC_REGISTER_FAMILY(concat_family)
+(KernelFamily{
+    "concat", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("one strided copy per input"), emit_concat});
 
 }  // namespace modelc::codegen

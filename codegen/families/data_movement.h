@@ -30,10 +30,10 @@ std::vector<StridedCopy> split_plan(const Node& n, const TensorView& x, const st
 /// when that falls in the kept range [lo[d], lo[d] + kept[d]), else by the mode (templates/
 /// data_movement.cuh, mc::dm::Pad).
 struct PadPlan {
-  std::string mode;              ///< constant, edge, reflect, wrap
+  std::string mode;  ///< constant, edge, reflect, wrap
   std::vector<int64_t> lo, kept, begin;
-  Tensor fill;                   ///< the constant-mode value as x's dtype, when known at emit time
-  int fill_input = -1;           ///< else the node input that holds it (a tensor computed at run time)
+  Tensor fill;          ///< the constant-mode value as x's dtype, when known at emit time
+  int fill_input = -1;  ///< else the node input that holds it (a tensor computed at run time)
 };
 PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y);
 

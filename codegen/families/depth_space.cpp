@@ -10,7 +10,8 @@ StridedCopy depth_space_plan(const Node& n, const TensorView& x, const TensorVie
   const bool to_space = n.op() == "DepthToSpace";
   const bool crd = to_space && n.attr_string("mode", "DCR") == "CRD";
   const int64_t b = n.attr_int("blocksize", 0);
-  if (x.shape.size() != 4 || y.shape.size() != 4 || b < 1) throw n.error("expects 4-D input and output and a blocksize");
+  if (x.shape.size() != 4 || y.shape.size() != 4 || b < 1)
+    throw n.error("expects 4-D input and output and a blocksize");
   const TensorView& space = to_space ? y : x;
   const TensorView& depth = to_space ? x : y;
   const int64_t N = space.shape[0], C = space.shape[1], H = depth.shape[2], W = depth.shape[3];
@@ -34,13 +35,15 @@ Emitted emit_depth_space(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   const std::string what = ", blocksize " + std::to_string(n.attr_int("blocksize", 0)) +
                            (n.op() == "DepthToSpace" ? " " + n.attr_string("mode", "DCR") : "");
-  return {"", emit_copy(ctx, y, x, depth_space_plan(n, x, y),
-                        n.op() + what)};
+  return {"", emit_copy(ctx, y, x, depth_space_plan(n, x, y), n.op() + what)};
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(depth_space_family)(KernelFamily{"depth_space", {"tensor_index.cuh", "data_movement.cuh"},
-                                                        nullptr, emit_depth_space});
+MODELC_REGISTER_FAMILY(depth_space_family)
+(KernelFamily{"depth_space",
+              {"tensor_index.cuh", "data_movement.cuh"},
+              data_plan("strided copy over six dims"),
+              emit_depth_space});
 
 }  // namespace modelc::codegen

@@ -19,12 +19,12 @@ namespace {
 
 /// What one elementwise kernel computes.
 struct OpSpec {
-  std::string op;                 ///< the Op type, e.g. "mc::ew::Clip<float, true, false>"
-  std::string args;               ///< its members, e.g. "0.0f, 6.0f" (the op's attributes)
-  std::vector<int> inputs;        ///< the node inputs that are operands, in the Op's argument order
-  bool raw = false;               ///< values are copied as raw bits (Identity, Where, same-type Cast)
-  bool condition = false;         ///< Where: operand 0 is the bool condition (not raw bits)
-  bool channel_params = false;    ///< BatchNormalization: operands 1.. align with dims 1.. of X
+  std::string op;               ///< the Op type, e.g. "mc::ew::Clip<float, true, false>"
+  std::string args;             ///< its members, e.g. "0.0f, 6.0f" (the op's attributes)
+  std::vector<int> inputs;      ///< the node inputs that are operands, in the Op's argument order
+  bool raw = false;             ///< values are copied as raw bits (Identity, Where, same-type Cast)
+  bool condition = false;       ///< Where: operand 0 is the bool condition (not raw bits)
+  bool channel_params = false;  ///< BatchNormalization: operands 1.. align with dims 1.. of X
 };
 
 double float_attr(const Node& n, const char* name, double def) {
@@ -78,11 +78,11 @@ OpSpec op_spec(const Kernel& k) {
   if (!k.node) return {ew("Identity"), "", {0}, true};
   const Node& n = *k.node;
   const std::string& op = n.op();
-  static const char* const kPlain[] = {"Neg",     "Abs",  "Sqrt",   "Exp",       "Log",     "Reciprocal", "Floor",
-                                       "Ceil",    "Erf",  "Not",    "Relu",      "Sigmoid", "HardSwish",  "Tanh",
-                                       "Softplus", "PRelu", "Add",  "Sub",       "Mul",     "Div",        "Pow",
-                                       "Equal",   "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
-                                       "Xor",     "Max",  "Min",    "Sum",       "Mean"};
+  static const char* const kPlain[] = {
+      "Neg",  "Abs",     "Sqrt",      "Exp",     "Log",         "Reciprocal",     "Floor", "Ceil", "Erf", "Not",
+      "Relu", "Sigmoid", "HardSwish", "Tanh",    "Softplus",    "PRelu",          "Add",   "Sub",  "Mul", "Div",
+      "Pow",  "Equal",   "Less",      "Greater", "LessOrEqual", "GreaterOrEqual", "And",   "Or",   "Xor", "Max",
+      "Min",  "Sum",     "Mean"};
   for (const char* p : kPlain) {
     if (op == p) return {ew(op), "", present_inputs(k)};
   }
@@ -186,7 +186,9 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (spec.raw) comment += ", values as raw bits";
 
   // Operand types: the element types, or raw bits for copies (Where's condition stays bool).
-  auto type_of = [&](const TensorView& v, bool value) { return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype); };
+  auto type_of = [&](const TensorView& v, bool value) {
+    return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype);
+  };
   std::string type = "mc::ew::Elementwise<" + spec.op + ", " + dims(shape) + ",\n      mc::ew::Operand<" +
                      type_of(y, true) + ", " + dims(y_strides) + ">";
   std::string pointers;
@@ -207,7 +209,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(elementwise_family)(KernelFamily{
-    "elementwise", {"tensor_index.cuh", "elementwise.cuh"}, plan_elementwise, emit_elementwise});
+MODELC_REGISTER_FAMILY(elementwise_family)
+(KernelFamily{"elementwise", {"tensor_index.cuh", "elementwise.cuh"}, plan_elementwise, emit_elementwise});
 
 }  // namespace modelc::codegen

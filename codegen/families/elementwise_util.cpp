@@ -17,26 +17,40 @@ std::string dims(const std::vector<int64_t>& v) {
 
 std::string elem_type(DType t) {
   switch (t) {
-    case DType::float32: return "float";
-    case DType::float16: return "__half";
-    case DType::bfloat16: return "mc::ix::bf16";
-    case DType::int8: return "int8_t";
-    case DType::uint8: return "uint8_t";
-    case DType::int32: return "int32_t";
-    case DType::int64: return "int64_t";
-    case DType::boolean: return "bool";
-    case DType::undefined: break;
+    case DType::float32:
+      return "float";
+    case DType::float16:
+      return "__half";
+    case DType::bfloat16:
+      return "mc::ix::bf16";
+    case DType::int8:
+      return "int8_t";
+    case DType::uint8:
+      return "uint8_t";
+    case DType::int32:
+      return "int32_t";
+    case DType::int64:
+      return "int64_t";
+    case DType::boolean:
+      return "bool";
+    case DType::undefined:
+      break;
   }
   throw Error("internal: no element type for an undefined dtype");
 }
 
 std::string bits_type(DType t) {
   switch (dtype_size(t)) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint32_t";
-    case 8: return "uint64_t";
-    default: break;
+    case 1:
+      return "uint8_t";
+    case 2:
+      return "uint16_t";
+    case 4:
+      return "uint32_t";
+    case 8:
+      return "uint64_t";
+    default:
+      break;
   }
   throw Error("internal: no bits type for dtype " + std::string(dtype_name(t)));
 }
@@ -85,7 +99,9 @@ std::string bits_literal(const Tensor& t) {
   std::memcpy(&bits, t.raw(), size);  // little-endian: the low bytes
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%0*llx%s", static_cast<int>(2 * size), static_cast<unsigned long long>(bits),
-                size == 8 ? "ull" : size == 4 ? "u" : "");
+                size == 8   ? "ull"
+                : size == 4 ? "u"
+                            : "");
   return buf;
 }
 
@@ -138,6 +154,22 @@ void collapse(Shape& shape, std::vector<Strides*> strides) {
   for (std::size_t k = 0; k < strides.size(); ++k) *strides[k] = out[k];
 }
 
+int tiled_dim(const StridedCopy& c) {
+  const std::size_t r = c.shape.size();
+  if (r < 2 || c.y_strides[r - 1] != 1 || c.shape[r - 1] < 8) return -1;
+  for (std::size_t d = 0; d + 1 < r; ++d) {
+    if (c.x_strides[d] == 1 && c.shape[d] >= 8) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+std::function<void(Kernel&, const Target&)> data_plan(const std::string& note) {
+  return [note](Kernel& k, const Target&) {
+    k.tactic["block"] = 256;
+    k.note = note;
+  };
+}
+
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size) {
   const int64_t total = num_elements(c.shape);
   const std::size_t r = c.shape.size();
@@ -165,11 +197,8 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
   // Reads contiguous along another dim than the writes (a transpose of the inner dims): through
   // shared-memory tiles, when both dims are long enough to fill them.
   const std::size_t r = c.shape.size();
-  std::size_t p = r;
-  for (std::size_t d = 0; d + 1 < r; ++d) {
-    if (c.x_strides[d] == 1) p = d;
-  }
-  if (r >= 2 && p < r && c.y_strides[r - 1] == 1 && c.shape[p] >= 8 && c.shape[r - 1] >= 8) {
+  if (tiled_dim(c) >= 0) {
+    const auto p = static_cast<std::size_t>(tiled_dim(c));
     std::string s = "{  // " + comment + ": a copy over " + over + " through 32x32 shared-memory tiles\n";
     Shape batch;
     Strides yb, xb;
@@ -180,10 +209,10 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
       xb.push_back(c.x_strides[d]);
     }
     const std::size_t q = r - 1;
-    s += "  using K = mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " + dims(xb) +
-         ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
-         std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " + std::to_string(c.x_strides[p]) +
-         ", " + std::to_string(c.x_strides[q]) + ">;\n";
+    s += "  using K = mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " +
+         dims(xb) + ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
+         std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " +
+         std::to_string(c.x_strides[p]) + ", " + std::to_string(c.x_strides[q]) + ">;\n";
     s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
     s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
     return s + "}\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ struct StridedCopy {
   Strides y_strides, x_strides;
   int64_t y_offset = 0, x_offset = 0;
 };
+
+/// The dim along which x is contiguous when a (collapsed) copy should go through shared-memory
+/// tiles: x and y contiguous along different dims, both at least 8 long. -1 otherwise.
+int tiled_dim(const StridedCopy& collapsed);
+
+/// A plan function for the data families: block size and `note` (report.md).
+std::function<void(Kernel&, const Target&)> data_plan(const std::string& note);
 
 /// y = x, element for element, through a copy plan (for tests and the reference of a plan).
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size);

@@ -21,7 +21,10 @@ Emitted emit_expand(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(expand_family)(KernelFamily{"expand", {"tensor_index.cuh", "data_movement.cuh"}, nullptr,
-                                                   emit_expand});
+MODELC_REGISTER_FAMILY(expand_family)
+(KernelFamily{"expand",
+              {"tensor_index.cuh", "data_movement.cuh"},
+              data_plan("strided copy, zero strides on the broadcast dims"),
+              emit_expand});
 
 }  // namespace modelc::codegen

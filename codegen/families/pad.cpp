@@ -26,7 +26,8 @@ PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y) {
     for (std::size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   }
   const std::size_t k = axes.size();
-  if (pads.size() != 2 * k) throw n.error("'pads' has " + std::to_string(pads.size()) + " values for " + std::to_string(k) + " axes");
+  if (pads.size() != 2 * k)
+    throw n.error("'pads' has " + std::to_string(pads.size()) + " values for " + std::to_string(k) + " axes");
   std::vector<int64_t> begin(rank, 0), end(rank, 0);
   for (std::size_t i = 0; i < k; ++i) {
     const int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
@@ -38,7 +39,8 @@ PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y) {
     p.begin.push_back(begin[d]);
     p.lo.push_back(begin[d] < 0 ? -begin[d] : 0);
     p.kept.push_back(x.shape[d] - p.lo.back() - (end[d] < 0 ? -end[d] : 0));
-    if (x.shape[d] + begin[d] + end[d] != y.shape[d]) throw n.error("internal: the pads disagree with the output shape");
+    if (x.shape[d] + begin[d] + end[d] != y.shape[d])
+      throw n.error("internal: the pads disagree with the output shape");
   }
   // The fill value of the constant mode, in x's type.
   if (n.opset() < 11) {
@@ -61,23 +63,36 @@ Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const PadPlan p = pad_plan(*k.node, x, y);
   if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to write\n"};
-  const std::string comment = "mode " + p.mode + (p.mode == "constant" ? std::string(p.fill_input >= 0 ? ", the fill value from a tensor" : ", fill bits " + bits_literal(p.fill)) : "");
-  const std::string mode = p.mode == "constant" ? "constant" : p.mode == "edge" ? "edge" : p.mode == "reflect" ? "reflect" : "wrap";
+  const std::string comment =
+      "mode " + p.mode +
+      (p.mode == "constant"
+           ? std::string(p.fill_input >= 0 ? ", the fill value from a tensor" : ", fill bits " + bits_literal(p.fill))
+           : "");
+  const std::string mode = p.mode == "constant"  ? "constant"
+                           : p.mode == "edge"    ? "edge"
+                           : p.mode == "reflect" ? "reflect"
+                                                 : "wrap";
   if (mode != p.mode) throw kernel_error(k, "Pad mode '" + p.mode + "' has no kernel");
   const std::string T = bits_type(x.dtype);
   std::string s = "{  // " + comment + "\n";
   s += "  using K = mc::dm::Pad<" + T + ", mc::dm::PadMode::" + mode + ", " + dims(y.shape) + ",\n      " +
        dims(y.strides) + ", " + dims(x.strides) + ",\n      " + dims(p.lo) + ", " + dims(p.kept) + ", " +
        dims(p.begin) + ">;\n";
-  const std::string fill_ptr = p.fill_input >= 0 ? ctx.ptr(k.inputs.at(static_cast<std::size_t>(p.fill_input)), true) : "nullptr";
+  const std::string fill_ptr =
+      p.fill_input >= 0 ? ctx.ptr(k.inputs.at(static_cast<std::size_t>(p.fill_input)), true) : "nullptr";
   const std::string fill_bits = p.fill_input >= 0 ? "0" : bits_literal(p.fill);
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + fill_ptr + ", " + fill_bits + "};\n";
+  s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + fill_ptr + ", " + fill_bits +
+       "};\n";
   s += "  MC_LAUNCH(mc::dm::pad_kernel<K>, K::grid, K::block, 0, p);\n";
   return {"", s + "}\n"};
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(pad_family)(KernelFamily{"pad", {"tensor_index.cuh", "data_movement.cuh"}, nullptr, emit_pad});
+MODELC_REGISTER_FAMILY(pad_family)
+(KernelFamily{"pad",
+              {"tensor_index.cuh", "data_movement.cuh"},
+              data_plan("one thread per output element, source index per dim by the mode"),
+              emit_pad});
 
 }  // namespace modelc::codegen

@@ -221,7 +221,8 @@ bool is_identity(const std::vector<Taps>& taps, int64_t len) {
 ResizePlan resize_plan(const Node& n, const TensorView& x, const TensorView& y) {
   const Settings s = read_settings(n);
   Plan p = make_plan(n, s, x.shape);
-  if (p.out != y.shape) throw n.error("internal: the resize plan disagrees with the output shape " + shape_str(y.shape));
+  if (p.out != y.shape)
+    throw n.error("internal: the resize plan disagrees with the output shape " + shape_str(y.shape));
   if (s.coord == "tf_crop_and_resize") {
     std::vector<int64_t> axes;
     for (int64_t a : s.axes) axes.push_back(a < 0 ? a + static_cast<int64_t>(x.shape.size()) : a);
@@ -254,7 +255,8 @@ ResizePlan resize_plan(const Node& n, const TensorView& x, const TensorView& y) 
         if (t.extrapolate) {
           r.table.push_back({k == 0 ? -2 : -1, 0.0});
         } else if (k < static_cast<int64_t>(t.w.size())) {
-          r.table.push_back({static_cast<int32_t>(t.w[static_cast<std::size_t>(k)].first), t.w[static_cast<std::size_t>(k)].second});
+          r.table.push_back(
+              {static_cast<int32_t>(t.w[static_cast<std::size_t>(k)].first), t.w[static_cast<std::size_t>(k)].second});
         } else {
           r.table.push_back({-1, 0.0});
         }
@@ -284,11 +286,12 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
               (exact ? double_literal(p.table[i].second) : float_literal(p.table[i].second)) + "},";
     }
     decl += "\n};\n";
-    decl += "struct " + table + "_table {\n  static __device__ const mc::dm::Tap<" + acc + ">* taps() { return " + table +
-            "; }\n};\n";
+    decl += "struct " + table + "_table {\n  static __device__ const mc::dm::Tap<" + acc + ">* taps() { return " +
+            table + "; }\n};\n";
   } else {
-    decl = "struct " + table + "_table {  // " + comment + ": no dim is resampled\n  static __device__ const mc::dm::Tap<" +
-           acc + ">* taps() { return nullptr; }\n};\n";
+    decl = "struct " + table + "_table {  // " + comment +
+           ": no dim is resampled\n  static __device__ const mc::dm::Tap<" + acc +
+           ">* taps() { return nullptr; }\n};\n";
   }
   std::string s = "{  // " + p.summary + (exact ? ", accumulated in double (integer data)" : "") + "\n";
   s += "  using K = mc::dm::Resize<" + elem_type(x.dtype) + ", " + acc + ", " + table + "_table, " + dims(y.shape) +
@@ -305,7 +308,7 @@ void plan_resize(Kernel& k, const Target&) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(resize_family)(KernelFamily{"resize", {"tensor_index.cuh", "resize.cuh"}, plan_resize,
-                                                   emit_resize});
+MODELC_REGISTER_FAMILY(resize_family)
+(KernelFamily{"resize", {"tensor_index.cuh", "resize.cuh"}, plan_resize, emit_resize});
 
 }  // namespace modelc::codegen

@@ -64,7 +64,8 @@ StridedCopy slice_plan(const Node& n, const TensorView& x, const TensorView& y) 
         count = static_cast<int64_t>(span / mag) + 1;
       }
     }
-    if (count != y.shape[d]) throw n.error("internal: the slice of axis " + std::to_string(a) + " has another length than the output");
+    if (count != y.shape[d])
+      throw n.error("internal: the slice of axis " + std::to_string(a) + " has another length than the output");
     if (count > 0) {
       c.x_offset += start * x.strides[d];
       c.x_strides[d] = count > 1 ? step * x.strides[d] : 0;
@@ -82,7 +83,8 @@ Emitted emit_slice(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(slice_family)(KernelFamily{"slice", {"tensor_index.cuh", "data_movement.cuh"}, nullptr,
-                                                  emit_slice});
+MODELC_REGISTER_FAMILY(slice_family)
+(KernelFamily{
+    "slice", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("strided copy from an offset"), emit_slice});
 
 }  // namespace modelc::codegen

@@ -41,7 +41,8 @@ std::vector<StridedCopy> split_plan(const Node& n, const TensorView& x, const st
       c.y_strides = ys[i].strides;
       c.x_strides = x.strides;
       c.x_offset = at * x.strides[a];
-      if (c.shape[a] != lengths[i]) throw n.error("internal: output " + std::to_string(i) + " has another length than its part");
+      if (c.shape[a] != lengths[i])
+        throw n.error("internal: output " + std::to_string(i) + " has another length than its part");
     } else {
       c.shape = {0};  // absent: nothing to copy
       c.y_strides = c.x_strides = {1};
@@ -69,7 +70,8 @@ Emitted emit_split(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(split_family)(KernelFamily{"split", {"tensor_index.cuh", "data_movement.cuh"}, nullptr,
-                                                  emit_split});
+MODELC_REGISTER_FAMILY(split_family)
+(KernelFamily{
+    "split", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("one strided copy per output"), emit_split});
 
 }  // namespace modelc::codegen

@@ -11,7 +11,8 @@ StridedCopy transpose_plan(const Node& n, const TensorView& x, const TensorView&
   if (!n.has_attr("perm")) {
     for (std::size_t d = r; d-- > 0;) perm.push_back(static_cast<int64_t>(d));  // default: reversed dims
   }
-  if (perm.size() != r) throw n.error("attribute 'perm' has " + std::to_string(perm.size()) + " values for rank " + std::to_string(r));
+  if (perm.size() != r)
+    throw n.error("attribute 'perm' has " + std::to_string(perm.size()) + " values for rank " + std::to_string(r));
   StridedCopy c;
   c.shape = y.shape;
   c.y_strides = y.strides;
@@ -34,7 +35,15 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(transpose_family)(KernelFamily{"transpose", {"tensor_index.cuh", "data_movement.cuh"}, nullptr,
-                                                      emit_transpose});
+void plan_transpose(Kernel& k, const Target&) {
+  StridedCopy c = transpose_plan(*k.node, k.inputs.at(0), k.outputs.at(0));
+  collapse(c.shape, {&c.y_strides, &c.x_strides});
+  k.tactic["block"] = 256;
+  k.note = tiled_dim(c) >= 0 ? "copy through 32x32 shared-memory tiles (reads and writes coalesced)"
+                             : "strided copy (writes coalesced)";
+}
+
+MODELC_REGISTER_FAMILY(transpose_family)
+(KernelFamily{"transpose", {"tensor_index.cuh", "data_movement.cuh"}, plan_transpose, emit_transpose});
 
 }  // namespace modelc::codegen

@@ -5,10 +5,11 @@
 // kernels of templates/data_movement.cuh and resize.cuh on the host emulation for float16, int64,
 // bool and float data.
 #include "codegen/families/data_movement.h"
-#include "tests/templates/elementwise_harness.h"
 
 #include <functional>
 #include <memory>
+
+#include "tests/templates/elementwise_harness.h"
 
 using namespace ew_test;
 using namespace modelc::codegen;
@@ -49,18 +50,25 @@ Tensor apply_pad(const PadPlan& p, const Tensor& x, const Tensor& want) {
     for (std::size_t d = 0; d < r; ++d) {
       const int64_t lo = p.lo[d], m = p.kept[d], j = c[d] - std::max<int64_t>(p.begin[d], 0);
       int64_t s;
-      if (j >= 0 && j < m) s = lo + j;
-      else if (p.mode == "constant") s = -1;
-      else if (p.mode == "edge") s = lo + (j < 0 ? 0 : m - 1);
-      else if (p.mode == "wrap") s = lo + ((j % m) + m) % m;
-      else if (m == 1) s = lo;
+      if (j >= 0 && j < m)
+        s = lo + j;
+      else if (p.mode == "constant")
+        s = -1;
+      else if (p.mode == "edge")
+        s = lo + (j < 0 ? 0 : m - 1);
+      else if (p.mode == "wrap")
+        s = lo + ((j % m) + m) % m;
+      else if (m == 1)
+        s = lo;
       else {
         const int64_t period = 2 * (m - 1);
         int64_t q = ((j % period) + period) % period;
         s = lo + (q >= m ? period - q : q);
       }
-      if (s < 0) fill = true;
-      else at += s * xs[d];
+      if (s < 0)
+        fill = true;
+      else
+        at += s * xs[d];
     }
     std::memcpy(y.mutable_raw() + i * es, fill ? p.fill.raw() : x.raw() + at * es, es);
     for (std::size_t d = r; d-- > 0;) {
@@ -110,7 +118,8 @@ Tensor apply_resize(const ResizePlan& p, const Tensor& x, const Tensor& want) {
 
 TEST_CASE("data movement plans: Transpose, every permutation of a 3-D tensor and the default") {
   const Tensor x = iota(DType::int64, {2, 3, 4});
-  const std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}, {}};
+  const std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0},
+                                                   {2, 0, 1}, {2, 1, 0}, {}};
   for (const auto& perm : perms) {
     OneNode c("Transpose", 13, {x});
     if (!perm.empty()) c.n->set_attr_ints("perm", perm);
@@ -126,19 +135,19 @@ TEST_CASE("data movement plans: Slice with steps, negative steps, clamping and b
   };
   const std::vector<Case> cases = {
       {{1, 0}, {4, 6}, {0, 1}, {1, 2}},
-      {{-1}, {-1000}, {1}, {-1}},            // whole axis backward
-      {{4, 5}, {0, 1}, {0, -2}, {-2, -3}},   // negative steps on two axes
-      {{0}, {100}, {2}, {3}},                // end clamped
-      {{2, -3}, {2, 100}, {0, 2}, {1, 1}},   // empty
-      {{10}, {-10}, {0}, {-1}},              // start clamped from above
-      {{1}, {2}, {1}, {INT64_MAX}},          // one element, huge step
+      {{-1}, {-1000}, {1}, {-1}},           // whole axis backward
+      {{4, 5}, {0, 1}, {0, -2}, {-2, -3}},  // negative steps on two axes
+      {{0}, {100}, {2}, {3}},               // end clamped
+      {{2, -3}, {2, 100}, {0, 2}, {1, 1}},  // empty
+      {{10}, {-10}, {0}, {-1}},             // start clamped from above
+      {{1}, {2}, {1}, {INT64_MAX}},         // one element, huge step
   };
   for (const Case& k : cases) {
-    OneNode c("Slice", 13, {x, i64({static_cast<int64_t>(k.starts.size())}, k.starts),
-                            i64({static_cast<int64_t>(k.ends.size())}, k.ends),
-                            i64({static_cast<int64_t>(k.axes.size())}, k.axes),
-                            i64({static_cast<int64_t>(k.steps.size())}, k.steps)},
-              {1, 2, 3, 4});
+    OneNode c(
+        "Slice", 13,
+        {x, i64({static_cast<int64_t>(k.starts.size())}, k.starts), i64({static_cast<int64_t>(k.ends.size())}, k.ends),
+         i64({static_cast<int64_t>(k.axes.size())}, k.axes), i64({static_cast<int64_t>(k.steps.size())}, k.steps)},
+        {1, 2, 3, 4});
     const Tensor want = c.reference1();
     check_bits(run_copy(slice_plan(*c.n, view_of(x), view_of(want)), x, want), want);
   }
@@ -280,7 +289,8 @@ TEST_CASE("data movement plans: Resize taps reproduce the reference in every mod
     bool exclude_outside = false;
   };
   std::vector<Case> cases;
-  for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"}) {
+  for (const char* coord :
+       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"}) {
     for (const char* mode : {"nearest", "linear", "cubic"}) {
       cases.push_back({mode, coord, "round_prefer_floor", {1, 1, 2.0, 0.6}, {}});
       cases.push_back({mode, coord, "round_prefer_ceil", {}, {1, 2, 3, 8}});
@@ -295,8 +305,9 @@ TEST_CASE("data movement plans: Resize taps reproduce the reference in every mod
     CAPTURE(k.mode);
     CAPTURE(k.coord);
     CAPTURE(k.nearest);
-    std::vector<Tensor> ins{x, Tensor(), k.scales.empty() ? Tensor() : f32({4}, std::vector<float>(k.scales.begin(), k.scales.end())),
-                            k.sizes.empty() ? Tensor() : i64({4}, k.sizes)};
+    std::vector<Tensor> ins{
+        x, Tensor(), k.scales.empty() ? Tensor() : f32({4}, std::vector<float>(k.scales.begin(), k.scales.end())),
+        k.sizes.empty() ? Tensor() : i64({4}, k.sizes)};
     OneNode c("Resize", 19, ins, {1, 2, 3});
     c.n->set_attr_string("mode", k.mode);
     c.n->set_attr_string("coordinate_transformation_mode", k.coord);
@@ -454,8 +465,8 @@ TEST_CASE("data movement kernels: Gather with int32 and negative int64 indices")
     OneNode c("Gather", 13, {x, idx});
     const Tensor want = c.reference1();  // 5x3
     Tensor y = like(want);
-    using K = mc::dm::Gather<uint16_t, int32_t, Dims<>, Dims<>, 2, 15, Dims<15>, Dims<1>, Dims<>, Dims<>, Dims<15>,
-                             Dims<1>>;
+    using K =
+        mc::dm::Gather<uint16_t, int32_t, Dims<>, Dims<>, 2, 15, Dims<15>, Dims<1>, Dims<>, Dims<>, Dims<15>, Dims<1>>;
     launch<K>(mc::dm::gather_kernel<K>, {y.mutable_raw(), x.raw(), idx.raw()});
     check_bits(y, want);
   }

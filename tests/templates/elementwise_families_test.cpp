@@ -12,7 +12,9 @@ namespace {
 
 // Pointers as `P(value)`, so tests can see which view went where.
 struct FakeContext : EmitContext {
-  std::string ptr(const TensorView& v, bool is_const) const override { return (is_const ? "CP(" : "P(") + v.value + ")"; }
+  std::string ptr(const TensorView& v, bool is_const) const override {
+    return (is_const ? "CP(" : "P(") + v.value + ")";
+  }
   std::string ctype(DType t) const override { return dtype_name(t); }
 };
 
@@ -59,7 +61,8 @@ TEST_CASE("elementwise family: every op the registry gives it emits a launch") {
     OneNode c(op, 14, {f32s({2, 3})});
     const Emitted e = emit(c, "elementwise");
     CHECK(has(e.launch, "MC_LAUNCH(mc::ew::elementwise_kernel<K>"));
-    CHECK(has(e.launch, std::string(op) == "Identity" ? "mc::ew::Operand<uint32_t, mc::ix::Dims<1>>" : "mc::ix::Dims<6>"));
+    CHECK(has(e.launch,
+              std::string(op) == "Identity" ? "mc::ew::Operand<uint32_t, mc::ix::Dims<1>>" : "mc::ix::Dims<6>"));
   }
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
                          "PRelu", "Max", "Min", "Sum", "Mean"}) {
@@ -143,12 +146,15 @@ TEST_CASE("data families: each op emits its template with the planned index math
     OneNode c("Transpose", 13, {f32s({2, 3, 4})});
     c.n->set_attr_ints("perm", {0, 2, 1});
     const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 4, 3>, mc::ix::Dims<12, 3, 1>, mc::ix::Dims<12, 1, 4>>"));
+    CHECK(
+        has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 4, 3>, mc::ix::Dims<12, 3, 1>, mc::ix::Dims<12, 1, 4>>"));
   }
   SUBCASE("Transpose of long inner dims goes through shared-memory tiles") {
     OneNode c("Transpose", 13, {f32s({2, 16, 24})});
     c.n->set_attr_ints("perm", {0, 2, 1});
-    CHECK(has(emit(c).launch, "mc::dm::TiledCopy<uint32_t, mc::ix::Dims<2>, mc::ix::Dims<384>, mc::ix::Dims<384>,\n      24, 16, 16, 1, 1, 24>"));
+    CHECK(has(emit(c).launch,
+              "mc::dm::TiledCopy<uint32_t, mc::ix::Dims<2>, mc::ix::Dims<384>, mc::ix::Dims<384>,\n      24, 16, 16, "
+              "1, 1, 24>"));
   }
   SUBCASE("Slice backward starts at an offset pointer") {
     OneNode c("Slice", 13, {f32s({5, 6}), i64({1}, {-1}), i64({1}, {-100}), i64({1}, {1}), i64({1}, {-2})},
@@ -174,10 +180,12 @@ TEST_CASE("data families: each op emits its template with the planned index math
     OneNode x("Expand", 13, {f32s({3, 1}), i64({2}, {3, 4})}, {1});
     CHECK(has(emit(x).launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<3, 4>, mc::ix::Dims<4, 1>, mc::ix::Dims<1, 0>>"));
     OneNode t("Tile", 13, {f32s({2, 3}), i64({2}, {1, 2})}, {1});
-    CHECK(has(emit(t).launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 2, 3>, mc::ix::Dims<6, 3, 1>, mc::ix::Dims<3, 0, 1>>"));
+    CHECK(has(emit(t).launch,
+              "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 2, 3>, mc::ix::Dims<6, 3, 1>, mc::ix::Dims<3, 0, 1>>"));
     OneNode d("DepthToSpace", 13, {f32s({1, 8, 2, 2})});
     d.n->set_attr_int("blocksize", 2);
-    CHECK(has(emit(d).launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<4, 2, 2, 2>, mc::ix::Dims<8, 4, 2, 1>, mc::ix::Dims<2, 16, 1, 8>>"));
+    CHECK(has(emit(d).launch,
+              "mc::dm::Copy<uint32_t, mc::ix::Dims<4, 2, 2, 2>, mc::ix::Dims<8, 4, 2, 1>, mc::ix::Dims<2, 16, 1, 8>>"));
   }
   SUBCASE("Pad: mode, kept ranges and the fill bits") {
     OneNode c("Pad", 19, {f32s({3, 4}), i64({4}, {1, -1, 0, 2}), f32({}, {1.0f})}, {1, 2});
@@ -192,7 +200,8 @@ TEST_CASE("data families: each op emits its template with the planned index math
   SUBCASE("Gather") {
     OneNode c("Gather", 13, {f32s({2, 5, 3}), Tensor::from_i64(DType::int32, {2}, {1, -1})});
     c.n->set_attr_int("axis", 1);
-    CHECK(has(emit(c).launch, "mc::dm::Gather<uint32_t, int32_t,\n      mc::ix::Dims<2>, mc::ix::Dims<15>, 5, 3, mc::ix::Dims<3>"));
+    CHECK(has(emit(c).launch,
+              "mc::dm::Gather<uint32_t, int32_t,\n      mc::ix::Dims<2>, mc::ix::Dims<15>, 5, 3, mc::ix::Dims<3>"));
   }
   SUBCASE("Resize: a tap table in the declarations") {
     OneNode c("Resize", 13, {f32s({1, 1, 2, 2}), Tensor(), f32({4}, {1, 1, 2, 2})}, {2});

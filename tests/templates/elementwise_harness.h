@@ -100,9 +100,12 @@ inline void check_close(const Tensor& got, const Tensor& want, double rtol = 1e-
   int bad = 0;
   for (std::size_t i = 0; i < w.size(); ++i) {
     bool ok;
-    if (std::isnan(w[i])) ok = std::isnan(g[i]);
-    else if (std::isinf(w[i])) ok = g[i] == w[i];
-    else ok = std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
+    if (std::isnan(w[i]))
+      ok = std::isnan(g[i]);
+    else if (std::isinf(w[i]))
+      ok = g[i] == w[i];
+    else
+      ok = std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
     if (!ok && ++bad <= 5) {
       INFO("element " << i << ": got " << g[i] << ", want " << w[i]);
       CHECK(ok);

@@ -2,9 +2,9 @@
 // interpreter: broadcasting through strides, every op family (math, activations, arithmetic with
 // integer semantics, comparisons, logic, variadic, Where, Cast, Clip, PRelu, BatchNormalization),
 // float16/bfloat16/int64/bool, strided outputs and the grid-stride loop.
-#include "tests/templates/elementwise_harness.h"
-
 #include <limits>
+
+#include "tests/templates/elementwise_harness.h"
 
 using namespace ew_test;
 using mc::ew::Operand;
@@ -80,7 +80,8 @@ TEST_CASE("elementwise: the grid-stride loop covers more elements than one launc
   OneNode c("Sub", 14, {a, b});
   const Tensor want = c.reference1();
   Tensor got = like(want);
-  run_ew<mc::ew::Sub, Dims<n>, Operand<float, Dims<1>>, Operand<float, Dims<1>>, Operand<float, Dims<0>>>(got, {&a, &b});
+  run_ew<mc::ew::Sub, Dims<n>, Operand<float, Dims<1>>, Operand<float, Dims<1>>, Operand<float, Dims<0>>>(got,
+                                                                                                          {&a, &b});
   check_close(got, want);
 }
 
@@ -150,7 +151,8 @@ TEST_CASE("elementwise: Pow on every pairing of float and integer base and expon
     OneNode c("Pow", 15, {a, b});
     const Tensor want = c.reference1();
     Tensor got = like(want);
-    run_ew<mc::ew::Pow, Dims<5>, Operand<float, Dims<1>>, Operand<float, Dims<1>>, Operand<int64_t, Dims<1>>>(got, {&a, &b});
+    run_ew<mc::ew::Pow, Dims<5>, Operand<float, Dims<1>>, Operand<float, Dims<1>>, Operand<int64_t, Dims<1>>>(got,
+                                                                                                              {&a, &b});
     check_close(got, want);
   }
   SUBCASE("int64 ^ int64, negative exponents included") {
@@ -169,7 +171,8 @@ TEST_CASE("elementwise: Pow on every pairing of float and integer base and expon
     OneNode c("Pow", 15, {a, b});
     const Tensor want = c.reference1();
     Tensor got = like(want);
-    run_ew<mc::ew::Pow, Dims<4>, Operand<int32_t, Dims<1>>, Operand<int32_t, Dims<1>>, Operand<float, Dims<1>>>(got, {&a, &b});
+    run_ew<mc::ew::Pow, Dims<4>, Operand<int32_t, Dims<1>>, Operand<int32_t, Dims<1>>, Operand<float, Dims<1>>>(
+        got, {&a, &b});
     check_bits(got, want);
   }
 }
@@ -330,7 +333,7 @@ TEST_CASE("elementwise: Where copies raw bits with three-way broadcasting") {
     Tensor got = like(want);
     using V = Operand<uint64_t, Dims<3, 1>>;
     run_ew<mc::ew::Where, Dims<2, 3>, V, Operand<bool, Dims<1, 0>>, V, Operand<uint64_t, Dims<0, 0>>>(got,
-                                                                                                        {&cond, &x, &y});
+                                                                                                      {&cond, &x, &y});
     check_bits(got, want);
   }
   SUBCASE("float16, NaN payloads kept") {
@@ -342,7 +345,8 @@ TEST_CASE("elementwise: Where copies raw bits with three-way broadcasting") {
     const Tensor want = c.reference1();
     Tensor got = like(want);
     using V = Operand<uint16_t, Dims<3, 1>>;
-    run_ew<mc::ew::Where, Dims<2, 3>, V, Operand<bool, Dims<1, 0>>, V, Operand<uint16_t, Dims<0, 1>>>(got, {&cond, &x, &y});
+    run_ew<mc::ew::Where, Dims<2, 3>, V, Operand<bool, Dims<1, 0>>, V, Operand<uint16_t, Dims<0, 1>>>(got,
+                                                                                                      {&cond, &x, &y});
     check_bits(got, want);
   }
 }
@@ -470,7 +474,8 @@ TEST_CASE("elementwise: Identity copies any dtype bit for bit, through strides")
   const Tensor x = random_tensor(DType::float16, {3, 4}, 22);
   Tensor got(DType::float16, {3, 4});
   // Reverse both dims of x.
-  using K = mc::ew::Elementwise<mc::ew::Identity, Dims<3, 4>, Operand<uint16_t, Dims<4, 1>>, Operand<uint16_t, Dims<-4, -1>>>;
+  using K =
+      mc::ew::Elementwise<mc::ew::Identity, Dims<3, 4>, Operand<uint16_t, Dims<4, 1>>, Operand<uint16_t, Dims<-4, -1>>>;
   typename K::Params p{got.mutable_raw(), {x.raw() + 11 * 2}, {}};
   launch<K>(mc::ew::elementwise_kernel<K>, p);
   for (int i = 0; i < 12; ++i) {
