@@ -42,7 +42,7 @@ void run_pipeline(Graph& g, const PassOptions& o) {
   if (o.fp16) run_pass(g, o, "precision", precision);
   // needs: BN and constant scales folded (fold_batchnorm); the precision's Casts in place, since a
   // Cast between a producer and its epilogue (an FP32-pinned node) must stop the fusion
-  run_pass(g, o, "fuse_epilogue", fuse_epilogue);
+  if (o.fuse_epilogue) run_pass(g, o, "fuse_epilogue", fuse_epilogue);
 }
 
 }  // namespace modelc

@@ -432,6 +432,7 @@ std::map<std::string, int> pipeline_on(const std::string& file, std::map<std::st
   if (before_counts) *before_counts = op_counts(*g);
   PassOptions o;
   o.verify_each = true;
+  o.fuse_epilogue = true;
   run_pipeline(*g, o);
   check_reinfer(*g);
   const TensorMap after = run_reference(*g, in);

@@ -364,6 +364,7 @@ std::unique_ptr<Graph> fp16_pipeline(const std::string& file, PrecisionReport& r
   PassOptions o;
   o.fp16 = true;
   o.verify_each = true;
+  o.fuse_epilogue = true;
   o.precision_report = &report;
   run_pipeline(*g, o);
   check_reinfer(*g);
