@@ -500,3 +500,20 @@ TEST_CASE("gemm template: fused epilogues (FusedGemm, FusedMatMul) with bias, ac
     check_close(run_gemm<Sh, SA, SB, SY, TSkinnyM, Epi>(t.feeds.at("x0"), t.feeds.at("x1"), 4, epi), want);
   }
 }
+
+TEST_CASE("gemm template: integer MatMul accumulates exactly in int64") {
+  std::mt19937_64 rng(90);
+  std::uniform_int_distribution<int64_t> u(-1000, 1000);
+  std::vector<int64_t> a(5 * 37), b(37 * 3);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  OneNode t("MatMul", 13, {Tensor::from_i64(DType::int32, {5, 37}, a), Tensor::from_i64(DType::int32, {37, 3}, b)});
+  const Tensor want = t.reference()[0];
+  CHECK(modelc::linear::acc_type(DType::int32) == "int64_t");
+  using K = mc::gemm::Gemm<int32_t, int64_t, mc::gemm::Shape<1, 1, 1, 5, 3, 37>, mc::gemm::Strides<0, 0, 0, 37, 1>,
+                           mc::gemm::Strides<0, 0, 0, 3, 1>, mc::gemm::Strides<0, 0, 0, 3, 1>, T32x32,
+                           mc::gemm::EpilogueIdentity>;
+  std::vector<int32_t> y(15, -1);
+  launch<K>({t.feeds.at("x0").data<int32_t>(), t.feeds.at("x1").data<int32_t>(), y.data(), {}});
+  CHECK(std::vector<int64_t>(y.begin(), y.end()) == want.to_i64());
+}
