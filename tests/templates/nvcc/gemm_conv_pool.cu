@@ -99,3 +99,9 @@ template __global__ void mc::gemm::kernel<pool::GlobalPool<float, 1, 512, 49, La
 // Half storage with FP32 accumulation compiles too (the next issue's SIMT fallback).
 template __global__ void mc::gemm::kernel<gemm::Gemm<__half, float, GemmShape, SA, SB, SY, T64x64, gemm::EpilogueIdentity>>(
     gemm::Gemm<__half, float, GemmShape, SA, SB, SY, T64x64, gemm::EpilogueIdentity>::Params);
+template __global__ void mc::gemm::kernel<conv::Conv<__half, float, ConvShape, Layout::nhwc, T64x64, gemm::EpilogueBias<__half>>>(
+    conv::Conv<__half, float, ConvShape, Layout::nhwc, T64x64, gemm::EpilogueBias<__half>>::Params);
+template __global__ void mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::max, true, false>>(
+    pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::max, true, false>::Params);
+template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>>(
+    pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>::Params);
