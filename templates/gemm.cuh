@@ -21,8 +21,10 @@
 //
 // Numerics: storage type T (float now, __half next issue) and accumulator Acc (float; int64_t for
 // integer MatMul) are template parameters; the epilogue (Epi) turns the accumulator into the
-// stored value and gets each element's coordinates (batch, row, column, offset in Y), so bias,
-// activation and residual epilogues slot in without touching the main loop.
+// stored value and gets each element's coordinates (batch, row, column, offset in Y):
+// EpilogueIdentity, EpilogueLinear (Gemm's alpha / beta / C), EpilogueBias (a convolution's B), and
+// EpilogueFused (FusedConv / FusedGemm / FusedMatMul: bias, activation, residual add) share one
+// main loop.
 #pragma once
 
 #include "device.h"
@@ -106,6 +108,67 @@ struct EpilogueBias {
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
     return v + static_cast<Acc>(p.bias[c.row]);
+  }
+};
+
+/// \brief The activations of a fused epilogue (compiler/ops/fused.h).
+enum class Act { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh };
+
+/// \brief An activation's parameters: leaky_relu's slope (alpha), hard_sigmoid's and hard_swish's
+/// alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open).
+struct ActParams {
+  float alpha, beta, min, max;
+};
+
+template <Act A>
+__device__ __forceinline__ float activate(float x, const ActParams& p) {
+  if constexpr (A == Act::relu) return x > 0.0f ? x : 0.0f;
+  if constexpr (A == Act::clip) {
+    // NaN stays NaN: both comparisons are false.
+    if (x < p.min) x = p.min;
+    if (x > p.max) x = p.max;
+    return x;
+  }
+  if constexpr (A == Act::leaky_relu) return x < 0.0f ? p.alpha * x : x;
+  if constexpr (A == Act::sigmoid) return 1.0f / (1.0f + expf(-x));
+  if constexpr (A == Act::tanh) return tanhf(x);
+  if constexpr (A == Act::hard_sigmoid) return fmaxf(0.0f, fminf(1.0f, p.alpha * x + p.beta));
+  if constexpr (A == Act::hard_swish) return x * fmaxf(0.0f, fminf(1.0f, p.alpha * x + p.beta));
+  if constexpr (A == Act::silu) return x / (1.0f + expf(-x));
+  if constexpr (A == Act::gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (A == Act::gelu_tanh) {
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+  }
+  return x;
+}
+
+/// \brief Where a fused residual is added: before or after the activation (or not at all).
+enum class Residual { none, before_activation, after_activation };
+
+/// \brief The epilogue of a fused node (FusedConv, FusedGemm, FusedMatMul):
+///   Y = act(alpha * acc [+ beta * bias] [+ R if before]) [+ R if after]
+/// The bias is read through strides SBias (Conv: per output channel, Strides<0, 0, 0, 1, 0>; Gemm:
+/// C's broadcast strides; MatMul: per column); the residual R has Y's layout (read at the
+/// element's offset in Y). Computed in FP32 and rounded once to T.
+template <class T, class SBias, bool kHasBias, Act A, Residual R>
+struct EpilogueFused {
+  struct Params {
+    float alpha, beta;
+    const T* bias;      ///< null when kHasBias is false
+    const T* residual;  ///< null when R is Residual::none
+    ActParams act;
+  };
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
+    float r = p.alpha * static_cast<float>(v);
+    if constexpr (kHasBias) {
+      const int64_t o = SBias::template batch_offset<Sh>(c.batch) + c.row * SBias::kRow + c.col * SBias::kCol;
+      r += p.beta * static_cast<float>(p.bias[o]);
+    }
+    if constexpr (R == Residual::before_activation) r += static_cast<float>(p.residual[c.offset]);
+    r = activate<A>(r, p.act);
+    if constexpr (R == Residual::after_activation) r += static_cast<float>(p.residual[c.offset]);
+    return static_cast<Acc>(r);
   }
 };
 

@@ -221,8 +221,16 @@ void require_dense(const Kernel& k) {
   }
 }
 
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params) {
-  if (k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params,
+                          std::string* what) {
+  const bool has_bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined;
+  if (is_fused(*k.node)) {
+    MatrixStrides per_channel;
+    per_channel.row = 1;
+    return fused_epilogue(k, ctx, T, per_channel, has_bias, 1.0, 1.0, params, what);
+  }
+  *what = has_bias ? " + bias" : "";
+  if (has_bias) {
     *params = "{" + ctx.ptr(k.inputs[2], true) + "}";
     return "mc::gemm::EpilogueBias<" + T + ">";
   }
@@ -238,8 +246,8 @@ void plan_conv(Kernel& k, const Target& t) {
   if (g.Cg() == 1 && g.G > 1) {
     k.family = "conv_depthwise";
     k.tactic["threads"] = 128;
-    k.note = fmt::format("Conv {} -> {} {}: depthwise (one input channel per group), direct, one thread per output",
-                         shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str());
+    k.note = fmt::format("{} {} -> {} {}: depthwise (one input channel per group), direct, one thread per output",
+                         k.node->op(), shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str());
     return;
   }
   if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
@@ -247,8 +255,8 @@ void plan_conv(Kernel& k, const Target& t) {
   const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, &why);
   check_grid(k, tile, g.Mg());
   record_tile(k, tile);
-  k.note = fmt::format("Conv {} -> {} {}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}",
-                       shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str(), g.Mg(),
+  k.note = fmt::format("{} {} -> {} {}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}",
+                       k.node->op(), shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str(), g.Mg(),
                        g.N * g.out_pixels(), g.Cg() * g.kernel[0] * g.kernel[1] * g.kernel[2], why);
 }
 
@@ -258,11 +266,11 @@ Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
   const TileConfig tile = tile_of(k);
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params);
-  const std::string comment =
-      fmt::format("{}: Conv '{}' {} * W{} -> {} {}, implicit GEMM, SIMT tile {}", k.id, k.node->name(),
-                  shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), tile.name());
+  std::string epi_params, what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, implicit GEMM, SIMT tile {}", k.id,
+                                          k.node->op(), k.node->name(), shape_text(k.inputs[0].shape),
+                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what, tile.name());
   // The graph is NCHW in this issue; the layout pass (next issue) will select Layout::nhwc.
   const std::string decl =
       fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::nchw, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>", T,

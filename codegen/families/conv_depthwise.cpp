@@ -18,7 +18,7 @@ void plan_depthwise(Kernel& k, const Target&) {
   }
   k.tactic["threads"] = 128;
   if (k.note.empty()) {
-    k.note = fmt::format("Conv {} -> {} {}: depthwise, direct, one thread per output", shape_text(k.inputs[0].shape),
+    k.note = fmt::format("{} {} -> {} {}: depthwise, direct, one thread per output", k.node->op(), shape_text(k.inputs[0].shape),
                          shape_text(k.outputs[0].shape), g.str());
   }
 }
@@ -28,11 +28,11 @@ Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
   const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params);
-  const std::string comment = fmt::format("{}: Conv '{}' {} * W{} -> {} {}, depthwise direct", k.id, k.node->name(),
-                                          shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
-                                          shape_text(vy.shape), g.str());
+  std::string epi_params, what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, depthwise direct", k.id, k.node->op(),
+                                          k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
+                                          shape_text(vy.shape), g.str(), what);
   const std::string decl = fmt::format("mc::conv::ConvDepthwise<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
                                        acc_type(vy.dtype), conv_shape(g), epilogue);
   return emit_instance(k, comment, k.id + "_conv_dw", decl,

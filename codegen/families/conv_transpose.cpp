@@ -22,11 +22,11 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
   const ConvGeometry g = conv_transpose_geometry(k);
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params);
-  const std::string comment = fmt::format("{}: ConvTranspose '{}' {} * W{} -> {} {}, gather form", k.id,
+  std::string epi_params, what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  const std::string comment = fmt::format("{}: ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.id,
                                           k.node->name(), shape_text(k.inputs[0].shape),
-                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str());
+                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what);
   const std::string decl = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
                                        acc_type(vy.dtype), conv_shape(g), epilogue);
   return emit_instance(k, comment, k.id + "_conv_t", decl,

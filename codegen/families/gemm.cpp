@@ -9,11 +9,16 @@
 #include <map>
 
 #include "codegen/families/linear.h"
+#include "ops/fused.h"
 #include "support/error.h"
 
 namespace modelc::linear {
 
 // ---- shared helpers ----------------------------------------------------------------------------
+
+static std::string strides_text(const MatrixStrides& s) {
+  return fmt::format("mc::gemm::Strides<{}, {}, {}, {}, {}>", s.batch[0], s.batch[1], s.batch[2], s.row, s.col);
+}
 
 std::string TileConfig::name() const { return fmt::format("{}x{}x{} t{}x{}", bm, bn, bk, tm, tn); }
 
@@ -119,6 +124,52 @@ Emitted emit_instance(const Kernel& k, const std::string& comment_text, const st
   e.launch = fmt::format("// {0}\nMC_LAUNCH(mc::gemm::kernel<{1}>, {1}::grid(), {1}::block(), 0, {1}::Params{{{2}}});\n",
                          comment, type, fmt::join(params, ", "));
   return e;
+}
+
+std::string float_literal(double v) {
+  if (v != v) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  std::string s = fmt::format("{}", static_cast<float>(v));
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+bool is_fused(const Node& n) { return !ops::producer_of_fused(n.op()).empty(); }
+
+std::string producer_op(const Node& n) {
+  const std::string p = ops::producer_of_fused(n.op());
+  return p.empty() ? n.op() : p;
+}
+
+std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
+                           bool has_bias, double alpha, double beta, std::string* params, std::string* what) {
+  const Node& n = *k.node;
+  const ops::EpilogueActivation act = ops::activation_of_fused(n);
+  const bool has_residual = k.inputs.size() > ops::kFusedResidualInput &&
+                            k.inputs[ops::kFusedResidualInput].dtype != DType::undefined;
+  std::string residual = "mc::gemm::Residual::none";
+  if (has_residual) {
+    const TensorView& r = k.inputs[ops::kFusedResidualInput];
+    const TensorView& y = k.outputs.at(0);
+    if (r.shape != y.shape || r.strides != y.strides) {
+      throw Error("internal: kernel " + k.id + ": the residual '" + r.value + "' is laid out unlike the output");
+    }
+    const std::string pos = n.attr_string("residual_position", "");
+    if (pos != "before_activation" && pos != "after_activation") {
+      throw n.error("attribute 'residual_position' is '" + pos + "', expected before_activation or after_activation");
+    }
+    residual = "mc::gemm::Residual::" + pos;
+  }
+  const std::string act_name = ops::activation_name(act.kind);
+  *what = std::string(has_bias ? " + bias" : "") + (act.kind != ops::Activation::none ? " + " + act_name : "") +
+          (has_residual ? " + residual (" + n.attr_string("residual_position", "") + ")" : "");
+  *params = fmt::format("{{{}, {}, {}, {}, {{{}, {}, {}, {}}}}}", float_literal(alpha), float_literal(beta),
+                        has_bias ? ctx.ptr(k.inputs[ops::kFusedBiasInput], true) : "nullptr",
+                        has_residual ? ctx.ptr(k.inputs[ops::kFusedResidualInput], true) : "nullptr",
+                        float_literal(act.alpha), float_literal(act.beta),
+                        act.min ? float_literal(*act.min) : "-INFINITY", act.max ? float_literal(*act.max) : "INFINITY");
+  return fmt::format("mc::gemm::EpilogueFused<{}, {}, {}, mc::gemm::Act::{}, {}>", T, strides_text(bias),
+                     has_bias ? "true" : "false", act_name, residual);
 }
 
 // ---- GEMM lowering -----------------------------------------------------------------------------
@@ -450,10 +501,17 @@ GemmLowering lower_einsum(const Kernel& k) {
 
 GemmLowering lower_gemm(const Kernel& k) {
   if (!k.node) throw Error("internal: gemm kernel " + k.id + " has no node");
-  const std::string& op = k.node->op();
+  const std::string op = producer_op(*k.node);
   GemmLowering g;
   if (op == "MatMul") {
     g = lower_matmul(k);
+    if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+      // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
+      const TensorView& vb = k.inputs[2];
+      if (vb.shape.size() != 1) refuse(k, "the bias of a FusedMatMul must be 1-D");
+      g.has_c = true;
+      (k.inputs[1].shape.size() == 1 ? g.c.row : g.c.col) = vb.strides[0];
+    }
   } else if (op == "Gemm") {
     g = lower_gemm_op(k);
   } else if (op == "Einsum") {
@@ -480,18 +538,6 @@ GemmLowering lower_gemm(const Kernel& k) {
 
 namespace {
 
-std::string float_literal(double v) {
-  if (!std::isfinite(v)) {
-    return v != v ? "__int_as_float(0x7fffffff)" : v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
-  }
-  std::string s = fmt::format("{}", static_cast<float>(v));
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
-std::string strides_text(const MatrixStrides& s) {
-  return fmt::format("mc::gemm::Strides<{}, {}, {}, {}, {}>", s.batch[0], s.batch[1], s.batch[2], s.row, s.col);
-}
 
 std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::gemm::Ints<{}>", fmt::join(v, ", ")); }
 
@@ -522,8 +568,10 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
                          decl, {ctx.ptr(k.inputs[0], true), ctx.ptr(vy, false)});
   }
   const TileConfig tile = tile_of(k);
-  std::string epilogue, epi_params = "{}";
-  if (g.has_c || g.alpha != 1.0) {
+  std::string epilogue, epi_params = "{}", fused;
+  if (is_fused(n)) {
+    epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &epi_params, &fused);
+  } else if (g.has_c || g.alpha != 1.0) {
     epilogue = fmt::format("mc::gemm::EpilogueLinear<{}, {}, {}>", T, strides_text(g.c), g.has_c ? "true" : "false");
     epi_params = fmt::format("{{{}, {}, {}}}", float_literal(g.alpha), float_literal(g.beta),
                              g.has_c ? ctx.ptr(k.inputs[g.c_input], true) : "nullptr");
@@ -536,7 +584,7 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
       "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
       T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
       strides_text(g.y), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
-  return emit_instance(k, fmt::format("{}: {} '{}' {}, SIMT tile {}", k.id, n.op(), n.name(), g.what, tile.name()),
+  return emit_instance(k, fmt::format("{}: {} '{}' {}{}, SIMT tile {}", k.id, n.op(), n.name(), g.what, fused, tile.name()),
                        k.id + "_gemm", decl,
                        {ctx.ptr(k.inputs[g.a_input], true), ctx.ptr(k.inputs[g.b_input], true), ctx.ptr(vy, false),
                         epi_params});

@@ -111,8 +111,21 @@ void check_size(const Kernel& k);
 /// Throws an internal Error when a view is strided (the conv and pool templates take dense tensors).
 void require_dense(const Kernel& k);
 /// The epilogue of a convolution: EpilogueBias when input 2 (B) is present, else EpilogueIdentity;
-/// *params receives its Params initializer.
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params);
+/// a FusedConv's EpilogueFused. *params receives its Params initializer, *what a comment fragment.
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params,
+                          std::string* what);
+
+/// \brief True for FusedConv / FusedGemm / FusedMatMul (a producer with a fused epilogue).
+bool is_fused(const Node& n);
+/// \brief The op a kernel's node computes before any epilogue: "Conv" for FusedConv, ...
+std::string producer_op(const Node& n);
+/// \brief The epilogue of a fused node as `mc::gemm::EpilogueFused<T, bias strides, has bias, activation,
+/// residual position>`; *params receives its Params initializer and *what a comment fragment
+/// (" + relu + residual"). Input 3 (the residual) must have Y's layout.
+std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
+                           bool has_bias, double alpha, double beta, std::string* params, std::string* what);
+/// A C++ float literal ("0.5f", "-INFINITY", "NAN").
+std::string float_literal(double v);
 
 /// "Dims3<a, b, c>" (the namespace-qualified template of conv.cuh).
 std::string dims3(const std::array<int64_t, 3>& d);

@@ -267,3 +267,54 @@ TEST_CASE("conv_transpose template: strides, pads, output_padding, output_shape,
     check_close(run<TransposeBias<Sh, Layout::nchw>, Layout::nchw>(t, want), want);
   }
 }
+
+TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for the implicit GEMM and depthwise") {
+  using modelc::ops::Activation;
+  SUBCASE("implicit GEMM: bias + residual before relu (a ResNet block's end)") {
+    OneNode t("FusedConv", 11, {random({1, 4, 7, 6}, 60), random({6, 4, 3, 3}, 61), random({6}, 62),
+                                random({1, 6, 7, 6}, 63)});
+    t.n->set_attr_ints("pads", {1, 1, 1, 1});
+    fuse(t, activation(Activation::relu), "before_activation");
+    const Tensor want = t.reference()[0];
+    modelc::Kernel k = t.kernel("conv");
+    using Sh = mc::conv::Shape<1, 4, 6, 1, Dims3<1, 7, 6>, Dims3<1, 3, 3>, Dims3<1, 7, 6>, Dims3<1, 1, 1>,
+                               Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(k));
+    using Epi = mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
+                                        mc::gemm::Residual::before_activation>;
+    const std::vector<float> x = floats(t.feeds.at("x0")), w = floats(t.feeds.at("x1")), b = floats(t.feeds.at("x2")),
+                             r = floats(t.feeds.at("x3"));
+    std::vector<float> y = output_buffer(want.numel());
+    using K = mc::conv::Conv<float, float, Sh, Layout::nchw, T32x32, Epi>;
+    launch<K>({x.data(), w.data(), y.data(), {1.0f, 1.0f, b.data(), r.data(), {0, 0, -INFINITY, INFINITY}}});
+    check_close(y, want);
+    const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("conv");
+    f->plan(k, modelc::Target{});
+    const modelc::Emitted e = f->emit(k, NameContext{});
+    CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, "
+                              "mc::gemm::Act::relu, mc::gemm::Residual::before_activation>") != std::string::npos);
+    CHECK(e.launch.find("+ bias + relu + residual (before_activation)") != std::string::npos);
+  }
+  SUBCASE("depthwise: hard_swish, no bias") {
+    OneNode t("FusedConv", 11, {random({1, 5, 6, 6}, 64), random({5, 1, 3, 3}, 65)});
+    t.n->set_attr_int("group", 5);
+    t.n->set_attr_ints("pads", {1, 1, 1, 1});
+    fuse(t, activation(Activation::hard_swish, 1.0 / 6, 0.5));
+    const Tensor want = t.reference()[0];
+    modelc::Kernel k = t.kernel("conv");
+    modelc::FamilyRegistry::instance().find("conv")->plan(k, modelc::Target{});
+    CHECK(k.family == "conv_depthwise");
+    using Sh = mc::conv::Shape<1, 5, 5, 5, Dims3<1, 6, 6>, Dims3<1, 3, 3>, Dims3<1, 6, 6>, Dims3<1, 1, 1>,
+                               Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(k));
+    using Epi = mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, false, mc::gemm::Act::hard_swish,
+                                        mc::gemm::Residual::none>;
+    const std::vector<float> x = floats(t.feeds.at("x0")), w = floats(t.feeds.at("x1"));
+    std::vector<float> y = output_buffer(want.numel());
+    using K = mc::conv::ConvDepthwise<float, float, Sh, Layout::nchw, Epi>;
+    launch<K>({x.data(), w.data(), y.data(), {1.0f, 1.0f, nullptr, nullptr, {1.0f / 6, 0.5f, -INFINITY, INFINITY}}});
+    check_close(y, want);
+    const modelc::Emitted e = modelc::FamilyRegistry::instance().find("conv_depthwise")->emit(k, NameContext{});
+    CHECK(e.declarations.find("mc::gemm::Act::hard_swish") != std::string::npos);
+  }
+}

@@ -393,3 +393,127 @@ TEST_CASE("gemm template: __half storage with FP32 accumulation (the next issue'
   // Both round the FP32/double sum to half once: they may differ by one half ulp.
   check_close(got, want, 1e-3, 1e-3);
 }
+
+TEST_CASE("gemm template: every fused activation matches the reference's") {
+  using modelc::ops::Activation;
+  using mc::gemm::Act;
+  auto check = [](auto tag, Activation kind, double alpha = 0, double beta = 0, std::optional<double> lo = {},
+                  std::optional<double> hi = {}) {
+    constexpr Act A = decltype(tag)::value;
+    modelc::ops::EpilogueActivation e;
+    e.kind = kind;
+    e.alpha = alpha;
+    e.beta = beta;
+    e.min = lo;
+    e.max = hi;
+    const mc::gemm::ActParams p{float(alpha), float(beta), lo ? float(*lo) : -INFINITY, hi ? float(*hi) : INFINITY};
+    for (double x = -7.0; x <= 7.0; x += 0.0625) {
+      const double want = modelc::ops::apply_activation(e, static_cast<float>(x));
+      const double got = mc::gemm::activate<A>(static_cast<float>(x), p);
+      INFO(std::string(modelc::ops::activation_name(kind)) << " at " << x << ": got " << got << ", want " << want);
+      CHECK(std::abs(got - want) <= 1e-6 + 2e-6 * std::abs(want));
+    }
+  };
+  check(std::integral_constant<Act, Act::none>{}, Activation::none);
+  check(std::integral_constant<Act, Act::relu>{}, Activation::relu);
+  check(std::integral_constant<Act, Act::clip>{}, Activation::clip, 0, 0, 0.0, 6.0);
+  check(std::integral_constant<Act, Act::clip>{}, Activation::clip, 0, 0, std::nullopt, 1.5);
+  check(std::integral_constant<Act, Act::leaky_relu>{}, Activation::leaky_relu, 0.1);
+  check(std::integral_constant<Act, Act::sigmoid>{}, Activation::sigmoid);
+  check(std::integral_constant<Act, Act::tanh>{}, Activation::tanh);
+  check(std::integral_constant<Act, Act::hard_sigmoid>{}, Activation::hard_sigmoid, 0.2, 0.5);
+  check(std::integral_constant<Act, Act::hard_swish>{}, Activation::hard_swish, 1.0 / 6, 0.5);
+  check(std::integral_constant<Act, Act::silu>{}, Activation::silu);
+  check(std::integral_constant<Act, Act::gelu>{}, Activation::gelu);
+  check(std::integral_constant<Act, Act::gelu_tanh>{}, Activation::gelu_tanh);
+}
+
+TEST_CASE("gemm template: fused epilogues (FusedGemm, FusedMatMul) with bias, activation and residual") {
+  using modelc::ops::Activation;
+  SUBCASE("FusedGemm: transB, C [N], alpha 0.5, beta 2, gelu, residual after the activation") {
+    const int64_t M = 19, N = 23, K = 11;
+    OneNode t("FusedGemm", 13, {random({M, K}, 80), random({N, K}, 81), random({N}, 82), random({M, N}, 83)});
+    t.n->set_attr_int("transB", 1);
+    t.n->set_attr_float("alpha", 0.5);
+    t.n->set_attr_float("beta", 2.0);
+    fuse(t, activation(Activation::gelu), "after_activation");
+    const Tensor want = t.reference()[0];
+    modelc::Kernel k = t.kernel("gemm");
+    const GemmLowering g = modelc::linear::lower_gemm(k);
+    using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+    using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
+    using SB = mc::gemm::Strides<0, 0, 0, 1, K>;
+    using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+    using SC = mc::gemm::Strides<0, 0, 0, 0, 1>;
+    check_lowering<Sh, SA, SB, SY>(g);
+    CHECK(g.c == ms_of<SC>());
+    using Epi = mc::gemm::EpilogueFused<float, SC, true, mc::gemm::Act::gelu, mc::gemm::Residual::after_activation>;
+    const std::vector<float> c = floats(t.feeds.at("x2")), r = floats(t.feeds.at("x3"));
+    const Epi::Params epi{0.5f, 2.0f, c.data(), r.data(), {0, 0, -INFINITY, INFINITY}};
+    check_close(run_gemm<Sh, SA, SB, SY, T32x32, Epi>(t.feeds.at("x0"), t.feeds.at("x1"), M * N, epi), want);
+
+    // The emitted code names the same epilogue.
+    const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("gemm");
+    f->plan(k, modelc::Target{});
+    const modelc::Emitted e = f->emit(k, NameContext{});
+    INFO(e.launch);
+    CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, "
+                              "mc::gemm::Act::gelu, mc::gemm::Residual::after_activation>") != std::string::npos);
+    CHECK(e.launch.find("{0.5f, 2.0f, const:x2, const:x3, {") != std::string::npos);
+    CHECK(e.launch.find("-INFINITY, INFINITY}}") != std::string::npos);
+    CHECK(e.launch.find("FusedGemm 'node'") != std::string::npos);
+  }
+  SUBCASE("FusedMatMul: batched, bias per column, clip to [0, 6] (relu6), residual before") {
+    OneNode t("FusedMatMul", 13, {random({2, 3, 5, 7}, 84), random({7, 6}, 85), random({6}, 86), random({2, 3, 5, 6}, 87)});
+    fuse(t, activation(Activation::clip, 0, 0, 0.0, 0.5), "before_activation");
+    const Tensor want = t.reference()[0];
+    modelc::Kernel k = t.kernel("gemm");
+    const GemmLowering g = modelc::linear::lower_gemm(k);
+    using Sh = mc::gemm::Shape<1, 1, 6, 5, 6, 7>;
+    using SA = mc::gemm::Strides<0, 0, 35, 7, 1>;
+    using SB = mc::gemm::Strides<0, 0, 0, 6, 1>;
+    using SY = mc::gemm::Strides<0, 0, 30, 6, 1>;
+    using SBias = mc::gemm::Strides<0, 0, 0, 0, 1>;
+    check_lowering<Sh, SA, SB, SY>(g);
+    CHECK(g.has_c);
+    CHECK(g.c == ms_of<SBias>());
+    using Epi = mc::gemm::EpilogueFused<float, SBias, true, mc::gemm::Act::clip, mc::gemm::Residual::before_activation>;
+    const std::vector<float> b = floats(t.feeds.at("x2")), r = floats(t.feeds.at("x3"));
+    const Epi::Params epi{1.0f, 1.0f, b.data(), r.data(), {0, 0, 0.0f, 0.5f}};
+    check_close(run_gemm<Sh, SA, SB, SY, TSkinnyM, Epi>(t.feeds.at("x0"), t.feeds.at("x1"), 180, epi), want);
+  }
+  SUBCASE("FusedMatMul with a vector B: the bias runs along the rows") {
+    OneNode t("FusedMatMul", 13, {random({4, 7}, 88), random({7}, 89), random({4}, 90)});
+    fuse(t, activation(Activation::sigmoid));
+    const Tensor want = t.reference()[0];
+    const GemmLowering g = modelc::linear::lower_gemm(t.kernel("gemm"));
+    using Sh = mc::gemm::Shape<1, 1, 1, 4, 1, 7>;
+    using SA = mc::gemm::Strides<0, 0, 0, 7, 1>;
+    using SB = mc::gemm::Strides<0, 0, 0, 1, 0>;
+    using SY = mc::gemm::Strides<0, 0, 0, 1, 0>;
+    using SBias = mc::gemm::Strides<0, 0, 0, 1, 0>;
+    check_lowering<Sh, SA, SB, SY>(g);
+    CHECK(g.c == ms_of<SBias>());
+    using Epi = mc::gemm::EpilogueFused<float, SBias, true, mc::gemm::Act::sigmoid, mc::gemm::Residual::none>;
+    const std::vector<float> b = floats(t.feeds.at("x2"));
+    const Epi::Params epi{1.0f, 1.0f, b.data(), nullptr, {0, 0, -INFINITY, INFINITY}};
+    check_close(run_gemm<Sh, SA, SB, SY, TSkinnyM, Epi>(t.feeds.at("x0"), t.feeds.at("x1"), 4, epi), want);
+  }
+}
+
+TEST_CASE("gemm template: integer MatMul accumulates exactly in int64") {
+  std::mt19937_64 rng(90);
+  std::uniform_int_distribution<int64_t> u(-1000, 1000);
+  std::vector<int64_t> a(5 * 37), b(37 * 3);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  OneNode t("MatMul", 13, {Tensor::from_i64(DType::int32, {5, 37}, a), Tensor::from_i64(DType::int32, {37, 3}, b)});
+  const Tensor want = t.reference()[0];
+  CHECK(modelc::linear::acc_type(DType::int32) == "int64_t");
+  using K = mc::gemm::Gemm<int32_t, int64_t, mc::gemm::Shape<1, 1, 1, 5, 3, 37>, mc::gemm::Strides<0, 0, 0, 37, 1>,
+                           mc::gemm::Strides<0, 0, 0, 3, 1>, mc::gemm::Strides<0, 0, 0, 3, 1>, T32x32,
+                           mc::gemm::EpilogueIdentity>;
+  std::vector<int32_t> y(15, -1);
+  launch<K>({t.feeds.at("x0").data<int32_t>(), t.feeds.at("x1").data<int32_t>(), y.data(), {}});
+  CHECK(std::vector<int64_t>(y.begin(), y.end()) == want.to_i64());
+}

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "codegen/families/linear.h"
+#include "ops/fused.h"
+#include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "templates/gemm.cuh"
@@ -148,6 +150,40 @@ inline std::vector<float> from_nhwc(const std::vector<float>& x, const Shape& nc
     for (int64_t c = 0; c < C; ++c)
       for (int64_t p = 0; p < P; ++p) r[static_cast<std::size_t>((n * C + c) * P + p)] = x[static_cast<std::size_t>((n * P + p) * C + c)];
   return r;
+}
+
+}  // namespace linear_test
+
+namespace linear_test {
+
+/// An EmitContext that names every view by its value (emit text checks).
+struct NameContext : modelc::EmitContext {
+  std::string ptr(const modelc::TensorView& v, bool is_const) const override {
+    return std::string(is_const ? "const:" : "") + v.value;
+  }
+  std::string ctype(modelc::DType) const override { return "float"; }
+};
+
+/// An activation with its parameters.
+inline modelc::ops::EpilogueActivation activation(modelc::ops::Activation kind, double alpha = 0, double beta = 0,
+                                                  std::optional<double> min = std::nullopt,
+                                                  std::optional<double> max = std::nullopt) {
+  modelc::ops::EpilogueActivation a;
+  a.kind = kind;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.min = min;
+  a.max = max;
+  return a;
+}
+
+/// Makes t's node (created with a Fused* op name) a node of the internal domain with an activation
+/// and, when `residual` is not empty, a residual (input 3) at that position.
+inline void fuse(OneNode& t, const modelc::ops::EpilogueActivation& act, const std::string& residual = "") {
+  t.n->set_domain(modelc::ops::kModelcDomain);
+  t.n->set_covers({"producer", "activation"});
+  modelc::ops::set_activation(*t.n, act);
+  if (!residual.empty()) t.n->set_attr_string("residual_position", residual);
 }
 
 }  // namespace linear_test

@@ -37,6 +37,9 @@ using ConvShape = conv::Shape<2, 64, 96, 1, Dims3<1, 28, 28>, Dims3<1, 3, 3>, Di
 using Conv3d = conv::Shape<1, 8, 16, 2, Dims3<8, 8, 8>, Dims3<3, 3, 3>, Dims3<4, 4, 4>, Dims3<2, 2, 2>,
                            Dims3<1, 1, 1>, Dims3<1, 1, 1>>;
 using Bias = gemm::EpilogueBias<float>;
+using FusedRelu = gemm::EpilogueFused<float, gemm::Strides<0, 0, 0, 1, 0>, true, gemm::Act::relu,
+                                      gemm::Residual::before_activation>;
+using FusedGelu = gemm::EpilogueFused<float, gemm::Strides<0, 0, 0, 0, 1>, true, gemm::Act::gelu, gemm::Residual::none>;
 template <class Tl, Layout L = Layout::nchw, class Sh = ConvShape>
 using C = conv::Conv<float, float, Sh, L, Tl, Bias>;
 
@@ -54,6 +57,7 @@ using SumIn = gemm::StridedIndex<gemm::Ints<>, gemm::Ints<>>;
 
 template __global__ void mc::gemm::kernel<G<T128x64, SA, SB, Linear>>(G<T128x64, SA, SB, Linear>::Params);
 template __global__ void mc::gemm::kernel<G<T64x128>>(G<T64x128>::Params);
+template __global__ void mc::gemm::kernel<G<T64x128, SA, SB, FusedGelu>>(G<T64x128, SA, SB, FusedGelu>::Params);
 template __global__ void mc::gemm::kernel<G<T64x64, SAt, SBt>>(G<T64x64, SAt, SBt>::Params);
 template __global__ void mc::gemm::kernel<G<T32x32>>(G<T32x32>::Params);
 template __global__ void mc::gemm::kernel<G<TSkinnyM, SA, SBt>>(G<TSkinnyM, SA, SBt>::Params);
@@ -63,6 +67,11 @@ template __global__ void mc::gemm::kernel<gemm::StridedSum<float, float, SumOut,
 
 template __global__ void mc::gemm::kernel<C<T128x64>>(C<T128x64>::Params);
 template __global__ void mc::gemm::kernel<C<T64x128>>(C<T64x128>::Params);
+template __global__ void mc::gemm::kernel<conv::Conv<float, float, ConvShape, Layout::nchw, T128x64, FusedRelu>>(
+    conv::Conv<float, float, ConvShape, Layout::nchw, T128x64, FusedRelu>::Params);
+template __global__ void
+mc::gemm::kernel<conv::ConvDepthwise<float, float, DwShape, Layout::nchw, gemm::EpilogueFused<float, gemm::Strides<0, 0, 0, 1, 0>, false, gemm::Act::hard_swish, gemm::Residual::none>>>(
+    conv::ConvDepthwise<float, float, DwShape, Layout::nchw, gemm::EpilogueFused<float, gemm::Strides<0, 0, 0, 1, 0>, false, gemm::Act::hard_swish, gemm::Residual::none>>::Params);
 template __global__ void mc::gemm::kernel<C<T64x64>>(C<T64x64>::Params);
 template __global__ void mc::gemm::kernel<C<T32x32>>(C<T32x32>::Params);
 template __global__ void mc::gemm::kernel<C<TSkinnyM>>(C<TSkinnyM>::Params);
@@ -90,3 +99,9 @@ template __global__ void mc::gemm::kernel<pool::GlobalPool<float, 1, 512, 49, La
 // Half storage with FP32 accumulation compiles too (the next issue's SIMT fallback).
 template __global__ void mc::gemm::kernel<gemm::Gemm<__half, float, GemmShape, SA, SB, SY, T64x64, gemm::EpilogueIdentity>>(
     gemm::Gemm<__half, float, GemmShape, SA, SB, SY, T64x64, gemm::EpilogueIdentity>::Params);
+template __global__ void mc::gemm::kernel<conv::Conv<__half, float, ConvShape, Layout::nhwc, T64x64, gemm::EpilogueBias<__half>>>(
+    conv::Conv<__half, float, ConvShape, Layout::nhwc, T64x64, gemm::EpilogueBias<__half>>::Params);
+template __global__ void mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::max, true, false>>(
+    pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::max, true, false>::Params);
+template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>>(
+    pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>::Params);
