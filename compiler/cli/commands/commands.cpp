@@ -8,6 +8,7 @@ const std::vector<RegisterFn>& all_commands() {
       register_inspect,
       register_run_reference,
       register_list_ops,
+      register_verify,
   };
   return commands;
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ using RegisterFn = void (*)(CLI::App& app, RunFn& run);
 void register_inspect(CLI::App& app, RunFn& run);
 void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
+void register_verify(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.
 void register_compile(CLI::App& app, RunFn& run);
@@ -56,6 +58,26 @@ std::string inspect_report(const LoadResult& r, bool verbose);
 
 /// `modelc list-ops` (plain table) / `--markdown` (docs/operators.md).
 std::string list_ops_text(bool markdown);
+
+/// `modelc verify`'s options (see verify.cpp).
+struct VerifyOptions {
+  std::string model;
+  bool emulate = false;        ///< the host emulation (make emu)
+  std::string arch;            ///< "" and not emulate: the local GPU's, or the emulation without one
+  std::string inputs_dir;      ///< "" : seeded random inputs
+  double rtol = 1e-3, atol = 1e-5;
+  std::string keep;            ///< "" : a temporary folder, removed
+  std::string name;            ///< "" : from the model file's name
+  uint64_t seed = 0;
+  int jobs = 0;                ///< make -j (0: the number of cores)
+  LoadFlags load;
+  /// For tests: LowerOptions::family_substitutes.
+  std::map<std::string, std::string> family_substitutes;
+};
+/// \brief Emits, builds and runs the model and compares its outputs with the reference
+/// interpreter's, printing a line per output to `out`. 0 when every output passes, 1 otherwise;
+/// throws Error when it cannot get that far.
+int verify_model(const VerifyOptions& v, std::ostream& out);
 
 // ---- the compile command's pieces (compile.cpp), for commands that emit and build -------
 

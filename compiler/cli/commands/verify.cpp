@@ -1,0 +1,372 @@
+// compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate | --arch A]
+// [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
+// [--shape NAME=DIMS]... [--batch N]`:
+//
+//  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
+//     (--inputs; the input name with characters other than [A-Za-z0-9_.-] as '_'), or seeded
+//     random data, written to <folder>/verify/inputs/<input>.npy;
+//  2. compiles it (lower + emit, as `modelc MODEL.onnx` does) into the folder: --keep DIR, or a
+//     temporary folder removed at the end;
+//  3. builds it with the folder's Makefile: `make emu` (--emulate: the host emulation, g++), or
+//     `make` for --arch A (default: the local GPU's architecture, from nvidia-smi; with no GPU,
+//     the emulation);
+//  4. runs the program on the same input files, writing <folder>/verify/outputs/*.npy;
+//  5. compares each output with the reference (runtime_stub/compare.h, as `./NAME --compare-dir`
+//     does): max_abs, max_rel, relative L2, mismatches, PASS/FAIL. The reference outputs are
+//     kept in <folder>/verify/reference/ (with --keep, `./NAME --input ... --compare-dir` reruns
+//     the comparison).
+// Exit status: 0 when every output passes, 1 when one fails or anything goes wrong (an Error).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/commands.h"
+#include "codegen/emitter.h"
+#include "io/tensor_io.h"
+#include "reference/interpreter.h"
+#include "runtime_stub/compare.h"
+#include "runtime_stub/npy.h"
+#include "schedule/lower.h"
+#include "support/error.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace modelc::cli {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string secs(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f s", s);
+  return b;
+}
+
+Error file_error(const std::string& file, const std::string& message, const std::string& hint = {}) {
+  Error::Where w;
+  w.file = file;
+  return Error(w, message, hint);
+}
+
+// Runs argv[0] (searched on PATH) with the other arguments in `cwd` ("" : here), stdout and
+// stderr together into `log` and, line by line, to on_line. Returns the exit status, or
+// 128 + signal number when it was killed.
+int run_process(const std::vector<std::string>& argv, const std::string& log,
+                const std::function<void(const std::string&)>& on_line) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error(std::string("pipe failed: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  }
+  FILE* out = std::fopen(log.c_str(), "w");
+  std::string line;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (out) std::fwrite(buf, 1, static_cast<std::size_t>(n), out);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] == '\n') {
+        if (on_line) on_line(line);
+        line.clear();
+      } else {
+        line += buf[i];
+      }
+    }
+  }
+  if (!line.empty() && on_line) on_line(line);
+  ::close(fds[0]);
+  if (out) std::fclose(out);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// The last `n` lines of a file, indented.
+std::string tail_of(const std::string& path, std::size_t n) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return "";
+  std::deque<std::string> lines;
+  char buf[4096];
+  std::string cur;
+  while (std::fgets(buf, sizeof buf, f)) {
+    cur += buf;
+    if (!cur.empty() && cur.back() == '\n') {
+      cur.pop_back();
+      lines.push_back(cur);
+      cur.clear();
+      if (lines.size() > n) lines.pop_front();
+    }
+  }
+  if (!cur.empty()) lines.push_back(cur);
+  if (lines.size() > n) lines.pop_front();
+  std::fclose(f);
+  std::string r;
+  for (const std::string& l : lines) r += "    " + l + "\n";
+  return r;
+}
+
+// The compute capability of GPU 0 from nvidia-smi ("sm_86"), or "" when there is none.
+std::string local_gpu_arch() {
+  FILE* p = ::popen("nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null", "r");
+  if (!p) return "";
+  char buf[64] = {0};
+  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+  const int status = ::pclose(p);
+  if (!got || status != 0) return "";
+  std::string s = buf;
+  std::string digits;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    else if (c != '.') break;
+  }
+  return digits.size() >= 2 ? "sm_" + digits : "";
+}
+
+mc_npy::Array to_array(const Tensor& t) {
+  mc_npy::Array a;
+  a.dtype = static_cast<int>(t.dtype());
+  a.shape = t.shape();
+  a.data.assign(t.raw(), t.raw() + t.nbytes());
+  return a;
+}
+
+// A temporary folder, removed with everything in it unless release()d.
+struct TempFolder {
+  std::string path;
+  TempFolder() {
+    std::string t = (fs::temp_directory_path() / "modelc_verify_XXXXXX").string();
+    if (!::mkdtemp(t.data())) throw Error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+    path = t;
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+};
+
+}  // namespace
+
+int verify_model(const VerifyOptions& v, std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string name = v.name.empty() ? default_model_name(v.model) : v.name;
+  check_model_name(name);
+
+  // Where: the emulation, or nvcc for an architecture.
+  bool emulate = v.emulate;
+  std::string arch = v.arch;
+  std::string why_emulate;
+  if (!emulate && arch.empty()) {
+    arch = local_gpu_arch();
+    if (arch.empty()) {
+      emulate = true;
+      why_emulate = " (no GPU found by nvidia-smi)";
+    }
+  }
+  if (!arch.empty()) {
+    const std::vector<std::string> archs = checked_archs(arch, false);  // sm_XX, XX >= 75, nvcc can target it
+    if (archs.size() != 1) throw Error("--arch takes one architecture (the local GPU's), got '" + arch + "'");
+    arch = archs[0];
+  }
+  const std::string target_text = emulate ? "the host emulation (g++)" + why_emulate : "nvcc for " + arch;
+  out << "verify " << v.model << " on " << target_text << ", rtol " << v.rtol << ", atol " << v.atol << "\n";
+
+  // The folder.
+  std::unique_ptr<TempFolder> temp;
+  std::string dir;
+  if (!v.keep.empty()) {
+    dir = v.keep;
+  } else {
+    temp = std::make_unique<TempFolder>();
+    dir = (fs::path(temp->path) / name).string();
+  }
+
+  // 1. Inputs and the reference.
+  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  TensorMap feeds;
+  std::map<std::string, std::string> input_files;  // input name -> file the program reads
+  std::string inputs_text;
+  if (!v.inputs_dir.empty()) {
+    if (!fs::is_directory(v.inputs_dir)) throw file_error(v.inputs_dir, "--inputs: not a folder");
+    for (const Value* in : g->inputs()) {
+      if (in->is_constant()) continue;
+      const std::string path = (fs::path(v.inputs_dir) / (sanitize_file_name(in->name()) + ".npy")).string();
+      if (!fs::exists(path)) {
+        throw file_error(path, "--inputs: no file for input '" + in->name() + "' " + in->type_str(),
+                         "the folder needs one <input name>.npy per input");
+      }
+      Tensor t = read_npy(path);
+      if (t.dtype() != in->dtype() || t.shape() != in->shape()) {
+        throw file_error(path,
+                         "input '" + in->name() + "' expects " + in->type_str() + ", the file holds " +
+                             dtype_name(t.dtype()) + "[" + shape_str(t.shape()) + "]",
+                         t.shape() == in->shape() ? "convert the data to " + std::string(dtype_name(in->dtype()))
+                                                  : "pass a file of the right shape, or set the input's shape with "
+                                                    "--shape");
+      }
+      feeds[in->name()] = std::move(t);
+      input_files[in->name()] = fs::absolute(path).string();
+    }
+    inputs_text = "from " + v.inputs_dir;
+  } else {
+    feeds = random_inputs(*g, v.seed);
+    inputs_text = "random (seed " + std::to_string(v.seed) + ")";
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  const TensorMap reference = run_reference(*g, feeds);
+  const double reference_s = seconds_since(t0);
+  std::vector<std::string> output_names, input_names;
+  for (const Value* o : g->outputs()) output_names.push_back(o->name());
+  for (const Value* in : g->inputs()) {
+    if (!in->is_constant()) input_names.push_back(in->name());
+  }
+
+  // 2. Emit.
+  LowerOptions lo;
+  lo.name = name;
+  lo.archs = {arch.empty() ? "sm_75" : arch};
+  lo.family_substitutes = v.family_substitutes;
+  const Schedule s = lower(*g, lo);
+  EmitOptions eo;
+  eo.source = v.model;
+  const EmitResult emitted = emit_model(s, dir, eo);
+  out << "  emitted " << s.kernels.size() << " kernels into " << emitted.dir << "\n";
+
+  // Input files, the reference's outputs (after emit_model, which replaces the folder).
+  const fs::path work = fs::path(dir) / "verify";
+  fs::remove_all(work / "outputs");
+  fs::create_directories(work / "outputs");
+  fs::create_directories(work / "reference");
+  if (v.inputs_dir.empty()) {
+    fs::create_directories(work / "inputs");
+    for (const auto& [in_name, t] : feeds) {
+      const std::string path = fs::absolute(work / "inputs" / (sanitize_file_name(in_name) + ".npy")).string();
+      write_npy(path, t);
+      input_files[in_name] = path;
+    }
+  }
+  const std::vector<std::string> files = mc_npy::output_file_names(output_names);
+  for (std::size_t i = 0; i < output_names.size(); ++i) {
+    write_npy((work / "reference" / files[i]).string(), reference.at(output_names[i]));
+  }
+  out << "  inputs " << inputs_text << "; reference interpreter " << secs(reference_s) << "\n";
+
+  // 3. Build.
+  std::string binary;
+  try {
+    binary = fs::absolute(build_emitted(emitted.dir, name, emulate, v.jobs, out)).string();
+  } catch (const Error& e) {
+    if (!v.keep.empty()) throw;
+    throw Error(e.message(), "rerun with --keep DIR to keep the folder, then: make -C DIR V=1 " +
+                                 std::string(emulate ? "emu" : "all"));
+  }
+
+  // 4. Run.
+  std::vector<std::string> run = {binary, "--output-dir", fs::absolute(work / "outputs").string()};
+  for (const std::string& in : input_names) {
+    run.push_back("--input");
+    run.push_back(in + "=" + input_files.at(in));
+  }
+  const std::string run_log = (work / "run.log").string();
+  t0 = std::chrono::steady_clock::now();
+  if (const int rc = run_process(run, run_log, nullptr)) {
+    throw Error("the program failed (" + (rc > 128 ? "killed by signal " + std::to_string(rc - 128)
+                                                    : "exit status " + std::to_string(rc)) +
+                    "); its last lines:\n" + tail_of(run_log, 20),
+                v.keep.empty() ? "rerun with --keep DIR to keep the folder" : "the whole log: " + run_log);
+  }
+  out << "  ran " << fs::path(binary).filename().string() << " " << secs(seconds_since(t0)) << "\n";
+
+  // 5. Compare.
+  out << "outputs\n";
+  int failed = 0;
+  for (std::size_t i = 0; i < output_names.size(); ++i) {
+    const std::string path = (work / "outputs" / files[i]).string();
+    const mc_npy::Array want = to_array(reference.at(output_names[i]));
+    mc_npy::Comparison c;
+    try {
+      c = mc_npy::compare(mc_npy::read_npy(path), want, v.rtol, v.atol);
+    } catch (const mc_npy::Error& e) {
+      c.problem = std::string("cannot read the program's output: ") + e.what();
+    }
+    failed += !c.pass;
+    out << "  " << mc_npy::comparison_line(output_names[i], want, c) << "\n";
+  }
+  const int n = static_cast<int>(output_names.size());
+  out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference (rtol "
+            << v.rtol << ", atol " << v.atol << "); " << secs(seconds_since(start)) << " in all"
+            << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
+  return failed ? 1 : 0;
+}
+
+void register_verify(CLI::App& app, RunFn& run) {
+  auto v = std::make_shared<VerifyOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "verify", "compile, build and run a model (on a GPU or the CPU emulation) and compare with the reference");
+  sub->add_option("model", v->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+  auto* emulate = sub->add_flag("--emulate", v->emulate, "build and run on the host emulation (g++, no GPU)");
+  sub->add_option("--arch", v->arch, "build with nvcc for this GPU architecture (default: the local GPU's)")
+      ->type_name("sm_XX")
+      ->excludes(emulate);
+  sub->add_option("--inputs", v->inputs_dir, "folder of <input name>.npy files (default: seeded random inputs)")
+      ->type_name("DIR");
+  sub->add_option("--rtol", v->rtol, "relative tolerance")->type_name("R")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--atol", v->atol, "absolute tolerance")->type_name("A")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--keep", v->keep, "build in DIR and keep it (default: a temporary folder, removed)")
+      ->type_name("DIR");
+  sub->add_option("--name", v->name, "prefix of the generated symbols (default: the model file's name)")
+      ->type_name("NAME");
+  sub->add_option("--seed", v->seed, "seed of the random inputs")->type_name("S")->capture_default_str();
+  sub->add_option("-j,--jobs", v->jobs, "parallel build jobs (default: the number of cores)")->type_name("N");
+  add_load_flags(*sub, v->load);
+  sub->callback([v, &run] {
+    load_options(v->load);  // usage errors now, before any work
+    run = [v] { return verify_model(*v, std::cout); };
+  });
+}
+
+}  // namespace modelc::cli

@@ -1,0 +1,560 @@
+// runtime_stub/cli.h — the command line of a generated model (NAME_main.cu calls mc_cli::main with
+// the model's table of C API functions). Header-only; host code only.
+//
+//   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]
+//          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
+//
+//   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
+//                       shape must be the model's exactly. Inputs not given are seeded random.
+//   --output-dir DIR    where every output is written, as DIR/<output name>.npy (default: .), the
+//                       name with characters other than [A-Za-z0-9_.-] replaced by '_' (and _1, _2
+//                       appended when two names collide), as `modelc run-reference` names them.
+//                       Each file is written atomically (a temporary file, then rename).
+//   --seed S            seed of the random inputs (default 0). The generator: one std::mt19937_64
+//                       seeded with S, drawn through the inputs in order; floats uniform in [-1, 1)
+//                       (std::uniform_real_distribution<double>, rounded to float / half), integers
+//                       uniform in [0, 9], bools 0/1 (std::uniform_int_distribution<int64_t>).
+//                       That is what `modelc run-reference --seed S` draws, so both see the same
+//                       inputs when built against the same C++ library (libstdc++ for g++ and nvcc).
+//   --device D          the CUDA device (default 0)
+//   --weights FILE      the weights file, for a model compiled with --weights-file (default:
+//                       NAME_weights.bin next to the executable); refused when they are embedded
+//   --bench N           after the run, time N more runs (CUDA graph replays of NAME_run on device
+//                       buffers, CUDA events around each) and print median, p10 and p90 latency
+//   --warmup N          untimed runs before --bench's timed ones (default 10)
+//   --compare-dir DIR   compare each output with DIR/<same file name>.npy (max_abs, max_rel,
+//                       relative L2, mismatches, PASS/FAIL; see compare.h), with --rtol R
+//                       (default 1e-3) and --atol A (default 1e-5)
+//
+// Exit codes:
+//   0  success (and, with --compare-dir, every output passed)
+//   1  usage error, or a bad input / expected-output file (unreadable, malformed, truncated, wrong
+//      dtype or shape): nothing is run and no output file is written
+//   2  runtime error: the model could not be created or run (CUDA error, no device, unsupported
+//      compute capability, out of memory, weights file) or an output could not be written
+//   3  --compare-dir: at least one output did not match (the outputs are written)
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "compare.h"
+#include "device.h"
+#include "model_api.h"
+#include "npy.h"
+
+namespace mc_cli {
+
+/// \brief Exit codes of a generated program (see the file comment).
+enum ExitCode : int { kExitOk = 0, kExitUsage = 1, kExitRuntime = 2, kExitMismatch = 3 };
+
+/// \brief A failure that ends the program with `code` after printing "error: <message>".
+struct Failure {
+  int code;
+  std::string message;
+};
+
+/// \brief The parsed command line.
+struct Args {
+  std::vector<std::string> inputs;  ///< the --input arguments, "NAME=FILE"
+  std::string output_dir = ".";
+  std::string compare_dir;          ///< "" when not comparing
+  double rtol = 1e-3, atol = 1e-5;
+  uint64_t seed = 0;
+  int device = 0;
+  std::string weights;              ///< "" : the model's default
+  long bench = 0;                   ///< 0: no benchmark
+  long warmup = 10;
+  bool help = false;
+};
+
+/// \brief The usage text (the program's name in it is `program`).
+inline std::string usage(const std::string& program) {
+  return "usage: " + program +
+         " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]\n"
+         "       [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
+         "  --input NAME=FILE   data for input NAME (.npy or ONNX TensorProto .pb); others are seeded random\n"
+         "  --output-dir DIR    write each output as DIR/<output name>.npy (default: .)\n"
+         "  --seed S            seed of the random inputs (default 0)\n"
+         "  --device D          CUDA device (default 0)\n"
+         "  --weights FILE      weights file of a model compiled with --weights-file\n"
+         "                      (default: NAME_weights.bin next to the executable)\n"
+         "  --bench N           time N runs (CUDA graph replays): median, p10, p90 latency\n"
+         "  --warmup N          untimed runs before the timed ones (default 10)\n"
+         "  --compare-dir DIR   compare each output with DIR/<output name>.npy\n"
+         "  --rtol R, --atol A  mismatch when |got - expected| > A + R * |expected| (default 1e-3, 1e-5)\n"
+         "exit codes: 0 ok, 1 usage or bad input file, 2 runtime/CUDA error, 3 comparison failed\n";
+}
+
+namespace detail {
+
+[[noreturn]] inline void usage_fail(const std::string& message) { throw Failure{kExitUsage, message}; }
+
+inline long parse_long(const std::string& opt, const std::string& v, long lo, long hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+    usage_fail(opt + " expects an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v +
+               "'");
+  }
+  return static_cast<long>(x);
+}
+
+inline uint64_t parse_u64(const std::string& opt, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || v[0] == '-' || *end != '\0' || errno == ERANGE) {
+    usage_fail(opt + " expects a non-negative integer, got '" + v + "'");
+  }
+  return static_cast<uint64_t>(x);
+}
+
+inline double parse_tolerance(const std::string& opt, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !(x >= 0) || !std::isfinite(x)) {
+    usage_fail(opt + " expects a non-negative number, got '" + v + "'");
+  }
+  return x;
+}
+
+// mkdir -p; Failure (runtime) when a component cannot be created.
+inline void make_dirs(const std::string& dir) {
+  std::string at;
+  std::size_t pos = 0;
+  while (pos <= dir.size()) {
+    const std::size_t slash = dir.find('/', pos);
+    const std::size_t end = slash == std::string::npos ? dir.size() : slash;
+    at = dir.substr(0, end);
+    pos = end + 1;
+    if (at.empty() || at == "." || at == "..") continue;
+    struct stat st;
+    if (::stat(at.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) throw Failure{kExitRuntime, "cannot create the output folder '" + dir + "': '" + at + "' is a file"};
+      continue;
+    }
+    if (::mkdir(at.c_str(), 0777) != 0 && errno != EEXIST) {
+      throw Failure{kExitRuntime, "cannot create the output folder '" + dir + "': " + std::strerror(errno)};
+    }
+  }
+}
+
+inline std::string join_path(const std::string& dir, const std::string& file) {
+  if (dir.empty()) return file;
+  return dir.back() == '/' ? dir + file : dir + "/" + file;
+}
+
+inline std::vector<int64_t> shape_of(const int64_t* dims, int rank) {
+  return std::vector<int64_t>(dims, dims + (rank > 0 ? rank : 0));
+}
+
+}  // namespace detail
+
+/// \brief Parses argv (argv[0] is the program). Throws Failure{kExitUsage, ...} for a usage error.
+inline Args parse_args(int argc, char** argv) {
+  Args a;
+  bool have_rtol = false, have_atol = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string opt = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (opt.rfind("--", 0) == 0) {
+      const std::size_t eq = opt.find('=');
+      if (eq != std::string::npos) {
+        value = opt.substr(eq + 1);
+        opt = opt.substr(0, eq);
+        has_value = true;
+      }
+    }
+    if (opt == "-h" || opt == "--help") {
+      if (has_value) detail::usage_fail(opt + " takes no value");
+      a.help = true;
+      continue;
+    }
+    static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights",
+                                          "--bench", "--warmup", "--compare-dir", "--rtol", "--atol"};
+    bool known = false;
+    for (const char* k : kValued) known = known || opt == k;
+    if (!known) {
+      if (opt.rfind("-", 0) == 0) detail::usage_fail("unknown option '" + opt + "'");
+      detail::usage_fail("unexpected argument '" + opt + "' (inputs are given as --input NAME=FILE)");
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) detail::usage_fail(opt + " needs a value");
+      value = argv[++i];
+    }
+    if (opt == "--input") {
+      if (value.find('=') == std::string::npos) detail::usage_fail("--input '" + value + "' is not NAME=FILE");
+      a.inputs.push_back(value);
+    } else if (opt == "--output-dir") {
+      if (value.empty()) detail::usage_fail("--output-dir is empty");
+      a.output_dir = value;
+    } else if (opt == "--compare-dir") {
+      if (value.empty()) detail::usage_fail("--compare-dir is empty");
+      a.compare_dir = value;
+    } else if (opt == "--weights") {
+      if (value.empty()) detail::usage_fail("--weights is empty");
+      a.weights = value;
+    } else if (opt == "--seed") {
+      a.seed = detail::parse_u64(opt, value);
+    } else if (opt == "--device") {
+      a.device = static_cast<int>(detail::parse_long(opt, value, 0, 1 << 20));
+    } else if (opt == "--bench") {
+      a.bench = detail::parse_long(opt, value, 1, 100000000L);
+    } else if (opt == "--warmup") {
+      a.warmup = detail::parse_long(opt, value, 0, 100000000L);
+    } else if (opt == "--rtol") {
+      a.rtol = detail::parse_tolerance(opt, value);
+      have_rtol = true;
+    } else if (opt == "--atol") {
+      a.atol = detail::parse_tolerance(opt, value);
+      have_atol = true;
+    }
+  }
+  if ((have_rtol || have_atol) && a.compare_dir.empty() && !a.help) {
+    detail::usage_fail(std::string(have_rtol ? "--rtol" : "--atol") + " needs --compare-dir DIR");
+  }
+  return a;
+}
+
+/// \brief Seeded random inputs for every input of `m` (the generator is described at the top).
+inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<mc_npy::Array> r;
+  for (int i = 0; i < m.num_inputs(); ++i) {
+    mc_npy::Array a;
+    a.dtype = m.input_dtype(i);
+    a.shape = detail::shape_of(m.input_shape(i), m.input_rank(i));
+    const std::size_t esize = mc_npy::dtype_size(a.dtype);
+    if (esize == 0) {
+      throw Failure{kExitUsage, std::string("input '") + m.input_name(i) + "' has dtype " + mc_npy::dtype_name(a.dtype) +
+                                    ", which this program cannot generate or read"};
+    }
+    const std::size_t n = a.numel();
+    a.data.resize(n * esize);
+    unsigned char* p = a.data.data();
+    if (a.dtype == mc_npy::kFloat32 || a.dtype == mc_npy::kFloat16) {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (std::size_t k = 0; k < n; ++k) {
+        const float f = static_cast<float>(u(rng));
+        if (a.dtype == mc_npy::kFloat32) {
+          std::memcpy(p + 4 * k, &f, 4);
+        } else {
+          const uint16_t h = mc_npy::float_to_half(f);
+          std::memcpy(p + 2 * k, &h, 2);
+        }
+      }
+    } else {
+      std::uniform_int_distribution<int64_t> u(0, a.dtype == mc_npy::kBool ? 1 : 9);
+      for (std::size_t k = 0; k < n; ++k) {
+        const int64_t v = u(rng);
+        for (std::size_t b = 0; b < esize; ++b) p[k * esize + b] = static_cast<unsigned char>(v >> (8 * b));
+      }
+    }
+    r.push_back(std::move(a));
+  }
+  return r;
+}
+
+/// \brief The model's inputs for `args`: the --input files (read and checked against the model's
+/// dtype and shape) and seeded random data for the rest. `sources` says where each came from.
+/// Throws Failure{kExitUsage, ...} naming the input and the file for any problem.
+inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, std::vector<std::string>* sources) {
+  std::vector<mc_npy::Array> in = random_inputs(m, args.seed);
+  std::vector<std::string> src(in.size(), "random (seed " + std::to_string(args.seed) + ")");
+  std::vector<bool> given(in.size(), false);
+  auto input_list = [&] {
+    std::string s;
+    for (int i = 0; i < m.num_inputs(); ++i) {
+      s += std::string(i ? ", '" : "'") + m.input_name(i) + "' " +
+           mc_npy::type_str(m.input_dtype(i), detail::shape_of(m.input_shape(i), m.input_rank(i)));
+    }
+    return s.empty() ? std::string("none") : s;
+  };
+  for (const std::string& arg : args.inputs) {
+    // Split at the '=' whose left part names an input (names and paths may contain '=').
+    int idx = -1;
+    std::string file;
+    for (std::size_t eq = arg.find('='); eq != std::string::npos && idx < 0; eq = arg.find('=', eq + 1)) {
+      for (int i = 0; i < m.num_inputs(); ++i) {
+        if (arg.compare(0, eq, m.input_name(i)) == 0 && std::strlen(m.input_name(i)) == eq) {
+          idx = i;
+          file = arg.substr(eq + 1);
+          break;
+        }
+      }
+    }
+    if (idx < 0) {
+      throw Failure{kExitUsage, "--input names '" + arg.substr(0, arg.find('=')) +
+                                    "', which is not an input of the model (inputs: " + input_list() + ")"};
+    }
+    const std::string name = m.input_name(idx);
+    if (given[idx]) throw Failure{kExitUsage, "--input gives input '" + name + "' twice"};
+    given[idx] = true;
+    mc_npy::Array a;
+    try {
+      a = mc_npy::read(file);
+    } catch (const mc_npy::Error& e) {
+      throw Failure{kExitUsage, "input '" + name + "': " + e.what()};
+    }
+    if (a.dtype != in[idx].dtype || a.shape != in[idx].shape) {
+      throw Failure{kExitUsage, "input '" + name + "' expects " + mc_npy::type_str(in[idx].dtype, in[idx].shape) +
+                                    ", the file '" + file + "' holds " + mc_npy::type_str(a.dtype, a.shape) +
+                                    (a.shape == in[idx].shape ? " (convert the data to " +
+                                                                    mc_npy::dtype_name(in[idx].dtype) + ")"
+                                                              : " (the model is compiled for this exact shape)")};
+    }
+    in[idx] = std::move(a);
+    src[idx] = file;
+  }
+  if (sources) *sources = src;
+  return in;
+}
+
+namespace detail {
+
+// The model context, destroyed on every path out.
+struct Context {
+  const Model& m;
+  void* ctx = nullptr;
+  explicit Context(const Model& model) : m(model) {}
+  ~Context() {
+    if (ctx) m.destroy(ctx);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  [[noreturn]] void fail(const std::string& what, int rc) const {
+    const char* why = ctx ? m.error(ctx) : "";
+    throw Failure{kExitRuntime, what + " failed (code " + std::to_string(rc) + "): " +
+                                    (why && *why ? why : "no message")};
+  }
+};
+
+inline void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    throw Failure{kExitRuntime, std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e)};
+  }
+}
+
+// Device buffers freed on every path out.
+struct DeviceBuffers {
+  std::vector<void*> p;
+  ~DeviceBuffers() {
+    for (void* q : p) cudaFree(q);
+  }
+  void* add(std::size_t bytes) {
+    void* q = nullptr;
+    cuda_check(cudaMalloc(&q, bytes ? bytes : 1), "cudaMalloc");
+    p.push_back(q);
+    return q;
+  }
+};
+
+struct Bench {
+  double median, p10, p90, min, mean;
+};
+
+inline double percentile(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - static_cast<double>(lo));
+}
+
+// `warmup` untimed then `runs` timed calls of m.run on device copies of the inputs, each timed
+// with a pair of CUDA events on one stream (milliseconds).
+inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const std::vector<std::size_t>& out_bytes,
+                   long runs, long warmup) {
+  DeviceBuffers buf;
+  std::vector<const void*> din;
+  std::vector<void*> dout;
+  for (const mc_npy::Array& a : in) {
+    void* d = buf.add(a.data.size());
+    cuda_check(cudaMemcpy(d, a.data.data(), a.data.size(), cudaMemcpyHostToDevice), "cudaMemcpy (input)");
+    din.push_back(d);
+  }
+  for (std::size_t b : out_bytes) dout.push_back(buf.add(b));
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  struct Cleanup {
+    cudaStream_t& s;
+    cudaEvent_t& a;
+    cudaEvent_t& b;
+    ~Cleanup() {
+      if (a) cudaEventDestroy(a);
+      if (b) cudaEventDestroy(b);
+      if (s) cudaStreamDestroy(s);
+    }
+  } cleanup{stream, start, stop};
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (long i = 0; i < warmup; ++i) {
+    if (int rc = c.m.run(c.ctx, din.data(), dout.data(), stream)) c.fail(std::string(c.m.name) + "_run", rc);
+  }
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(runs));
+  for (long i = 0; i < runs; ++i) {
+    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    if (int rc = c.m.run(c.ctx, din.data(), dout.data(), stream)) c.fail(std::string(c.m.name) + "_run", rc);
+    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float t = 0;
+    cuda_check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  Bench b;
+  b.median = percentile(ms, 0.5);
+  b.p10 = percentile(ms, 0.1);
+  b.p90 = percentile(ms, 0.9);
+  b.min = ms.front();
+  double sum = 0;
+  for (double t : ms) sum += t;
+  b.mean = sum / static_cast<double>(ms.size());
+  return b;
+}
+
+inline int run(const Model& m, const Args& args) {
+  // 1. Everything read from files first: a bad file stops the program before any work or output.
+  std::vector<std::string> sources;
+  const std::vector<mc_npy::Array> in = load_inputs(m, args, &sources);
+  const int n_out = m.num_outputs();
+  std::vector<std::string> out_names;
+  for (int i = 0; i < n_out; ++i) out_names.push_back(m.output_name(i));
+  const std::vector<std::string> files = mc_npy::output_file_names(out_names);
+  std::vector<mc_npy::Array> expected;
+  if (!args.compare_dir.empty()) {
+    for (int i = 0; i < n_out; ++i) {
+      const std::string path = join_path(args.compare_dir, files[static_cast<std::size_t>(i)]);
+      try {
+        expected.push_back(mc_npy::read_npy(path));
+      } catch (const mc_npy::Error& e) {
+        throw Failure{kExitUsage, "expected output '" + out_names[static_cast<std::size_t>(i)] + "': " + e.what()};
+      }
+    }
+  }
+
+  if (!args.weights.empty() && !m.create_with_weights) {
+    throw Failure{kExitUsage, std::string("--weights: the weights of '") + m.name +
+                                  "' are embedded in this program (it was compiled without --weights-file)"};
+  }
+
+  // 2. Create and run.
+  Context c(m);
+  const int created = args.weights.empty() ? m.create(&c.ctx, args.device)
+                                           : m.create_with_weights(&c.ctx, args.device, args.weights.c_str());
+  if (created) c.fail(std::string(m.name) + "_create (device " + std::to_string(args.device) + ")", created);
+  std::vector<mc_npy::Array> out(static_cast<std::size_t>(n_out));
+  std::vector<const void*> in_ptr;
+  std::vector<void*> out_ptr;
+  std::vector<std::size_t> out_bytes;
+  for (const mc_npy::Array& a : in) in_ptr.push_back(a.data.data());
+  for (int i = 0; i < n_out; ++i) {
+    mc_npy::Array& a = out[static_cast<std::size_t>(i)];
+    a.dtype = m.output_dtype(i);
+    a.shape = shape_of(m.output_shape(i), m.output_rank(i));
+    a.data.assign(a.numel() * mc_npy::dtype_size(a.dtype), 0);
+    out_ptr.push_back(a.data.data());
+    out_bytes.push_back(a.data.size());
+  }
+  if (int rc = m.run_host(c.ctx, in_ptr.data(), out_ptr.data())) c.fail(std::string(m.name) + "_run_host", rc);
+
+  std::printf("inputs\n");
+  for (int i = 0; i < m.num_inputs(); ++i) {
+    const mc_npy::Array& a = in[static_cast<std::size_t>(i)];
+    std::printf("  %s  %s  <- %s\n", m.input_name(i), mc_npy::type_str(a.dtype, a.shape).c_str(),
+                sources[static_cast<std::size_t>(i)].c_str());
+  }
+
+  // 3. Benchmark.
+  if (args.bench > 0) {
+    const Bench b = bench(c, in, out_bytes, args.bench, args.warmup);
+    std::printf("bench  %ld runs after %ld warmup (CUDA events around each graph replay)\n", args.bench, args.warmup);
+    std::printf("  median %.4g ms  p10 %.4g ms  p90 %.4g ms  min %.4g ms  mean %.4g ms\n", b.median, b.p10, b.p90,
+                b.min, b.mean);
+  }
+
+  // 4. Outputs, each written atomically.
+  make_dirs(args.output_dir);
+  std::printf("outputs\n");
+  for (int i = 0; i < n_out; ++i) {
+    const std::string path = join_path(args.output_dir, files[static_cast<std::size_t>(i)]);
+    try {
+      mc_npy::write_npy(path, out[static_cast<std::size_t>(i)]);
+    } catch (const mc_npy::Error& e) {
+      throw Failure{kExitRuntime, std::string("output '") + m.output_name(i) + "': " + e.what()};
+    }
+    const mc_npy::Array& a = out[static_cast<std::size_t>(i)];
+    std::printf("  %s  %s  -> %s\n", m.output_name(i), mc_npy::type_str(a.dtype, a.shape).c_str(), path.c_str());
+  }
+
+  // 5. Comparison.
+  if (!args.compare_dir.empty()) {
+    std::printf("compare with %s (rtol %g, atol %g)\n", args.compare_dir.c_str(), args.rtol, args.atol);
+    int failed = 0;
+    for (int i = 0; i < n_out; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i);
+      const mc_npy::Comparison cmp = mc_npy::compare(out[k], expected[k], args.rtol, args.atol);
+      failed += !cmp.pass;
+      std::printf("  %s\n", mc_npy::comparison_line(out_names[k], expected[k], cmp).c_str());
+    }
+    std::printf("%s: %d of %d outputs passed\n", failed ? "FAIL" : "PASS", n_out - failed, n_out);
+    if (failed) return kExitMismatch;
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace detail
+
+/// \brief The whole program: parses argv, runs the model, writes/compares outputs; returns the
+/// exit code (see the file comment). Errors go to stderr as "error: ...".
+inline int main(int argc, char** argv, const Model& m) {
+  const std::string program = argc > 0 && argv[0] ? argv[0] : m.name;
+  try {
+    Args args;
+    try {
+      args = parse_args(argc, argv);
+    } catch (const Failure& f) {
+      std::fprintf(stderr, "error: %s\nhint: %s --help lists the options\n", f.message.c_str(), program.c_str());
+      return f.code;
+    }
+    if (args.help) {
+      std::printf("%s: the model '%s' compiled by modelc\n%s", program.c_str(), m.name, usage(program).c_str());
+      return kExitOk;
+    }
+    return detail::run(m, args);
+  } catch (const Failure& f) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", f.message.c_str());
+    return f.code;
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: out of host memory\n");
+    return kExitRuntime;
+  } catch (const std::exception& e) {  // e.g. a kernel fault found by the host emulation
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitRuntime;
+  }
+}
+
+}  // namespace mc_cli

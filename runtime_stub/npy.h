@@ -1,0 +1,733 @@
+// runtime_stub/npy.h — tensor files for a generated program: .npy read/write and ONNX TensorProto
+// (.pb) read, header-only and standalone (the C++17 standard library and POSIX only: it ships in
+// every generated folder, with no modelc or protobuf behind it).
+//
+//   mc_npy::Array a = mc_npy::read("x.npy");      // or "input_0.pb" (by extension)
+//   mc_npy::write_npy("out/y.npy", a);             // atomic: temp file in out/, then rename
+//
+// .npy: format versions 1.0, 2.0 and 3.0, C order (Fortran order only where it lays out the same
+// bytes: at most one dimension other than 1), little-endian, dtypes float32 '<f4', float16 '<f2',
+// int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1'. Writes version 1.0 (2.0 when the
+// header needs it), header padded to a multiple of 64 bytes as numpy does.
+// .pb: a serialized onnx.TensorProto, decoded by hand (protobuf wire format) from the fields
+// dims (1), data_type (2), float_data (4), int32_data (5), int64_data (7), name (8) and
+// raw_data (9), packed or not; segments, external data and other dtypes are refused.
+// Every problem (unreadable, malformed, truncated, unsupported) throws mc_npy::Error, whose
+// message names the file and says what is wrong.
+//
+// dtype codes are ONNX's TensorProto.DataType numbers, as in the generated C API.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mc_npy {
+
+/// \brief ONNX TensorProto.DataType codes of the supported element types.
+enum DTypeCode : int {
+  kFloat32 = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kInt32 = 6,
+  kInt64 = 7,
+  kBool = 9,
+  kFloat16 = 10,
+};
+
+/// \brief A file problem: the message names the file (or what was decoded) and the cause.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// \brief Bytes per element of a supported dtype code; 0 for any other code.
+inline std::size_t dtype_size(int code) {
+  switch (code) {
+    case kFloat32: case kInt32: return 4;
+    case kInt64: return 8;
+    case kFloat16: return 2;
+    case kUint8: case kInt8: case kBool: return 1;
+    default: return 0;
+  }
+}
+
+/// \brief "float32", "int64", ... (the names modelc prints); ONNX's name for other codes.
+inline std::string dtype_name(int code) {
+  switch (code) {
+    case kFloat32: return "float32";
+    case kUint8: return "uint8";
+    case kInt8: return "int8";
+    case kInt32: return "int32";
+    case kInt64: return "int64";
+    case kBool: return "bool";
+    case kFloat16: return "float16";
+    case 0: return "undefined";
+    case 4: return "uint16 (unsupported)";
+    case 5: return "int16 (unsupported)";
+    case 8: return "string (unsupported)";
+    case 11: return "float64 (unsupported)";
+    case 12: return "uint32 (unsupported)";
+    case 13: return "uint64 (unsupported)";
+    case 14: return "complex64 (unsupported)";
+    case 15: return "complex128 (unsupported)";
+    case 16: return "bfloat16 (unsupported)";
+    default: return "dtype code " + std::to_string(code) + " (unsupported)";
+  }
+}
+
+/// \brief "1x3x224x224"; "" for a scalar.
+inline std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+/// \brief "float32[1x3x224x224]", "int64[]" for a scalar.
+inline std::string type_str(int dtype, const std::vector<int64_t>& shape) {
+  return dtype_name(dtype) + "[" + shape_str(shape) + "]";
+}
+
+/// \brief A dense C-order tensor: dtype code, shape, little-endian element bytes (bool as 0/1).
+struct Array {
+  int dtype = 0;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> data;
+  std::string name;  ///< the TensorProto's name when read from a .pb ("" otherwise)
+
+  /// \brief The number of elements (1 for a scalar).
+  std::size_t numel() const {
+    std::size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<std::size_t>(d);
+    return n;
+  }
+};
+
+/// \brief IEEE binary16 bits from a float, rounded to nearest even (CUDA's __float2half).
+inline uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+  if (abs < 0x38800000u) {                                               // below 2^-14: subnormal or 0
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);          // below 2^-25: rounds to 0
+    const int exp = static_cast<int>(abs >> 23);
+    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - exp;  // 14..24 (value = mant * 2^(exp-150), unit 2^-24)
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u);
+    const uint32_t half_unit = 1u << (shift - 1);
+    if (rem > half_unit || (rem == half_unit && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = ((abs >> 13) - (112u << 10));
+  const uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+/// \brief The float value of IEEE binary16 bits (exact).
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0x1fu) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    x = sign | ((exp + 112u) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    x = sign;
+  } else {  // subnormal: normalise
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while (!(mant & 0x400u));
+    x = sign | ((112u - static_cast<uint32_t>(e)) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+namespace detail {
+
+[[noreturn]] inline void fail(const std::string& what, const std::string& message) {
+  throw Error(what + ": " + message);
+}
+
+// numel * dtype size with overflow checks (the shape comes from a file).
+inline uint64_t byte_count(const std::vector<int64_t>& shape, int dtype, const std::string& what) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail(what, "negative dimension in shape " + shape_str(shape));
+    if (d != 0 && n > (std::numeric_limits<uint64_t>::max() / 16) / static_cast<uint64_t>(d)) {
+      fail(what, "shape " + shape_str(shape) + " is too large");
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  return n * dtype_size(dtype);
+}
+
+inline bool ends_with_ci(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  if (s.size() < n) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    char c = s[s.size() - n + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != suffix[i]) return false;
+  }
+  return true;
+}
+
+// The Python dict literal of a .npy header: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+};
+
+class HeaderReader {
+ public:
+  HeaderReader(const std::string& s, const std::string& what) : s_(s), what_(what) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool has_descr = false, has_order = false, has_shape = false;
+    ws();
+    expect('{');
+    ws();
+    while (peek() != '}') {
+      const std::string key = str();
+      ws();
+      expect(':');
+      ws();
+      if (key == "descr") {
+        if (has_descr) bad("key 'descr' repeats");
+        has_descr = true;
+        h.descr = str();
+      } else if (key == "fortran_order") {
+        if (has_order) bad("key 'fortran_order' repeats");
+        has_order = true;
+        if (s_.compare(pos_, 4, "True") == 0) {
+          h.fortran_order = true;
+          pos_ += 4;
+        } else if (s_.compare(pos_, 5, "False") == 0) {
+          pos_ += 5;
+        } else {
+          bad("'fortran_order' is not True or False");
+        }
+      } else if (key == "shape") {
+        if (has_shape) bad("key 'shape' repeats");
+        has_shape = true;
+        h.shape = tuple();
+      } else {
+        bad("unexpected key '" + key + "'");
+      }
+      ws();
+      if (peek() == ',') {
+        ++pos_;
+        ws();
+      } else if (peek() != '}') {
+        bad("expected ',' or '}'");
+      }
+    }
+    ++pos_;
+    ws();
+    if (pos_ != s_.size()) bad("text after the closing '}'");
+    if (!has_descr || !has_order || !has_shape) bad("the keys 'descr', 'fortran_order' and 'shape' are required");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& why) const {
+    fail(what_, "malformed .npy header (" + why + " at offset " + std::to_string(pos_) + ")");
+  }
+  char peek() const {
+    if (pos_ >= s_.size()) bad("unexpected end of header");
+    return s_[pos_];
+  }
+  void ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+  void expect(char c) {
+    if (peek() != c) bad(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string str() {
+    const char q = peek();
+    if (q != '\'' && q != '"') bad("expected a quoted string");
+    ++pos_;
+    std::string r;
+    while (peek() != q) {
+      if (s_[pos_] == '\\') bad("escapes are not supported");
+      r += s_[pos_++];
+    }
+    ++pos_;
+    return r;
+  }
+  std::vector<int64_t> tuple() {
+    expect('(');
+    std::vector<int64_t> dims;
+    ws();
+    while (peek() != ')') {
+      if (peek() < '0' || peek() > '9') bad("expected a non-negative integer in the shape");
+      int64_t v = 0;
+      while (peek() >= '0' && peek() <= '9') {
+        const int d = s_[pos_++] - '0';
+        if (v > (std::numeric_limits<int64_t>::max() - d) / 10) bad("shape dimension too large");
+        v = v * 10 + d;
+      }
+      if (peek() == 'L') ++pos_;  // Python 2 longs
+      dims.push_back(v);
+      ws();
+      if (peek() == ',') {
+        ++pos_;
+        ws();
+      } else if (peek() != ')') {
+        bad("expected ',' or ')' in the shape");
+      }
+    }
+    ++pos_;
+    return dims;
+  }
+
+  const std::string& s_;
+  const std::string& what_;
+  std::size_t pos_ = 0;
+};
+
+inline int dtype_from_descr(const std::string& d, const std::string& what) {
+  if (d.size() >= 2) {
+    const char order = d[0];
+    const std::string code = d.substr(1);
+    if ((code == "i1" || code == "u1" || code == "b1") && (order == '|' || order == '<' || order == '>')) {
+      return code == "i1" ? kInt8 : code == "u1" ? kUint8 : kBool;
+    }
+    if (order == '<') {
+      if (code == "f4") return kFloat32;
+      if (code == "f2") return kFloat16;
+      if (code == "i4") return kInt32;
+      if (code == "i8") return kInt64;
+    }
+    if (order == '>') {
+      fail(what, "big-endian data ('" + d + "') is not supported; save the array little-endian: "
+                 "np.save(f, a.astype(a.dtype.newbyteorder('<')))");
+    }
+  }
+  fail(what, "dtype '" + d + "' is not supported (supported: <f4 <f2 <i8 <i4 |i1 |u1 |b1)" +
+                 (d.find("f8") != std::string::npos ? "; convert float64 arrays: a.astype(np.float32)" : ""));
+}
+
+inline const char* descr_of(int dtype) {
+  switch (dtype) {
+    case kFloat32: return "<f4";
+    case kFloat16: return "<f2";
+    case kInt64: return "<i8";
+    case kInt32: return "<i4";
+    case kInt8: return "|i1";
+    case kUint8: return "|u1";
+    case kBool: return "|b1";
+    default: return nullptr;
+  }
+}
+
+// ---- protobuf wire format (the subset a TensorProto needs) ---------------------------------------
+
+class Wire {
+ public:
+  Wire(const unsigned char* p, std::size_t n, const std::string& what) : p_(p), end_(p + n), what_(what) {}
+  bool done() const { return p_ == end_; }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) truncated("a varint");
+      const unsigned char b = *p_++;
+      if (shift == 63 && (b & 0x7e)) fail(what_, "not a valid serialized onnx.TensorProto (varint overflows 64 bits)");
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail(what_, "not a valid serialized onnx.TensorProto (varint longer than 10 bytes)");
+  }
+  // A length-delimited field's payload: (pointer, size).
+  std::pair<const unsigned char*, std::size_t> bytes() {
+    const uint64_t n = varint();
+    if (n > static_cast<uint64_t>(end_ - p_)) truncated("a length-delimited field");
+    const unsigned char* at = p_;
+    p_ += n;
+    return {at, static_cast<std::size_t>(n)};
+  }
+  uint32_t fixed32() {
+    if (end_ - p_ < 4) truncated("a 32-bit field");
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | p_[i];
+    p_ += 4;
+    return v;
+  }
+  void skip(int wire_type, uint64_t field) {
+    switch (wire_type) {
+      case 0: varint(); return;
+      case 1:
+        if (end_ - p_ < 8) truncated("a 64-bit field");
+        p_ += 8;
+        return;
+      case 2: bytes(); return;
+      case 5: fixed32(); return;
+      default:
+        fail(what_, "not a valid serialized onnx.TensorProto (field " + std::to_string(field) + " has wire type " +
+                        std::to_string(wire_type) + ")");
+    }
+  }
+  [[noreturn]] void truncated(const char* in) const {
+    fail(what_, std::string("not a valid serialized onnx.TensorProto (truncated in ") + in + ")");
+  }
+
+ private:
+  const unsigned char* p_;
+  const unsigned char* end_;
+  const std::string& what_;
+};
+
+// A repeated varint field, packed (wire type 2) or one value (wire type 0).
+inline void read_varints(Wire& w, int wire_type, uint64_t field, std::vector<uint64_t>& out,
+                         const std::string& what) {
+  if (wire_type == 0) {
+    out.push_back(w.varint());
+  } else if (wire_type == 2) {
+    const auto [p, n] = w.bytes();
+    Wire inner(p, n, what);
+    while (!inner.done()) out.push_back(inner.varint());
+  } else {
+    fail(what, "not a valid serialized onnx.TensorProto (field " + std::to_string(field) + " has wire type " +
+                   std::to_string(wire_type) + ")");
+  }
+}
+
+}  // namespace detail
+
+// ---- .npy ---------------------------------------------------------------------------------------
+
+/// \brief The bytes of a .npy file holding `a` (version 1.0, or 2.0 for a header over 64 KiB).
+inline std::string encode_npy(const Array& a) {
+  const char* descr = detail::descr_of(a.dtype);
+  if (!descr) throw Error("cannot write a " + dtype_name(a.dtype) + " tensor as .npy");
+  if (a.data.size() != detail::byte_count(a.shape, a.dtype, "array")) {
+    throw Error("cannot write an array of " + std::to_string(a.data.size()) + " bytes as " +
+                type_str(a.dtype, a.shape));
+  }
+  std::string shape = "(";
+  for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+  if (a.shape.size() == 1) shape += ",";
+  shape += ")";
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const bool v2 = dict.size() + 1 + 10 > 65535;
+  const std::size_t prefix = 6 + 2 + (v2 ? 4 : 2);
+  const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - prefix - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string out("\x93NUMPY", 6);
+  out += static_cast<char>(v2 ? 2 : 1);
+  out += '\0';
+  const uint32_t hl = static_cast<uint32_t>(dict.size());
+  for (int i = 0; i < (v2 ? 4 : 2); ++i) out += static_cast<char>((hl >> (8 * i)) & 0xff);
+  out += dict;
+  const std::size_t at = out.size();
+  out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size());
+  if (a.dtype == kBool) {
+    for (std::size_t i = at; i < out.size(); ++i) out[i] = out[i] ? 1 : 0;
+  }
+  return out;
+}
+
+/// \brief Decodes the bytes of a .npy file; `what` (the file name) prefixes every error.
+inline Array decode_npy(const std::string& b, const std::string& what) {
+  if (b.empty()) detail::fail(what, "empty file (not a .npy file)");
+  const std::size_t head = b.size() < 6 ? b.size() : 6;
+  if (b.compare(0, head, "\x93NUMPY", head) != 0) detail::fail(what, "not a .npy file (no \\x93NUMPY magic)");
+  if (b.size() < 10) detail::fail(what, "truncated .npy file (" + std::to_string(b.size()) + " bytes)");
+  const int major = static_cast<unsigned char>(b[6]);
+  if (major < 1 || major > 3) {
+    detail::fail(what, ".npy format version " + std::to_string(major) + "." +
+                           std::to_string(static_cast<unsigned char>(b[7])) + " is not supported (1.0, 2.0, 3.0 are)");
+  }
+  const int len_bytes = major == 1 ? 2 : 4;
+  const std::size_t header_at = 8 + static_cast<std::size_t>(len_bytes);
+  if (b.size() < header_at) detail::fail(what, "truncated .npy file (in the header length)");
+  std::size_t header_len = 0;
+  for (int i = len_bytes - 1; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(b[8 + i]);
+  if (b.size() - header_at < header_len) {
+    detail::fail(what, "truncated .npy file: the header says " + std::to_string(header_len) + " bytes, " +
+                           std::to_string(b.size() - header_at) + " follow");
+  }
+  const std::string header = b.substr(header_at, header_len);
+  for (char c : header) {
+    if (c == 0 || (major < 3 && static_cast<unsigned char>(c) >= 0x80)) {
+      detail::fail(what, "malformed .npy header (non-ASCII bytes)");
+    }
+  }
+  const detail::NpyHeader h = detail::HeaderReader(header, what).parse();
+  Array a;
+  a.dtype = detail::dtype_from_descr(h.descr, what);
+  a.shape = h.shape;
+  if (h.fortran_order) {
+    int non_one = 0;
+    for (int64_t d : a.shape) non_one += d != 1;
+    if (non_one > 1) detail::fail(what, "Fortran-order arrays are not supported; save np.ascontiguousarray(a)");
+  }
+  const uint64_t want = detail::byte_count(a.shape, a.dtype, what);
+  const uint64_t have = b.size() - header_at - header_len;
+  if (have != want) {
+    detail::fail(what, std::string(have < want ? "truncated .npy file" : "malformed .npy file (extra bytes)") + ": " +
+                           type_str(a.dtype, a.shape) + " needs " + std::to_string(want) + " data bytes, the file has " +
+                           std::to_string(have));
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data() + header_at + header_len);
+  a.data.assign(p, p + want);
+  if (a.dtype == kBool) {
+    for (unsigned char& x : a.data) x = x ? 1 : 0;
+  }
+  return a;
+}
+
+// ---- .pb ----------------------------------------------------------------------------------------
+
+/// \brief Decodes a serialized onnx.TensorProto; `what` (the file name) prefixes every error.
+inline Array decode_pb(const std::string& bytes, const std::string& what) {
+  detail::Wire w(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
+  std::vector<uint64_t> dims, int32_data, int64_data;
+  std::vector<uint32_t> float_data;  // bit patterns
+  const unsigned char* raw = nullptr;
+  std::size_t raw_size = 0;
+  bool has_raw = false;
+  uint64_t data_type = 0;
+  Array a;
+  const std::string bad = "not a valid serialized onnx.TensorProto";
+  while (!w.done()) {
+    const uint64_t key = w.varint();
+    const uint64_t field = key >> 3;
+    const int wt = static_cast<int>(key & 7);
+    if (field == 0) detail::fail(what, bad + " (field number 0)");
+    switch (field) {
+      case 1: detail::read_varints(w, wt, field, dims, what); break;
+      case 2:
+        if (wt != 0) detail::fail(what, bad + " (data_type is not a varint)");
+        data_type = w.varint();
+        break;
+      case 3: detail::fail(what, "segmented tensors (TensorProto.segment) are not supported");
+      case 4:
+        if (wt == 5) {
+          float_data.push_back(w.fixed32());
+        } else if (wt == 2) {
+          const auto [p, n] = w.bytes();
+          if (n % 4) detail::fail(what, bad + " (packed float_data of " + std::to_string(n) + " bytes)");
+          for (std::size_t i = 0; i < n; i += 4) {
+            float_data.push_back(static_cast<uint32_t>(p[i]) | static_cast<uint32_t>(p[i + 1]) << 8 |
+                                 static_cast<uint32_t>(p[i + 2]) << 16 | static_cast<uint32_t>(p[i + 3]) << 24);
+          }
+        } else {
+          detail::fail(what, bad + " (float_data has wire type " + std::to_string(wt) + ")");
+        }
+        break;
+      case 5: detail::read_varints(w, wt, field, int32_data, what); break;
+      case 6: detail::fail(what, "string tensors are not supported");
+      case 7: detail::read_varints(w, wt, field, int64_data, what); break;
+      case 8: {
+        if (wt != 2) detail::fail(what, bad + " (name is not length-delimited)");
+        const auto [p, n] = w.bytes();
+        a.name.assign(reinterpret_cast<const char*>(p), n);
+        break;
+      }
+      case 9: {
+        if (wt != 2) detail::fail(what, bad + " (raw_data is not length-delimited)");
+        const auto [p, n] = w.bytes();
+        raw = p;
+        raw_size = n;
+        has_raw = true;
+        break;
+      }
+      case 10: case 11:
+        detail::fail(what, "tensor data in double_data/uint64_data is not supported (dtype " +
+                               dtype_name(static_cast<int>(data_type)) + ")");
+      case 13: w.skip(wt, field); break;  // external_data entries: data_location says whether they apply
+      case 14: {
+        if (wt != 0) detail::fail(what, bad + " (data_location is not a varint)");
+        if (w.varint() == 1) detail::fail(what, "tensor files with external data are not supported");
+        break;
+      }
+      default: w.skip(wt, field); break;  // doc_string, metadata_props, future fields
+    }
+  }
+  if (data_type == 0 && dims.empty() && !has_raw && float_data.empty() && int32_data.empty() && int64_data.empty()) {
+    detail::fail(what, bad + " (no data type, no data)");
+  }
+  if (data_type > 1000 || dtype_size(static_cast<int>(data_type)) == 0) {
+    detail::fail(what, "tensor dtype " + dtype_name(static_cast<int>(data_type)) +
+                           " is not supported (float32, float16, int64, int32, int8, uint8, bool are)");
+  }
+  a.dtype = static_cast<int>(data_type);
+  for (uint64_t d : dims) {
+    if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) detail::fail(what, "negative dimension");
+    a.shape.push_back(static_cast<int64_t>(d));
+  }
+  const uint64_t nbytes = detail::byte_count(a.shape, a.dtype, what);
+  const std::size_t esize = dtype_size(a.dtype);
+  const uint64_t numel = nbytes / esize;
+  const std::size_t typed = float_data.size() + int32_data.size() + int64_data.size();
+  const std::string tstr = type_str(a.dtype, a.shape);
+  if (has_raw) {
+    if (typed) detail::fail(what, bad + " (both raw_data and typed data fields are set)");
+    if (raw_size != nbytes) {
+      detail::fail(what, std::string(raw_size < nbytes ? "truncated" : "malformed") + " tensor: " + tstr + " needs " +
+                             std::to_string(nbytes) + " bytes of raw_data, the file has " + std::to_string(raw_size));
+    }
+    a.data.assign(raw, raw + raw_size);
+    if (a.dtype == kBool) {
+      for (unsigned char& x : a.data) x = x ? 1 : 0;
+    }
+    return a;
+  }
+  // Typed fields: float_data for float32, int64_data for int64, int32_data for the rest (float16
+  // as its bit pattern, bool as 0/1).
+  const char* field_name = a.dtype == kFloat32 ? "float_data" : a.dtype == kInt64 ? "int64_data" : "int32_data";
+  const std::size_t count = a.dtype == kFloat32 ? float_data.size()
+                            : a.dtype == kInt64 ? int64_data.size()
+                                                : int32_data.size();
+  if (count != typed) {
+    detail::fail(what, bad + " (a " + dtype_name(a.dtype) + " tensor with data outside " + field_name + ")");
+  }
+  if (count != numel) {
+    detail::fail(what, std::string(count < numel ? "truncated" : "malformed") + " tensor: " + tstr + " needs " +
+                           std::to_string(numel) + " values in " + field_name + ", the file has " +
+                           std::to_string(count));
+  }
+  a.data.resize(static_cast<std::size_t>(nbytes));
+  for (std::size_t i = 0; i < count; ++i) {
+    unsigned char* dst = a.data.data() + i * esize;
+    uint64_t v = a.dtype == kFloat32 ? float_data[i] : a.dtype == kInt64 ? int64_data[i] : int32_data[i];
+    if (a.dtype == kBool) v = (v & 0xffffffffu) != 0;
+    for (std::size_t k = 0; k < esize; ++k) dst[k] = static_cast<unsigned char>(v >> (8 * k));
+  }
+  return a;
+}
+
+// ---- files --------------------------------------------------------------------------------------
+
+/// \brief The whole file as bytes; Error naming the file when it cannot be read.
+inline std::string read_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) detail::fail(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) detail::fail(path, "is a directory, not a file");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) detail::fail(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string r;
+  char buf[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.append(buf, n);
+  const bool err = std::ferror(f) != 0;
+  std::fclose(f);
+  if (err) detail::fail(path, "read error");
+  return r;
+}
+
+inline Array read_npy(const std::string& path) { return decode_npy(read_file(path), path); }
+inline Array read_pb(const std::string& path) { return decode_pb(read_file(path), path); }
+
+/// \brief .npy or .pb by the file's extension (case-insensitive); Error for anything else.
+inline Array read(const std::string& path) {
+  if (detail::ends_with_ci(path, ".npy")) return read_npy(path);
+  if (detail::ends_with_ci(path, ".pb")) return read_pb(path);
+  detail::fail(path, "unknown tensor file type (expected a .npy or .pb file)");
+}
+
+/// \brief Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed over
+/// `path` once complete, so a reader never sees a partial file. Error naming the file.
+inline void write_file_atomic(const std::string& path, const std::string& bytes) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmpl = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) detail::fail(path, "cannot create a file in '" + dir + "': " + std::strerror(errno));
+  const std::string tmp(name.data());
+  auto give_up = [&](const std::string& what, int err, bool close_fd) {
+    if (close_fd) ::close(fd);
+    ::unlink(tmp.c_str());
+    detail::fail(path, what + ": " + std::strerror(err));
+  };
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      give_up("write failed", errno, true);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const mode_t mask = ::umask(0);  // mkstemp makes 0600 files: give the usual permissions
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) give_up("chmod failed", errno, true);
+  if (::close(fd) != 0) give_up("write failed", errno, false);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) give_up("cannot write", errno, false);
+}
+
+/// \brief Writes `a` as a .npy file, atomically.
+inline void write_npy(const std::string& path, const Array& a) {
+  std::string bytes;
+  try {
+    bytes = encode_npy(a);
+  } catch (const Error& e) {
+    detail::fail(path, e.what());
+  }
+  write_file_atomic(path, bytes);
+}
+
+/// \brief The file name an output gets (as `modelc run-reference` names them): every character
+/// other than letters, digits, '_', '-' and '.' becomes '_'; "", "." and ".." become underscores;
+/// at most 200 characters.
+inline std::string sanitize_file_name(const std::string& name) {
+  std::string r;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.';
+    r += ok ? c : '_';
+  }
+  if (r.empty() || r == "." || r == "..") r = std::string(r.size() + 1, '_');
+  if (r.size() > 200) r.resize(200);
+  return r;
+}
+
+/// \brief The .npy file names of a model's outputs, in order: sanitize_file_name(name) + ".npy",
+/// with "_1", "_2", ... before the extension when two names sanitize alike (as run-reference does).
+inline std::vector<std::string> output_file_names(const std::vector<std::string>& names) {
+  std::vector<std::string> files, used;
+  for (const std::string& n : names) {
+    const std::string base = sanitize_file_name(n);
+    std::string f = base + ".npy";
+    for (int k = 1;; ++k) {
+      bool taken = false;
+      for (const std::string& u : used) taken = taken || u == f;
+      if (!taken) break;
+      f = base + "_" + std::to_string(k) + ".npy";
+    }
+    used.push_back(f);
+    files.push_back(f);
+  }
+  return files;
+}
+
+}  // namespace mc_npy

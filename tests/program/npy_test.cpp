@@ -1,0 +1,451 @@
+// runtime_stub/npy.h and compare.h: the generated program's .npy / .pb reader and writer, checked
+// against modelc's own (protobuf-based) tensor I/O, and its output comparison.
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/tensor_io.h"
+#include "ir/dtype.h"
+#include "support/error.h"
+#include "onnx/onnx_pb.h"
+#include "runtime_stub/compare.h"
+#include "runtime_stub/npy.h"
+#include "tests/frontend/onnx_builder.h"
+
+using modelc::test::TempDir;
+
+namespace {
+
+mc_npy::Array from_tensor(const modelc::Tensor& t) {
+  mc_npy::Array a;
+  a.dtype = static_cast<int>(t.dtype());
+  a.shape = t.shape();
+  a.data.assign(t.raw(), t.raw() + t.nbytes());
+  return a;
+}
+
+mc_npy::Array f32(std::vector<int64_t> shape, const std::vector<float>& v) {
+  mc_npy::Array a;
+  a.dtype = mc_npy::kFloat32;
+  a.shape = std::move(shape);
+  a.data.resize(v.size() * 4);
+  std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+
+template <class T>
+mc_npy::Array typed(int dtype, std::vector<int64_t> shape, const std::vector<T>& v) {
+  mc_npy::Array a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  a.data.resize(v.size() * sizeof(T));
+  std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const mc_npy::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A .npy file with a hand-written header (version major.0).
+std::string npy_bytes(int major, const std::string& dict, const std::string& data) {
+  std::string h = dict;
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  while ((prefix + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string out("\x93NUMPY", 6);
+  out += static_cast<char>(major);
+  out += '\0';
+  for (int i = 0; i < (major == 1 ? 2 : 4); ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  return out + h + data;
+}
+
+}  // namespace
+
+TEST_CASE("npy.h: encode/decode round trip for every dtype, byte-identical to modelc's writer") {
+  std::mt19937 rng(7);
+  const std::vector<int> dtypes = {mc_npy::kFloat32, mc_npy::kFloat16, mc_npy::kInt64, mc_npy::kInt32,
+                                   mc_npy::kInt8,    mc_npy::kUint8,   mc_npy::kBool};
+  const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {2, 3}, {1, 3, 2, 2}, {0, 4}};
+  for (int dt : dtypes) {
+    for (const auto& shape : shapes) {
+      mc_npy::Array a;
+      a.dtype = dt;
+      a.shape = shape;
+      a.data.resize(a.numel() * mc_npy::dtype_size(dt));
+      for (auto& b : a.data) b = static_cast<unsigned char>(rng());
+      if (dt == mc_npy::kBool) {
+        for (auto& b : a.data) b &= 1;
+      }
+      const std::string bytes = mc_npy::encode_npy(a);
+      CAPTURE(mc_npy::type_str(dt, shape));
+      // modelc reads it and writes the same bytes.
+      const modelc::Tensor t = modelc::decode_npy(bytes, "x.npy");
+      CHECK(static_cast<int>(t.dtype()) == dt);
+      CHECK(t.shape() == shape);
+      CHECK(modelc::encode_npy(t) == bytes);
+      CHECK(bytes.size() % 64 == a.data.size() % 64);  // header padded to 64 bytes
+      const mc_npy::Array back = mc_npy::decode_npy(bytes, "x.npy");
+      CHECK(back.dtype == dt);
+      CHECK(back.shape == shape);
+      CHECK(back.data == a.data);
+    }
+  }
+}
+
+TEST_CASE("npy.h: header forms numpy writes: versions 2.0/3.0, Fortran order of a vector, one-byte orders") {
+  const std::string data(24, '\0');
+  auto a = mc_npy::decode_npy(npy_bytes(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", data), "v2");
+  CHECK(a.shape == std::vector<int64_t>{2, 3});
+  a = mc_npy::decode_npy(npy_bytes(3, "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (6,)}", data), "v3");
+  CHECK(a.dtype == mc_npy::kInt32);
+  a = mc_npy::decode_npy(npy_bytes(1, "{'descr': '<i8', 'fortran_order': True, 'shape': (1, 3, 1), }", data), "f");
+  CHECK(a.shape == std::vector<int64_t>{1, 3, 1});
+  a = mc_npy::decode_npy(npy_bytes(1, "{'shape': (3L,), 'fortran_order': False, 'descr': '<u1'}", "abc"), "py2");
+  CHECK(a.dtype == mc_npy::kUint8);
+  a = mc_npy::decode_npy(npy_bytes(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x00\x02\x01", 3)), "b");
+  CHECK(a.data == std::vector<unsigned char>{0, 1, 1});  // bools normalised to 0/1
+  a = mc_npy::decode_npy(npy_bytes(1, "{'descr': '<i1', 'fortran_order': False, 'shape': (), }", "\x05"), "s");
+  CHECK(a.shape.empty());
+  CHECK(a.numel() == 1);
+}
+
+TEST_CASE("npy.h: malformed, truncated and unsupported .npy files are clear errors") {
+  const std::string good = npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                                     std::string(24, '\0'));
+  CHECK(has(error_of([&] { mc_npy::decode_npy("hello world", "a.npy"); }), "a.npy: not a .npy file"));
+  CHECK(has(error_of([&] { mc_npy::decode_npy("", "a.npy"); }), "a.npy: empty file (not a .npy file)"));
+  CHECK(has(error_of([&] { mc_npy::decode_npy(good.substr(0, 8), "a.npy"); }), "truncated .npy file"));
+  CHECK(has(error_of([&] { mc_npy::decode_npy(good.substr(0, 40), "a.npy"); }), "truncated .npy file: the header"));
+  CHECK(has(error_of([&] { mc_npy::decode_npy(good.substr(0, good.size() - 1), "a.npy"); }),
+            "truncated .npy file: float32[2x3] needs 24 data bytes, the file has 23"));
+  CHECK(has(error_of([&] { mc_npy::decode_npy(good + "x", "a.npy"); }), "extra bytes"));
+  // Every truncation is an error (never a crash or a short array).
+  for (std::size_t n = 0; n < good.size(); ++n) {
+    CHECK(has(error_of([&] { mc_npy::decode_npy(good.substr(0, n), "a.npy"); }), "a.npy: "));
+  }
+  std::string v9 = good;
+  v9[6] = 9;
+  CHECK(has(error_of([&] { mc_npy::decode_npy(v9, "a.npy"); }), "version 9.0 is not supported"));
+  auto header_error = [](const std::string& dict, const std::string& data = std::string(24, '\0')) {
+    return error_of([&] { mc_npy::decode_npy(npy_bytes(1, dict, data), "h.npy"); });
+  };
+  CHECK(has(header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"), "a.astype(np.float32)"));
+  CHECK(has(header_error("{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }"), "big-endian"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }"), "Fortran-order"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False}"), "are required"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}"), "unexpected key"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }"), "non-negative integer"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
+            "too large"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296)}"),
+            "too large"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (6,)}"), "malformed .npy header"));
+  CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False, 'shape': (6,)} junk"), "after the closing"));
+  CHECK(has(header_error("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}"), "repeats"));
+  CHECK(has(header_error("{'descr': '<U4', 'fortran_order': False, 'shape': (6,)}"), "dtype '<U4' is not supported"));
+}
+
+TEST_CASE("npy.h: write_npy is atomic and leaves no temporary file; errors name the file") {
+  TempDir dir;
+  const std::string path = dir / "y.npy";
+  mc_npy::write_npy(path, f32({2}, {1.5f, -2.0f}));
+  mc_npy::write_npy(path, f32({3}, {1, 2, 3}));  // replaces
+  const mc_npy::Array a = mc_npy::read(path);
+  CHECK(a.shape == std::vector<int64_t>{3});
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) {
+    ++files;
+    CHECK(e.path().filename() == "y.npy");
+  }
+  CHECK(files == 1);
+  CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::others_read) !=
+        std::filesystem::perms::none);
+  CHECK(has(error_of([&] { mc_npy::write_npy(dir / "missing/y.npy", f32({1}, {1})); }), "missing/y.npy: cannot create"));
+  mc_npy::Array bad = f32({2}, {1});
+  CHECK(has(error_of([&] { mc_npy::write_npy(dir / "z.npy", bad); }), "cannot write an array of 4 bytes"));
+  CHECK(!std::filesystem::exists(dir / "z.npy"));
+  CHECK(has(error_of([&] { mc_npy::read(dir / "nope.npy"); }), "nope.npy: cannot open"));
+  CHECK(has(error_of([&] { mc_npy::read(dir.str()); }), "unknown tensor file type"));
+  std::filesystem::create_directory(dir / "d.npy");
+  CHECK(has(error_of([&] { mc_npy::read(dir / "d.npy"); }), "is a directory"));
+}
+
+TEST_CASE("npy.h: .pb TensorProto decoding: raw, typed packed and unpacked fields, every dtype") {
+  auto decode = [](const onnx::TensorProto& t) { return mc_npy::decode_pb(t.SerializeAsString(), "t.pb"); };
+  onnx::TensorProto t;
+  t.set_name("X");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(2);
+  t.add_dims(2);
+  for (float v : {1.0f, -2.5f, 3.25f, 0.0f}) t.add_float_data(v);
+  mc_npy::Array a = decode(t);
+  CHECK(a.name == "X");
+  CHECK(a.dtype == mc_npy::kFloat32);
+  CHECK(a.shape == std::vector<int64_t>{2, 2});
+  CHECK(a.data == f32({2, 2}, {1.0f, -2.5f, 3.25f, 0.0f}).data);
+
+  onnx::TensorProto i64;
+  i64.set_data_type(onnx::TensorProto::INT64);
+  i64.add_dims(3);
+  for (int64_t v : {int64_t(-1), int64_t(5), std::numeric_limits<int64_t>::min()}) i64.add_int64_data(v);
+  CHECK(decode(i64).data == typed<int64_t>(7, {3}, {-1, 5, std::numeric_limits<int64_t>::min()}).data);
+
+  onnx::TensorProto i32;
+  i32.set_data_type(onnx::TensorProto::INT32);
+  i32.add_dims(2);
+  i32.add_int32_data(-7);
+  i32.add_int32_data(std::numeric_limits<int32_t>::max());
+  CHECK(decode(i32).data == typed<int32_t>(6, {2}, {-7, std::numeric_limits<int32_t>::max()}).data);
+
+  onnx::TensorProto h;
+  h.set_data_type(onnx::TensorProto::FLOAT16);
+  h.add_dims(2);
+  h.add_int32_data(0x3c00);
+  h.add_int32_data(0xc000);
+  CHECK(decode(h).data == typed<uint16_t>(10, {2}, {0x3c00, 0xc000}).data);
+
+  onnx::TensorProto b;
+  b.set_data_type(onnx::TensorProto::BOOL);
+  b.add_dims(3);
+  for (int v : {1, 0, 1}) b.add_int32_data(v);
+  CHECK(decode(b).data == std::vector<unsigned char>{1, 0, 1});
+
+  onnx::TensorProto i8;
+  i8.set_data_type(onnx::TensorProto::INT8);
+  i8.add_dims(2);
+  i8.add_int32_data(-128);
+  i8.add_int32_data(127);
+  CHECK(decode(i8).data == std::vector<unsigned char>{0x80, 0x7f});
+
+  onnx::TensorProto raw;
+  raw.set_data_type(onnx::TensorProto::UINT8);
+  raw.set_raw_data(std::string("\x01\x02\x03", 3));
+  raw.add_dims(3);
+  CHECK(decode(raw).data == std::vector<unsigned char>{1, 2, 3});
+
+  onnx::TensorProto scalar;
+  scalar.set_data_type(onnx::TensorProto::FLOAT);
+  scalar.add_float_data(4.0f);
+  a = decode(scalar);
+  CHECK(a.shape.empty());
+  CHECK(a.data == f32({}, {4.0f}).data);
+
+  // Unpacked repeated fields (proto2 writers may emit them): dims 2 as two varints, float_data as
+  // fixed32 fields, data_type after the data.
+  std::string bytes;
+  bytes += "\x08\x02";                                   // dims: 2
+  bytes += std::string("\x25\x00\x00\x80\x3f", 5);       // float_data: 1.0 (fixed32)
+  bytes += std::string("\x25\x00\x00\x00\x40", 5);       // float_data: 2.0
+  bytes += "\x10\x01";                                   // data_type: FLOAT
+  bytes += std::string("\x62\x03" "doc", 5);             // doc_string (skipped)
+  a = mc_npy::decode_pb(bytes, "u.pb");
+  CHECK(a.shape == std::vector<int64_t>{2});
+  CHECK(a.data == f32({2}, {1.0f, 2.0f}).data);
+}
+
+TEST_CASE("npy.h: malformed, truncated and unsupported .pb files are clear errors") {
+  onnx::TensorProto t;
+  t.set_name("X");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(4);
+  t.set_raw_data(std::string(16, '\x01'));
+  const std::string good = t.SerializeAsString();
+  // Every truncation is an error or, when cut between fields, a shorter but consistent message:
+  // never a crash, never data of the wrong size.
+  for (std::size_t n = 0; n < good.size(); ++n) {
+    try {
+      const mc_npy::Array a = mc_npy::decode_pb(good.substr(0, n), "t.pb");
+      CHECK(a.data.size() == a.numel() * mc_npy::dtype_size(a.dtype));
+    } catch (const mc_npy::Error& e) {
+      CHECK(has(e.what(), "t.pb: "));
+    }
+  }
+  const std::size_t raw_at = good.find(std::string(16, '\x01'));
+  REQUIRE(raw_at != std::string::npos);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(good.substr(0, raw_at + 8), "t.pb"); }), "truncated in a length"));
+  CHECK(has(error_of([&] { mc_npy::decode_pb("", "t.pb"); }), "no data type, no data"));
+  CHECK(has(error_of([&] { mc_npy::decode_pb("\x93NUMPY garbage", "t.pb"); }), "t.pb: not a valid serialized"));
+
+  onnx::TensorProto short_raw = t;
+  short_raw.set_raw_data(std::string(12, '\0'));
+  CHECK(has(error_of([&] { mc_npy::decode_pb(short_raw.SerializeAsString(), "t.pb"); }),
+            "truncated tensor: float32[4] needs 16 bytes of raw_data, the file has 12"));
+  onnx::TensorProto few = t;
+  few.clear_raw_data();
+  few.add_float_data(1);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(few.SerializeAsString(), "t.pb"); }),
+            "needs 4 values in float_data, the file has 1"));
+  onnx::TensorProto both = t;
+  both.add_float_data(1);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(both.SerializeAsString(), "t.pb"); }), "both raw_data and typed"));
+  onnx::TensorProto dbl;
+  dbl.set_data_type(onnx::TensorProto::DOUBLE);
+  dbl.add_dims(1);
+  dbl.add_double_data(1.0);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(dbl.SerializeAsString(), "t.pb"); }), "float64"));
+  onnx::TensorProto str;
+  str.set_data_type(onnx::TensorProto::STRING);
+  str.add_string_data("a");
+  CHECK(has(error_of([&] { mc_npy::decode_pb(str.SerializeAsString(), "t.pb"); }), "string tensors"));
+  onnx::TensorProto ext = t;
+  ext.clear_raw_data();
+  ext.set_data_location(onnx::TensorProto::EXTERNAL);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(ext.SerializeAsString(), "t.pb"); }), "external data"));
+  onnx::TensorProto wrong_field;
+  wrong_field.set_data_type(onnx::TensorProto::INT64);
+  wrong_field.add_dims(1);
+  wrong_field.add_int32_data(1);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(wrong_field.SerializeAsString(), "t.pb"); }),
+            "int64 tensor with data outside int64_data"));
+  onnx::TensorProto neg = t;
+  neg.set_dims(0, -4);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(neg.SerializeAsString(), "t.pb"); }), "negative dimension"));
+  CHECK(has(error_of([&] { mc_npy::decode_pb(std::string("\x10\x01\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14), "t.pb"); }),
+            "t.pb: "));
+  CHECK(has(error_of([&] { mc_npy::decode_pb(std::string("\x7f", 1), "t.pb"); }), "field 15 has wire type 7"));
+}
+
+TEST_CASE("npy.h: every ONNX node-test .pb file decodes as modelc's protobuf reader does") {
+  const std::string root = "/usr/share/libonnx-testdata/data/node";
+  if (!std::filesystem::exists(root)) {
+    MESSAGE("skipped: " << root << " not installed (Debian libonnx-testdata)");
+    return;
+  }
+  int same = 0, refused_both = 0;
+  for (const auto& c : std::filesystem::directory_iterator(root)) {
+    const std::filesystem::path set = c.path() / "test_data_set_0";
+    if (!std::filesystem::exists(set)) continue;
+    for (const auto& f : std::filesystem::directory_iterator(set)) {
+      if (f.path().extension() != ".pb") continue;
+      const std::string path = f.path().string();
+      CAPTURE(path);
+      modelc::Tensor t;
+      bool modelc_ok = true;
+      try {
+        t = modelc::read_tensor_pb(path);
+      } catch (const std::exception&) {  // modelc::Error, or bad_alloc for a huge bogus shape
+        modelc_ok = false;
+      }
+      std::string err;
+      mc_npy::Array a;
+      try {
+        a = mc_npy::read(path);
+      } catch (const mc_npy::Error& e) {
+        err = e.what();
+      }
+      if (!modelc_ok) {  // sequences, strings, doubles...: refused by both
+        CHECK(!err.empty());
+        ++refused_both;
+        continue;
+      }
+      if (t.dtype() == modelc::DType::bfloat16) {  // npy.h refuses bfloat16 (no numpy dtype)
+        CHECK(has(err, "bfloat16"));
+        continue;
+      }
+      REQUIRE_MESSAGE(err.empty(), err);
+      const mc_npy::Array want = from_tensor(t);
+      CHECK(a.dtype == want.dtype);
+      CHECK(a.shape == want.shape);
+      CHECK(a.data == want.data);
+      ++same;
+    }
+  }
+  MESSAGE(same << " .pb files decoded identically, " << refused_both << " refused by both readers");
+  CHECK(same > 1000);
+}
+
+TEST_CASE("npy.h: float16 conversion matches modelc's (round to nearest even) bit for bit") {
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    const float a = mc_npy::half_to_float(static_cast<uint16_t>(h));
+    const float b = modelc::half_to_float(static_cast<uint16_t>(h));
+    if (std::isnan(b)) {
+      CHECK(std::isnan(a));
+    } else {
+      REQUIRE(std::memcmp(&a, &b, 4) == 0);
+    }
+  }
+  std::mt19937 rng(1);
+  for (int i = 0; i < 2000000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    if (i % 2) bits = (bits & 0x83ffffffu) | 0x38000000u;  // half of them near half's range
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) continue;
+    REQUIRE_MESSAGE(mc_npy::float_to_half(f) == modelc::float_to_half(f), "bits ", bits);
+  }
+  CHECK(mc_npy::float_to_half(65519.0f) == 0x7bff);
+  CHECK(mc_npy::float_to_half(65520.0f) == 0x7c00);
+  CHECK(mc_npy::float_to_half(std::ldexp(1.0f, -25)) == 0x0000);  // tie: to even (0)
+  CHECK(mc_npy::float_to_half(std::ldexp(1.5f, -25)) == 0x0001);
+  CHECK(mc_npy::float_to_half(-0.0f) == 0x8000);
+  CHECK((mc_npy::float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7fff) > 0x7c00);
+}
+
+TEST_CASE("npy.h: output file names as run-reference gives them") {
+  CHECK(mc_npy::sanitize_file_name("out:0/x") == "out_0_x");
+  CHECK(mc_npy::sanitize_file_name("..") == "___");
+  CHECK(mc_npy::sanitize_file_name("") == "_");
+  CHECK(mc_npy::sanitize_file_name(std::string(300, 'a')).size() == 200);
+  for (const std::string& n : {std::string("a b"), std::string("y.1"), std::string("\xc3\xa9t\xc3\xa9")}) {
+    CHECK(mc_npy::sanitize_file_name(n) == modelc::sanitize_file_name(n));
+  }
+  CHECK(mc_npy::output_file_names({"a:0", "a/0", "a_0", "b"}) ==
+        std::vector<std::string>{"a_0.npy", "a_0_1.npy", "a_0_2.npy", "b.npy"});
+}
+
+TEST_CASE("compare.h: metrics, tolerances, NaN/Inf, integers, shape and dtype disagreements") {
+  const mc_npy::Array want = f32({2, 2}, {1.0f, -2.0f, 0.0f, 4.0f});
+  mc_npy::Comparison c = mc_npy::compare(want, want, 1e-3, 1e-5);
+  CHECK(c.pass);
+  CHECK(c.count == 4);
+  CHECK(c.max_abs == 0);
+  CHECK(c.rel_l2 == 0);
+
+  const mc_npy::Array got = f32({2, 2}, {1.0005f, -2.0f, 1e-6f, 4.5f});
+  c = mc_npy::compare(got, want, 1e-3, 1e-5);
+  CHECK(!c.pass);
+  CHECK(c.mismatches == 1);  // 1.0005 is within 1e-5 + 1e-3 * 1; 4.5 is not
+  CHECK(c.first_mismatch == 3);
+  CHECK(c.first_got == doctest::Approx(4.5));
+  CHECK(c.max_abs == doctest::Approx(0.5));
+  CHECK(c.max_rel == doctest::Approx(0.125));  // the 0 expected is left out of max_rel
+  CHECK(c.rel_l2 == doctest::Approx(std::sqrt((0.0005 * 0.0005 + 1e-12 + 0.25) / 21.0)).epsilon(1e-4));
+  const std::string line = mc_npy::comparison_line("Y", want, c);
+  CHECK(has(line, "Y  float32[2x2]  max_abs 0.5  max_rel 0.125"));
+  CHECK(has(line, "mismatches 1/4  FAIL (first mismatch at [1,1]: got 4.5, expected 4)"));
+  CHECK(has(mc_npy::comparison_line("Y", want, mc_npy::compare(want, want, 0, 0)), "mismatches 0/4  PASS"));
+
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  CHECK(mc_npy::compare(f32({3}, {nan, inf, -inf}), f32({3}, {nan, inf, -inf}), 0, 0).pass);
+  c = mc_npy::compare(f32({3}, {nan, inf, 1}), f32({3}, {1, -inf, 1}), 1, 1);
+  CHECK(c.mismatches == 2);
+  CHECK(c.max_abs == 0);
+
+  const auto i64 = [](std::vector<int64_t> v) { return typed<int64_t>(mc_npy::kInt64, {int64_t(v.size())}, v); };
+  CHECK(!mc_npy::compare(i64({(int64_t(1) << 60) + 1}), i64({int64_t(1) << 60}), 1, 1).pass);  // exact for ints
+  CHECK(mc_npy::compare(i64({3, 4}), i64({3, 4}), 0, 0).pass);
+  c = mc_npy::compare(f32({4}, {1, 2, 3, 4}), want, 1, 1);
+  CHECK(!c.pass);
+  CHECK(has(c.problem, "shape differs: got float32[4], expected float32[2x2]"));
+  c = mc_npy::compare(i64({1, 2, 3, 4}), f32({4}, {1, 2, 3, 4}), 1, 1);
+  CHECK(has(c.problem, "dtype differs"));
+  CHECK(has(mc_npy::comparison_line("Y", want, c), "FAIL"));
+  CHECK(mc_npy::index_str({2, 3, 4}, 23) == "[1,2,3]");
+  CHECK(mc_npy::index_str({}, 0) == "[]");
+}
