@@ -30,6 +30,8 @@
 extern "C" const unsigned char tiny_mlp_weights[];  // tiny_mlp_weights.S
 extern "C" const unsigned char tiny_mlp_weights_end[];
 
+namespace {
+
 // k0: Gemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64], SIMT tile 16x64x16 t2x4
 using k0_gemm =
     mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 32>,
@@ -58,6 +60,8 @@ using k8_softmax = mc::reduction::Softmax<
     mc::reduction::Operand<float, mc::reduction::Strided<mc::reduction::Dims<4>, mc::reduction::Strides<10>>,
                            mc::reduction::Strided<mc::reduction::Dims<10>, mc::reduction::Strides<1>>>,
     mc::reduction::Tiling<32, 4, true>>;
+
+}  // namespace
 
 // Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).
 static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {
@@ -200,7 +204,7 @@ const mc::ModelInfo kModel = {
     MODELC_PTX_ARCH,
     4096u,                  // arena bytes
     27904u,                 // weights bytes
-    0xcf31a1b8d6825ca6ull,  // FNV-1a 64 of the weights
+    0x6a7aa137eb3e857cull,  // mc::checksum64 of the weights
     tiny_mlp_weights,
     "tiny_mlp_weights.bin",
     1,

@@ -9,7 +9,8 @@
 /// then says why. Dtypes are ONNX TensorProto codes (1 float32, 10 float16, 7 int64, ...).
 /// There is no global state: several models, and several contexts of one model, share a
 /// process. A context runs one inference at a time (its activation arena is its own).
-#pragma once
+#ifndef MODELC_TINY_MLP_H_
+#define MODELC_TINY_MLP_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,3 +73,5 @@ size_t tiny_mlp_workspace_bytes(void);
 #ifdef __cplusplus
 }  // extern "C"
 #endif
+
+#endif  // MODELC_TINY_MLP_H_
