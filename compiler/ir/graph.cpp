@@ -380,7 +380,7 @@ std::string Graph::to_string(bool with_constants) const {
       if (i) os << ", ";
       os << (n.outputs_[i] ? n.outputs_[i]->name() + ": " + n.outputs_[i]->type_str() : "_");
     }
-    os << " = " << n.op() << "(";
+    os << " = " << (n.domain().empty() ? "" : n.domain() + ".") << n.op() << "(";
     for (int i = 0; i < n.num_inputs(); ++i) {
       if (i) os << ", ";
       os << (n.inputs_[i] ? n.inputs_[i]->name() : "_");
@@ -395,7 +395,13 @@ std::string Graph::to_string(bool with_constants) const {
       }
       os << "}";
     }
-    os << "  # " << n.name() << "\n";
+    os << "  # " << n.name();
+    if (!n.covers_.empty()) {
+      os << " (covers";
+      for (std::size_t i = 0; i < n.covers_.size(); ++i) os << (i ? ", " : " ") << n.covers_[i];
+      os << ")";
+    }
+    os << "\n";
   }
   for (const Value* v : outputs_) os << "  output " << v->name() << ": " << v->type_str() << "\n";
   return os.str();

@@ -138,6 +138,13 @@ class Node {
   void set_attr_ints(const std::string& name, std::vector<int64_t> v);
   void set_attr_floats(const std::string& name, std::vector<double> v);
 
+  /// The ONNX nodes this node stands for, by name, when a pass folded or fused
+  /// several into it (the report names them; ops::lookup accepts the internal
+  /// "modelc" domain only on nodes that record them). Empty on a node as
+  /// imported: it then covers itself alone.
+  const std::vector<std::string>& covers() const { return covers_; }
+  void set_covers(std::vector<std::string> c) { covers_ = std::move(c); }
+
   /// An Error whose context is this node (name, op, opset).
   [[nodiscard]] Error error(const std::string& message, const std::string& hint = {}) const;
 
@@ -150,6 +157,7 @@ class Node {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   std::map<std::string, Attribute> attrs_;
+  std::vector<std::string> covers_;
 };
 
 /// \brief A model's graph. Owns its Values and Nodes; nodes() is kept in a

@@ -11,21 +11,23 @@ OpRegistry& OpRegistry::instance() {
 
 void OpRegistry::add(OpDef def) { defs_.push_back(std::move(def)); }
 
-const OpDef* OpRegistry::find(const std::string& op, int opset) const {
+const OpDef* OpRegistry::find(const std::string& op, int opset, const std::string& domain) const {
   const OpDef* best = nullptr;
   for (const OpDef& d : defs_) {
-    if (d.name == op && d.since <= opset && (!best || d.since > best->since)) best = &d;
+    if (d.name == op && d.domain == domain && d.since <= opset && (!best || d.since > best->since)) best = &d;
   }
   return best;
 }
 
-bool OpRegistry::knows(const std::string& op) const {
-  return std::any_of(defs_.begin(), defs_.end(), [&](const OpDef& d) { return d.name == op; });
+bool OpRegistry::knows(const std::string& op, const std::string& domain) const {
+  return std::any_of(defs_.begin(), defs_.end(), [&](const OpDef& d) { return d.name == op && d.domain == domain; });
 }
 
-std::vector<const OpDef*> OpRegistry::all() const {
+std::vector<const OpDef*> OpRegistry::all(const std::string& domain) const {
   std::vector<const OpDef*> r;
-  for (const OpDef& d : defs_) r.push_back(&d);
+  for (const OpDef& d : defs_) {
+    if (d.domain == domain) r.push_back(&d);
+  }
   std::sort(r.begin(), r.end(), [](const OpDef* a, const OpDef* b) {
     return a->name != b->name ? a->name < b->name : a->since < b->since;
   });
@@ -33,6 +35,11 @@ std::vector<const OpDef*> OpRegistry::all() const {
 }
 
 const OpDef& lookup(const Node& n) {
+  const bool internal = n.domain() == kModelcDomain && !n.covers().empty();
+  if (internal) {
+    if (const OpDef* d = OpRegistry::instance().find(n.op(), n.opset(), kModelcDomain)) return *d;
+    throw n.error("internal op " + n.op() + " of the '" + std::string(kModelcDomain) + "' domain is not registered");
+  }
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
     throw n.error("operator domain '" + n.domain() + "' is not supported (only the default ONNX domain is)",
                   "re-export the model without custom or contrib operators");

@@ -15,6 +15,10 @@
 
 namespace modelc::ops {
 
+/// The domain of modelc's internal ops (FusedConv, ...), made by passes and
+/// never read from a model file (see lookup).
+inline constexpr const char* kModelcDomain = "modelc";
+
 /// Read by passes/precision (--fp16). `unset`: the op stays FP32.
 enum class Precision {
   unset,         ///< no policy: stays FP32
@@ -50,6 +54,7 @@ using FlopsFn = std::function<int64_t(const Node&)>;
 /// \brief Everything modelc knows about one form of an op.
 struct OpDef {
   std::string name;
+  std::string domain;                    ///< "" = the default ONNX domain; kModelcDomain for internal ops
   int since = 1;                         ///< first opset of this form
   std::vector<std::string> attributes;   ///< known attribute names; any other is rejected
   int min_inputs = 0, max_inputs = -1;   ///< -1: variadic
@@ -74,18 +79,25 @@ class OpRegistry {
   static OpRegistry& instance();
   void add(OpDef def);
   /// The form in force at `opset`: the highest `since` <= opset. Null when none.
-  const OpDef* find(const std::string& op, int opset) const;
+  /// `domain`: "" for the default ONNX domain, kModelcDomain for internal ops.
+  const OpDef* find(const std::string& op, int opset, const std::string& domain = "") const;
   /// True when some form of the op is registered (at any opset).
-  bool knows(const std::string& op) const;
-  /// Every form, sorted by name then since.
-  std::vector<const OpDef*> all() const;
+  bool knows(const std::string& op, const std::string& domain = "") const;
+  /// Every form of one domain (the default ONNX domain unless told), sorted
+  /// by name then since.
+  std::vector<const OpDef*> all(const std::string& domain = "") const;
 
  private:
   std::vector<OpDef> defs_;
 };
 
 /// The form for a node; throws Error naming the node, op and opset when the
-/// op or that opset's form is not supported.
+/// op or that opset's form is not supported. Nodes of the default domain ("" or
+/// "ai.onnx") are looked up among the ONNX ops. A node of the kModelcDomain is
+/// looked up among the internal ops only when a pass made it, which such a node
+/// shows by recording the ONNX nodes it covers (Node::covers, never set by the
+/// frontend): a model file that uses the "modelc" domain is refused like any
+/// other non-ONNX domain.
 const OpDef& lookup(const Node& n);
 
 /// Checks a node against its OpDef: input/output counts, unknown attributes,
@@ -97,6 +109,7 @@ class OpBuilder {
  public:
   explicit OpBuilder(std::string name) { def_.name = std::move(name); }
   OpBuilder&& since(int v) && { def_.since = v; return std::move(*this); }
+  OpBuilder&& domain(std::string d) && { def_.domain = std::move(d); return std::move(*this); }
   OpBuilder&& attrs(std::vector<std::string> a) && { def_.attributes = std::move(a); return std::move(*this); }
   OpBuilder&& inputs(int lo, int hi) && { def_.min_inputs = lo; def_.max_inputs = hi; return std::move(*this); }
   OpBuilder&& outputs(int lo, int hi) && { def_.min_outputs = lo; def_.max_outputs = hi; return std::move(*this); }

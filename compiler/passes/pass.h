@@ -1,18 +1,55 @@
 // compiler/passes/pass.h — graph -> graph passes and the pipeline that orders them.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
 namespace modelc {
 
+/// \brief What passes/precision did, for report.md / report.json. The pass
+/// fills the one PassOptions::precision_report points to (it starts by
+/// clearing it); the caller owns it.
+struct PrecisionReport {
+  /// One weight (constant float tensor) converted to float16 at compile time.
+  struct Weight {
+    std::string name;        ///< the tensor's name in the model
+    int64_t elements = 0;
+    int64_t clamped = 0;     ///< finite values beyond FP16's range, clamped to +-65504
+    int64_t subnormal = 0;   ///< values whose FP16 result is subnormal (|x| < 2^-14, not 0)
+    int64_t underflow = 0;   ///< non-zero values whose FP16 result is 0
+  };
+  /// A node with float tensors that stays FP32, and why.
+  struct Fp32Node {
+    std::string node, op, reason;
+  };
+  std::vector<Weight> weights;          ///< in the order the pass converted them
+  std::vector<Fp32Node> fp32_nodes;     ///< in graph order
+  int64_t fp16_nodes = 0;               ///< nodes that now store their float tensors in FP16
+  int64_t casts_inserted = 0;           ///< Cast nodes left in the graph at FP16/FP32 boundaries
+  bool fp16_accumulate = false;         ///< copied from PassOptions
+  bool io_fp16 = false;                 ///< copied from PassOptions
+  int64_t total_clamped() const;
+  int64_t total_subnormal() const;
+};
+
 /// \brief What the passes read from the command line.
 struct PassOptions {
   bool fp16 = false;                    ///< --fp16 (passes/precision, layout)
+  /// --fp16-accumulate: FP16 accumulation in GEMM/conv kernels where faster.
+  /// Read by the code generator; passes/precision only records it.
+  bool fp16_accumulate = false;
+  bool io_fp16 = false;                 ///< --io-fp16: graph inputs and outputs become float16
+  /// Run fuse_epilogue. Off until the conv/gemm template families emit the fused
+  /// epilogues (modelc.FusedConv/FusedGemm/FusedMatMul); the passes' tests turn it on.
+  bool fuse_epilogue = false;
+  std::vector<std::string> keep_fp32;   ///< --keep-fp32 NODE,...: nodes pinned to FP32 (by ONNX node name)
+  PrecisionReport* precision_report = nullptr;  ///< filled by passes/precision when set
   bool verify_each = false;             ///< --verify-each: run the verifier after every pass
   std::set<std::string> disabled;       ///< --disable-pass NAME
   std::set<std::string> print_after;    ///< --print-after NAME ("all" for every pass)
@@ -34,5 +71,8 @@ const std::vector<std::string>& pipeline_pass_names();
 // The passes.
 bool simplify(Graph& g, const PassOptions& o);
 bool fold_constants(Graph& g, const PassOptions& o);
+bool fold_batchnorm(Graph& g, const PassOptions& o);
+bool precision(Graph& g, const PassOptions& o);
+bool fuse_epilogue(Graph& g, const PassOptions& o);
 
 }  // namespace modelc

@@ -25,7 +25,8 @@ bool run_pass(Graph& g, const PassOptions& o, const char* name, const PassFn& pa
 }
 
 const std::vector<std::string>& pipeline_pass_names() {
-  static const std::vector<std::string> names = {"simplify", "fold_constants"};
+  static const std::vector<std::string> names = {"simplify", "fold_constants", "fold_batchnorm", "precision",
+                                                 "fuse_epilogue"};
   return names;
 }
 
@@ -36,6 +37,12 @@ void run_pipeline(Graph& g, const PassOptions& o) {
   }
   run_pass(g, o, "simplify", simplify);              // needs: shapes inferred (frontend)
   run_pass(g, o, "fold_constants", fold_constants);  // needs: constants propagated (ops::infer_graph)
+  run_pass(g, o, "fold_batchnorm", fold_batchnorm);  // needs: constant weights (fold_constants); folds in FP32
+  // needs: weights final (fold_batchnorm), so each is converted to FP16 once, after folding
+  if (o.fp16) run_pass(g, o, "precision", precision);
+  // needs: BN and constant scales folded (fold_batchnorm); the precision's Casts in place, since a
+  // Cast between a producer and its epilogue (an FP32-pinned node) must stop the fusion
+  if (o.fuse_epilogue) run_pass(g, o, "fuse_epilogue", fuse_epilogue);
 }
 
 }  // namespace modelc

@@ -1,0 +1,376 @@
+// compiler/passes/precision.cpp — --fp16: which tensors are stored in FP16.
+//
+// Per node, from the registry's OpDef::precision:
+//   fp16, fp32_compute   the node's float32 inputs and outputs become float16
+//                        (fp32_compute: the kernel computes in FP32 on FP16
+//                        storage; the graph looks the same)
+//   unset, never         the node keeps its types (FP32)
+// A node also stays FP32 when --keep-fp32 names it (by its name, or a name it
+// covers), or when its op does not take float16 in that form (checked on a
+// copy with the op's own validation and shape rule).
+//
+// Inputs listed in OpDef::const_inputs (Resize's roi and scales, ...) are
+// parameters, never converted. Integer and bool tensors never change.
+//
+// Constant float tensors read by FP16 nodes are converted at compile time into
+// new constant Values (name + "_fp16"; the FP32 original stays for FP32
+// readers or is dropped when none is left): finite values beyond FP16's range
+// are clamped to +-65504, and the clamped values, the subnormal results and
+// the values that underflow to 0 are counted per tensor in the
+// PrecisionReport that PassOptions::precision_report points to.
+//
+// A Cast is inserted at every boundary between FP16 and FP32 storage, once
+// per value and direction (later readers share it). Graph inputs and outputs
+// stay FP32 (a Cast after the input, before the output: the output Value
+// keeps its name and the producer writes NAME_fp16), unless io_fp16, where
+// they become float16 themselves (a graph output that is a constant keeps
+// its type). Last, Cast chains through an exact widening (float16 -> float32
+// -> T) read the float16 value directly, and Casts to the type their input
+// already has are removed.
+//
+// The reference interpreter runs the result as it is: each op computes in
+// double and rounds to float16 at its output, which simulates FP16 storage.
+//
+// Needs: shapes inferred; BN folded (weights are converted once, final).
+// Leaves: a graph that verifies and infers to the same types.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "ops/registry.h"
+#include "passes/pass.h"
+
+namespace modelc {
+
+int64_t PrecisionReport::total_clamped() const {
+  int64_t n = 0;
+  for (const Weight& w : weights) n += w.clamped;
+  return n;
+}
+
+int64_t PrecisionReport::total_subnormal() const {
+  int64_t n = 0;
+  for (const Weight& w : weights) n += w.subnormal;
+  return n;
+}
+
+namespace {
+
+constexpr double kHalfMax = 65504.0;
+
+bool default_domain(const Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+bool pinned(const Node& n, const std::set<std::string>& keep) {
+  if (keep.count(n.name())) return true;
+  return std::any_of(n.covers().begin(), n.covers().end(), [&](const std::string& c) { return keep.count(c) != 0; });
+}
+
+/// Inputs an FP16 node reads as float16: float32 inputs that are not parameters.
+std::vector<bool> converted_inputs(const Node& n, const ops::OpDef& def) {
+  std::vector<bool> r(static_cast<std::size_t>(n.num_inputs()), false);
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    const bool param = std::find(def.const_inputs.begin(), def.const_inputs.end(), i) != def.const_inputs.end();
+    r[static_cast<std::size_t>(i)] = n.has_input(i) && n.input(i).dtype() == DType::float32 && !param;
+  }
+  return r;
+}
+
+bool has_float32(const Node& n) {
+  for (const Value* v : n.inputs()) {
+    if (v && v->dtype() == DType::float32) return true;
+  }
+  for (const Value* v : n.outputs()) {
+    if (v && v->dtype() == DType::float32) return true;
+  }
+  return false;
+}
+
+/// Whether the op takes float16 for the converted inputs: its validation and
+/// shape rule on a stand-alone copy. `why` gets the op's message when not.
+bool accepts_fp16(const Node& n, const ops::OpDef& def, const std::vector<bool>& conv, std::string& why) {
+  std::vector<std::unique_ptr<Value>> values;
+  Node copy(n.op(), n.name(), n.opset());
+  copy.set_domain(n.domain());
+  copy.set_covers(n.covers());
+  for (const auto& [k, a] : n.attrs()) copy.set_attr(k, a);
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    if (!n.has_input(i)) {
+      copy.add_input(nullptr);
+      continue;
+    }
+    const Value& src = n.input(i);
+    auto v = std::make_unique<Value>(src.name());
+    if (conv[static_cast<std::size_t>(i)]) {
+      // Small constants keep their data (shape rules may read them: Clip's bounds).
+      if (src.is_constant() && src.numel() <= 64) {
+        v->set_constant(src.constant().cast(DType::float16));
+      } else {
+        v->set_type(DType::float16, src.shape());
+      }
+    } else if (src.is_constant()) {
+      v->set_constant(src.constant());
+    } else {
+      v->set_type(src.dtype(), src.shape());
+    }
+    copy.add_input(v.get());
+    values.push_back(std::move(v));
+  }
+  for (int i = 0; i < n.num_outputs(); ++i) {
+    if (!n.has_output(i)) {
+      copy.add_output(nullptr);
+      continue;
+    }
+    auto v = std::make_unique<Value>(n.output(i).name());
+    copy.add_output(v.get());
+    values.push_back(std::move(v));
+  }
+  try {
+    ops::validate_node(copy, def);
+    def.infer(copy);
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      if (n.has_output(i) && copy.output(i).shape() != n.output(i).shape()) {
+        why = "its output " + std::to_string(i) + " would change shape in float16";
+        return false;
+      }
+    }
+  } catch (const Error& e) {
+    why = e.message();
+    return false;
+  }
+  return true;
+}
+
+/// The float16 form of a weight: clamped to FP16's range, counted.
+Tensor convert_weight(const Tensor& t, PrecisionReport::Weight& w) {
+  std::vector<double> v = t.to_f64();
+  w.elements = static_cast<int64_t>(v.size());
+  for (double& x : v) {
+    if (std::isfinite(x) && std::fabs(x) > kHalfMax) {
+      x = x > 0 ? kHalfMax : -kHalfMax;
+      ++w.clamped;
+    }
+  }
+  Tensor h = Tensor::from_f64(DType::float16, t.shape(), v);
+  const uint16_t* bits = h.data<uint16_t>();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const uint16_t mag = bits[i] & 0x7fff;
+    if (mag == 0) {
+      if (v[i] != 0.0) ++w.underflow;
+    } else if (mag < 0x0400) {
+      ++w.subnormal;
+    }
+  }
+  return h;
+}
+
+Node* next_node(const Graph& g, const Node* n) {
+  const auto& nodes = g.nodes();
+  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) {
+    if (nodes[i].get() == n) return nodes[i + 1].get();
+  }
+  return nullptr;
+}
+
+const char* suffix(DType t) { return t == DType::float16 ? "_fp16" : "_fp32"; }
+
+class Rewriter {
+ public:
+  Rewriter(Graph& g, PrecisionReport& report) : g_(g), report_(report) {}
+
+  /// `v` as dtype `t`, for a reader placed before `before`: v itself, its
+  /// converted constant, or a Cast (made once per value and type).
+  Value* as(Value* v, DType t, Node* before) {
+    if (v->dtype() == t) return v;
+    auto key = std::make_pair(v, t);
+    auto it = versions_.find(key);
+    if (it != versions_.end()) return it->second;
+    Value* r;
+    if (v->is_constant() && !v->producer() && !v->is_graph_input() && t == DType::float16 &&
+        v->dtype() == DType::float32) {
+      PrecisionReport::Weight w;
+      w.name = v->name();
+      Tensor h = convert_weight(v->constant(), w);
+      report_.weights.push_back(w);
+      r = g_.add_constant(v->name() + suffix(t), std::move(h), v->is_initializer());
+    } else {
+      r = g_.add_value(v->name() + suffix(t));
+      r->set_type(t, v->shape());
+      cast(v, r, before);
+    }
+    versions_[key] = r;
+    return r;
+  }
+
+  /// A Cast node from `from` into `to` (typed already), placed before `before`.
+  Node* cast(Value* from, Value* to, Node* before) {
+    Node* c = g_.add_node("Cast", to->name(), {from}, {to}, before);
+    c->set_opset(std::max(6, g_.opset()));
+    c->set_attr_int("to", static_cast<int64_t>(to->dtype()));
+    casts_.insert(c);
+    return c;
+  }
+
+  /// Records that `v` is also available as `t` through `as_t`.
+  void add_version(Value* v, DType t, Value* as_t) { versions_[std::make_pair(v, t)] = as_t; }
+
+  bool inserted(const Node* n) const { return casts_.count(n) != 0; }
+
+ private:
+  Graph& g_;
+  PrecisionReport& report_;
+  std::map<std::pair<Value*, DType>, Value*> versions_;
+  std::set<const Node*> casts_;
+};
+
+/// Cast(Cast(x: float16 -> float32) -> T) reads x directly (the widening is
+/// exact); a Cast to its input's type disappears.
+void simplify_casts(Graph& g) {
+  std::vector<Node*> casts;
+  for (const auto& up : g.nodes()) {
+    if (up->op() == "Cast" && default_domain(*up)) casts.push_back(up.get());
+  }
+  for (Node* c : casts) {
+    Node* c0 = c->input(0).producer();
+    if (c0 && c0->op() == "Cast" && default_domain(*c0) &&
+        (c0->input(0).dtype() == DType::float16 || c0->input(0).dtype() == DType::bfloat16) &&
+        c0->output(0).dtype() == DType::float32) {
+      c->set_input(0, &c0->input(0));
+    }
+    Value& in = c->input(0);
+    Value& out = c->output(0);
+    if (in.dtype() == out.dtype() && !out.is_graph_output()) {
+      g.replace_all_uses(&out, &in);
+      g.remove_node(c);
+    }
+  }
+}
+
+}  // namespace
+
+bool precision(Graph& g, const PassOptions& o) {
+  PrecisionReport local;
+  PrecisionReport& report = o.precision_report ? *o.precision_report : local;
+  report = PrecisionReport{};
+  report.fp16_accumulate = o.fp16_accumulate;
+  report.io_fp16 = o.io_fp16;
+
+  // --keep-fp32 names must exist (node names, or names a fused node covers).
+  const std::set<std::string> keep(o.keep_fp32.begin(), o.keep_fp32.end());
+  std::set<std::string> known;
+  for (const auto& up : g.nodes()) {
+    known.insert(up->name());
+    for (const std::string& c : up->covers()) known.insert(c);
+  }
+  std::string unknown;
+  for (const std::string& k : keep) {
+    if (!known.count(k)) unknown += (unknown.empty() ? "'" : ", '") + k + "'";
+  }
+  if (!unknown.empty()) {
+    throw Error("--keep-fp32: no node named " + unknown + " in the model",
+                "use the ONNX node names, as `modelc inspect` and the report print them");
+  }
+
+  // Types as the model has them: FP32 readers get these back.
+  std::map<const Value*, DType> original;
+  for (const Value* v : g.values()) original[v] = v->dtype();
+
+  bool changed = false;
+  if (o.io_fp16) {
+    for (Value* v : g.inputs()) {
+      if (v->dtype() == DType::float32 && !v->is_constant()) {
+        v->set_dtype(DType::float16);
+        changed = true;
+      }
+    }
+  }
+
+  Rewriter rw(g, report);
+  std::vector<Node*> nodes;
+  for (const auto& up : g.nodes()) nodes.push_back(up.get());
+  for (Node* n : nodes) {
+    const ops::OpDef& def = ops::lookup(*n);
+    const bool floats = has_float32(*n);
+    const std::vector<bool> conv = converted_inputs(*n, def);
+    std::string reason;
+    bool fp16 = false;
+    if (def.precision != ops::Precision::fp16 && def.precision != ops::Precision::fp32_compute) {
+      reason = def.precision == ops::Precision::never ? "precision policy 'never' (shape math, indices, comparisons)"
+                                                      : "no precision policy";
+    } else if (pinned(*n, keep)) {
+      reason = "pinned by --keep-fp32";
+    } else if (floats) {
+      std::string why;
+      fp16 = accepts_fp16(*n, def, conv, why);
+      if (!fp16) reason = "the op does not take float16 here: " + why;
+    }
+    if (floats && !fp16) report.fp32_nodes.push_back({n->name(), n->op(), reason});
+
+    if (fp16) {
+      for (int i = 0; i < n->num_inputs(); ++i) {
+        if (conv[static_cast<std::size_t>(i)]) n->set_input(i, rw.as(&n->input(i), DType::float16, n));
+      }
+      std::vector<DType> before_types;
+      for (const Value* v : n->outputs()) before_types.push_back(v ? v->dtype() : DType::undefined);
+      ops::validate_node(*n, def);
+      def.infer(*n);
+      for (int k = 0; k < n->num_outputs(); ++k) {
+        if (!n->has_output(k)) continue;
+        Value* out = &n->output(k);
+        if (out->is_constant() && out->constant().dtype() != out->dtype()) {
+          out->set_constant(out->constant().cast(out->dtype()));
+        }
+        if (out->dtype() == before_types[static_cast<std::size_t>(k)] || !out->is_graph_output() || o.io_fp16) continue;
+        // A graph output stays FP32: the node writes NAME_fp16, a Cast writes NAME.
+        Value* half = g.add_value(out->name() + suffix(out->dtype()));
+        half->set_type(out->dtype(), out->shape());
+        out->set_dtype(before_types[static_cast<std::size_t>(k)]);
+        n->set_output(k, half);
+        rw.cast(half, out, next_node(g, n));
+        rw.add_version(out, half->dtype(), half);
+      }
+      ++report.fp16_nodes;
+      changed = true;
+      continue;
+    }
+
+    // FP32 node: inputs the pass changed get their model type back.
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      if (!n->has_input(i)) continue;
+      Value* v = &n->input(i);
+      auto it = original.find(v);
+      if (it != original.end() && v->dtype() != it->second) {
+        n->set_input(i, rw.as(v, it->second, n));
+        changed = true;
+      }
+    }
+    if (o.io_fp16) {
+      for (int k = 0; k < n->num_outputs(); ++k) {
+        if (!n->has_output(k)) continue;
+        Value* out = &n->output(k);
+        if (!out->is_graph_output() || out->dtype() != DType::float32 || out->is_constant()) continue;
+        Value* full = g.add_value(out->name() + suffix(DType::float32));
+        full->set_type(DType::float32, out->shape());
+        out->set_dtype(DType::float16);
+        n->set_output(k, full);
+        rw.cast(full, out, next_node(g, n));
+        rw.add_version(out, DType::float32, full);
+        changed = true;
+      }
+    }
+  }
+  // Graph outputs that are graph inputs read by nothing else need no Cast:
+  // with io_fp16 both are float16, without it neither changed.
+
+  if (changed) {
+    simplify_casts(g);
+    g.remove_dead();
+  }
+  for (const auto& up : g.nodes()) {
+    if (rw.inserted(up.get())) ++report.casts_inserted;
+  }
+  return changed;
+}
+
+}  // namespace modelc
