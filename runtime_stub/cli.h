@@ -538,7 +538,16 @@ inline int main(int argc, char** argv, const Model& m) {
       return f.code;
     }
     if (args.help) {
-      std::printf("%s: the model '%s' compiled by modelc\n%s", program.c_str(), m.name, usage(program).c_str());
+      std::printf("%s: the model '%s' compiled by modelc\n", program.c_str(), m.name);
+      for (int i = 0; i < m.num_inputs(); ++i) {
+        std::printf("  input  %s  %s\n", m.input_name(i),
+                    mc_npy::type_str(m.input_dtype(i), detail::shape_of(m.input_shape(i), m.input_rank(i))).c_str());
+      }
+      for (int i = 0; i < m.num_outputs(); ++i) {
+        std::printf("  output %s  %s\n", m.output_name(i),
+                    mc_npy::type_str(m.output_dtype(i), detail::shape_of(m.output_shape(i), m.output_rank(i))).c_str());
+      }
+      std::printf("%s", usage(program).c_str());
       return kExitOk;
     }
     return detail::run(m, args);

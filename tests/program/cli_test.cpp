@@ -273,6 +273,7 @@ TEST_CASE("cli.h: random inputs by default, --seed changes them, --bench prints 
   r = run_cli(dir, {"--help"});
   CHECK(r.code == 0);
   CHECK(has(r.out, "usage: ./fake"));
+  CHECK(has(r.out, "  input  X  float32[2x3]\n  input  K  int64[2]\n  output Y:0  float32[2x3]\n"));
   CHECK(has(r.out, "exit codes: 0 ok, 1 usage or bad input file, 2 runtime/CUDA error, 3 comparison failed"));
 }
 
