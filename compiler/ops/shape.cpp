@@ -240,18 +240,20 @@ void infer_dropout(Node& n) {
   }
   const Value& x = n.input(0);
   n.output(0).set_type(x.dtype(), x.shape());
-  // The mask is bool from opset 10 on; before, it has the input's type.
-  if (n.has_output(1)) n.output(1).set_type(n.opset() >= 10 ? DType::boolean : x.dtype(), x.shape());
+  // The mask is bool from opset 10 on; before, it has the input's type. In
+  // inference it is all ones whatever the input: a constant.
+  if (n.has_output(1)) {
+    const DType mask_type = n.opset() >= 10 ? DType::boolean : x.dtype();
+    n.output(1).set_constant(
+        Tensor::from_i64(mask_type, x.shape(), std::vector<int64_t>(static_cast<std::size_t>(x.numel()), 1)));
+  }
 }
 
 std::vector<Tensor> eval_dropout(const Node& n, const TensorRefs& in) {
   const Tensor& x = *in[0];
   std::vector<Tensor> out{x};
-  if (n.num_outputs() > 1) {
-    // Inference keeps every element: the mask is all true (all ones).
-    const DType mask_type = n.opset() >= 10 ? DType::boolean : x.dtype();
-    out.push_back(Tensor::from_i64(mask_type, x.shape(), std::vector<int64_t>(static_cast<std::size_t>(x.numel()), 1)));
-  }
+  // Inference keeps every element: the mask is all true (all ones), set by infer_dropout.
+  if (n.has_output(1)) out.push_back(n.output(1).constant());
   return out;
 }
 

@@ -99,7 +99,7 @@ class Lowering {
       Value& in = n.input(0);
       Value& out = n.output(0);
       for (int i = 1; i < n.num_outputs(); ++i) {
-        if (used(n.outputs()[i])) {
+        if (used(n.outputs()[i]) && !n.outputs()[i]->is_constant()) {
           throw n.error("output " + std::to_string(i) + " ('" + n.outputs()[i]->name() +
                             "') is used, but this op runs as a view of its input (no kernel computes it)",
                         "use the op's first output only (an inference model needs no Dropout mask)");

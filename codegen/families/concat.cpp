@@ -1,0 +1,49 @@
+// codegen/families/concat.cpp — the "concat" family: Concat as one strided copy per input into its
+// place along the axis of the output (mc::dm::Copy).
+#include "codegen/families/data_movement.h"
+#include "support/error.h"
+
+namespace modelc::codegen {
+
+std::vector<StridedCopy> concat_plan(const Node& n, const std::vector<TensorView>& xs, const TensorView& y) {
+  const auto rank = static_cast<int64_t>(y.shape.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw n.error("attribute 'axis' is out of range");
+  const auto a = static_cast<std::size_t>(axis);
+  std::vector<StridedCopy> copies;
+  int64_t at = 0;  // where the next input starts along the axis
+  for (const TensorView& x : xs) {
+    StridedCopy c;
+    c.shape = x.shape;
+    c.x_strides = x.strides;
+    c.y_strides = y.strides;
+    c.y_offset = at * y.strides[a];
+    at += x.shape[a];
+    copies.push_back(c);
+  }
+  if (at != y.shape[a]) throw n.error("internal: the inputs do not fill the output along the axis");
+  return copies;
+}
+
+namespace {
+
+Emitted emit_concat(const Kernel& k, const EmitContext& ctx) {
+  const TensorView& y = k.outputs.at(0);
+  const std::vector<StridedCopy> copies = concat_plan(*k.node, k.inputs, y);
+  std::string s;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    s += emit_copy(ctx, y, k.inputs[i], copies[i],
+                   "input " + std::to_string(i) + " of " + std::to_string(copies.size()) + " (" +
+                       view_str(k.inputs[i]) + ") into its place");
+  }
+  return {"", s};
+}
+
+}  // namespace
+
+MODELC_REGISTER_FAMILY(concat_family)
+(KernelFamily{
+    "concat", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("one strided copy per input"), emit_concat});
+
+}  // namespace modelc::codegen

@@ -1,0 +1,47 @@
+// codegen/families/conv_depthwise.cpp — the conv_depthwise family: a Conv with one input channel
+// per group (templates/conv_depthwise.cuh), direct, one thread per output element. The conv
+// family's plan hands such kernels here.
+#include <fmt/format.h>
+
+#include "codegen/families/linear.h"
+#include "support/error.h"
+
+namespace modelc::linear {
+namespace {
+
+void plan_depthwise(Kernel& k, const Target&) {
+  const ConvGeometry g = conv_geometry(k);
+  check_size(k);
+  if (g.Cg() != 1) {
+    throw Error("internal: conv_depthwise kernel " + k.id + " has " + std::to_string(g.Cg()) +
+                " input channels per group");
+  }
+  k.tactic["threads"] = 128;
+  if (k.note.empty()) {
+    k.note = fmt::format("{} {} -> {} {}: depthwise, direct, one thread per output", k.node->op(), shape_text(k.inputs[0].shape),
+                         shape_text(k.outputs[0].shape), g.str());
+  }
+}
+
+Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
+  require_dense(k);
+  const ConvGeometry g = conv_geometry(k);
+  const TensorView& vy = k.outputs[0];
+  const std::string T = ctx.ctype(vy.dtype);
+  std::string epi_params, what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, depthwise direct", k.id, k.node->op(),
+                                          k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
+                                          shape_text(vy.shape), g.str(), what);
+  const std::string decl = fmt::format("mc::conv::ConvDepthwise<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
+                                       acc_type(vy.dtype), conv_shape(g), epilogue);
+  return emit_instance(k, comment, k.id + "_conv_dw", decl,
+                       {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+}
+
+}  // namespace
+
+MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"gemm.cuh", "conv.cuh", "conv_depthwise.cuh"},
+                                               plan_depthwise, emit_depthwise});
+
+}  // namespace modelc::linear

@@ -1,0 +1,41 @@
+// codegen/families/conv_transpose.cpp — the conv_transpose family: ConvTranspose in gather form
+// (templates/conv_transpose.cuh), one thread per output element; pads resolved from output_shape,
+// output_padding and auto_pad by conv_transpose_geometry.
+#include <fmt/format.h>
+
+#include "codegen/families/linear.h"
+#include "support/error.h"
+
+namespace modelc::linear {
+namespace {
+
+void plan_transpose(Kernel& k, const Target&) {
+  const ConvGeometry g = conv_transpose_geometry(k);
+  check_size(k);
+  k.tactic["threads"] = 128;
+  k.note = fmt::format("ConvTranspose {} -> {} {}: gather form, one thread per output", shape_text(k.inputs[0].shape),
+                       shape_text(k.outputs[0].shape), g.str());
+}
+
+Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
+  require_dense(k);
+  const ConvGeometry g = conv_transpose_geometry(k);
+  const TensorView& vy = k.outputs[0];
+  const std::string T = ctx.ctype(vy.dtype);
+  std::string epi_params, what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  const std::string comment = fmt::format("{}: ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.id,
+                                          k.node->name(), shape_text(k.inputs[0].shape),
+                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what);
+  const std::string decl = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
+                                       acc_type(vy.dtype), conv_shape(g), epilogue);
+  return emit_instance(k, comment, k.id + "_conv_t", decl,
+                       {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+}
+
+}  // namespace
+
+MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"gemm.cuh", "conv.cuh", "conv_transpose.cuh"},
+                                               plan_transpose, emit_transpose});
+
+}  // namespace modelc::linear

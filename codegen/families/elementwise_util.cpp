@@ -1,0 +1,228 @@
+#include "codegen/families/elementwise_util.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "support/error.h"
+
+namespace modelc::codegen {
+
+std::string dims(const std::vector<int64_t>& v) {
+  std::string s = "mc::ix::Dims<";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + ">";
+}
+
+std::string elem_type(DType t) {
+  switch (t) {
+    case DType::float32:
+      return "float";
+    case DType::float16:
+      return "__half";
+    case DType::bfloat16:
+      return "mc::ix::bf16";
+    case DType::int8:
+      return "int8_t";
+    case DType::uint8:
+      return "uint8_t";
+    case DType::int32:
+      return "int32_t";
+    case DType::int64:
+      return "int64_t";
+    case DType::boolean:
+      return "bool";
+    case DType::undefined:
+      break;
+  }
+  throw Error("internal: no element type for an undefined dtype");
+}
+
+std::string bits_type(DType t) {
+  switch (dtype_size(t)) {
+    case 1:
+      return "uint8_t";
+    case 2:
+      return "uint16_t";
+    case 4:
+      return "uint32_t";
+    case 8:
+      return "uint64_t";
+    default:
+      break;
+  }
+  throw Error("internal: no bits type for dtype " + std::string(dtype_name(t)));
+}
+
+std::string compute_type(DType t) {
+  if (is_float(t)) return "float";
+  if (t == DType::boolean) return "bool";
+  return "int64_t";
+}
+
+std::string float_literal(double v) {
+  const float f = static_cast<float>(v);
+  if (std::isnan(f)) return "NAN";
+  if (std::isinf(f)) return f > 0 ? "INFINITY" : "-INFINITY";
+  char buf[64];
+  for (int digits = 6; digits <= 9; ++digits) {  // the shortest text that reads back as f
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(f));
+    if (std::strtof(buf, nullptr) == f) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+std::string double_literal(double v) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  char buf[64];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string int_literal(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "ll" : "");
+}
+
+std::string bits_literal(const Tensor& t) {
+  uint64_t bits = 0;
+  const std::size_t size = dtype_size(t.dtype());
+  std::memcpy(&bits, t.raw(), size);  // little-endian: the low bytes
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%0*llx%s", static_cast<int>(2 * size), static_cast<unsigned long long>(bits),
+                size == 8   ? "ull"
+                : size == 4 ? "u"
+                            : "");
+  return buf;
+}
+
+std::string view_str(const TensorView& v) { return shape_str(v.shape) + " " + dtype_name(v.dtype); }
+
+std::string ptr_at(const EmitContext& ctx, const TensorView& v, bool is_const, int64_t offset) {
+  const std::string p = ctx.ptr(v, is_const);
+  if (offset == 0) return p;
+  return "(" + p + ") + " + std::to_string(offset);
+}
+
+std::string node_str(const Kernel& k) {
+  if (!k.node) return "kernel " + k.id;
+  return k.node->op() + " '" + k.node->name() + "'";
+}
+
+Error kernel_error(const Kernel& k, const std::string& message) {
+  if (!k.node) return Error("kernel " + k.id + " (" + k.family + "): " + message);
+  return k.node->error(message);
+}
+
+Strides broadcast_strides(const TensorView& v, const Shape& out) {
+  const std::size_t r = out.size(), rv = v.shape.size();
+  if (rv > r) throw Error("internal: view '" + v.value + "' has a higher rank than the output");
+  Strides s(r, 0);
+  for (std::size_t i = 0; i < rv; ++i) {
+    if (v.shape[i] != 1) s[r - rv + i] = v.strides[i];
+  }
+  return s;
+}
+
+void collapse(Shape& shape, std::vector<Strides*> strides) {
+  Shape out_shape;
+  std::vector<Strides> out(strides.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !out_shape.empty();
+    for (std::size_t k = 0; merge && k < strides.size(); ++k) {
+      merge = out[k].back() == (*strides[k])[d] * shape[d];
+    }
+    if (merge) {
+      out_shape.back() *= shape[d];
+      for (std::size_t k = 0; k < strides.size(); ++k) out[k].back() = (*strides[k])[d];
+    } else {
+      out_shape.push_back(shape[d]);
+      for (std::size_t k = 0; k < strides.size(); ++k) out[k].push_back((*strides[k])[d]);
+    }
+  }
+  shape = out_shape;
+  for (std::size_t k = 0; k < strides.size(); ++k) *strides[k] = out[k];
+}
+
+int tiled_dim(const StridedCopy& c) {
+  const std::size_t r = c.shape.size();
+  if (r < 2 || c.y_strides[r - 1] != 1 || c.shape[r - 1] < 8) return -1;
+  for (std::size_t d = 0; d + 1 < r; ++d) {
+    if (c.x_strides[d] == 1 && c.shape[d] >= 8) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+std::function<void(Kernel&, const Target&)> data_plan(const std::string& note) {
+  return [note](Kernel& k, const Target&) {
+    k.tactic["block"] = 256;
+    k.note = note;
+  };
+}
+
+void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size) {
+  const int64_t total = num_elements(c.shape);
+  const std::size_t r = c.shape.size();
+  std::vector<int64_t> coord(r, 0);
+  const auto es = static_cast<int64_t>(elem_size);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t xo = c.x_offset, yo = c.y_offset;
+    for (std::size_t d = 0; d < r; ++d) {
+      xo += coord[d] * c.x_strides[d];
+      yo += coord[d] * c.y_strides[d];
+    }
+    std::memcpy(y + yo * es, x + xo * es, elem_size);
+    for (std::size_t d = r; d-- > 0;) {
+      if (++coord[d] < c.shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
+                      const std::string& comment) {
+  if (num_elements(c.shape) == 0) return "// " + comment + ": empty, nothing to copy\n";
+  collapse(c.shape, {&c.y_strides, &c.x_strides});
+  const std::string over = c.shape.empty() ? std::string("one element") : shape_str(c.shape);
+  // Reads contiguous along another dim than the writes (a transpose of the inner dims): through
+  // shared-memory tiles, when both dims are long enough to fill them.
+  const std::size_t r = c.shape.size();
+  if (tiled_dim(c) >= 0) {
+    const auto p = static_cast<std::size_t>(tiled_dim(c));
+    std::string s = "{  // " + comment + ": a copy over " + over + " through 32x32 shared-memory tiles\n";
+    Shape batch;
+    Strides yb, xb;
+    for (std::size_t d = 0; d + 1 < r; ++d) {
+      if (d == p) continue;
+      batch.push_back(c.shape[d]);
+      yb.push_back(c.y_strides[d]);
+      xb.push_back(c.x_strides[d]);
+    }
+    const std::size_t q = r - 1;
+    s += "  using K = mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " +
+         dims(xb) + ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
+         std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " +
+         std::to_string(c.x_strides[p]) + ", " + std::to_string(c.x_strides[q]) + ">;\n";
+    s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
+    s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
+    return s + "}\n";
+  }
+  std::string s = "{  // " + comment + ": a strided copy over " + over + "\n";
+  s += "  using K = mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
+       dims(c.x_strides) + ">;\n";
+  s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
+  s += "  MC_LAUNCH(mc::dm::copy_kernel<K>, K::grid, K::block, 0, p);\n";
+  return s + "}\n";
+}
+
+}  // namespace modelc::codegen

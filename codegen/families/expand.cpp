@@ -1,0 +1,30 @@
+// codegen/families/expand.cpp — the "expand" family: Expand as a strided copy with x's numpy
+// broadcast strides (0 along the broadcast dims) over y's shape (mc::dm::Copy).
+#include "codegen/families/data_movement.h"
+
+namespace modelc::codegen {
+
+StridedCopy expand_plan(const TensorView& x, const TensorView& y) {
+  StridedCopy c;
+  c.shape = y.shape;
+  c.y_strides = y.strides;
+  c.x_strides = broadcast_strides(x, y.shape);
+  return c;
+}
+
+namespace {
+
+Emitted emit_expand(const Kernel& k, const EmitContext& ctx) {
+  const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
+  return {"", emit_copy(ctx, y, x, expand_plan(x, y), "x broadcast to " + shape_str(y.shape))};
+}
+
+}  // namespace
+
+MODELC_REGISTER_FAMILY(expand_family)
+(KernelFamily{"expand",
+              {"tensor_index.cuh", "data_movement.cuh"},
+              data_plan("strided copy, zero strides on the broadcast dims"),
+              emit_expand});
+
+}  // namespace modelc::codegen

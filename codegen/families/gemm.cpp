@@ -1,0 +1,597 @@
+// codegen/families/gemm.cpp — the gemm family: Gemm, MatMul and Einsum as one batched strided
+// GEMM (templates/gemm.cuh), one-operand Einsum as a strided sum; plus the tile heuristic and the
+// helpers the conv and pool families share (codegen/families/linear.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "codegen/families/linear.h"
+#include "ops/fused.h"
+#include "support/error.h"
+
+namespace modelc::linear {
+
+// ---- shared helpers ----------------------------------------------------------------------------
+
+static std::string strides_text(const MatrixStrides& s) {
+  return fmt::format("mc::gemm::Strides<{}, {}, {}, {}, {}>", s.batch[0], s.batch[1], s.batch[2], s.row, s.col);
+}
+
+std::string TileConfig::name() const { return fmt::format("{}x{}x{} t{}x{}", bm, bn, bk, tm, tn); }
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The configurations choose_tile picks from (all 128 threads).
+constexpr TileConfig kTile128x64{128, 64, 8, 8, 8};
+constexpr TileConfig kTile64x128{64, 128, 8, 8, 8};
+constexpr TileConfig kTile64x64{64, 64, 8, 4, 8};
+constexpr TileConfig kTile32x32{32, 32, 8, 4, 2};
+constexpr TileConfig kTileSkinnyM{16, 64, 16, 2, 4};
+constexpr TileConfig kTileSkinnyN{64, 16, 16, 4, 2};
+
+}  // namespace
+
+TileConfig choose_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why) {
+  auto blocks = [&](const TileConfig& t) { return batch * ceil_div(M, t.bm) * ceil_div(N, t.bn); };
+  auto say = [&](const TileConfig& t, const std::string& reason) {
+    if (why) *why = fmt::format("SIMT tile {} ({} blocks of {} threads): {}", t.name(), blocks(t), t.threads(), reason);
+    return t;
+  };
+  if (M <= 16) return say(kTileSkinnyM, "M <= 16, a skinny-row tile");
+  if (N <= 16) return say(kTileSkinnyN, "N <= 16, a skinny-column tile");
+  const TileConfig big = M >= N ? kTile128x64 : kTile64x128;
+  const int64_t sms = std::max(1, target.sm_count);
+  for (const TileConfig& t : {big, kTile64x64}) {
+    if (blocks(t) >= sms) {
+      return say(t, fmt::format("the largest tile with at least one block per SM ({} SMs)", sms));
+    }
+  }
+  return say(kTile32x32, fmt::format("no larger tile gives one block per SM ({} SMs)", sms));
+}
+
+void check_grid(const Kernel& k, const TileConfig& t, int64_t M) {
+  if (ceil_div(M, t.bm) > 65535) {
+    refuse_node(k, fmt::format("{} rows make {} row tiles of {}, over the grid's y limit (65535)", M, ceil_div(M, t.bm), t.bm));
+  }
+}
+
+void refuse_node(const Kernel& k, const std::string& message, const std::string& hint) {
+  if (k.node) throw k.node->error(message, hint);
+  throw Error("kernel " + k.id + ": " + message, hint);
+}
+
+void record_tile(Kernel& k, const TileConfig& t) {
+  k.tactic["BM"] = t.bm;
+  k.tactic["BN"] = t.bn;
+  k.tactic["BK"] = t.bk;
+  k.tactic["TM"] = t.tm;
+  k.tactic["TN"] = t.tn;
+  k.tactic["threads"] = t.threads();
+}
+
+TileConfig tile_of(const Kernel& k) {
+  TileConfig t;
+  auto get = [&](const char* key) {
+    auto it = k.tactic.find(key);
+    if (it == k.tactic.end()) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tactic '" + key + "'");
+    return static_cast<int>(it->second);
+  };
+  t.bm = get("BM");
+  t.bn = get("BN");
+  t.bk = get("BK");
+  t.tm = get("TM");
+  t.tn = get("TN");
+  return t;
+}
+
+std::string shape_text(const Shape& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::string acc_type(DType t) {
+  switch (t) {
+    case DType::float32:
+    case DType::float16:
+    case DType::bfloat16: return "float";
+    default: return "int64_t";
+  }
+}
+
+std::string comment_safe(std::string s) {
+  // A node name is any string: a newline would end the // comment, a trailing backslash continue it.
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') c = '_';
+  }
+  return s;
+}
+
+Emitted emit_instance(const Kernel& k, const std::string& comment_text, const std::string& type,
+                      const std::string& decl, const std::vector<std::string>& params) {
+  const std::string comment = comment_safe(comment_text);
+  Emitted e;
+  if (k.outputs.empty() || k.outputs[0].numel() == 0) {
+    e.launch = "// " + comment + ": empty output, nothing to run\n";
+    return e;
+  }
+  e.declarations = fmt::format("// {}\nusing {} = {};\n", comment, type, decl);
+  e.launch = fmt::format("// {0}\nMC_LAUNCH(mc::gemm::kernel<{1}>, {1}::grid(), {1}::block(), 0, {1}::Params{{{2}}});\n",
+                         comment, type, fmt::join(params, ", "));
+  return e;
+}
+
+std::string float_literal(double v) {
+  if (v != v) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  std::string s = fmt::format("{}", static_cast<float>(v));
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+bool is_fused(const Node& n) { return !ops::producer_of_fused(n.op()).empty(); }
+
+std::string producer_op(const Node& n) {
+  const std::string p = ops::producer_of_fused(n.op());
+  return p.empty() ? n.op() : p;
+}
+
+std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
+                           bool has_bias, double alpha, double beta, std::string* params, std::string* what) {
+  const Node& n = *k.node;
+  const ops::EpilogueActivation act = ops::activation_of_fused(n);
+  const bool has_residual = k.inputs.size() > ops::kFusedResidualInput &&
+                            k.inputs[ops::kFusedResidualInput].dtype != DType::undefined;
+  std::string residual = "mc::gemm::Residual::none";
+  if (has_residual) {
+    const TensorView& r = k.inputs[ops::kFusedResidualInput];
+    const TensorView& y = k.outputs.at(0);
+    if (r.shape != y.shape || r.strides != y.strides) {
+      throw Error("internal: kernel " + k.id + ": the residual '" + r.value + "' is laid out unlike the output");
+    }
+    const std::string pos = n.attr_string("residual_position", "");
+    if (pos != "before_activation" && pos != "after_activation") {
+      throw n.error("attribute 'residual_position' is '" + pos + "', expected before_activation or after_activation");
+    }
+    residual = "mc::gemm::Residual::" + pos;
+  }
+  const std::string act_name = ops::activation_name(act.kind);
+  *what = std::string(has_bias ? " + bias" : "") + (act.kind != ops::Activation::none ? " + " + act_name : "") +
+          (has_residual ? " + residual (" + n.attr_string("residual_position", "") + ")" : "");
+  *params = fmt::format("{{{}, {}, {}, {}, {{{}, {}, {}, {}}}}}", float_literal(alpha), float_literal(beta),
+                        has_bias ? ctx.ptr(k.inputs[ops::kFusedBiasInput], true) : "nullptr",
+                        has_residual ? ctx.ptr(k.inputs[ops::kFusedResidualInput], true) : "nullptr",
+                        float_literal(act.alpha), float_literal(act.beta),
+                        act.min ? float_literal(*act.min) : "-INFINITY", act.max ? float_literal(*act.max) : "INFINITY");
+  return fmt::format("mc::gemm::EpilogueFused<{}, {}, {}, mc::gemm::Act::{}, {}>", T, strides_text(bias),
+                     has_bias ? "true" : "false", act_name, residual);
+}
+
+// ---- GEMM lowering -----------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void refuse(const Kernel& k, const std::string& message, const std::string& hint = {}) {
+  refuse_node(k, message, hint);
+}
+
+void require_view(const Kernel& k, const std::vector<TensorView>& views, std::size_t i, const char* what) {
+  if (i >= views.size() || views[i].dtype == DType::undefined) {
+    throw Error("internal: kernel " + k.id + " (" + k.family + ") has no " + what + " view " + std::to_string(i));
+  }
+}
+
+/// Batch dims with one stride per operand: drops unit dims, merges adjacent dims that chain in
+/// every operand, and pads to 3 (leading unit dims).
+struct BatchDims {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;  // [operand][dim]
+};
+
+void compress_batch(const Kernel& k, BatchDims& b) {
+  BatchDims r;
+  r.strides.resize(b.strides.size());
+  for (std::size_t i = 0; i < b.dims.size(); ++i) {
+    if (b.dims[i] == 1) continue;
+    bool merge = !r.dims.empty();
+    for (std::size_t o = 0; merge && o < b.strides.size(); ++o) merge = r.strides[o].back() == b.strides[o][i] * b.dims[i];
+    if (merge) {
+      r.dims.back() *= b.dims[i];
+      for (std::size_t o = 0; o < b.strides.size(); ++o) r.strides[o].back() = b.strides[o][i];
+    } else {
+      r.dims.push_back(b.dims[i]);
+      for (std::size_t o = 0; o < b.strides.size(); ++o) r.strides[o].push_back(b.strides[o][i]);
+    }
+  }
+  if (r.dims.size() > 3) {
+    refuse(k, fmt::format("{} batch dims that do not merge into 3 (the GEMM template's limit)", r.dims.size()),
+           "reshape the operands so that at most 3 batch dims remain");
+  }
+  while (r.dims.size() < 3) {
+    r.dims.insert(r.dims.begin(), 1);
+    for (auto& s : r.strides) s.insert(s.begin(), 0);
+  }
+  b = std::move(r);
+}
+
+void set_batch(GemmLowering& g, const BatchDims& b, std::vector<MatrixStrides*> operands) {
+  for (int i = 0; i < 3; ++i) {
+    g.batch[i] = b.dims[i];
+    for (std::size_t o = 0; o < operands.size(); ++o) operands[o]->batch[i] = b.strides[o][i];
+  }
+}
+
+GemmLowering lower_matmul(const Kernel& k) {
+  require_view(k, k.inputs, 0, "input");
+  require_view(k, k.inputs, 1, "input");
+  require_view(k, k.outputs, 0, "output");
+  const TensorView &va = k.inputs[0], &vb = k.inputs[1], &vy = k.outputs[0];
+  GemmLowering g;
+  const std::size_t ra = va.shape.size(), rb = vb.shape.size(), ry = vy.shape.size();
+  if (ra == 0 || rb == 0) refuse(k, "MatMul of a scalar");
+  // A: [..., M, K] (1-D: [K], M = 1); B: [..., K, N] (1-D: [K], N = 1).
+  if (ra == 1) {
+    g.M = 1;
+    g.K = va.shape[0];
+    g.a.row = 0;
+    g.a.col = va.strides[0];
+  } else {
+    g.M = va.shape[ra - 2];
+    g.K = va.shape[ra - 1];
+    g.a.row = va.strides[ra - 2];
+    g.a.col = va.strides[ra - 1];
+  }
+  if (rb == 1) {
+    g.N = 1;
+    g.b.row = vb.strides[0];
+    g.b.col = 0;
+  } else {
+    g.N = vb.shape[rb - 1];
+    g.b.row = vb.strides[rb - 2];
+    g.b.col = vb.strides[rb - 1];
+  }
+  // Y: batch + [M if A is a matrix] + [N if B is a matrix].
+  const std::size_t y_mat = (ra > 1 ? 1 : 0) + (rb > 1 ? 1 : 0);
+  if (ry < y_mat) refuse(k, "output rank " + std::to_string(ry) + " is too small for the product");
+  g.y.row = ra > 1 ? vy.strides[ry - y_mat] : 0;
+  g.y.col = rb > 1 ? vy.strides[ry - 1] : 0;
+  const std::size_t nb = ry - y_mat;
+  const std::size_t ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+  BatchDims b;
+  b.strides.resize(3);
+  for (std::size_t i = 0; i < nb; ++i) {
+    const int64_t d = vy.shape[i];
+    b.dims.push_back(d);
+    // Right-aligned operand dims; a missing or unit dim broadcasts (stride 0).
+    auto stride = [&](const TensorView& v, std::size_t batch_rank) -> int64_t {
+      if (i + batch_rank < nb) return 0;
+      const std::size_t j = i + batch_rank - nb;
+      return v.shape[j] == 1 ? 0 : v.strides[j];
+    };
+    b.strides[0].push_back(stride(va, ba));
+    b.strides[1].push_back(stride(vb, bb));
+    b.strides[2].push_back(vy.strides[i]);
+  }
+  compress_batch(k, b);
+  set_batch(g, b, {&g.a, &g.b, &g.y});
+  g.what = fmt::format("{} x {} -> {}", shape_text(va.shape), shape_text(vb.shape), shape_text(vy.shape));
+  return g;
+}
+
+GemmLowering lower_gemm_op(const Kernel& k) {
+  require_view(k, k.inputs, 0, "input");
+  require_view(k, k.inputs, 1, "input");
+  require_view(k, k.outputs, 0, "output");
+  const Node& n = *k.node;
+  const TensorView &va = k.inputs[0], &vb = k.inputs[1], &vy = k.outputs[0];
+  if (va.shape.size() != 2 || vb.shape.size() != 2 || vy.shape.size() != 2) refuse(k, "Gemm needs 2-D A, B and Y");
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  GemmLowering g;
+  g.M = vy.shape[0];
+  g.N = vy.shape[1];
+  g.K = ta ? va.shape[0] : va.shape[1];
+  g.a.row = ta ? va.strides[1] : va.strides[0];
+  g.a.col = ta ? va.strides[0] : va.strides[1];
+  g.b.row = tb ? vb.strides[1] : vb.strides[0];
+  g.b.col = tb ? vb.strides[0] : vb.strides[1];
+  g.y.row = vy.strides[0];
+  g.y.col = vy.strides[1];
+  g.alpha = n.attr_float("alpha", 1.0);
+  g.beta = n.attr_float("beta", 1.0);
+  std::string c_text;
+  if (k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+    const TensorView& vc = k.inputs[2];
+    g.has_c = true;
+    // C broadcasts (right-aligned) to [M, N].
+    const std::size_t rc = vc.shape.size();
+    if (rc > 2) refuse(k, "input C has rank " + std::to_string(rc) + ", expected at most 2");
+    auto stride = [&](std::size_t dim) -> int64_t {  // dim 0: rows, 1: columns
+      if (dim + rc < 2) return 0;
+      const std::size_t j = dim + rc - 2;
+      return vc.shape[j] == 1 ? 0 : vc.strides[j];
+    };
+    g.c.row = stride(0);
+    g.c.col = stride(1);
+    c_text = " + C" + shape_text(vc.shape);
+  }
+  g.what = fmt::format("{}{} x {}{}{} -> {}", shape_text(va.shape), ta ? "^T" : "", shape_text(vb.shape),
+                       tb ? "^T" : "", c_text, shape_text(vy.shape));
+  return g;
+}
+
+// ---- Einsum ----
+
+struct Equation {
+  std::vector<std::string> terms;
+  std::string out;
+  std::string text;
+};
+
+Equation parse_equation(const Kernel& k) {
+  const Node& n = *k.node;
+  Equation e;
+  e.text = n.attr_string("equation", "");
+  std::string s;
+  for (char c : e.text) {
+    if (c != ' ') s += c;
+  }
+  if (s.find('.') != std::string::npos) refuse(k, "Einsum equation '" + e.text + "' uses an ellipsis");
+  const std::size_t arrow = s.find("->");
+  const std::string lhs = arrow == std::string::npos ? s : s.substr(0, arrow);
+  std::string cur;
+  for (char c : lhs) {
+    if (c == ',') {
+      e.terms.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  e.terms.push_back(cur);
+  if (arrow != std::string::npos) {
+    e.out = s.substr(arrow + 2);
+  } else {
+    std::map<char, int> count;
+    for (char c : lhs) {
+      if (c != ',') ++count[c];
+    }
+    for (auto [c, m] : count) {
+      if (m == 1) e.out += c;
+    }
+  }
+  return e;
+}
+
+/// A group of letters (batch, M, N or K) as one strided dim per operand: unit letters dropped,
+/// the rest must chain (outer stride = inner stride * inner size) in every operand.
+struct Merged {
+  int64_t size = 1;
+  std::vector<int64_t> strides;  // per operand
+};
+
+Merged merge_letters(const Kernel& k, const Equation& e, const std::string& letters, const char* what,
+                     const std::map<char, int64_t>& size, const std::vector<std::map<char, int64_t>>& strides) {
+  Merged m;
+  m.strides.assign(strides.size(), 0);
+  bool first = true;
+  for (char c : letters) {
+    const int64_t d = size.at(c);
+    if (d == 1) continue;
+    for (std::size_t o = 0; o < strides.size(); ++o) {
+      const int64_t s = strides[o].count(c) ? strides[o].at(c) : 0;
+      if (!first && m.strides[o] != s * d) {
+        refuse(k, "Einsum equation '" + e.text + "': the " + what + " letters '" + letters +
+                      "' are not laid out as one dim in every operand, which the GEMM template needs",
+               "write the equation so that these letters appear in the same order in every term");
+      }
+      m.strides[o] = s;
+    }
+    m.size *= d;
+    first = false;
+  }
+  return m;
+}
+
+GemmLowering lower_einsum(const Kernel& k) {
+  const Equation e = parse_equation(k);
+  require_view(k, k.outputs, 0, "output");
+  const TensorView& vy = k.outputs[0];
+  if (e.terms.size() != k.inputs.size()) refuse(k, "Einsum equation '" + e.text + "' does not match the inputs");
+  std::map<char, int64_t> size;
+  // strides[o][letter]: operand o's stride for the letter (summed when a term repeats it).
+  std::vector<std::map<char, int64_t>> strides(e.terms.size() + 1);
+  for (std::size_t t = 0; t < e.terms.size(); ++t) {
+    require_view(k, k.inputs, t, "input");
+    const TensorView& v = k.inputs[t];
+    if (v.shape.size() != e.terms[t].size()) refuse(k, "Einsum equation '" + e.text + "' does not match the input ranks");
+    for (std::size_t i = 0; i < e.terms[t].size(); ++i) {
+      size[e.terms[t][i]] = v.shape[i];
+      strides[t][e.terms[t][i]] += v.strides[i];
+    }
+  }
+  for (std::size_t i = 0; i < e.out.size(); ++i) strides.back()[e.out[i]] = vy.strides[i];
+  GemmLowering g;
+  std::vector<std::string> in_shapes;
+  for (const TensorView& v : k.inputs) in_shapes.push_back(shape_text(v.shape));
+  g.what = fmt::format("'{}': {} -> {}", e.text, fmt::join(in_shapes, ", "), shape_text(vy.shape));
+
+  if (e.terms.size() == 1) {
+    // A strided sum: output letters (repeats walk the diagonal), then every other letter summed.
+    if (!vy.dense()) throw Error("internal: Einsum kernel " + k.id + " writes a strided output view");
+    g.kind = GemmLowering::Kind::strided_sum;
+    for (char c : e.out) {
+      g.out_dims.push_back(size.at(c));
+      g.out_strides.push_back(strides[0].at(c));
+    }
+    std::string summed;
+    for (char c : e.terms[0]) {
+      if (e.out.find(c) == std::string::npos && summed.find(c) == std::string::npos) {
+        summed += c;
+        g.sum_dims.push_back(size.at(c));
+        g.sum_strides.push_back(strides[0].at(c));
+      }
+    }
+    return g;
+  }
+  if (e.terms.size() != 2) {
+    refuse(k, "Einsum equation '" + e.text + "' has " + std::to_string(e.terms.size()) +
+                  " operands; modelc runs one operand (a strided sum) or two (a batched matmul)",
+           "split the equation into pairwise Einsum nodes");
+  }
+  const std::string &ta = e.terms[0], &tb = e.terms[1];
+  for (const std::string& t : {ta, tb}) {
+    for (char c : t) {
+      if (std::count(t.begin(), t.end(), c) > 1) {
+        refuse(k, "Einsum equation '" + e.text + "' repeats '" + std::string(1, c) +
+                      "' within a term (a diagonal), which is not a batched matmul");
+      }
+    }
+  }
+  std::string batch, rows, cols, depth;
+  for (char c : e.out) {
+    const bool in_a = ta.find(c) != std::string::npos, in_b = tb.find(c) != std::string::npos;
+    (in_a && in_b ? batch : in_a ? rows : cols) += c;
+  }
+  for (char c : ta) {
+    if (e.out.find(c) != std::string::npos) continue;
+    if (tb.find(c) == std::string::npos) {
+      refuse(k, "Einsum equation '" + e.text + "' sums '" + std::string(1, c) +
+                    "' over the first operand alone, which is not a batched matmul",
+             "sum that letter out with a separate one-operand Einsum or ReduceSum first");
+    }
+    depth += c;
+  }
+  for (char c : tb) {
+    if (e.out.find(c) == std::string::npos && ta.find(c) == std::string::npos) {
+      refuse(k, "Einsum equation '" + e.text + "' sums '" + std::string(1, c) +
+                    "' over the second operand alone, which is not a batched matmul",
+             "sum that letter out with a separate one-operand Einsum or ReduceSum first");
+    }
+  }
+  // strides: [0] A, [1] B, [2] Y.
+  const Merged m = merge_letters(k, e, rows, "row (M)", size, strides);
+  const Merged n = merge_letters(k, e, cols, "column (N)", size, strides);
+  const Merged kk = merge_letters(k, e, depth, "summed (K)", size, strides);
+  g.M = m.size;
+  g.N = n.size;
+  g.K = kk.size;
+  g.a.row = m.strides[0];
+  g.a.col = kk.strides[0];
+  g.b.row = kk.strides[1];
+  g.b.col = n.strides[1];
+  g.y.row = m.strides[2];
+  g.y.col = n.strides[2];
+  BatchDims b;
+  b.strides.resize(3);
+  for (char c : batch) {
+    b.dims.push_back(size.at(c));
+    for (int o = 0; o < 3; ++o) b.strides[o].push_back(strides[o].at(c));
+  }
+  compress_batch(k, b);
+  set_batch(g, b, {&g.a, &g.b, &g.y});
+  return g;
+}
+
+}  // namespace
+
+GemmLowering lower_gemm(const Kernel& k) {
+  if (!k.node) throw Error("internal: gemm kernel " + k.id + " has no node");
+  const std::string op = producer_op(*k.node);
+  GemmLowering g;
+  if (op == "MatMul") {
+    g = lower_matmul(k);
+    if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+      // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
+      const TensorView& vb = k.inputs[2];
+      if (vb.shape.size() != 1) refuse(k, "the bias of a FusedMatMul must be 1-D");
+      g.has_c = true;
+      (k.inputs[1].shape.size() == 1 ? g.c.row : g.c.col) = vb.strides[0];
+    }
+  } else if (op == "Gemm") {
+    g = lower_gemm_op(k);
+  } else if (op == "Einsum") {
+    g = lower_einsum(k);
+  } else {
+    throw Error("internal: the gemm family does not run " + op + " (node '" + k.node->name() + "')");
+  }
+  // Offsets inside a matrix are 32-bit in the templates.
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  for (const auto* views : {&k.inputs, &k.outputs}) {
+    for (const TensorView& v : *views) {
+      if (v.dtype != DType::undefined && v.numel() > kMax) {
+        refuse(k, "tensor '" + v.value + "' has " + std::to_string(v.numel()) + " elements; the templates index with 32 bits");
+      }
+    }
+  }
+  if (g.kind == GemmLowering::Kind::gemm && g.batch_count() > 65535) {
+    refuse(k, fmt::format("{} batched products exceed the grid's z limit (65535)", g.batch_count()));
+  }
+  return g;
+}
+
+// ---- the family --------------------------------------------------------------------------------
+
+namespace {
+
+
+std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::gemm::Ints<{}>", fmt::join(v, ", ")); }
+
+void plan_gemm(Kernel& k, const Target& t) {
+  const GemmLowering g = lower_gemm(k);
+  if (g.kind == GemmLowering::Kind::strided_sum) {
+    k.tactic["threads"] = 128;
+    k.note = "one-operand Einsum " + g.what + ": a strided sum, one thread per output element";
+    return;
+  }
+  std::string why;
+  const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, &why);
+  check_grid(k, tile, g.M);
+  record_tile(k, tile);
+  k.note = fmt::format("{} {}: batch {} M {} N {} K {}; {}", k.node->op(), g.what, g.batch_count(), g.M, g.N, g.K, why);
+}
+
+Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
+  const GemmLowering g = lower_gemm(k);
+  const Node& n = *k.node;
+  const TensorView& vy = k.outputs[0];
+  const std::string T = ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
+  if (g.kind == GemmLowering::Kind::strided_sum) {
+    const std::string decl = fmt::format(
+        "mc::gemm::StridedSum<{}, {}, mc::gemm::StridedIndex<{}, {}>,\n    mc::gemm::StridedIndex<{}, {}>>", T, Acc,
+        ints_text(g.out_dims), ints_text(g.out_strides), ints_text(g.sum_dims), ints_text(g.sum_strides));
+    return emit_instance(k, fmt::format("{}: {} '{}' {}, strided sum", k.id, n.op(), n.name(), g.what), k.id + "_sum",
+                         decl, {ctx.ptr(k.inputs[0], true), ctx.ptr(vy, false)});
+  }
+  const TileConfig tile = tile_of(k);
+  std::string epilogue, epi_params = "{}", fused;
+  if (is_fused(n)) {
+    epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &epi_params, &fused);
+  } else if (g.has_c || g.alpha != 1.0) {
+    epilogue = fmt::format("mc::gemm::EpilogueLinear<{}, {}, {}>", T, strides_text(g.c), g.has_c ? "true" : "false");
+    epi_params = fmt::format("{{{}, {}, {}}}", float_literal(g.alpha), float_literal(g.beta),
+                             g.has_c ? ctx.ptr(k.inputs[g.c_input], true) : "nullptr");
+  } else {
+    epilogue = "mc::gemm::EpilogueIdentity";
+  }
+  const std::string decl = fmt::format(
+      "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+      "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
+      "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
+      T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
+      strides_text(g.y), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
+  return emit_instance(k, fmt::format("{}: {} '{}' {}{}, SIMT tile {}", k.id, n.op(), n.name(), g.what, fused, tile.name()),
+                       k.id + "_gemm", decl,
+                       {ctx.ptr(k.inputs[g.a_input], true), ctx.ptr(k.inputs[g.b_input], true), ctx.ptr(vy, false),
+                        epi_params});
+}
+
+}  // namespace
+
+MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh"}, plan_gemm, emit_gemm});
+
+}  // namespace modelc::linear

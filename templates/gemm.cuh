@@ -1,0 +1,445 @@
+// templates/gemm.cuh — the tiled SIMT GEMM (Gemm, MatMul, matmul-like Einsum) and the main loop the
+// implicit-GEMM convolution shares (conv.cuh), plus a strided sum for one-operand Einsum.
+//
+// Y[b, m, n] = epilogue(sum_k A[b, m, k] * B[b, k, n]) for b over up to 3 batch dims, every
+// operand seen through compile-time element strides (Strides<>): a transposed operand is just
+// other strides, a broadcast batch dim has stride 0, so numpy matmul broadcasting, Gemm's transA /
+// transB and Einsum's batched forms need no copies.
+//
+// The tiling (Tile<BM, BN, BK, TM, TN>): a block computes a BM x BN tile of Y with
+// (BM / TM) * (BN / TN) threads, each thread TM x TN outputs held in registers. The K loop walks
+// BK-deep slices: the A slice (BM x BK) and the B slice (BK x BN) are staged in shared memory, both
+// stored k-major ([BK][BM], [BK][BN]) so the inner product reads rows of each. Double buffering:
+// while the block computes on one shared buffer, each thread already holds the next slice's
+// elements in registers and writes them to the other buffer afterwards; one __syncthreads per
+// slice. A thread's TM rows are TM / V chunks of V adjacent rows (V = 4 when TM allows, else 2 or
+// 1), chunk c at c * V * (BM / TM) + ty * V; columns likewise (Tile::row, Tile::col). So the inner
+// product reads each chunk with one vector load (LDS.128 for V = 4), a warp's reads touch
+// consecutive or broadcast addresses (no bank conflicts), and a warp's stores to Y cover
+// contiguous runs of n. Loads from global memory follow the operand's contiguous side (SlotMap),
+// and every access outside M, N or K reads zero: odd sizes need no padding.
+//
+// Numerics: storage type T (float now, __half next issue) and accumulator Acc (float; int64_t for
+// integer MatMul) are template parameters; the epilogue (Epi) turns the accumulator into the
+// stored value and gets each element's coordinates (batch, row, column, offset in Y):
+// EpilogueIdentity, EpilogueLinear (Gemm's alpha / beta / C), EpilogueBias (a convolution's B), and
+// EpilogueFused (FusedConv / FusedGemm / FusedMatMul: bias, activation, residual add) share one
+// main loop.
+#pragma once
+
+#include "device.h"
+
+#include <stdint.h>
+
+#include <type_traits>
+
+namespace mc {
+namespace gemm {
+
+// ---- problem description --------------------------------------------------------------------
+
+/// \brief Problem sizes: up to 3 batch dims (outermost first; unused ones are 1), then M, N, K.
+template <int B0, int B1, int B2, int M, int N, int K>
+struct Shape {
+  static constexpr int kB0 = B0, kB1 = B1, kB2 = B2;
+  static constexpr int kBatch = B0 * B1 * B2;
+  static constexpr int kM = M, kN = N, kK = K;
+};
+
+/// \brief Element strides of a matrix operand: one per batch dim (0 where the operand is
+/// broadcast), then along its rows and along its columns.
+template <int64_t S0, int64_t S1, int64_t S2, int64_t SRow, int64_t SCol>
+struct Strides {
+  static constexpr int64_t kS0 = S0, kS1 = S1, kS2 = S2;
+  static constexpr int64_t kRow = SRow, kCol = SCol;
+  /// Element offset of batch `b` (a flat index over the Shape's three batch dims).
+  template <class Sh>
+  __device__ __forceinline__ static int64_t batch_offset(int b) {
+    const int b2 = b % Sh::kB2;
+    const int b1 = (b / Sh::kB2) % Sh::kB1;
+    const int b0 = b / (Sh::kB2 * Sh::kB1);
+    return b0 * S0 + b1 * S1 + b2 * S2;
+  }
+};
+
+/// \brief Where an output element is: its batch (a group, for convolutions), its row (m; the
+/// output channel for convolutions), its column (n; the output pixel) and its offset in Y.
+struct Coord {
+  int batch, row, col;
+  int64_t offset;
+};
+
+// ---- epilogues: Params + apply<Shape>(params, accumulator, coordinate) -> value to store ---------
+
+/// \brief Stores the accumulator as is.
+struct EpilogueIdentity {
+  struct Params {};
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params&, Acc v, const Coord&) {
+    return v;
+  }
+};
+
+/// \brief alpha * acc + beta * C[b, m, n] (Gemm). C is read through strides SC (0 where it
+/// broadcasts); kHasC false: alpha * acc only.
+template <class T, class SC, bool kHasC>
+struct EpilogueLinear {
+  struct Params {
+    float alpha, beta;
+    const T* C;  ///< null when kHasC is false
+  };
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
+    float r = p.alpha * static_cast<float>(v);
+    if constexpr (kHasC) {
+      const int64_t o = SC::template batch_offset<Sh>(c.batch) + c.row * SC::kRow + c.col * SC::kCol;
+      r += p.beta * static_cast<float>(p.C[o]);
+    }
+    return static_cast<Acc>(r);
+  }
+};
+
+/// \brief acc + bias[row] (convolutions: the row is the output channel).
+template <class T>
+struct EpilogueBias {
+  struct Params {
+    const T* bias;
+  };
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
+    return v + static_cast<Acc>(p.bias[c.row]);
+  }
+};
+
+/// \brief The activations of a fused epilogue (compiler/ops/fused.h).
+enum class Act { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh };
+
+/// \brief An activation's parameters: leaky_relu's slope (alpha), hard_sigmoid's and hard_swish's
+/// alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open).
+struct ActParams {
+  float alpha, beta, min, max;
+};
+
+template <Act A>
+__device__ __forceinline__ float activate(float x, const ActParams& p) {
+  if constexpr (A == Act::relu) return x > 0.0f ? x : 0.0f;
+  if constexpr (A == Act::clip) {
+    // NaN stays NaN: both comparisons are false.
+    if (x < p.min) x = p.min;
+    if (x > p.max) x = p.max;
+    return x;
+  }
+  if constexpr (A == Act::leaky_relu) return x < 0.0f ? p.alpha * x : x;
+  if constexpr (A == Act::sigmoid) return 1.0f / (1.0f + expf(-x));
+  if constexpr (A == Act::tanh) return tanhf(x);
+  if constexpr (A == Act::hard_sigmoid) return fmaxf(0.0f, fminf(1.0f, p.alpha * x + p.beta));
+  if constexpr (A == Act::hard_swish) return x * fmaxf(0.0f, fminf(1.0f, p.alpha * x + p.beta));
+  if constexpr (A == Act::silu) return x / (1.0f + expf(-x));
+  if constexpr (A == Act::gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (A == Act::gelu_tanh) {
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+  }
+  return x;
+}
+
+/// \brief Where a fused residual is added: before or after the activation (or not at all).
+enum class Residual { none, before_activation, after_activation };
+
+/// \brief The epilogue of a fused node (FusedConv, FusedGemm, FusedMatMul):
+///   Y = act(alpha * acc [+ beta * bias] [+ R if before]) [+ R if after]
+/// The bias is read through strides SBias (Conv: per output channel, Strides<0, 0, 0, 1, 0>; Gemm:
+/// C's broadcast strides; MatMul: per column); the residual R has Y's layout (read at the
+/// element's offset in Y). Computed in FP32 and rounded once to T.
+template <class T, class SBias, bool kHasBias, Act A, Residual R>
+struct EpilogueFused {
+  struct Params {
+    float alpha, beta;
+    const T* bias;      ///< null when kHasBias is false
+    const T* residual;  ///< null when R is Residual::none
+    ActParams act;
+  };
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
+    float r = p.alpha * static_cast<float>(v);
+    if constexpr (kHasBias) {
+      const int64_t o = SBias::template batch_offset<Sh>(c.batch) + c.row * SBias::kRow + c.col * SBias::kCol;
+      r += p.beta * static_cast<float>(p.bias[o]);
+    }
+    if constexpr (R == Residual::before_activation) r += static_cast<float>(p.residual[c.offset]);
+    r = activate<A>(r, p.act);
+    if constexpr (R == Residual::after_activation) r += static_cast<float>(p.residual[c.offset]);
+    return static_cast<Acc>(r);
+  }
+};
+
+// ---- tiling ------------------------------------------------------------------------------------
+
+/// \brief A block tile of BM x BN outputs, BK deep per K slice, TM x TN outputs per thread.
+template <int BM, int BN, int BK, int TM, int TN>
+struct Tile {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kTM = TM, kTN = TN;
+  static constexpr int kThreadsM = BM / TM, kThreadsN = BN / TN;
+  static constexpr int kThreads = kThreadsM * kThreadsN;
+  static_assert(BM % TM == 0 && BN % TN == 0, "Tile: the thread tile must divide the block tile");
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "Tile: whole warps, at most 1024 threads");
+  /// Shared rows are padded by 4 elements: a warp writing a k-fast slice then hits distinct banks
+  /// (and rows stay 16-byte aligned for the vector reads).
+  static constexpr int kLdA = BM + 4, kLdB = BN + 4;
+  /// Adjacent rows / columns a thread owns (one vector load from shared memory each).
+  static constexpr int kVecM = TM % 4 == 0 ? 4 : TM % 2 == 0 ? 2 : 1;
+  static constexpr int kVecN = TN % 4 == 0 ? 4 : TN % 2 == 0 ? 2 : 1;
+  /// Block-tile row of the i-th output row of the thread with row index ty (see the top comment).
+  __device__ __forceinline__ static int row(int ty, int i) {
+    return (i / kVecM) * (kThreadsM * kVecM) + ty * kVecM + i % kVecM;
+  }
+  /// Block-tile column of the j-th output column of the thread with column index tx.
+  __device__ __forceinline__ static int col(int tx, int j) {
+    return (j / kVecN) * (kThreadsN * kVecN) + tx * kVecN + j % kVecN;
+  }
+};
+
+/// \brief dst[0..V) = p[0..V) from shared memory, as one vector load for float (p aligned to V
+/// elements).
+template <int V, class Acc>
+__device__ __forceinline__ void load_vector(const Acc* p, Acc* dst) {
+  if constexpr (V == 4 && std::is_same<Acc, float>::value) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    dst[0] = v.x;
+    dst[1] = v.y;
+    dst[2] = v.z;
+    dst[3] = v.w;
+  } else if constexpr (V == 2 && std::is_same<Acc, float>::value) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    dst[0] = v.x;
+    dst[1] = v.y;
+  } else {
+    MC_UNROLL
+    for (int i = 0; i < V; ++i) dst[i] = p[i];
+  }
+}
+
+/// \brief Which element of a BK x BX slice the i-th load of thread `tid` covers. kXFast: consecutive
+/// threads take consecutive x (the operand is contiguous along x); otherwise consecutive k.
+template <int BK, int BX, int NT, bool kXFast>
+struct SlotMap {
+  static_assert((BK * BX) % NT == 0, "SlotMap: the slice must split evenly over the threads");
+  static constexpr int kCount = BK * BX / NT;
+  __device__ __forceinline__ static int k(int tid, int i) {
+    if constexpr (kXFast) {
+      if constexpr (NT % BX == 0) return tid / BX + i * (NT / BX);
+      return (tid + i * NT) / BX;
+    } else {
+      if constexpr (NT % BK == 0) return tid % BK;
+      return (tid + i * NT) % BK;
+    }
+  }
+  __device__ __forceinline__ static int x(int tid, int i) {
+    if constexpr (kXFast) {
+      if constexpr (NT % BX == 0) return tid % BX;
+      return (tid + i * NT) % BX;
+    } else {
+      if constexpr (NT % BK == 0) return tid / BK + i * (NT / BK);
+      return (tid + i * NT) / BK;
+    }
+  }
+};
+
+/// \brief Loads a BK x BX slice of a strided matrix: element (k, x) at base[x * SX + k * SK],
+/// zero outside [0, X) x [0, K). For A, x is m; for B, x is n.
+template <class T, class Acc, int X, int K, int64_t SX, int64_t SK, int BK, int BX, int NT>
+struct MatrixLoader {
+  // Follow the contiguous side; when neither side is (a strided view), x-fast.
+  using Map = SlotMap<BK, BX, NT, !(SK == 1 && SX != 1)>;
+  static constexpr int kCount = Map::kCount;
+  // Offsets within one matrix fit in int (plan refuses tensors of 2^31 elements or more).
+  static constexpr int kSX = static_cast<int>(SX), kSK = static_cast<int>(SK);
+  const T* base;  ///< the operand for this block's batch
+  int x0;         ///< first x of this block
+  int tid;
+
+  __device__ __forceinline__ void load(int k0, Acc (&r)[kCount]) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const int gk = k0 + Map::k(tid, i), gx = x0 + Map::x(tid, i);
+      r[i] = (gk < K && gx < X) ? static_cast<Acc>(base[gx * kSX + gk * kSK]) : Acc(0);
+    }
+  }
+  /// s: one stage of the shared slice, [BK][LD].
+  template <int LD>
+  __device__ __forceinline__ void store(const Acc (&r)[kCount], Acc* s) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) s[Map::k(tid, i) * LD + Map::x(tid, i)] = r[i];
+  }
+};
+
+/// \brief The double-buffered main loop: acc[i][j] += sum over k of A(m_i, k) * B(k, n_j) for the
+/// thread's outputs m_i = Tile::row(ty, i), n_j = Tile::col(tx, j) (relative to the block tile).
+/// ALoader/BLoader provide load(k0, regs) and store<LD>(regs, shared stage).
+template <class Acc, class Tl>
+struct Mainloop {
+  static constexpr int BM = Tl::kBM, BN = Tl::kBN, BK = Tl::kBK, TM = Tl::kTM, TN = Tl::kTN;
+
+  template <class ALoader, class BLoader>
+  __device__ __forceinline__ static void run(const ALoader& la, const BLoader& lb, int k_extent,
+                                             Acc (&acc)[TM][TN]) {
+    __shared__ __align__(16) Acc sa[2][BK * Tl::kLdA];
+    __shared__ __align__(16) Acc sb[2][BK * Tl::kLdB];
+    const int tid = static_cast<int>(threadIdx.x);
+    const int tx = tid % Tl::kThreadsN, ty = tid / Tl::kThreadsN;
+    const int slices = (k_extent + BK - 1) / BK;
+
+    Acc ra[ALoader::kCount], rb[BLoader::kCount];
+    la.load(0, ra);
+    lb.load(0, rb);
+    la.template store<Tl::kLdA>(ra, sa[0]);
+    lb.template store<Tl::kLdB>(rb, sb[0]);
+    __syncthreads();
+
+    for (int s = 0; s < slices; ++s) {
+      const int cur = s & 1;
+      const bool more = s + 1 < slices;
+      // Issue the next slice's global loads before computing: their latency hides behind the FMAs.
+      if (more) {
+        la.load((s + 1) * BK, ra);
+        lb.load((s + 1) * BK, rb);
+      }
+      const Acc* a = sa[cur];
+      const Acc* b = sb[cur];
+      MC_UNROLL
+      for (int k = 0; k < BK; ++k) {
+        Acc av[TM], bv[TN];
+        MC_UNROLL
+        for (int i = 0; i < TM; i += Tl::kVecM) load_vector<Tl::kVecM>(a + k * Tl::kLdA + Tl::row(ty, i), av + i);
+        MC_UNROLL
+        for (int j = 0; j < TN; j += Tl::kVecN) load_vector<Tl::kVecN>(b + k * Tl::kLdB + Tl::col(tx, j), bv + j);
+        MC_UNROLL
+        for (int i = 0; i < TM; ++i) {
+          MC_UNROLL
+          for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
+        }
+      }
+      // The other buffer was last read in slice s - 1, before the barrier that ended it.
+      if (more) {
+        la.template store<Tl::kLdA>(ra, sa[cur ^ 1]);
+        lb.template store<Tl::kLdB>(rb, sb[cur ^ 1]);
+      }
+      __syncthreads();
+    }
+  }
+};
+
+// ---- the batched GEMM ----------------------------------------------------------------------------
+
+/// \brief Y = Epi(A x B), batched. SA: A's strides (rows m, columns k), SB: B's (rows k, columns
+/// n), SY: Y's (rows m, columns n). Grid: (N tiles, M tiles, batch).
+template <class T, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
+struct Gemm {
+  static constexpr int kThreads = Tl::kThreads;
+  static constexpr int kSmemBytes = 0;  // static shared memory only
+
+  struct Params {
+    const T* A;
+    const T* B;
+    T* Y;
+    typename Epi::Params epi;
+  };
+
+  static dim3 grid() { return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch); }
+  static dim3 block() { return dim3(kThreads); }
+
+  __device__ static void run(const Params& p) {
+    const int batch = static_cast<int>(blockIdx.z);
+    const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, n0 = static_cast<int>(blockIdx.x) * Tl::kBN;
+    const int tid = static_cast<int>(threadIdx.x);
+    MatrixLoader<T, Acc, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads> la{
+        p.A + SA::template batch_offset<Sh>(batch), m0, tid};
+    MatrixLoader<T, Acc, Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads> lb{
+        p.B + SB::template batch_offset<Sh>(batch), n0, tid};
+    Acc acc[Tl::kTM][Tl::kTN];
+    MC_UNROLL
+    for (int i = 0; i < Tl::kTM; ++i) {
+      MC_UNROLL
+      for (int j = 0; j < Tl::kTN; ++j) acc[i][j] = Acc(0);
+    }
+    Mainloop<Acc, Tl>::run(la, lb, Sh::kK, acc);
+
+    const int tx = tid % Tl::kThreadsN, ty = tid / Tl::kThreadsN;
+    const int64_t y_batch = SY::template batch_offset<Sh>(batch);
+    MC_UNROLL
+    for (int i = 0; i < Tl::kTM; ++i) {
+      const int m = m0 + Tl::row(ty, i);
+      MC_UNROLL
+      for (int j = 0; j < Tl::kTN; ++j) {
+        const int n = n0 + Tl::col(tx, j);
+        if (m < Sh::kM && n < Sh::kN) {
+          const int64_t o = y_batch + m * SY::kRow + n * SY::kCol;
+          p.Y[o] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc[i][j], Coord{batch, m, n, o}));
+        }
+      }
+    }
+  }
+};
+
+/// \brief The kernel of any template here with a Params and a static run (Gemm, Conv, ...).
+template <class K>
+__global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
+  K::run(p);
+}
+
+// ---- one-operand Einsum: a strided sum ---------------------------------------------------------
+
+/// \brief A list of compile-time integers (dims or strides).
+template <int64_t... V>
+struct Ints {
+  static constexpr int kRank = sizeof...(V);
+};
+
+/// \brief Offset of a flat C-order index over Dims, through Strides (the last dim fastest).
+template <class Dims, class Str>
+struct StridedIndex;
+template <int64_t... D, int64_t... S>
+struct StridedIndex<Ints<D...>, Ints<S...>> {
+  static_assert(sizeof...(D) == sizeof...(S), "StridedIndex: one stride per dim");
+  static constexpr int64_t kSize = (int64_t(1) * ... * D);
+  __device__ __forceinline__ static int64_t offset(int64_t flat) {
+    if constexpr (sizeof...(D) == 0) {
+      return 0;
+    } else {
+      const int64_t dims[] = {D...};
+      const int64_t strides[] = {S...};
+      int64_t off = 0;
+      MC_UNROLL
+      for (int i = static_cast<int>(sizeof...(D)) - 1; i >= 0; --i) {
+        off += (flat % dims[i]) * strides[i];
+        flat /= dims[i];
+      }
+      return off;
+    }
+  }
+};
+
+/// \brief Y[o] = sum over r of X[out(o) + sum(r)]: one-operand Einsum (a sum over letters, a
+/// transpose, a diagonal: a letter repeated in the term has the sum of its strides). One thread per
+/// output element; Y dense.
+template <class T, class Acc, class OutIndex, class SumIndex, int NT = 128>
+struct StridedSum {
+  static constexpr int kThreads = NT;
+  static constexpr int kSmemBytes = 0;
+  struct Params {
+    const T* X;
+    T* Y;
+  };
+  static dim3 grid() { return dim3(static_cast<unsigned>((OutIndex::kSize + NT - 1) / NT)); }
+  static dim3 block() { return dim3(NT); }
+  __device__ static void run(const Params& p) {
+    const int64_t o = static_cast<int64_t>(blockIdx.x) * NT + threadIdx.x;
+    if (o >= OutIndex::kSize) return;
+    const T* x = p.X + OutIndex::offset(o);
+    Acc acc = Acc(0);
+    for (int64_t r = 0; r < SumIndex::kSize; ++r) acc += static_cast<Acc>(x[SumIndex::offset(r)]);
+    p.Y[o] = static_cast<T>(acc);
+  }
+};
+
+}  // namespace gemm
+}  // namespace mc
