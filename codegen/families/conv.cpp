@@ -92,7 +92,8 @@ std::string ConvGeometry::str() const {
   };
   std::string pads = part(pad);
   if (pad_end != pad) pads += "/" + part(pad_end);
-  return fmt::format("k{} s{} p{} d{} g{}", part(kernel), part(stride), pads, part(dilation), G);
+  return fmt::format("k{} s{} p{} d{}{}", part(kernel), part(stride), pads, part(dilation),
+                     G > 1 ? " g" + std::to_string(G) : "");
 }
 
 ConvGeometry conv_geometry(const Kernel& k) {
@@ -246,8 +247,7 @@ void plan_conv(Kernel& k, const Target& t) {
   if (g.Cg() == 1 && g.G > 1) {
     k.family = "conv_depthwise";
     k.tactic["threads"] = 128;
-    k.note = fmt::format("{} {} -> {} {}: depthwise (one input channel per group), direct, one thread per output",
-                         k.node->op(), shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str());
+    k.note = fmt::format("{}: depthwise (one input channel per group), direct, one thread per output", g.str());
     return;
   }
   if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
@@ -255,8 +255,7 @@ void plan_conv(Kernel& k, const Target& t) {
   const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, &why);
   check_grid(k, tile, g.Mg());
   record_tile(k, tile);
-  k.note = fmt::format("{} {} -> {} {}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}",
-                       k.node->op(), shape_text(k.inputs[0].shape), shape_text(k.outputs[0].shape), g.str(), g.Mg(),
+  k.note = fmt::format("{}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}", g.str(), g.Mg(),
                        g.N * g.out_pixels(), g.Cg() * g.kernel[0] * g.kernel[1] * g.kernel[2], why);
 }
 

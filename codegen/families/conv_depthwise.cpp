@@ -18,8 +18,7 @@ void plan_depthwise(Kernel& k, const Target&) {
   }
   k.tactic["threads"] = 128;
   if (k.note.empty()) {
-    k.note = fmt::format("{} {} -> {} {}: depthwise, direct, one thread per output", k.node->op(), shape_text(k.inputs[0].shape),
-                         shape_text(k.outputs[0].shape), g.str());
+    k.note = fmt::format("{}: depthwise, direct, one thread per output", g.str());
   }
 }
 

@@ -13,8 +13,7 @@ void plan_transpose(Kernel& k, const Target&) {
   const ConvGeometry g = conv_transpose_geometry(k);
   check_size(k);
   k.tactic["threads"] = 128;
-  k.note = fmt::format("ConvTranspose {} -> {} {}: gather form, one thread per output", shape_text(k.inputs[0].shape),
-                       shape_text(k.outputs[0].shape), g.str());
+  k.note = fmt::format("{}: gather form, one thread per output", g.str());
 }
 
 Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {

@@ -121,8 +121,9 @@ Emitted emit_instance(const Kernel& k, const std::string& comment_text, const st
     return e;
   }
   e.declarations = fmt::format("// {}\nusing {} = {};\n", comment, type, decl);
-  e.launch = fmt::format("// {0}\nMC_LAUNCH(mc::gemm::kernel<{1}>, {1}::grid(), {1}::block(), 0, {1}::Params{{{2}}});\n",
-                         comment, type, fmt::join(params, ", "));
+  // The emitter puts its own comment (node, types, buffers, tactic, note) above the launch.
+  e.launch = fmt::format("MC_LAUNCH(mc::gemm::kernel<{0}>, {0}::grid(), {0}::block(), 0, {0}::Params{{{1}}});\n", type,
+                         fmt::join(params, ", "));
   return e;
 }
 
@@ -545,14 +546,16 @@ void plan_gemm(Kernel& k, const Target& t) {
   const GemmLowering g = lower_gemm(k);
   if (g.kind == GemmLowering::Kind::strided_sum) {
     k.tactic["threads"] = 128;
-    k.note = "one-operand Einsum " + g.what + ": a strided sum, one thread per output element";
+    k.note = "equation '" + k.node->attr_string("equation", "") + "': a strided sum, one thread per output element";
     return;
   }
   std::string why;
   const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, &why);
   check_grid(k, tile, g.M);
   record_tile(k, tile);
-  k.note = fmt::format("{} {}: batch {} M {} N {} K {}; {}", k.node->op(), g.what, g.batch_count(), g.M, g.N, g.K, why);
+  const std::string equation =
+      producer_op(*k.node) == "Einsum" ? "equation '" + k.node->attr_string("equation", "") + "': " : "";
+  k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation, g.batch_count(), g.M, g.N, g.K, why);
 }
 
 Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {

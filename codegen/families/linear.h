@@ -89,7 +89,7 @@ struct ConvGeometry {
   int64_t Cg() const { return C / G; }
   int64_t Mg() const { return M / G; }
   int64_t out_pixels() const { return out[0] * out[1] * out[2]; }
-  std::string str() const;  ///< "k3x3 s1x1 p1x1 d1x1 g1" (the model's rank)
+  std::string str() const;  ///< "k3x3 s1x1 p1x1 d1x1 g2" (the model's rank; no g when 1)
 };
 
 /// Conv (the node of k; X, W, Y from its views). Pads follow compiler/ops/conv.cpp (auto_pad).
@@ -101,9 +101,10 @@ ConvGeometry pool_geometry(const Kernel& k);
 
 // ---- emitting ----------------------------------------------------------------------------------
 
-/// \brief The code of one kernel: `// COMMENT` and `using TYPE = DECL;` as the declarations, the
-/// comment and `MC_LAUNCH(mc::gemm::kernel<TYPE>, TYPE::grid(), TYPE::block(), 0,
-/// TYPE::Params{PARAMS...});` as the launch. A kernel whose first output is empty launches nothing.
+/// \brief The code of one kernel: `// COMMENT` and `using TYPE = DECL;` as the declarations,
+/// `MC_LAUNCH(mc::gemm::kernel<TYPE>, TYPE::grid(), TYPE::block(), 0, TYPE::Params{PARAMS...});` as
+/// the launch (the emitter writes the kernel's comment above it). A kernel whose first output is
+/// empty launches nothing.
 Emitted emit_instance(const Kernel& k, const std::string& comment, const std::string& type, const std::string& decl,
                       const std::vector<std::string>& params);
 /// Throws Error naming the node when a view has 2^31 elements or more (32-bit indexing).

@@ -16,13 +16,11 @@ void plan_pool(Kernel& k, const Target&) {
   const Node& n = *k.node;
   k.tactic["threads"] = 128;
   if (is_global(n)) {
-    k.note = fmt::format("{} {} -> {}: one warp per plane, shuffle reduction", n.op(), shape_text(k.inputs[0].shape),
-                         shape_text(k.outputs[0].shape));
+    k.note = "one warp per (n, c) plane, shuffle reduction";
     return;
   }
   const ConvGeometry g = pool_geometry(k);
-  k.note = fmt::format("{} {} -> {} {}: one thread per output", n.op(), shape_text(k.inputs[0].shape),
-                       shape_text(k.outputs[0].shape), g.str());
+  k.note = fmt::format("{}: one thread per output", g.str());
 }
 
 Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {

@@ -293,7 +293,7 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     const modelc::Emitted e = f->emit(k, NameContext{});
     CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, "
                               "mc::gemm::Act::relu, mc::gemm::Residual::before_activation>") != std::string::npos);
-    CHECK(e.launch.find("+ bias + relu + residual (before_activation)") != std::string::npos);
+    CHECK(e.declarations.find("+ bias + relu + residual (before_activation)") != std::string::npos);
   }
   SUBCASE("depthwise: hard_swish, no bias") {
     OneNode t("FusedConv", 11, {random({1, 5, 6, 6}, 64), random({5, 1, 3, 3}, 65)});

@@ -212,6 +212,6 @@ TEST_CASE("pool family: plan notes") {
   t.n->set_attr_ints("kernel_shape", {2, 2});
   modelc::Kernel k = t.kernel("pool");
   modelc::FamilyRegistry::instance().find("pool")->plan(k, modelc::Target{});
-  CHECK(k.note.find("MaxPool") != std::string::npos);
+  CHECK(k.note.find("k2x2 s1x1 p0x0 d1x1") != std::string::npos);
   CHECK(k.tactic.at("threads") == 128);
 }
