@@ -7,6 +7,8 @@
 // whose mapping is the identity.
 #include <cmath>
 
+#include "ops/resize.h"
+
 #include "ops/common.h"
 
 namespace modelc::ops {
@@ -245,12 +247,7 @@ void infer_resize(Node& n, Form f) {
 
 // ---- evaluation ---------------------------------------------------------------
 
-/// One output coordinate's source along an axis: weighted input indices, or
-/// the extrapolation value (tf_crop_and_resize outside the input).
-struct Taps {
-  bool extrapolate = false;
-  std::vector<std::pair<int64_t, double>> w;
-};
+using Taps = ResizeTaps;
 
 double cubic_weight(double x, double a) {
   x = std::fabs(x);
@@ -347,9 +344,8 @@ bool is_identity(const std::vector<Taps>& taps, int64_t len) {
   return true;
 }
 
-std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
+ResizeSampling sampling(const Node& n, Form f, const Shape& x_shape, const TensorRefs& in) {
   const Settings s = read_settings(n, f);
-  const Tensor& x = *in[0];
   auto input = [&](int i) -> const Tensor* { return static_cast<int>(in.size()) > i ? in[i] : nullptr; };
   std::vector<double> scales;
   std::vector<int64_t> sizes;
@@ -359,9 +355,9 @@ std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
     if (const Tensor* t = input(scales_input(f))) scales = t->to_f64();
     if (f >= Form::resize11) sizes = ints_of(input(3));
   }
-  Plan p = make_plan(n, f, s, x.shape(), scales, sizes);
+  Plan p = make_plan(n, f, s, x_shape, scales, sizes);
   if (s.coord == "tf_crop_and_resize") {
-    const std::vector<int64_t> axes = target_axes(n, s, x.rank());
+    const std::vector<int64_t> axes = target_axes(n, s, static_cast<int64_t>(x_shape.size()));
     const Tensor* roi_t = input(1);
     const std::vector<double> roi = roi_t ? roi_t->to_f64() : std::vector<double>{};
     if (roi.size() != 2 * axes.size()) {
@@ -374,12 +370,29 @@ std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
     }
   }
 
+  ResizeSampling r;
+  r.out = p.out;
+  r.extrapolation = s.extrapolation;
+  r.width = s.mode == Interp::nearest ? 1 : s.mode == Interp::linear ? 2 : 4;
+  r.mode = s.mode == Interp::nearest ? "nearest" : s.mode == Interp::linear ? "linear" : "cubic";
+  r.coord = s.coord;
+  r.nearest_mode = s.nearest_mode;
+  for (std::size_t d = 0; d < x_shape.size(); ++d) {
+    std::vector<Taps> taps = axis_taps(s, x_shape[d], p.out[d], p.resized[d], p.scale[d], p.roi_start[d], p.roi_end[d]);
+    r.axes.push_back(is_identity(taps, x_shape[d]) ? std::vector<Taps>{} : std::move(taps));
+  }
+  return r;
+}
+
+std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
+  const Tensor& x = *in[0];
+  const ResizeSampling r = sampling(n, f, x.shape(), in);
   std::vector<double> cur = x.to_f64();
   Shape shape = x.shape();
   for (std::size_t d = 0; d < shape.size(); ++d) {
-    const int64_t len = shape[d], out = p.out[d];
-    const std::vector<Taps> taps = axis_taps(s, len, out, p.resized[d], p.scale[d], p.roi_start[d], p.roi_end[d]);
-    if (is_identity(taps, len)) continue;
+    const int64_t len = shape[d], out = r.out[d];
+    const std::vector<Taps>& taps = r.axes[d];
+    if (taps.empty()) continue;
     int64_t outer = 1, inner = 1;
     for (std::size_t k = 0; k < d; ++k) outer *= shape[k];
     for (std::size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
@@ -389,7 +402,7 @@ std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
         const Taps& t = taps[static_cast<std::size_t>(j)];
         double* dst = next.data() + (o * out + j) * inner;
         if (t.extrapolate) {
-          for (int64_t i = 0; i < inner; ++i) dst[i] = s.extrapolation;
+          for (int64_t i = 0; i < inner; ++i) dst[i] = r.extrapolation;
           continue;
         }
         for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0;
@@ -402,7 +415,7 @@ std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
     cur = std::move(next);
     shape[d] = out;
   }
-  return {Tensor::from_f64(x.dtype(), p.out, cur)};
+  return {Tensor::from_f64(x.dtype(), r.out, cur)};
 }
 
 // Two FLOPs per tap per output element: 2^k taps for N-linear over k resized
@@ -425,7 +438,19 @@ const std::vector<std::string> kResize18Attrs = {"antialias", "axes", "coordinat
                                                  "cubic_coeff_a", "exclude_outside", "extrapolation_value",
                                                  "keep_aspect_ratio_policy", "mode", "nearest_mode"};
 
+Form form_of(const Node& n) {
+  if (n.op() == "Upsample") return n.opset() < 9 ? Form::upsample7 : Form::upsample9;
+  if (n.opset() < 11) return Form::resize10;
+  if (n.opset() < 13) return Form::resize11;
+  if (n.opset() < 18) return Form::resize13;
+  return n.opset() < 19 ? Form::resize18 : Form::resize19;
+}
+
 }  // namespace
+
+ResizeSampling resize_sampling(const Node& n, const Shape& x_shape, const TensorRefs& in) {
+  return sampling(n, form_of(n), x_shape, in);
+}
 
 // Every form shares the same rules; only which inputs and attributes it has differ.
 #define MODELC_REGISTER_RESIZE(NAME, SINCE, FORM, ATTRS, MIN_IN, MAX_IN, DOC)                 \
