@@ -51,6 +51,15 @@ struct Kernel {
   std::vector<TensorView> outputs;      ///< node outputs in order (absent: dtype undefined)
   std::map<std::string, int64_t> tactic;///< compile-time tile parameters (report.json), set by the family's plan
   std::string note;                     ///< why this template / tactic (report.md)
+  /// Convolutions and matrix products (the gemm and conv families): "tensor_core" when the kernel
+  /// runs on the WMMA templates, "simt" otherwise; empty for every other family.
+  std::string engine;
+  /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);
+  /// empty when it is, or when engine is empty.
+  std::string fallback_reason;
+  /// The tactic per --arch (SM number, e.g. 75 or 90) where the family's choice depends on the
+  /// target; `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
+  std::map<int, std::map<std::string, int64_t>> arch_tactic;
 };
 
 /// \brief A weight in the blob (constants the kernels read).
