@@ -235,6 +235,7 @@ void register_run_reference(CLI::App& app, RunFn& run) {
                              "write its outputs and print their error against the FP32 run");
   sub->add_option("--keep-fp32", a->keep_fp32, "with --fp16: nodes pinned to FP32 (ONNX node names), repeatable")
       ->type_name("NODE,...")
+      ->allow_extra_args(false)
       ->delimiter(',')
       ->needs(fp16);
   sub->add_flag("--layers", a->layers, "with --fp16: print the error of every node output, in graph order")
