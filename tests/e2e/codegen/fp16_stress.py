@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The FP16 stress test of issue 4 (run by ctest; see CMakeLists.txt beside).
 
-    fp16_stress.py --modelc BIN --work DIR --case layernorm|softmax|reducesum [--jobs N]
+    fp16_stress.py --modelc BIN --work DIR --case layernorm|softmax|reducesum|reducesum_large [--jobs N]
 
 Builds a small ONNX model with onnx.helper and its inputs (.npy), runs
 `modelc verify M.onnx --emulate --fp16 --inputs DIR --keep DIR/case` and requires: exit 0 with a
@@ -20,6 +20,12 @@ computes these ops in FP32 on FP16 storage; an FP16 sum, sum of squares or exp w
              (sum ~6e4, just below FP16's 65504: an FP16 accumulator stalls once its spacing
              exceeds the addends, at 256 for addends of 0.06), uniform in [-1, 1) (sum ~+-600),
              and 0.0625 everywhere (62500 exactly).
+  reducesum_large  ReduceSum over 1e6 elements uniform in [0, 1): the sum, ~5e5, is finite in FP32
+             but beyond FP16's range. The reduce kernel accumulates in FP32, but under the precision
+             policy it stores its result in FP16 (the boundary Cast to FP32 is a separate kernel),
+             so it is Inf today. Disabled in ctest (codegen_fp16_stress_reducesum_large) until the
+             output Cast is fused into the reduce kernel or a graph output's fp32_compute producer
+             writes FP32 (the fp16 engineer's precision pass / reduce family).
 
 The inputs are FP16-representable values (rounded to float16 and stored as float32), so the
 boundary Cast is exact and the error measured is the computation's, not the input rounding's.
@@ -106,7 +112,19 @@ def reducesum_case(rng):
     return graph, 13, {"x": x}
 
 
-CASES = {"layernorm": layernorm_case, "softmax": softmax_case, "reducesum": reducesum_case}
+def reducesum_large_case(rng):
+    n = 1_000_000
+    x = half_exact(rng.uniform(0.0, 1.0, (1, n)))
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0, name="reducesum")
+    graph = helper.make_graph([node], "fp16_stress_reducesum_large",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])], [axes])
+    return graph, 13, {"x": x}
+
+
+CASES = {"layernorm": layernorm_case, "softmax": softmax_case, "reducesum": reducesum_case,
+         "reducesum_large": reducesum_large_case}
 
 
 def fail(message):
@@ -161,6 +179,7 @@ def main():
         bad = finite & ~np.isfinite(got)
         ok = finite & np.isfinite(got)
         rel = np.linalg.norm((got - want)[ok]) / max(np.linalg.norm(want[ok]), 1e-30)
+        max_abs = float(np.max(np.abs(got - want)[ok])) if np.any(ok) else float("nan")
         rows = ""
         if got.ndim >= 1 and got.shape[0] <= 8:
             per_row = []
@@ -169,7 +188,7 @@ def main():
                 m = np.isfinite(w) & np.isfinite(g)
                 per_row.append(f"{np.linalg.norm((g - w)[m]) / max(np.linalg.norm(w[m]), 1e-30):.2e}")
             rows = "; per row " + " ".join(per_row)
-        print(f"{a.case} {name}: relative L2 {rel:.3e} (limit {LIMIT:.0e}), max abs {np.max(np.abs(got - want)[ok]):.3e}, "
+        print(f"{a.case} {name}: relative L2 {rel:.3e} (limit {LIMIT:.0e}), max abs {max_abs:.3e}, "
               f"NaN/Inf where the reference is finite: {int(np.count_nonzero(bad))}{rows}")
         if np.count_nonzero(bad):
             problems.append(f"{name}: {int(np.count_nonzero(bad))} NaN/Inf where the FP32 reference is finite")
