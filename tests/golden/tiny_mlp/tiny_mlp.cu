@@ -74,10 +74,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k0 (gemm): Gemm '/fc1/Gemm': float32[4x32], float32[64x32], float32[64] -> float32[4x64]
   //   @input0, @weights+0, @weights+8192 -> @arena+0
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; Gemm [4x32] x [64x32]^T + C[64] -> [4x64]: batch 1 M 4
-  //   N 64 K 32; SIMT tile 16x64x16 t2x4 (1 blocks of 128 threads): M <= 16, a skinny-row tile
+  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 32; SIMT tile 16x64x16 t2x4 (1
+  //   blocks of 128 threads): M <= 16, a skinny-row tile
   {
-    // k0: Gemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64], SIMT tile 16x64x16 t2x4
     MC_LAUNCH(mc::gemm::kernel<k0_gemm>, k0_gemm::grid(), k0_gemm::block(), 0,
               k0_gemm::Params{static_cast<const float*>(inputs[0]),
                               reinterpret_cast<const float*>(weights + 0),
@@ -98,10 +97,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k2 (gemm): Gemm '/fc2/Gemm': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
   //   @arena+1024, @weights+8448, @weights+24832 -> @arena+0
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; Gemm [4x64] x [64x64]^T + C[64] -> [4x64]: batch 1 M 4
-  //   N 64 K 64; SIMT tile 16x64x16 t2x4 (1 blocks of 128 threads): M <= 16, a skinny-row tile
+  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 64; SIMT tile 16x64x16 t2x4 (1
+  //   blocks of 128 threads): M <= 16, a skinny-row tile
   {
-    // k2: Gemm '/fc2/Gemm' [4x64] x [64x64]^T + C[64] -> [4x64], SIMT tile 16x64x16 t2x4
     MC_LAUNCH(mc::gemm::kernel<k2_gemm>, k2_gemm::grid(), k2_gemm::block(), 0,
               k2_gemm::Params{reinterpret_cast<const float*>(arena + 1024),
                               reinterpret_cast<const float*>(weights + 8448),
@@ -162,10 +160,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k7 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
   //   @arena+0, @weights+25088, @weights+27648 -> @arena+1024
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; Gemm [4x64] x [10x64]^T + C[10] -> [4x10]: batch 1 M 4
-  //   N 10 K 64; SIMT tile 16x64x16 t2x4 (1 blocks of 128 threads): M <= 16, a skinny-row tile
+  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 10 K 64; SIMT tile 16x64x16 t2x4 (1
+  //   blocks of 128 threads): M <= 16, a skinny-row tile
   {
-    // k7: Gemm '/fc3/Gemm' [4x64] x [10x64]^T + C[10] -> [4x10], SIMT tile 16x64x16 t2x4
     MC_LAUNCH(mc::gemm::kernel<k7_gemm>, k7_gemm::grid(), k7_gemm::block(), 0,
               k7_gemm::Params{reinterpret_cast<const float*>(arena + 0),
                               reinterpret_cast<const float*>(weights + 25088),
