@@ -323,15 +323,23 @@ inline std::vector<std::string> builtin_spelling(std::vector<std::string> words)
 /// value is not an integer literal (or the previous one plus one) ends its enum's list.
 inline void parse_enums(const std::string& text, EnumTable& table) {
   using detail::is_word;
-  const std::vector<std::string> t = detail::tokens(text);
+  // Without preprocessor lines (a macro's braces need not balance), continuations included.
+  std::string code;
+  {
+    std::istringstream lines(text);
+    bool continued = false;
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t a = line.find_first_not_of(" \t");
+      const bool directive = continued || (a != std::string::npos && line[a] == '#');
+      continued = directive && !line.empty() && line.back() == '\\';
+      if (!directive) code += line + "\n";
+    }
+  }
+  const std::vector<std::string> t = detail::tokens(code);
   std::vector<std::string> scope;  // one entry per open brace: a name, or "" for other blocks
   std::string pending;             // the name of the namespace / class the next '{' opens
   for (std::size_t i = 0; i < t.size(); ++i) {
     const std::string& x = t[i];
-    if (x == "#") {  // a preprocessor line: skip to its end (tokens carry no newlines: skip the directive word)
-      if (i + 1 < t.size()) ++i;
-      continue;
-    }
     if ((x == "namespace" || x == "struct" || x == "class" || x == "union") && i + 1 < t.size() &&
         (is_word(t[i + 1]) || t[i + 1] == "{")) {
       if (x == "class" && i > 0 && t[i - 1] == "enum") continue;
