@@ -153,9 +153,14 @@ struct PtxEntry {
   bool mma = false;      ///< holds wmma.mma.sync or mma.sync
 };
 
-/// \brief The .entry functions of a PTX file and whether each issues tensor-core MMAs.
+/// \brief The .entry functions of a PTX file and whether each issues tensor-core MMAs: in its own
+/// body, or in a .func it calls (directly or through others), should one not be inlined.
 inline std::vector<PtxEntry> parse_ptx(const std::string& text) {
-  std::vector<PtxEntry> out;
+  struct Function {
+    std::string name;
+    bool entry = false;
+    std::string body;
+  };
   std::string arch;
   const std::size_t target = text.find(".target ");
   if (target != std::string::npos) {
@@ -163,27 +168,71 @@ inline std::vector<PtxEntry> parse_ptx(const std::string& text) {
     while (b < text.size() && (std::isalnum(static_cast<unsigned char>(text[b])) || text[b] == '_')) ++b;
     arch = text.substr(a, b - a);
   }
-  for (std::size_t p = text.find(".entry "); p != std::string::npos; p = text.find(".entry ", p)) {
-    std::size_t a = p + 7;
-    while (a < text.size() && text[a] == ' ') ++a;
-    std::size_t b = a;
-    while (b < text.size() && text[b] != '(' && !std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-    PtxEntry e;
-    e.function = text.substr(a, b - a);
-    e.arch = arch;
-    // The body: from the first '{' after the parameter list to its matching '}'.
-    std::size_t open = text.find('{', b);
+  auto skip_space = [&](std::size_t i) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    return i;
+  };
+  auto skip_parens = [&](std::size_t i) {  // i at '(' -> after its ')'
+    int depth = 0;
+    for (; i < text.size(); ++i) {
+      if (text[i] == '(') ++depth;
+      if (text[i] == ')' && --depth == 0) return i + 1;
+    }
+    return i;
+  };
+  std::vector<Function> functions;
+  std::size_t p = 0;
+  for (;;) {
+    const std::size_t e = text.find(".entry ", p), f = text.find(".func ", p);
+    if (e == std::string::npos && f == std::string::npos) break;
+    const bool entry = e < f;
+    std::size_t i = skip_space(entry ? e + 7 : f + 6);
+    if (!entry && i < text.size() && text[i] == '(') i = skip_space(skip_parens(i));  // return values
+    std::size_t n = i;
+    while (n < text.size() && text[n] != '(' && text[n] != ';' && !std::isspace(static_cast<unsigned char>(text[n]))) ++n;
+    Function fn;
+    fn.name = text.substr(i, n - i);
+    fn.entry = entry;
+    n = skip_space(n);
+    if (n < text.size() && text[n] == '(') n = skip_parens(n);
+    const std::size_t open = text.find_first_of("{;", n);
     if (open == std::string::npos) break;
+    if (text[open] == ';') {  // a declaration
+      p = open + 1;
+      continue;
+    }
     int depth = 0;
     std::size_t end = open;
     for (; end < text.size(); ++end) {
       if (text[end] == '{') ++depth;
       if (text[end] == '}' && --depth == 0) break;
     }
-    const std::string body = text.substr(open, end - open);
-    e.mma = body.find("mma.sync") != std::string::npos;
-    out.push_back(e);
-    p = end;  // the next entry starts after this body
+    fn.body = text.substr(open, end - open);
+    functions.push_back(fn);
+    p = end;  // the next function starts after this body
+  }
+  // MMAs: in the body, or in a called function (to a fixed point).
+  std::vector<bool> mma(functions.size());
+  for (std::size_t k = 0; k < functions.size(); ++k) mma[k] = functions[k].body.find("mma.sync") != std::string::npos;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = 0; k < functions.size(); ++k) {
+      if (mma[k]) continue;
+      for (std::size_t c = 0; c < functions.size(); ++c) {
+        if (c == k || functions[c].entry || !mma[c] || functions[c].name.empty()) continue;
+        const std::string& body = functions[k].body;
+        const std::size_t at = body.find(functions[c].name);
+        if (at != std::string::npos && body.rfind("call", at) != std::string::npos) {
+          mma[k] = true;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<PtxEntry> out;
+  for (std::size_t k = 0; k < functions.size(); ++k) {
+    if (functions[k].entry) out.push_back({functions[k].name, arch, mma[k]});
   }
   return out;
 }

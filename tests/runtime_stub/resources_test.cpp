@@ -72,9 +72,19 @@ TEST_CASE("resources: PTX entries and their MMAs") {
       "\t{ inner block }\n"
       "\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1}, {%r1}, {%r2}, {%f1};\n\tret;\n}\n"
       ".entry _Z4simtPv(\n\t.param .u64 p\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n"
-      ".entry _Z3mmaPv(\n)\n{\n\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f1};\n}\n";
+      ".entry _Z3mmaPv(\n)\n{\n\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f1};\n}\n"
+      // An MMA in a function that was not inlined, called through another one; a declaration.
+      ".func _Z4leafv;\n"
+      ".func (.param .b32 func_retval0) _Z4leafv()\n{\n\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1};\n}\n"
+      ".func _Z3midv()\n{\n\tcall.uni (retval0), _Z4leafv, ();\n}\n"
+      ".entry _Z6callerPv(\n)\n.maxntid 128, 1, 1\n{\n\tcall.uni _Z3midv, ();\n}\n"
+      ".entry _Z6plainerPv(\n)\n{\n\tret;\n}\n";
   const std::vector<PtxEntry> e = parse_ptx(ptx);
-  REQUIRE(e.size() == 3);
+  REQUIRE(e.size() == 5);
+  CHECK(e[3].function == "_Z6callerPv");
+  CHECK(e[3].mma);
+  CHECK(e[4].function == "_Z6plainerPv");
+  CHECK_FALSE(e[4].mma);
   CHECK(e[0].function == "_Z3tcPv");
   CHECK(e[0].arch == "sm_75");
   CHECK(e[0].mma);
