@@ -1007,7 +1007,9 @@ inline std::string cell(const std::string& s) {
 
 /// \brief Puts the resources of every kernel into `report` (report.json's value): per kernel
 /// "resources": {ARCH: {registers, shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes,
-/// barriers, constant_bytes, functions, mma (with PTX)}} and a top-level "resources" summary.
+/// barriers, constant_bytes, functions, mma (with PTX)}} and a top-level "resources" summary. A
+/// kernel that launches several functions (a tactic per arch, picked at run time) gets the
+/// largest registers / shared / stack and the summed spills, and each one's in "per_function".
 /// With `check`, also checks every kernel the report marks "tensor_core": its PTX issues
 /// mma.sync for every arch and ptxas reports no spills; and that every kernel has registers and
 /// shared memory for every arch. Returns what it found; the markdown section is markdown().
@@ -1103,6 +1105,21 @@ inline Outcome merge(Json& report, const std::vector<Resources>& compiled, const
         a["barriers"] = Json::num(barriers);
         a["constant_bytes"] = Json::num(cmem);
         a["functions"] = Json::num(count);
+        if (count > 1) {  // e.g. one instantiation per arch's tactic, chosen at run time: each one's numbers
+          Json each = Json::new_array();
+          for (const Resources& r : compiled) {
+            if (r.arch != arch || std::find(functions.begin(), functions.end(), r.function) == functions.end()) continue;
+            Json f = Json::new_object();
+            f["function"] = Json::str(demangled[r.function]);
+            f["registers"] = Json::num(r.registers);
+            f["shared_bytes"] = Json::num(r.shared_bytes);
+            f["stack_bytes"] = Json::num(r.stack_bytes);
+            f["spill_store_bytes"] = Json::num(r.spill_store_bytes);
+            f["spill_load_bytes"] = Json::num(r.spill_load_bytes);
+            each.items.push_back(std::move(f));
+          }
+          a["per_function"] = std::move(each);
+        }
         if (ptx_arch_set.count(arch)) {
           bool all_mma = true, any = false;
           for (const PtxEntry& p : ptx) {

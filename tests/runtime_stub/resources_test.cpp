@@ -227,6 +227,17 @@ TEST_CASE("resources: merge per kernel and arch; the tensor-core check") {
     const std::string twice = with_section(with_section("# m\n\ntext\n", md), md);
     CHECK(twice == "# m\n\ntext\n\n" + md);
   }
+  SUBCASE("a kernel launching two instantiations (a tactic per arch): the larger numbers, and each one's") {
+    Json& k1 = report["kernels"].items[1];
+    k1["launches"].items.push_back(Json::str("mc::gemm::kernel<mc::gemm::Gemm<float, 64, true>>"));
+    merge(report, compiled, ptx, e, false);
+    const Json* r = report.find("kernels")->items[1].find("resources")->find("sm_75");
+    CHECK(r->find("functions")->as_int() == 2);
+    CHECK(r->find("registers")->as_int() == 255);
+    CHECK(r->find("per_function")->items.size() == 2);
+    CHECK(r->find("per_function")->items[0].find("registers")->as_int() == 255);
+    CHECK(r->find("per_function")->items[1].find("registers")->as_int() == 10);
+  }
   SUBCASE("the check fails: no MMA on sm_90, spills on sm_75") {
     const Outcome o = merge(report, compiled, ptx, e, true);
     REQUIRE(o.failures.size() == 2);
