@@ -45,9 +45,9 @@ struct PassOptions {
   /// Read by the code generator; passes/precision only records it.
   bool fp16_accumulate = false;
   bool io_fp16 = false;                 ///< --io-fp16: graph inputs and outputs become float16
-  /// Run fuse_epilogue. Off until the conv/gemm template families emit the fused
-  /// epilogues (modelc.FusedConv/FusedGemm/FusedMatMul); the passes' tests turn it on.
-  bool fuse_epilogue = false;
+  /// Run fuse_epilogue (on: the conv and gemm template families emit the fused epilogues of
+  /// modelc.FusedConv/FusedGemm/FusedMatMul). `--disable-pass fuse_epilogue` turns it off.
+  bool fuse_epilogue = true;
   std::vector<std::string> keep_fp32;   ///< --keep-fp32 NODE,...: nodes pinned to FP32 (by ONNX node name)
   PrecisionReport* precision_report = nullptr;  ///< filled by passes/precision when set
   bool verify_each = false;             ///< --verify-each: run the verifier after every pass

@@ -18,6 +18,10 @@
 
 namespace CLI { class App; }
 
+namespace modelc {
+struct PassOptions;
+}
+
 namespace modelc::cli {
 
 /// A parsed command's action: returns the exit code (0, or 1 for a result
@@ -51,6 +55,22 @@ LoadOptions load_options(const LoadFlags& flags);
 /// "NAME=1x3x224x224" -> (NAME, shape), split at the last '='; Error otherwise.
 std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
 
+// ---- precision options of the commands that compile (compile, verify) -----------
+
+/// --fp16, --fp16-accumulate, --io-fp16, --keep-fp32 NODE,... (repeatable, comma lists).
+struct PrecisionFlags {
+  bool fp16 = false;
+  bool fp16_accumulate = false;
+  bool io_fp16 = false;
+  std::vector<std::string> keep_fp32;
+};
+/// Adds the flags; --fp16-accumulate, --io-fp16 and --keep-fp32 need --fp16 (usage error otherwise).
+void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
+/// Sets PassOptions::fp16, fp16_accumulate, io_fp16 and keep_fp32 (node names deduplicated, in
+/// order). Throws Error for an empty node name; names the model lacks are the precision pass's
+/// Error (it knows the graph).
+void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
+
 // ---- the commands' work, callable from tests ------------------------------------
 
 /// `modelc inspect`'s report for a model loaded with collect_unsupported.
@@ -65,7 +85,12 @@ struct VerifyOptions {
   bool emulate = false;        ///< the host emulation (make emu)
   std::string arch;            ///< "" and not emulate: the local GPU's, or the emulation without one
   std::string inputs_dir;      ///< "" : seeded random inputs
-  double rtol = 1e-3, atol = 1e-5;
+  double rtol = 1e-3, atol = 1e-5;  ///< register_verify makes them 1e-2, 1e-3 under --fp16
+  /// > 0: an output passes when its relative L2 error is at most this and it has no NaN or Inf
+  /// where the reference is finite (the rtol/atol mismatches are then printed, not judged).
+  /// register_verify makes it 1e-2 under --fp16; 0: the rtol/atol test decides.
+  double max_rel_l2 = 0;
+  PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string keep;            ///< "" : a temporary folder, removed
   std::string name;            ///< "" : from the model file's name
   uint64_t seed = 0;

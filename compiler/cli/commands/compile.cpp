@@ -1,6 +1,7 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]]
 //          [--verify-each] [--print-after PASS]... [--disable-pass PASS]...
 // Loads the model, runs the passes, lowers it to a Schedule and writes the folder DIR (default
 // out/NAME). --build runs make in DIR (the nvcc binary; --emulate: the host-emulation binary)
@@ -45,6 +46,7 @@ struct Compile {
   bool weights_file = false;
   int jobs = 0;
   LoadFlags load;
+  PrecisionFlags precision;
   bool verify_each = false;
   std::vector<std::string> print_after;
   std::vector<std::string> disable_pass;
@@ -260,6 +262,19 @@ std::string build_emitted(const std::string& dir, const std::string& name, bool 
 
 namespace {
 
+// `make resources` after an nvcc build: registers, shared memory, stack and spills per kernel and
+// arch (ptxas -v) into report.json and report.md. A failure is a warning: the binary is built.
+void report_resources(const std::string& dir, std::ostream& out) {
+  const int status = run_lines("make -C " + shell_quote(dir) + " --no-print-directory resources",
+                               [&](const std::string& line) {
+                                 if (line.compare(0, 10, "  CXX     ") != 0) out << line << "\n" << std::flush;
+                               });
+  if (status != 0) {
+    std::cerr << "warning: make resources failed (exit " << status
+              << "): report.json lists no registers or shared memory per kernel\n";
+  }
+}
+
 int run_compile(const Compile& c) {
   std::string name = c.name;
   if (name.empty()) {
@@ -276,6 +291,7 @@ int run_compile(const Compile& c) {
   LowerOptions opt;
   opt.name = name;
   opt.archs = archs;
+  apply_precision_flags(c.precision, opt.passes);
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
@@ -308,6 +324,7 @@ int run_compile(const Compile& c) {
     return 0;
   }
   build_emitted(r.dir, name, c.emulate, c.jobs, std::cout);
+  if (!c.emulate) report_resources(r.dir, std::cout);
   return 0;
 }
 
@@ -329,6 +346,7 @@ void register_compile(CLI::App& app, RunFn& run) {
                "read the weights from NAME_weights.bin at create instead of embedding them");
   app.add_option("-j,--jobs", c->jobs, "parallel jobs for --build (default: the number of cores)")->type_name("N");
   add_load_flags(app, c->load);
+  add_precision_flags(app, c->precision);
   app.add_flag("--verify-each", c->verify_each, "check the graph after every pass");
   app.add_option("--print-after", c->print_after, "print the graph after pass PASS (or 'all'), repeatable")
       ->type_name("PASS")

@@ -1,6 +1,7 @@
 // compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate | --arch A]
 // [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
-// [--shape NAME=DIMS]... [--batch N]`:
+// [--shape NAME=DIMS]... [--batch N] [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]]
+// [--max-rel-l2 L]`:
 //
 //  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
 //     (--inputs; the input name with characters other than [A-Za-z0-9_.-] as '_'), or seeded
@@ -15,6 +16,14 @@
 //     does): max_abs, max_rel, relative L2, mismatches, PASS/FAIL. The reference outputs are
 //     kept in <folder>/verify/reference/ (with --keep, `./NAME --input ... --compare-dir` reruns
 //     the comparison).
+//
+// --fp16 (with --fp16-accumulate, --io-fp16, --keep-fp32 as on the compile command) compiles the
+// program with the precision pass and compares it with the FP32 reference of the original model.
+// Its defaults are the issue's: an output passes when its relative L2 error is at most
+// --max-rel-l2 (1e-2) and it has no NaN or Inf where the reference is finite; the element-wise
+// mismatches at --rtol 1e-2, --atol 1e-3 are printed too. --io-fp16: the program reads the inputs
+// rounded to FP16 (the reference reads the same rounded values) and its FP16 outputs are widened
+// for the comparison.
 // Exit status: 0 when every output passes, 1 when one fails or anything goes wrong (an Error).
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +35,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,12 +45,14 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
 #include "codegen/emitter.h"
 #include "io/tensor_io.h"
+#include "passes/pass.h"
 #include "reference/interpreter.h"
 #include "runtime_stub/compare.h"
 #include "runtime_stub/npy.h"
@@ -187,6 +199,33 @@ struct TempFolder {
   TempFolder& operator=(const TempFolder&) = delete;
 };
 
+// Elements of `got` that are NaN or infinite where `want` (same shape) is finite.
+std::size_t new_nonfinite(const mc_npy::Array& got, const mc_npy::Array& want) {
+  if (got.shape != want.shape || got.dtype != want.dtype) return 0;
+  if (got.dtype != mc_npy::kFloat32 && got.dtype != mc_npy::kFloat16) return 0;
+  std::size_t n = 0;
+  const std::size_t count = got.numel();
+  if (got.data.size() != count * mc_npy::dtype_size(got.dtype) || want.data.size() != got.data.size()) return 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    n += std::isfinite(mc_npy::detail::element(want, i)) && !std::isfinite(mc_npy::detail::element(got, i));
+  }
+  return n;
+}
+
+// A float16 array as float32 (the values exactly).
+mc_npy::Array widen_half(const mc_npy::Array& a) {
+  if (a.dtype != mc_npy::kFloat16) return a;
+  mc_npy::Array r;
+  r.dtype = mc_npy::kFloat32;
+  r.shape = a.shape;
+  r.data.resize(a.numel() * 4);
+  for (std::size_t i = 0; i < a.numel() && 2 * i + 1 < a.data.size(); ++i) {
+    const float f = static_cast<float>(mc_npy::detail::element(a, i));
+    std::memcpy(&r.data[4 * i], &f, 4);
+  }
+  return r;
+}
+
 }  // namespace
 
 int verify_model(const VerifyOptions& v, std::ostream& out) {
@@ -211,7 +250,25 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     arch = archs[0];
   }
   const std::string target_text = emulate ? "the host emulation (g++)" + why_emulate : "nvcc for " + arch;
-  out << "verify " << v.model << " on " << target_text << ", rtol " << v.rtol << ", atol " << v.atol << "\n";
+  const PrecisionFlags& pf = v.precision;
+  std::string precision_text;
+  if (pf.fp16) {
+    precision_text = " in FP16 (--fp16";
+    if (pf.fp16_accumulate) precision_text += " --fp16-accumulate";
+    if (pf.io_fp16) precision_text += " --io-fp16";
+    if (!pf.keep_fp32.empty()) precision_text += " --keep-fp32 ...";
+    precision_text += ") against the FP32 reference";
+  }
+  std::ostringstream criterion;
+  if (v.max_rel_l2 > 0) {
+    criterion << "rel L2 <= " << v.max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
+              << v.rtol << ", atol " << v.atol << " shown)";
+  } else {
+    criterion << "rtol " << v.rtol << ", atol " << v.atol;
+  }
+  out << "verify " << v.model << " on " << target_text << precision_text << ", " << criterion.str() << "\n";
+  LowerOptions lo;
+  apply_precision_flags(pf, lo.passes);
 
   // The folder.
   std::unique_ptr<TempFolder> temp;
@@ -238,6 +295,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
                          "the folder needs one <input name>.npy per input");
       }
       Tensor t = read_npy(path);
+      if (pf.io_fp16 && t.dtype() == DType::float16 && in->dtype() == DType::float32) t = t.cast(DType::float32);
       if (t.dtype() != in->dtype() || t.shape() != in->shape()) {
         throw file_error(path,
                          "input '" + in->name() + "' expects " + in->type_str() + ", the file holds " +
@@ -254,6 +312,15 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     feeds = random_inputs(*g, v.seed);
     inputs_text = "random (seed " + std::to_string(v.seed) + ")";
   }
+  // --io-fp16: the program reads FP16 inputs; the reference reads the same values.
+  std::set<std::string> half_inputs;
+  if (pf.io_fp16) {
+    for (auto& [in_name, t] : feeds) {
+      if (t.dtype() != DType::float32) continue;
+      t = t.cast(DType::float16).cast(DType::float32);
+      half_inputs.insert(in_name);
+    }
+  }
   auto t0 = std::chrono::steady_clock::now();
   const TensorMap reference = run_reference(*g, feeds);
   const double reference_s = seconds_since(t0);
@@ -264,7 +331,6 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   }
 
   // 2. Emit.
-  LowerOptions lo;
   lo.name = name;
   lo.archs = {arch.empty() ? "sm_75" : arch};
   lo.family_substitutes = v.family_substitutes;
@@ -279,11 +345,12 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   fs::remove_all(work / "outputs");
   fs::create_directories(work / "outputs");
   fs::create_directories(work / "reference");
-  if (v.inputs_dir.empty()) {
+  if (v.inputs_dir.empty() || !half_inputs.empty()) {
     fs::create_directories(work / "inputs");
     for (const auto& [in_name, t] : feeds) {
+      if (!v.inputs_dir.empty() && !half_inputs.count(in_name)) continue;
       const std::string path = fs::absolute(work / "inputs" / (sanitize_file_name(in_name) + ".npy")).string();
-      write_npy(path, t);
+      write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16) : t);
       input_files[in_name] = path;
     }
   }
@@ -326,18 +393,25 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     const std::string path = (work / "outputs" / files[i]).string();
     const mc_npy::Array want = to_array(reference.at(output_names[i]));
     mc_npy::Comparison c;
+    std::size_t nonfinite = 0;
     try {
-      c = mc_npy::compare(mc_npy::read_npy(path), want, v.rtol, v.atol);
+      mc_npy::Array got = mc_npy::read_npy(path);
+      if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
+      c = mc_npy::compare(got, want, v.rtol, v.atol);
+      nonfinite = new_nonfinite(got, want);
     } catch (const mc_npy::Error& e) {
       c.problem = std::string("cannot read the program's output: ") + e.what();
     }
+    if (v.max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= v.max_rel_l2;
     failed += !c.pass;
-    out << "  " << mc_npy::comparison_line(output_names[i], want, c) << "\n";
+    out << "  " << mc_npy::comparison_line(output_names[i], want, c);
+    if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
+    out << "\n";
   }
   const int n = static_cast<int>(output_names.size());
-  out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference (rtol "
-            << v.rtol << ", atol " << v.atol << "); " << secs(seconds_since(start)) << " in all"
-            << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
+  out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference ("
+      << criterion.str() << "); " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir)
+      << "\n";
   return failed ? 1 : 0;
 }
 
@@ -352,10 +426,20 @@ void register_verify(CLI::App& app, RunFn& run) {
       ->excludes(emulate);
   sub->add_option("--inputs", v->inputs_dir, "folder of <input name>.npy files (default: seeded random inputs)")
       ->type_name("DIR");
-  sub->add_option("--rtol", v->rtol, "relative tolerance")->type_name("R")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--atol", v->atol, "absolute tolerance")->type_name("A")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  CLI::Option* rtol = sub->add_option("--rtol", v->rtol, "relative tolerance (--fp16: 1e-2)")
+                          ->type_name("R")
+                          ->capture_default_str()
+                          ->check(CLI::NonNegativeNumber);
+  CLI::Option* atol = sub->add_option("--atol", v->atol, "absolute tolerance (--fp16: 1e-3)")
+                          ->type_name("A")
+                          ->capture_default_str()
+                          ->check(CLI::NonNegativeNumber);
+  CLI::Option* l2 = sub->add_option("--max-rel-l2", v->max_rel_l2,
+                                    "pass on the relative L2 error (at most L) and no NaN/Inf where the reference is "
+                                    "finite instead of on rtol/atol (--fp16: 1e-2; 0: rtol/atol decide)")
+                        ->type_name("L")
+                        ->check(CLI::NonNegativeNumber);
+  add_precision_flags(*sub, v->precision);
   sub->add_option("--keep", v->keep, "build in DIR and keep it (default: a temporary folder, removed)")
       ->type_name("DIR");
   sub->add_option("--name", v->name, "prefix of the generated symbols (default: the model file's name)")
@@ -363,8 +447,13 @@ void register_verify(CLI::App& app, RunFn& run) {
   sub->add_option("--seed", v->seed, "seed of the random inputs")->type_name("S")->capture_default_str();
   sub->add_option("-j,--jobs", v->jobs, "parallel build jobs (default: the number of cores)")->type_name("N");
   add_load_flags(*sub, v->load);
-  sub->callback([v, &run] {
+  sub->callback([v, &run, rtol, atol, l2] {
     load_options(v->load);  // usage errors now, before any work
+    if (v->precision.fp16) {  // the issue's FP16 tolerances, unless given
+      if (rtol->count() == 0) v->rtol = 1e-2;
+      if (atol->count() == 0) v->atol = 1e-3;
+      if (l2->count() == 0) v->max_rel_l2 = 1e-2;
+    }
     run = [v] { return verify_model(*v, std::cout); };
   });
 }

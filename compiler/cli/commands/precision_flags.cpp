@@ -1,0 +1,46 @@
+// compiler/cli/commands/precision_flags.cpp — --fp16 / --fp16-accumulate / --io-fp16 /
+// --keep-fp32, the same on the compile command and on `modelc verify`.
+#include <algorithm>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands/commands.h"
+#include "passes/pass.h"
+#include "support/error.h"
+
+namespace modelc::cli {
+
+void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
+  CLI::Option* fp16 = sub.add_flag(
+      "--fp16", flags.fp16,
+      "FP16 storage (passes/precision): convolutions, matrix products, elementwise ops and pooling in FP16, "
+      "Softmax, normalizations, reductions and Exp/Log/Pow/Erf/Sigmoid/Tanh computing in FP32 on FP16 storage; "
+      "inputs and outputs stay FP32");
+  sub.add_flag("--fp16-accumulate", flags.fp16_accumulate,
+               "accumulate in FP16 in GEMM and convolution kernels where that is faster (default: FP32)")
+      ->needs(fp16);
+  sub.add_flag("--io-fp16", flags.io_fp16, "the model takes and returns FP16 tensors instead of FP32")->needs(fp16);
+  sub.add_option("--keep-fp32", flags.keep_fp32, "keep these ONNX nodes in FP32 (comma list, repeatable)")
+      ->type_name("NODE,...")
+      ->allow_extra_args(false)
+      ->delimiter(',')
+      ->needs(fp16);
+}
+
+void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o) {
+  o.fp16 = flags.fp16;
+  o.fp16_accumulate = flags.fp16_accumulate;
+  o.io_fp16 = flags.io_fp16;
+  o.keep_fp32.clear();
+  for (const std::string& raw : flags.keep_fp32) {
+    std::string name = raw;
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (name.empty()) {
+      throw Error("--keep-fp32: an empty node name", "give ONNX node names, comma separated: --keep-fp32 conv1,fc");
+    }
+    if (std::find(o.keep_fp32.begin(), o.keep_fp32.end(), name) == o.keep_fp32.end()) o.keep_fp32.push_back(name);
+  }
+}
+
+}  // namespace modelc::cli
