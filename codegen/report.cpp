@@ -37,8 +37,9 @@ Json view_json(const TensorView& v) {
 
 int64_t kernel_flops(const Kernel& k) {
   if (!k.node) return 0;
-  const ops::OpDef* def = ops::OpRegistry::instance().find(k.node->op(), k.node->opset());
-  return def && def->flops ? def->flops(*k.node) : 0;
+  // lookup: fused kernels' nodes are of the internal modelc domain.
+  const ops::OpDef& def = ops::lookup(*k.node);
+  return def.flops ? def.flops(*k.node) : 0;
 }
 
 std::string tactic_text(const Kernel& k) {
