@@ -208,6 +208,12 @@ class LayoutPass {
   enum class Role { none, x, residual };
 
   bool is_layout_kernel(const Node* n) const { return layout_kernels_.count(n) != 0; }
+  // Families whose every operand is a strided view: elementwise (broadcasting strides), and the
+  // strided copies of concat and transpose.
+  bool strided_family(const Node* n) const {
+    const std::string& f = family(n);
+    return f == "elementwise" || f == "concat" || f == "transpose";
+  }
   const std::string& family(const Node* n) const { return family_.at(n); }
   static bool is_conv(const Node& n) { return n.op() == "Conv" || n.op() == "FusedConv"; }
 
@@ -270,13 +276,13 @@ class LayoutPass {
     auto p = producer_.find(r);
     if (p == producer_.end()) return false;
     const auto [pn, pj] = p->second;
-    const bool writes = family(pn) == "elementwise" || (is_layout_kernel(pn) && pj == 0);
+    const bool writes = strided_family(pn) || (is_layout_kernel(pn) && pj == 0);
     if (!writes) return false;
     const std::vector<int64_t> cl = channels_last_strides(r->shape(), r->shape()[1]);
     auto u = uses_.find(r);
     if (u == uses_.end()) return true;
     for (const Use& use : u->second) {
-      const bool strided_reader = family(use.node) == "elementwise" || role(use.node, use.input) != Role::none;
+      const bool strided_reader = strided_family(use.node) || role(use.node, use.input) != Role::none;
       if (use.value != r && use.value->shape() != r->shape()) {
         std::vector<int64_t> st;
         if (!view_strides(r->shape(), cl, use.value->shape(), &st)) return false;
@@ -288,15 +294,17 @@ class LayoutPass {
     return true;
   }
 
-  // A layout kernel, or an elementwise kernel with a same-shape channels-last operand, touches it.
+  // A layout kernel, or an elementwise kernel with a same-shape channels-last operand (a Concat:
+  // any channels-last operand), touches it.
   bool wanted(const Value* r) const {
     auto touches = [&](const Node* n, bool as_output, int j) {
       if (is_layout_kernel(n)) return as_output ? j == 0 : role(n, j) != Role::none;
-      if (family(n) != "elementwise") return false;
+      const bool concat = family(n) == "concat";
+      if (family(n) != "elementwise" && !concat) return false;
       std::vector<const Value*> operands(n->inputs().begin(), n->inputs().end());
       operands.insert(operands.end(), n->outputs().begin(), n->outputs().end());
       for (const Value* v : operands) {
-        if (!v || v->shape() != r->shape()) continue;
+        if (!v || (concat ? v->rank() != r->rank() : v->shape() != r->shape())) continue;
         const Value* o = in_.root(v);
         if (o != r && plan_.storage.count(o)) return true;
       }
@@ -396,7 +404,7 @@ class LayoutPass {
     auto u = uses_.find(y);
     if (u != uses_.end()) {
       for (const Use& use : u->second) {
-        if (family(use.node) != "elementwise" && role(use.node, use.input) == Role::none) {
+        if (!strided_family(use.node) && role(use.node, use.input) == Role::none) {
           return "read as NCHW by " + use.node->op() + " '" + use.node->name() + "'";
         }
         if (use.value != y && use.value->shape() != y->shape()) return "reshaped to " + shape_str(use.value->shape());

@@ -11,8 +11,9 @@
 //    channels-last views: strides [H*W*Cp, 1, W*Cp, Cp] on the logical [N, C, H, W] shape.
 //  - A buffer (a root value: a kernel output in the arena) is stored channels-last when every
 //    kernel that writes or reads it takes a channels-last view there (layout kernels at X / Y /
-//    residual, the elementwise family anywhere: its operands are strided) and a layout kernel, or an
-//    elementwise kernel with a same-shape channels-last operand, touches it. Graph inputs and
+//    residual; the elementwise, concat and transpose families anywhere: their operands are strided)
+//    and a layout kernel, an elementwise kernel with a same-shape channels-last operand, or a Concat
+//    with a channels-last operand, touches it. Graph inputs and
 //    outputs are the caller's dense NCHW buffers; a view that changes the shape keeps its root
 //    dense unless only unit dims come or go. Dims of extent 1 make both layouts the same memory:
 //    [N, C, 1, 1] needs no conversion either way.
