@@ -236,3 +236,34 @@ TEST_CASE("layout: view strides through reshapes that only add or drop unit dims
   CHECK(st == std::vector<int64_t>{16, 1});
   CHECK(storage_elements({2, 3, 4, 4}, Storage{true, 8}) == 2 * 16 * 8);
 }
+
+TEST_CASE("layout: a FusedConv's residual has Y's strides; a residual stored NCHW is converted") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {1, 8, 6, 6});
+  Value *c1 = value(g, "c1"), *r1 = value(g, "r1"), *c2 = value(g, "c2"), *s = value(g, "s"), *y = value(g, "y");
+  Node* conv1 = g.add_node("Conv", "conv1", {x, weight(g, "W1", {8, 8, 3, 3}), weight(g, "B1", {8})}, {c1});
+  conv1->set_attr_ints("pads", {1, 1, 1, 1});
+  g.add_node("Relu", "relu1", {c1}, {r1});
+  Node* conv2 = g.add_node("Conv", "conv2", {r1, weight(g, "W2", {8, 8, 3, 3}), weight(g, "B2", {8})}, {c2});
+  conv2->set_attr_ints("pads", {1, 1, 1, 1});
+  g.add_node("Add", "add", {c2, x}, {s});  // the residual is the model input: NCHW
+  g.add_node("Relu", "relu2", {s}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o = options();
+  o.passes.fuse_epilogue = true;
+  const Schedule sch = lower(g, o);
+  const Kernel* fused = nullptr;
+  for (const Kernel& k : sch.kernels) {
+    if (k.node && k.node->op() == "FusedConv" && k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) fused = &k;
+  }
+  REQUIRE(fused != nullptr);
+  CHECK(fused->inputs[3].strides == fused->outputs[0].strides);
+  CHECK(fused->inputs[3].strides == std::vector<int64_t>{288, 1, 48, 8});
+  // x is converted once (conv1's X and the residual share the copy); y is the caller's NCHW buffer.
+  CHECK(conversions(sch) == 2);
+  CHECK(sch.kernels.back().outputs[0].space == Space::output);
+  CHECK(sch.kernels.back().outputs[0].dense());
+  CHECK(kernel_layout(*fused).channels_last);
+}
