@@ -432,6 +432,7 @@ class LayoutPass {
         family_[c] = "elementwise";
         plan_.conversions[c] = "layout conversion: " + n.op() + " '" + n.name() + "' writes NHWC; '" + y->name() +
                                "' is NCHW (" + why + ")";
+        converted[{y, y->shape()[1]}] = t;  // later layout kernels read the temporary
       }
       const int64_t y_pitch = accepted_pitch(&n, n.outputs()[0]);
       // X, and a FusedConv's residual (exactly Y's strides): converted before the kernel.
