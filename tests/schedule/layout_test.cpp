@@ -65,6 +65,7 @@ LowerOptions options(LayoutMode mode = LayoutMode::automatic) {
   o.name = "t";
   o.archs = {"sm_75"};
   o.layout = mode;
+  o.passes.fuse_epilogue = false;  // the Relu stays a kernel of its own: an elementwise neighbour
   return o;
 }
 
