@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "codegen/families/linear.h"
+#include "schedule/layout.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -260,7 +261,14 @@ void plan_conv(Kernel& k, const Target& t) {
 }
 
 Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
-  require_dense(k);
+  // Channels-last views from the layout pass (schedule/layout.h) run Layout::nhwc (W OHWI); the
+  // SIMT template addresses pixels C channels apart, so it takes no padded pitch.
+  const KernelLayout l = kernel_layout(k);
+  if (!l.channels_last) require_dense(k);
+  if (l.x_pitch != k.inputs[0].shape[1] || l.y_pitch != k.outputs[0].shape[1]) {
+    throw Error("internal: kernel " + k.id + " (SIMT conv) got padded channel pitches " + std::to_string(l.x_pitch) +
+                " / " + std::to_string(l.y_pitch));
+  }
   const ConvGeometry g = conv_geometry(k);
   const TileConfig tile = tile_of(k);
   const TensorView& vy = k.outputs[0];
@@ -270,10 +278,10 @@ Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
   const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, implicit GEMM, SIMT tile {}", k.id,
                                           k.node->op(), k.node->name(), shape_text(k.inputs[0].shape),
                                           shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what, tile.name());
-  // The graph is NCHW in this issue; the layout pass (next issue) will select Layout::nhwc.
   const std::string decl =
-      fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::nchw, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>", T,
-                  acc_type(vy.dtype), conv_shape(g), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
+      fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>", T,
+                  acc_type(vy.dtype), conv_shape(g), l.channels_last ? "nhwc" : "nchw", tile.bm, tile.bn, tile.bk,
+                  tile.tm, tile.tn, epilogue);
   return emit_instance(k, comment, k.id + "_conv", decl,
                        {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
 }

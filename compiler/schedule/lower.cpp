@@ -83,6 +83,7 @@ class Lowering {
     find_views();
     claim_outputs();
     list_kernels();
+    plan_layout_pass();
     plan_arena();
     place_weights();
     build_kernels();
@@ -191,6 +192,22 @@ class Lowering {
     return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
   }
 
+  void plan_layout_pass() {
+    LayoutInput in;
+    in.graph = &g_;
+    in.nodes = &nodes_;
+    in.families = &families_;
+    in.root = [this](const Value* v) { return root(v); };
+    in.in_arena = [this](const Value* v) { return in_arena(v); };
+    layout_ = plan_layout(in, o_.layout);
+    s_.layout = layout_.summary;
+  }
+
+  Storage storage_of(const Value* r) const {
+    auto it = layout_.storage.find(r);
+    return it == layout_.storage.end() ? Storage{} : it->second;
+  }
+
   void plan_arena() {
     std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
     for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
@@ -198,7 +215,8 @@ class Lowering {
         if (!v || !in_arena(root(v))) continue;
         if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
         index[v] = buffers_.size();
-        buffers_.push_back({v->name(), v->numel() * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
+        const int64_t elements = storage_elements(v->shape(), storage_of(v));
+        buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
       }
       for (const Value* v : nodes_[k]->inputs()) {
         if (!v) continue;
@@ -224,7 +242,9 @@ class Lowering {
     for (const Node* n : nodes_) {
       for (const Value* v : n->inputs()) {
         if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
-        const Tensor& t = v->constant();
+        // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
+        auto ohwi = layout_.weight_pitch.find(v);
+        const Tensor t = ohwi == layout_.weight_pitch.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
         const uint64_t h = sample_key(t);
         int64_t offset = -1;
         for (std::size_t e : by_hash[h]) {
@@ -255,8 +275,16 @@ class Lowering {
     t.value = v->name();
     t.dtype = v->dtype();
     t.shape = v->shape();
-    t.strides = strides_of(v->shape());
     const Value* r = root(v);
+    auto ohwi = layout_.weight_pitch.find(r);
+    if (ohwi != layout_.weight_pitch.end()) {
+      t.strides = channels_last_strides(r->shape(), ohwi->second);
+    } else {
+      t.strides = storage_strides(r->shape(), storage_of(r));
+    }
+    if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
+      throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
+    }
     if (r->is_constant()) {
       t.space = Space::weights;
       t.offset = weight_offset_.at(r);
@@ -299,6 +327,8 @@ class Lowering {
           throw n->error("the '" + f->name + "' family chose family '" + k.family + "', which is not built in");
         }
       }
+      auto conversion = layout_.conversions.find(n);
+      if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
       s_.kernels.push_back(std::move(k));
     }
   }
@@ -314,6 +344,7 @@ class Lowering {
   std::vector<LiveBuffer> buffers_;
   std::map<const Value*, int64_t> arena_offset_;
   std::map<const Value*, int64_t> weight_offset_;
+  LayoutPlan layout_;
 };
 
 }  // namespace

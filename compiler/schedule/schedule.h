@@ -85,6 +85,9 @@ struct Schedule {
   int64_t weights_bytes = 0;
   int64_t arena_bytes = 0;              ///< after liveness planning
   int64_t activation_bytes_total = 0;   ///< sum of every activation's size (what no reuse would need)
+  /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,
+  /// padded ones, conversions; empty when every buffer is dense.
+  std::string layout;
 };
 
 }  // namespace modelc
