@@ -303,9 +303,17 @@ class Lowering {
   }
 
   void build_kernels() {
-    const Target target = target_for(*std::min_element(s_.archs.begin(), s_.archs.end(), [](auto& a, auto& b) {
-      return arch_number(a) < arch_number(b);
-    }));
+    // Every --arch target, ascending; families that plan per arch (plan_archs) see them all, the
+    // others plan for the oldest.
+    std::vector<Target> targets;
+    for (const std::string& a : s_.archs) {
+      Target t = target_for(a);
+      t.fp16_accumulate = o_.passes.fp16_accumulate;
+      if (std::none_of(targets.begin(), targets.end(), [&](const Target& x) { return x.sm == t.sm; })) targets.push_back(t);
+    }
+    if (targets.empty()) targets.push_back(target_for("sm_75"));
+    std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) { return a.sm < b.sm; });
+    const Target target = targets.front();
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const Node* n = nodes_[i];
       Kernel k;
@@ -316,9 +324,13 @@ class Lowering {
       for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
       for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
       const KernelFamily* f = FamilyRegistry::instance().find(k.family);
-      if (f->plan) {
+      if (f->plan || f->plan_archs) {
         try {
-          f->plan(k, target);
+          if (f->plan_archs) {
+            f->plan_archs(k, targets);
+          } else {
+            f->plan(k, target);
+          }
         } catch (const Error& e) {
           if (!e.where().node.empty()) throw;
           throw e.with_node(n->name(), n->op(), n->opset());
