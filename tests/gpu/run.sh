@@ -138,5 +138,7 @@ if [ "$BENCH" -gt 0 ]; then
   done
 fi
 
-echo "== summary: $(( ${#results[@]} + ${#rows[@]} - ${#results[@]} - fails )) of ${#rows[@]} checks passed"
+passed=0
+for r in "${results[@]}"; do [ "${r##* }" = 1 ] && passed=$((passed + 1)); done
+echo "== summary: $passed of ${#rows[@]} checks passed; $fails failure(s) in all (builds, checks, bench runs)"
 [ "$fails" = 0 ]
