@@ -13,7 +13,8 @@
 //                     (wmma.mma.sync or mma.sync)?
 //   parse_enums       enum definitions of the kernel headers (qualified name -> enumerator values):
 //                     the demangler writes an enum template argument as (mc::gemm::Act)1, the
-//                     emitted code as mc::gemm::Act::relu
+//                     emitted code as mc::gemm::Act::relu; and pass-through alias templates
+//                     (the emitted code writes mc::reduction::Dims<64>, the demangler Ints<64>)
 //   canonical_tokens  one form for both sides: the demangled ptxas name and the kernel's launched
 //                     function as report.json lists it ("launches"): no return type or parameter
 //                     list, no spaces, no literal suffixes or integer casts (64l, (long)64 -> 64),
@@ -253,8 +254,13 @@ inline std::string demangle(const std::string& mangled) {
   return r;
 }
 
-/// Enum qualified name ("mc::gemm::Act") -> enumerator -> value.
-using EnumTable = std::map<std::string, std::map<std::string, long>>;
+/// \brief What the kernel headers declare that the two spellings of a name differ by: enum
+/// qualified name ("mc::gemm::Act") -> enumerator -> value (the map itself), and pass-through alias
+/// templates ("mc::reduction::Dims" -> "Ints" for `template <int64_t... V> using Dims = Ints<V...>;`:
+/// the emitted code writes the alias, the demangler the template it names).
+struct EnumTable : std::map<std::string, std::map<std::string, long>> {
+  std::map<std::string, std::string> aliases;
+};
 
 namespace detail {
 
@@ -401,6 +407,35 @@ inline void parse_enums(const std::string& text, EnumTable& table) {
       if (k < t.size() && t[k] == "{") pending = name.empty() ? " " : name;
       continue;
     }
+    if (x == "template" && i + 1 < t.size() && t[i + 1] == "<") {
+      // template <PARAMS> using NAME = TARGET<ARGS>; where ARGS pass PARAMS through in order.
+      std::size_t j = i + 2;
+      std::vector<std::string> params;
+      std::string last;
+      for (int depth = 1; j < t.size() && depth > 0; ++j) {
+        if (t[j] == "<") ++depth;
+        if (t[j] == ">") --depth;
+        if (depth == 1 && t[j] == ",") params.push_back(last);
+        if (depth == 0) params.push_back(last);
+        if (is_word(t[j])) last = t[j];
+      }
+      if (j + 3 < t.size() && t[j] == "using" && is_word(t[j + 1]) && t[j + 2] == "=" && is_word(t[j + 3]) &&
+          j + 4 < t.size() && t[j + 4] == "<") {
+        std::vector<std::string> args;
+        std::size_t k = j + 5;
+        for (; k < t.size() && t[k] != ">" && t[k] != ";"; ++k) {
+          if (is_word(t[k])) args.push_back(t[k]);
+        }
+        if (k + 1 < t.size() && t[k] == ">" && t[k + 1] == ";" && args == params) {
+          std::string qualified;
+          for (const std::string& sc : scope) {
+            if (!sc.empty() && sc != " ") qualified += sc + "::";
+          }
+          table.aliases[qualified + t[j + 1]] = t[j + 3];
+        }
+      }
+      continue;
+    }
     if (x == "enum") {
       std::size_t j = i + 1;
       if (j < t.size() && (t[j] == "class" || t[j] == "struct")) ++j;
@@ -478,6 +513,14 @@ inline std::vector<std::string> canonical_tokens(const std::string& text, const 
     u.push_back(t[i]);
   }
   t.swap(u);
+  // Pass-through alias templates written by their name: the template they name.
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!is_word(t[i]) || t[i + 1] != "<") continue;
+    std::string qualified = t[i];
+    for (std::size_t k = i; k >= 2 && t[k - 1] == "::" && is_word(t[k - 2]); k -= 2) qualified = t[k - 2] + "::" + qualified;
+    const auto alias = enums.aliases.find(qualified);
+    if (alias != enums.aliases.end()) t[i] = alias->second;
+  }
   // The return type: a leading "void" (or any words) before the qualified name.
   while (t.size() > 1 && is_word(t[0]) && is_word(t[1])) t.erase(t.begin());
   // The parameter list: the first '(' outside the template arguments.

@@ -130,6 +130,20 @@ TEST_CASE("resources: demangled and emitted names have one canonical form") {
   CHECK(canonical("void mc::k<(mc::gemm::Act)2>(mc::k<(mc::gemm::Act)2>::Params)", e) == "mc::k<#mc::gemm::Act=2>");
 }
 
+TEST_CASE("resources: pass-through alias templates read as the template they name") {
+  EnumTable e;
+  parse_enums("namespace mc {\nnamespace reduction {\ntemplate <int64_t... V>\nstruct Ints {};\n"
+              "template <int64_t... V>\nusing Dims = Ints<V...>;\n"
+              "template <class A, int B>\nusing Swapped = Pair<B, A>;\n}  // namespace reduction\n}\n",
+              e);
+  REQUIRE(e.aliases.count("mc::reduction::Dims"));
+  CHECK(e.aliases.at("mc::reduction::Dims") == "Ints");
+  CHECK_FALSE(e.aliases.count("mc::reduction::Swapped"));  // reorders its parameters: not an alias to read through
+  CHECK(canonical("mc::reduction::kernel<mc::reduction::S<mc::reduction::Dims<64, 16>>>", e) ==
+        canonical("void mc::reduction::kernel<mc::reduction::S<mc::reduction::Ints<64l, 16l> > >(int)", e));
+  CHECK(canonical("other::Dims<1>", e) == "other::Dims<1>");  // another namespace's Dims is its own
+}
+
 TEST_CASE("resources: matching launched and compiled functions") {
   const EnumTable e = gemm_enums();
   auto c = [&](const std::string& s) { return canonical_tokens(s, e); };
