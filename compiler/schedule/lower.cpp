@@ -143,8 +143,8 @@ class Lowering {
   }
 
   // --fp16: the Casts at the model's boundaries fold into the kernels beside them, where those are
-  // elementwise, softmax or normalization kernels (their templates take each operand's element
-  // type). A Cast of a graph input that only such kernels read: they read the input and convert
+  // elementwise, softmax, normalization or reduce kernels (their templates take each operand's
+  // element type). A Cast of a graph input that only such kernels read: they read the input and convert
   // as they load. A Cast into a graph output of a value that only it reads, written by such a
   // kernel (its other outputs unused): that kernel stores the output's type. The Cast runs no
   // kernel; the kernel's note says it took it. (Conv and gemm kernels take their output type
@@ -153,7 +153,7 @@ class Lowering {
     if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
     static const std::set<std::string> kRawBits = {"Identity", "Dropout", "Where", "Cast", "CastLike"};
     // Families whose templates take each operand's element type on its own.
-    static const std::set<std::string> kConverting = {"elementwise", "softmax", "layernorm", "instancenorm"};
+    static const std::set<std::string> kConverting = {"elementwise", "softmax", "layernorm", "instancenorm", "reduce"};
     return !kRawBits.count(n.op()) && kConverting.count(family_of(n, ops::lookup(n)));
   }
 

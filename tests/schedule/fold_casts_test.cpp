@@ -63,31 +63,44 @@ TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise
 }
 
 TEST_CASE("lower --fp16: a Cast stays where a reader cannot convert, or without --fp16") {
-  if (!has_family("elementwise") || !has_family("reduce")) return;
+  if (!has_family("elementwise") || !has_family("transpose")) return;
   Graph g;
   g.set_opset(17);
-  Value* x = input(g, "x", {4, 8});
+  Value* x = input(g, "x", {4, 4});
   Value* r = g.add_value("r");
-  Value* m = g.add_value("m");
+  Value* t = g.add_value("t");
   Value* y = g.add_value("y");
   g.add_node("Relu", "relu", {x}, {r});
-  g.add_node("ReduceMax", "rmax", {x}, {m})->set_attr_int("keepdims", 1);
-  g.add_node("Add", "add", {r, m}, {y});
+  g.add_node("Transpose", "transpose", {x}, {t})->set_attr_ints("perm", {1, 0});
+  g.add_node("Add", "add", {r, t}, {y});
   g.add_output(y);
   ops::infer_graph(g);
-  {
-    const Schedule s = lower(g, fp16_options());
-    // x is read by Relu and ReduceMax (the reduce family takes one element type): its Cast stays.
-    REQUIRE(s.kernels.size() == 4);
-    CHECK(s.kernels[0].node->op() == "Cast");
-    CHECK(s.kernels[0].inputs[0].space == Space::input);
-    CHECK(s.kernels[0].outputs[0].dtype == DType::float16);
-    // The last kernel (Add) stores the FP32 output itself.
-    CHECK(s.kernels[3].node->op() == "Add");
-    CHECK(s.kernels[3].outputs[0].space == Space::output);
-    CHECK(s.kernels[3].outputs[0].dtype == DType::float32);
-    CHECK(s.kernels[3].inputs[0].dtype == DType::float16);
-  }
+  const Schedule s = lower(g, fp16_options());
+  // x is read by Relu and Transpose (a copy of raw bits: one element type): its Cast stays.
+  REQUIRE(s.kernels.size() == 4);
+  CHECK(s.kernels[0].node->op() == "Cast");
+  CHECK(s.kernels[0].inputs[0].space == Space::input);
+  CHECK(s.kernels[0].outputs[0].dtype == DType::float16);
+  // The last kernel (Add) stores the FP32 output itself.
+  CHECK(s.kernels[3].node->op() == "Add");
+  CHECK(s.kernels[3].outputs[0].space == Space::output);
+  CHECK(s.kernels[3].outputs[0].dtype == DType::float32);
+  CHECK(s.kernels[3].inputs[0].dtype == DType::float16);
+}
+
+TEST_CASE("lower --fp16: a reduction reads the FP32 input and writes the FP32 output itself") {
+  if (!has_family("reduce")) return;
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {4, 1000});
+  Value* y = g.add_value("y");
+  g.add_node("ReduceSum", "sum", {x}, {y})->set_attr_int("keepdims", 0);
+  g.add_output(y);
+  ops::infer_graph(g);
+  const Schedule s = lower(g, fp16_options());
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].inputs[0].dtype == DType::float32);
+  CHECK(s.kernels[0].outputs[0].dtype == DType::float32);  // a sum beyond 65504 stays finite
 }
 
 TEST_CASE("lower: no precision report and no folding without --fp16") {
