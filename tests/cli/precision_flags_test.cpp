@@ -1,6 +1,5 @@
 // --fp16, --fp16-accumulate, --io-fp16, --keep-fp32 on the compile command and `modelc verify`:
-// usage errors, bad node names, what reaches the folder (FP16 code, the report's precision section);
-// run-reference --fp16.
+// usage errors, bad node names, what reaches the folder (FP16 code, the report's precision section).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -10,7 +9,6 @@
 
 #include "cli/commands/commands.h"
 #include "codegen/family.h"
-#include "io/tensor_io.h"
 #include "passes/pass.h"
 #include "tests/frontend/onnx_builder.h"
 
@@ -120,28 +118,4 @@ TEST_CASE("precision flags: --fp16 reaches the code and the report; --keep-fp32 
   CHECK_FALSE(has(read_bytes(dir / "fp32/report.md"), "Precision"));
   CHECK_FALSE(has(read_bytes(dir / "fp32/report.json"), "\"precision\""));
   CHECK_FALSE(has(read_bytes(dir / "fp32/m.cu"), "__half"));
-}
-
-TEST_CASE("precision flags: run-reference --fp16 runs the FP16 graph (results rounded to FP16)") {
-  TempDir dir;
-  write_bytes(dir / "m.onnx", serialize(two_node_model()));
-  Result r = run_modelc(dir, "run-reference m.onnx -o r16 --fp16");
-  REQUIRE_MESSAGE(r.code == 0, r.err);
-  r = run_modelc(dir, "run-reference m.onnx -o r32");
-  REQUIRE_MESSAGE(r.code == 0, r.err);
-  const Tensor y16 = read_npy(dir / "r16/y.npy");
-  const Tensor y32 = read_npy(dir / "r32/y.npy");
-  REQUIRE(y16.dtype() == DType::float32);  // the output stays FP32
-  auto half_exact = [](const Tensor& t) {
-    const std::vector<double> v = t.to_f64();
-    const std::vector<double> h = t.cast(DType::float16).to_f64();
-    return v == h;
-  };
-  CHECK(half_exact(y16));
-  CHECK_FALSE(half_exact(y32));
-  r = run_modelc(dir, "run-reference m.onnx --fp16 --io-fp16 -o rio");
-  REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(read_npy(dir / "rio/y.npy").dtype() == DType::float16);
-  r = run_modelc(dir, "run-reference m.onnx --keep-fp32 relu");
-  CHECK(r.code == 2);
 }

@@ -2,9 +2,6 @@
 // [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S]`: runs the reference
 // interpreter and writes every output as DIR/<sanitized name>.npy. Inputs not
 // given are seeded random. Nothing is written unless the whole run succeeds.
-// --fp16 (and --io-fp16, --keep-fp32, as on the compile command) runs the graph the compiler's
-// passes make for --fp16: every FP16 op rounds its results to FP16, which simulates FP16 storage
-// (what FP16 can do on the model, apart from the kernels).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -15,7 +12,6 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
-#include "passes/pass.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
@@ -29,7 +25,6 @@ struct RunReference {
   std::string out_dir = ".";
   uint64_t seed = 0;
   LoadFlags load;
-  PrecisionFlags precision;
 };
 
 std::string input_list(const Graph& g) {
@@ -78,15 +73,6 @@ int run_run_reference(const RunReference& a) {
     source[v->name()] = file;
   }
 
-  if (a.precision.fp16) {
-    PassOptions po;
-    apply_precision_flags(a.precision, po);
-    run_pipeline(*g, po);
-    for (const Value* v : g->inputs()) {  // --io-fp16: the inputs are FP16 now
-      auto it = feeds.find(v->name());
-      if (it != feeds.end() && it->second.dtype() != v->dtype()) it->second = it->second.cast(v->dtype());
-    }
-  }
   const TensorMap out = run_reference(*g, feeds);
 
   // Encode everything before writing anything: no partial output on error.
@@ -143,7 +129,6 @@ void register_run_reference(CLI::App& app, RunFn& run) {
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "seed of the random inputs")->type_name("S")->capture_default_str();
   add_load_flags(*sub, a->load);
-  add_precision_flags(*sub, a->precision);
   sub->callback([a, &run] {
     load_options(a->load);  // usage errors now, before any work
     run = [a] { return run_run_reference(*a); };
