@@ -207,7 +207,154 @@ struct KernelCode {
   std::set<std::string> headers;          // kernels/ headers the file includes
   std::vector<std::string> declarations;  // deduplicated, in order of first use
   std::string body;                       // the statements of the enqueue function
+  std::map<std::string, std::vector<std::string>> launches;  // kernel id -> launched_functions
 };
+
+// ---- what a kernel launches (the report's "launches"; `make resources` maps ptxas's names) -----
+
+// C++ tokens: identifiers and numbers, "::", string and character literals, single punctuation
+// characters (so ">>" is two tokens); comments and whitespace dropped.
+std::vector<std::string> cpp_tokens(const std::string& s) {
+  std::vector<std::string> t;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      i = s.find('\n', i);
+      if (i == std::string::npos) i = s.size();
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      i = s.find("*/", i + 2);
+      i = i == std::string::npos ? s.size() : i + 2;
+    } else if (c == '"' || c == '\'') {
+      std::size_t j = i + 1;
+      for (; j < s.size() && s[j] != c; ++j) {
+        if (s[j] == '\\') ++j;
+      }
+      t.push_back(s.substr(i, j + 1 - i));
+      i = j + 1;
+    } else if (word(c)) {
+      std::size_t j = i;
+      while (j < s.size() && word(s[j])) ++j;
+      t.push_back(s.substr(i, j - i));
+      i = j;
+    } else if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') {
+      t.push_back("::");
+      i += 2;
+    } else {
+      t.push_back(std::string(1, c));
+      ++i;
+    }
+  }
+  return t;
+}
+
+bool is_word_token(const std::string& t) {
+  return !t.empty() && (std::isalnum(static_cast<unsigned char>(t[0])) || t[0] == '_');
+}
+
+using AliasMap = std::map<std::string, std::vector<std::string>>;
+
+// Reads `using NAME = TOKENS ;` at tokens[i] (i at "using"); returns the index after the ';', or i
+// when it is not an alias declaration.
+std::size_t read_alias(const std::vector<std::string>& t, std::size_t i, AliasMap& aliases) {
+  if (i + 3 >= t.size() || t[i] != "using" || !is_word_token(t[i + 1]) || t[i + 2] != "=") return i;
+  std::vector<std::string> value;
+  int depth = 0;
+  std::size_t j = i + 3;
+  for (; j < t.size(); ++j) {
+    const std::string& x = t[j];
+    if (x == ";" && depth == 0) break;
+    if (x == "(" || x == "[" || x == "{" || x == "<") ++depth;
+    if (x == ")" || x == "]" || x == "}" || x == ">") --depth;
+    value.push_back(x);
+  }
+  if (j >= t.size()) return i;
+  aliases[t[i + 1]] = value;
+  return j + 1;
+}
+
+void resolve_into(const std::vector<std::string>& tokens, const AliasMap& local, const AliasMap& global, int depth,
+                  std::vector<std::string>& out) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& x = tokens[i];
+    const bool qualified = i > 0 && (tokens[i - 1] == "::" || tokens[i - 1] == "." || tokens[i - 1] == "->");
+    const AliasMap::const_iterator l = local.find(x), g = global.find(x);
+    const std::vector<std::string>* alias =
+        qualified || depth > 16 ? nullptr : l != local.end() ? &l->second : g != global.end() ? &g->second : nullptr;
+    if (alias) {
+      resolve_into(*alias, local, global, depth + 1, out);
+    } else {
+      out.push_back(x);
+    }
+  }
+}
+
+std::string join_tokens(const std::vector<std::string>& t) {
+  std::string s;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && ((is_word_token(t[i - 1]) && is_word_token(t[i])) || t[i - 1] == ",")) s += ' ';
+    s += t[i];
+  }
+  return s;
+}
+
+AliasMap file_scope_aliases(const std::string& declarations) {
+  AliasMap aliases;
+  const std::vector<std::string> t = cpp_tokens(declarations);
+  int depth = 0;
+  for (std::size_t i = 0; i < t.size();) {
+    if (t[i] == "{") ++depth;
+    if (t[i] == "}") --depth;
+    if (depth == 0 && t[i] == "using") {
+      const std::size_t next = read_alias(t, i, aliases);
+      if (next != i) {
+        i = next;
+        continue;
+      }
+    }
+    ++i;
+  }
+  return aliases;
+}
+
+std::vector<std::string> launched_functions(const AliasMap& global, const std::string& launch) {
+  std::vector<std::string> r;
+  AliasMap local;
+  const std::vector<std::string> t = cpp_tokens(launch);
+  for (std::size_t i = 0; i < t.size();) {
+    if (t[i] == "using") {
+      const std::size_t next = read_alias(t, i, local);
+      if (next != i) {
+        i = next;
+        continue;
+      }
+    }
+    if (t[i] == "MC_LAUNCH" && i + 1 < t.size() && t[i + 1] == "(") {
+      std::vector<std::string> f;
+      int depth = 0;
+      std::size_t j = i + 2;
+      for (; j < t.size(); ++j) {
+        const std::string& x = t[j];
+        if ((x == "," || x == ")") && depth == 0) break;
+        if (x == "(" || x == "[" || x == "{" || x == "<") ++depth;
+        if (x == ")" || x == "]" || x == "}" || x == ">") --depth;
+        f.push_back(x);
+      }
+      while (f.size() >= 2 && f.front() == "(" && f.back() == ")") f = std::vector<std::string>(f.begin() + 1, f.end() - 1);
+      if (!f.empty() && f.front() == "&") f.erase(f.begin());
+      std::vector<std::string> resolved;
+      resolve_into(f, local, global, 0, resolved);
+      const std::string text = join_tokens(resolved);
+      if (!text.empty() && std::find(r.begin(), r.end(), text) == r.end()) r.push_back(text);
+      i = j;
+      continue;
+    }
+    ++i;
+  }
+  return r;
+}
 
 std::string kernel_comment(const Kernel& k) {
   // "k3 (gemm): MatMul 'mm': float32[1x64], float32[64x10] -> float32[1x10]", then where the
@@ -276,6 +423,7 @@ std::string trimmed(const std::string& s) {
 KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
   KernelCode code;
   std::set<std::string> seen;
+  AliasMap aliases;  // of the file's declarations so far
   const ViewPointers pointers;
   for (const Kernel* k : kernels) {
     const KernelFamily* f = FamilyRegistry::instance().find(k->family);
@@ -291,7 +439,11 @@ KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
       throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
-    if (!e.declarations.empty() && seen.insert(e.declarations).second) code.declarations.push_back(e.declarations);
+    if (!e.declarations.empty() && seen.insert(e.declarations).second) {
+      code.declarations.push_back(e.declarations);
+      for (auto& [name, value] : file_scope_aliases(e.declarations)) aliases[name] = std::move(value);
+    }
+    code.launches[k->id] = launched_functions(aliases, e.launch);
     // Each kernel's statements are a block of their own (their names stay local).
     const std::string launch = trimmed(e.launch);
     code.body += "\n" + kernel_comment(*k) + (one_block(launch) ? launch + "\n" : "{\n" + launch + "\n}\n");
@@ -656,6 +808,10 @@ void add_runtime(const fs::path& stub, std::map<std::string, std::string>& files
 
 }  // namespace
 
+std::vector<std::string> launched_functions(const std::string& declarations, const std::string& launch) {
+  return launched_functions(file_scope_aliases(declarations), launch);
+}
+
 std::string data_dir() {
   const char* env = std::getenv("MODELC_DATA_DIR");
 #if defined(MODELC_SOURCE_DIR)
@@ -726,14 +882,17 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   std::set<std::string> headers;
   const std::string& n = m.name;
   std::string part_list;
+  std::map<std::string, std::vector<std::string>> launches;
   if (m.parts.empty()) {
     const KernelCode code = kernel_code(all);
     headers = code.headers;
+    launches = code.launches;
     files[n + ".cu"] = main_cu_file(m, &code);
   } else {
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
       const KernelCode code = kernel_code(m.parts[p]);
       headers.insert(code.headers.begin(), code.headers.end());
+      launches.insert(code.launches.begin(), code.launches.end());
       const std::string file = n + "_part" + std::to_string(p) + ".cu";
       files[file] = part_file(m, static_cast<int>(p), code);
       part_list += (part_list.empty() ? "" : " ") + file;
@@ -765,7 +924,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   makefile = replace_all(makefile, "@SOURCE@", m.source);
   files["Makefile"] = makefile;
 
-  ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size())};
+  ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size()), launches};
   files["report.json"] = report_json(s, info);
   files["report.md"] = report_markdown(s, info);
   add_runtime(data / "runtime_stub", files);

@@ -64,6 +64,13 @@ class ViewPointers : public EmitContext {
   std::string ctype(DType t) const override;
 };
 
+/// \brief The __global__ functions a kernel's code launches: the first argument of every
+/// `MC_LAUNCH(` in `launch`, with the aliases it uses (`using X = ...;` in `declarations` at file
+/// scope, or earlier in `launch`) replaced by what they name, as one line of C++, e.g.
+/// "mc::gemm::kernel<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, ...>>". The report
+/// lists them per kernel; `make resources` matches them with ptxas's names.
+std::vector<std::string> launched_functions(const std::string& declarations, const std::string& launch);
+
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);
 

@@ -17,6 +17,8 @@ struct Target {
   int sm = 75;          ///< 75, 80, 86, 89, 90, ...
   int sm_count = 80;    ///< assumed SM count for wave heuristics (documented per arch)
   int smem_per_block = 48 * 1024;
+  /// --fp16-accumulate (PassOptions::fp16_accumulate): FP16 accumulators where the family offers them.
+  bool fp16_accumulate = false;
 };
 
 /// What an emit function can ask of the emitter.
@@ -48,6 +50,9 @@ struct KernelFamily {
   /// k.family (e.g. conv -> conv_depthwise).
   std::function<void(Kernel& k, const Target& t)> plan;
   std::function<Emitted(const Kernel& k, const EmitContext& ctx)> emit;
+  /// Optional, used instead of `plan` when set: plans for every --arch target at once (ascending
+  /// SM numbers; never empty), recording a tactic per arch in k.arch_tactic where they differ.
+  std::function<void(Kernel& k, const std::vector<Target>& targets)> plan_archs = {};
 };
 
 class FamilyRegistry {

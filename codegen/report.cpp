@@ -1,9 +1,12 @@
 #include "codegen/report.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "ops/fused.h"
 #include "ops/registry.h"
 
 namespace modelc {
@@ -34,8 +37,9 @@ Json view_json(const TensorView& v) {
 
 int64_t kernel_flops(const Kernel& k) {
   if (!k.node) return 0;
-  const ops::OpDef* def = ops::OpRegistry::instance().find(k.node->op(), k.node->opset());
-  return def && def->flops ? def->flops(*k.node) : 0;
+  // lookup: fused kernels' nodes are of the internal modelc domain.
+  const ops::OpDef& def = ops::lookup(*k.node);
+  return def.flops ? def.flops(*k.node) : 0;
 }
 
 std::string tactic_text(const Kernel& k) {
@@ -72,7 +76,94 @@ std::string human(int64_t b) {
   return buf;
 }
 
+// Tactic text per arch ("sm_75: BM=128 ...; sm_90: ..."), or the one tactic.
+std::string arch_tactic_text(const Kernel& k, const std::string& sep) {
+  if (k.arch_tactic.empty()) return tactic_text(k);
+  std::string s;
+  for (const auto& [sm, tactic] : k.arch_tactic) {
+    Kernel t;
+    t.tactic = tactic;
+    s += (s.empty() ? "" : sep) + "sm_" + std::to_string(sm) + ": " + tactic_text(t);
+  }
+  return s;
+}
+
+// "/conv/Conv + /relu/Relu + /add/Add": the ONNX nodes a kernel covers, in order.
+std::string nodes_text(const Kernel& k) {
+  std::string s;
+  for (const std::string& n : k.nodes) s += (s.empty() ? "" : " + ") + n;
+  return s;
+}
+
+// The fused epilogue of a FusedConv / FusedGemm / FusedMatMul, e.g. "bias + relu + residual"; "".
+std::string epilogue_text(const Kernel& k) {
+  if (!k.node || ops::producer_of_fused(k.node->op()).empty()) return "";
+  const Node& n = *k.node;
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : " + ") + x; };
+  auto present = [&](std::size_t i) { return k.inputs.size() > i && k.inputs[i].dtype != DType::undefined; };
+  if (present(ops::kFusedBiasInput)) add("bias");
+  const std::string pos = n.attr_string("residual_position", "");
+  const bool residual = present(ops::kFusedResidualInput);
+  if (residual && pos == "before_activation") add("residual");
+  const ops::EpilogueActivation act = ops::activation_of_fused(n);
+  if (act.kind != ops::Activation::none) add(ops::activation_name(act.kind));
+  if (residual && pos != "before_activation") add("residual");
+  return s;
+}
+
+std::string family_default_reason(const Kernel& k) {
+  if (k.family == "conv_depthwise") return "depthwise convolution (SIMT template)";
+  if (k.family == "conv_transpose") return "ConvTranspose (SIMT template)";
+  return "no engine recorded by the " + k.family + " family";
+}
+
 }  // namespace
+
+bool is_conv_or_matmul(const Kernel& k) {
+  if (!k.engine.empty()) return true;
+  if (!k.node) return false;
+  const std::string producer = ops::producer_of_fused(k.node->op());
+  const std::string op = producer.empty() ? k.node->op() : producer;
+  static const std::set<std::string> kOps = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "ConvInteger",
+                                             "MatMulInteger", "QLinearConv", "QLinearMatMul"};
+  return kOps.count(op) > 0;
+}
+
+std::string engine_of(const Kernel& k) {
+  if (!is_conv_or_matmul(k)) return "";
+  return k.engine.empty() ? "simt" : k.engine;
+}
+
+std::string fallback_reason_of(const Kernel& k) {
+  const std::string e = engine_of(k);
+  if (e.empty() || e == "tensor_core") return "";
+  if (!k.fallback_reason.empty()) return k.fallback_reason;
+  return k.engine.empty() ? family_default_reason(k) : "no reason recorded";
+}
+
+std::string engine_summary(const Schedule& s) {
+  int total = 0, tc = 0, simt = 0;
+  std::map<std::string, int> reasons;
+  for (const Kernel& k : s.kernels) {
+    const std::string e = engine_of(k);
+    if (e.empty()) continue;
+    ++total;
+    if (e == "tensor_core") {
+      ++tc;
+    } else {
+      ++simt;
+      ++reasons[fallback_reason_of(k)];
+    }
+  }
+  std::vector<std::pair<std::string, int>> order(reasons.begin(), reasons.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string why;
+  for (const auto& [r, n] : order) why += (why.empty() ? "" : ", ") + r + ": " + std::to_string(n);
+  return std::to_string(s.kernels.size()) + " kernels; " + std::to_string(total) + " convolutions/matrix products: " +
+         std::to_string(tc) + " on tensor cores, " + std::to_string(simt) + " on SIMT" +
+         (why.empty() ? std::string() : " (" + why + ")");
+}
 
 std::string grouped(int64_t n) {
   std::string d = std::to_string(n < 0 ? -n : n);
@@ -185,12 +276,50 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kj["tactic"] = Json::object();
     for (const auto& [key, value] : k.tactic) kj["tactic"][key] = value;
     kj["note"] = k.note;
+    if (is_conv_or_matmul(k)) {
+      kj["engine"] = engine_of(k);
+      kj["fallback_reason"] = fallback_reason_of(k);
+      if (!k.arch_tactic.empty()) {
+        Json at = Json::object();
+        for (const auto& [sm, tactic] : k.arch_tactic) {
+          Json t = Json::object();
+          for (const auto& [key, value] : tactic) t[key] = value;
+          at["sm_" + std::to_string(sm)] = std::move(t);
+        }
+        kj["arch_tactic"] = std::move(at);
+      }
+      const std::string epi = epilogue_text(k);
+      if (!epi.empty()) kj["epilogue"] = epi;
+    }
+    auto launched = info.launches.find(k.id);
+    kj["launches"] = launched == info.launches.end() ? Json::array() : Json(launched->second);
     kj["flops"] = kernel_flops(k);
     flops += kernel_flops(k);
     ++families[k.family];
     kernels.push_back(std::move(kj));
   }
   j["flops"] = flops;
+  {
+    int total = 0, tc = 0;
+    Json reasons = Json::object();
+    std::map<std::string, int> why;
+    for (const Kernel& k : s.kernels) {
+      const std::string e = engine_of(k);
+      if (e.empty()) continue;
+      ++total;
+      if (e == "tensor_core") {
+        ++tc;
+      } else {
+        ++why[fallback_reason_of(k)];
+      }
+    }
+    for (const auto& [r, n] : why) reasons[r] = n;
+    j["engines"] = {{"summary", engine_summary(s)},
+                    {"convolutions_and_matrix_products", total},
+                    {"tensor_core", tc},
+                    {"simt", total - tc},
+                    {"simt_reasons", reasons}};
+  }
   j["families"] = Json::object();
   for (const auto& [f, n] : families) j["families"][f] = n;
   j["kernels"] = std::move(kernels);
@@ -228,6 +357,22 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += "| weights (" + std::to_string(s.weights.size()) + " tensors, 256-byte aligned) | " + grouped(s.weights_bytes) +
        " | " + human(s.weights_bytes) + " |\n";
 
+  m += "\n## Tensor cores\n\n" + engine_summary(s) + ".\n";
+  bool any = false;
+  for (const Kernel& k : s.kernels) any = any || is_conv_or_matmul(k);
+  if (any) {
+    m += "\n| id | op | nodes | engine | why not tensor cores | tactic |\n|---|---|---|---|---|---|\n";
+    for (const Kernel& k : s.kernels) {
+      if (!is_conv_or_matmul(k)) continue;
+      const std::string epi = epilogue_text(k);
+      const std::string op = (k.node ? k.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
+      const std::string e = engine_of(k);
+      m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
+           (e == "tensor_core" ? "tensor core" : "SIMT") + " | " + cell(fallback_reason_of(k)) + " | " +
+           cell(arch_tactic_text(k, "<br>")) + " |\n";
+    }
+  }
+
   std::map<std::string, int> families;
   for (const Kernel& k : s.kernels) ++families[k.family];
   m += "\n## Template families\n\n| family | kernels |\n|---|---:|\n";
@@ -236,12 +381,12 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += "\n## Kernels\n\n| id | family | op | nodes | inputs | outputs | tactic | FLOPs | note |\n";
   m += "|---|---|---|---|---|---|---|---:|---|\n";
   for (const Kernel& k : s.kernels) {
-    std::string nodes, in, out;
-    for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    std::string in, out;
+    const std::string nodes = nodes_text(k);
     for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
     for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
     m += "| " + k.id + " | " + k.family + " | " + (k.node ? k.node->op() : "") + " | " + cell(nodes) + " | " +
-         cell(in) + " | " + cell(out) + " | " + cell(tactic_text(k)) + " | " + grouped(kernel_flops(k)) + " | " +
+         cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(k.note) + " |\n";
   }
   if (s.precision) m += precision_markdown(*s.precision);

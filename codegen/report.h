@@ -1,7 +1,9 @@
 // codegen/report.h — report.json and report.md of a generated folder.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "schedule/schedule.h"
 
@@ -11,7 +13,29 @@ struct ReportInfo {
   std::string source;          ///< the model's file name (no folders: the report is deterministic)
   bool weights_file = false;   ///< --weights-file: NAME_weights.bin is read at create
   int parts = 0;               ///< NAME_partK.cu files (0: everything in NAME.cu)
+  /// Kernel id -> the __global__ functions its code launches, as C++ text with the emitted
+  /// aliases resolved (e.g. "mc::gemm::kernel<mc::gemm::Gemm<float, ...>>"): `make resources`
+  /// matches them with ptxas's (demangled) names to put registers and shared memory per kernel
+  /// into the report (runtime_stub/tools/resources.h).
+  std::map<std::string, std::vector<std::string>> launches;
 };
+
+/// \brief True for a convolution or matrix product (a kernel of the gemm or conv families, or of
+/// another family running Conv, ConvTranspose, Gemm, MatMul, Einsum or their fused forms): the
+/// kernels the report lists as "tensor core" or "SIMT" with the reason.
+bool is_conv_or_matmul(const Kernel& k);
+
+/// \brief "tensor_core" or "simt" for a convolution or matrix product (Kernel::engine; "simt" where
+/// the family records none), "" for any other kernel.
+std::string engine_of(const Kernel& k);
+
+/// \brief Why a convolution or matrix product runs on SIMT (Kernel::fallback_reason, or what the
+/// family implies when it records none); "" on tensor cores and for other kernels.
+std::string fallback_reason_of(const Kernel& k);
+
+/// \brief "12 kernels; 5 convolutions/matrix products: 3 on tensor cores, 2 on SIMT (depthwise
+/// (groups = C): 1, tiny GEMM: 4x4x8: 1)".
+std::string engine_summary(const Schedule& s);
 
 /// \brief report.json (nlohmann-json): the kernels (family, nodes, op, buffer views, tactic,
 /// note, FLOPs), memory (arena, sum of activations, weights), the weights table, archs.

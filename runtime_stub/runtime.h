@@ -107,6 +107,9 @@ struct Bindings {
   const unsigned char* weights;
   const void* const* inputs;
   void* const* outputs;
+  /// The device's SM number (major * 10 + minor, e.g. 75, 90): a kernel planned per --arch
+  /// launches the tactic of the newest planned arch not above it.
+  int sm = 0;
 };
 
 /// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
@@ -320,6 +323,7 @@ class Context {
     device_ = device;
     cudaDeviceProp prop;
     MC_CHECK(cudaGetDeviceProperties(&prop, device));
+    sm_ = prop.major * 10 + prop.minor;
 #if !defined(MODELC_HOST_EMULATION)
     // The emulation runs whatever the archs; on a GPU the binary needs an image for the device.
     const std::vector<int> archs = parse_archs(model_.archs);
@@ -416,7 +420,7 @@ class Context {
   int capture(const void* const* inputs, void* const* outputs, cudaGraphExec_t* exec) {
     Status& mc_status = status_;
     const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_), inputs,
-                     outputs};
+                     outputs, sm_};
     MC_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     int r = kOk;
     try {
@@ -553,6 +557,7 @@ class Context {
   const ModelInfo& model_;
   Status status_;
   int device_ = -1;
+  int sm_ = 0;  ///< the device's SM number (Bindings::sm)
   bool ready_ = false;
   void* weights_ = nullptr;
   void* arena_ = nullptr;

@@ -14,8 +14,10 @@
 // Layouts (template parameter L):
 //   nchw: X [N][C][D][H][W], Y [N][M][OD][OH][OW], W [M][Cg][KD][KH][KW] (ONNX's own);
 //         k = (c, kd, kh, kw); loads follow the pixels (contiguous in X), stores too.
-//   nhwc: X [N][D][H][W][C], Y [N][OD][OH][OW][M], W [M][KD][KH][KW][Cg] (OHWI, what the layout
-//         pass produces); k = (kd, kh, kw, c); loads follow the channels.
+//   nhwc: X [N][D][H][W][XP], Y [N][OD][OH][OW][YP], W [M][KD][KH][KW][WP] (OHWI, what the layout
+//         pass produces) with channel pitches XP >= C, YP >= M, WP >= Cg (template parameters;
+//         0: dense, the channel count); k = (kd, kh, kw, c) over WP, c fastest; channels >= Cg of
+//         a pitch are masked (never read as data), output channels >= M never written.
 #pragma once
 
 #include "gemm.cuh"
@@ -56,7 +58,7 @@ struct Shape {
 /// \brief Loads BK x BN slices of the im2col matrix of X for group `group`: element (k, j) is
 /// X[n, group*Cg + c, od*s - p + kd*d, ...] (zero in the padding) for j = (n, od, oh, ow) and k =
 /// (c, kd, kh, kw) (nchw) or (kd, kh, kw, c) (nhwc). Each slot's pixel is decoded once per block.
-template <class T, class Acc, class Sh, Layout L, int BK, int BN, int NT>
+template <class T, class Acc, class Sh, Layout L, int BK, int BN, int NT, int XP = Sh::kC, int WP = Sh::kCg>
 struct Im2colLoader {
   using I = typename Sh::InDims;
   using KD = typename Sh::KernelDims;
@@ -81,7 +83,7 @@ struct Im2colLoader {
       if constexpr (L == Layout::nchw) {
         pix_base[i] = (n * Sh::kC + group * Sh::kCg) * I::kSize;
       } else {
-        pix_base[i] = n * I::kSize * Sh::kC + group * Sh::kCg;
+        pix_base[i] = n * I::kSize * XP + group * Sh::kCg;
       }
       if (j >= Sh::kGemmN) pix_base[i] = -1;
       id0[i] = od * S::kD - P::kD;
@@ -99,18 +101,19 @@ struct Im2colLoader {
         c = k / KD::kSize;
         tap = k % KD::kSize;
       } else {
-        tap = k / Sh::kCg;
-        c = k % Sh::kCg;
+        tap = k / WP;
+        c = k % WP;
       }
       const int kd = tap / (KD::kH * KD::kW), kh = (tap / KD::kW) % KD::kH, kw = tap % KD::kW;
       const int id = id0[i] + kd * Dl::kD, ih = ih0[i] + kh * Dl::kH, iw = iw0[i] + kw * Dl::kW;
-      const bool inside = k < Sh::kGemmK && pix_base[i] >= 0 && static_cast<unsigned>(id) < unsigned(I::kD) &&
+      constexpr int kDepth = L == Layout::nchw ? Sh::kGemmK : KD::kSize * WP;
+      const bool inside = k < kDepth && (L == Layout::nchw || c < Sh::kCg) && pix_base[i] >= 0 && static_cast<unsigned>(id) < unsigned(I::kD) &&
                           static_cast<unsigned>(ih) < unsigned(I::kH) && static_cast<unsigned>(iw) < unsigned(I::kW);
       int off;
       if constexpr (L == Layout::nchw) {
         off = pix_base[i] + c * I::kSize + (id * I::kH + ih) * I::kW + iw;
       } else {
-        off = pix_base[i] + ((id * I::kH + ih) * I::kW + iw) * Sh::kC + c;
+        off = pix_base[i] + ((id * I::kH + ih) * I::kW + iw) * XP + c;
       }
       r[i] = inside ? static_cast<Acc>(x[off]) : Acc(0);
     }
@@ -123,9 +126,15 @@ struct Im2colLoader {
 };
 
 /// \brief Y = Epi(conv(X, W)): the implicit GEMM. Epi sees Coord{group, output channel (0..M),
-/// pixel column j, offset in Y}; gemm::EpilogueBias adds the bias.
-template <class T, class Acc, class Sh, Layout L, class Tl, class Epi>
+/// pixel column j, offset in Y}; gemm::EpilogueBias adds the bias. XPitch / YPitch / WPitch: the
+/// channel pitches of an nhwc X, Y and W (0: dense).
+template <class T, class Acc, class Sh, Layout L, class Tl, class Epi, int XPitch = 0, int YPitch = 0, int WPitch = 0>
 struct Conv {
+  static constexpr int kXP = XPitch ? XPitch : Sh::kC, kYP = YPitch ? YPitch : Sh::kM, kWP = WPitch ? WPitch : Sh::kCg;
+  static_assert(L == Layout::nhwc || (kXP == Sh::kC && kYP == Sh::kM && kWP == Sh::kCg),
+                "conv::Conv: channel pitches are for the nhwc layout");
+  /// GEMM depth: the weights' row (nhwc: taps x WP, padded channels masked in X and zero in W).
+  static constexpr int kDepth = L == Layout::nchw ? Sh::kGemmK : Sh::KernelDims::kSize * kWP;
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kSmemBytes = 0;
 
@@ -146,16 +155,16 @@ struct Conv {
     const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, j0 = static_cast<int>(blockIdx.x) * Tl::kBN;
     const int tid = static_cast<int>(threadIdx.x);
     // W's rows for this group: [Mg][Cg * taps], in the k order of the layout.
-    gemm::MatrixLoader<T, Acc, Sh::kGemmM, Sh::kGemmK, Sh::kGemmK, 1, Tl::kBK, Tl::kBM, kThreads> la{
-        p.W + group * Sh::kMg * Sh::kGemmK, m0, tid};
-    Im2colLoader<T, Acc, Sh, L, Tl::kBK, Tl::kBN, kThreads> lb(p.X, group, j0, tid);
+    gemm::MatrixLoader<T, Acc, Sh::kGemmM, kDepth, kDepth, 1, Tl::kBK, Tl::kBM, kThreads> la{
+        p.W + group * Sh::kMg * kDepth, m0, tid};
+    Im2colLoader<T, Acc, Sh, L, Tl::kBK, Tl::kBN, kThreads, kXP, kWP> lb(p.X, group, j0, tid);
     Acc acc[Tl::kTM][Tl::kTN];
     MC_UNROLL
     for (int i = 0; i < Tl::kTM; ++i) {
       MC_UNROLL
       for (int j = 0; j < Tl::kTN; ++j) acc[i][j] = Acc(0);
     }
-    gemm::Mainloop<Acc, Tl>::run(la, lb, Sh::kGemmK, acc);
+    gemm::Mainloop<Acc, Tl>::run(la, lb, kDepth, acc);
 
     using O = typename Sh::OutDims;
     const int tx = tid % Tl::kThreadsN, ty = tid / Tl::kThreadsN;
@@ -173,7 +182,7 @@ struct Conv {
         if constexpr (L == Layout::nchw) {
           off = (n * Sh::kM + channel) * O::kSize + o;
         } else {
-          off = (n * O::kSize + o) * Sh::kM + channel;
+          off = (n * O::kSize + o) * kYP + channel;
         }
         p.Y[off] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc[i][j], gemm::Coord{group, channel, col, off}));
       }

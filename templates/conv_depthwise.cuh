@@ -8,7 +8,9 @@
 //
 // Layouts as in conv.cuh; with one input channel per group the nhwc weight layout (OHWI,
 // [M][KD][KH][KW][1]) is the same memory as ONNX's [M][1][KD][KH][KW]. nchw: consecutive threads
-// walk output pixels; nhwc: output channels (both coalesced).
+// walk output pixels; nhwc: output channels (both coalesced). In nhwc, X's pixels are kPitchX
+// elements apart and Y's kPitchY (0: the channel count): channel pitches padded for tensor cores
+// (compiler/schedule/layout.h); padded channels are neither read nor written.
 #pragma once
 
 #include "conv.cuh"
@@ -16,9 +18,11 @@
 namespace mc {
 namespace conv {
 
-template <class T, class Acc, class Sh, Layout L, class Epi, int NT = 128>
+template <class T, class Acc, class Sh, Layout L, class Epi, int NT = 128, int kPitchX = 0, int kPitchY = 0>
 struct ConvDepthwise {
   static_assert(Sh::kCg == 1, "ConvDepthwise: one input channel per group (group == C)");
+  static constexpr int kPX = kPitchX ? kPitchX : Sh::kC, kPY = kPitchY ? kPitchY : Sh::kM;
+  static_assert(kPX >= Sh::kC && kPY >= Sh::kM, "ConvDepthwise: a channel pitch below the channel count");
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
   using I = typename Sh::InDims;
@@ -57,12 +61,14 @@ struct ConvDepthwise {
     const int od = o / (O::kH * O::kW), oh = (o / O::kW) % O::kH, ow = o % O::kW;
     const int id0 = od * S::kD - P::kD, ih0 = oh * S::kH - P::kH, iw0 = ow * S::kW - P::kW;
     const T* x;
+    int y_off = idx;
     if constexpr (L == Layout::nchw) {
       x = p.X + (n * Sh::kC + c) * I::kSize;
     } else {
-      x = p.X + n * I::kSize * Sh::kC + c;
+      x = p.X + n * I::kSize * kPX + c;
+      y_off = (n * O::kSize + o) * kPY + m;
     }
-    constexpr int kPixelStride = L == Layout::nchw ? 1 : Sh::kC;
+    constexpr int kPixelStride = L == Layout::nchw ? 1 : kPX;
     const T* w = p.W + m * KD::kSize;
     Acc acc = Acc(0);
     MC_UNROLL
@@ -82,7 +88,7 @@ struct ConvDepthwise {
         }
       }
     }
-    p.Y[idx] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc, gemm::Coord{c, m, n * O::kSize + o, idx}));
+    p.Y[y_off] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc, gemm::Coord{c, m, n * O::kSize + o, y_off}));
   }
 };
 

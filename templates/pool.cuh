@@ -13,7 +13,11 @@
 // Global pools (GlobalPool): one warp per (n, c) plane, lanes stride over the plane and combine
 // with shuffles.
 //
-// Layouts: nchw, or nhwc (channels innermost; threads then walk the channels, coalesced).
+// Layouts: nchw, or nhwc (channels innermost; threads then walk the channels, coalesced). In nhwc,
+// X's pixels are kPitchX elements apart and Y's kPitchY (0: the channel count): a channel pitch
+// padded for tensor cores (compiler/schedule/layout.h); the padded channels are neither read nor
+// written. nhwc global pools run one thread per (n, c), each looping over the plane (adjacent
+// threads read adjacent channels).
 #pragma once
 
 #include "conv.cuh"
@@ -66,7 +70,8 @@ __device__ __forceinline__ Taps taps(int o) {
 }
 
 /// \brief Y (and, for Kind::max with kIndices, Indices: int64) of a windowed pool.
-template <class T, class Sh, Layout L, Kind kKind, bool kIndices, bool kColumnMajor, int NT = 128>
+template <class T, class Sh, Layout L, Kind kKind, bool kIndices, bool kColumnMajor, int NT = 128, int kPitchX = 0,
+          int kPitchY = 0>
 struct Pool {
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
@@ -79,6 +84,8 @@ struct Pool {
   using Dl = typename Sh::DilationDims;
   static constexpr int64_t kOutputs = int64_t(Sh::kN) * Sh::kC * O::kSize;
   static_assert(!kIndices || kKind == Kind::max, "Pool: Indices come with MaxPool only");
+  static constexpr int kPX = kPitchX ? kPitchX : Sh::kC, kPY = kPitchY ? kPitchY : Sh::kC;
+  static_assert(kPX >= Sh::kC && kPY >= Sh::kC, "Pool: a channel pitch below the channel count");
 
   struct Params {
     const T* X;
@@ -108,11 +115,13 @@ struct Pool {
     const Taps tx = taps<I::kW, K::kW, S::kW, P::kW, PE::kW, Dl::kW>(ow);
     const int plane = n * Sh::kC + c;
     const T* x;
-    constexpr int kPixelStride = L == Layout::nchw ? 1 : Sh::kC;
+    constexpr int kPixelStride = L == Layout::nchw ? 1 : kPX;
+    int y_off = idx;
     if constexpr (L == Layout::nchw) {
       x = p.X + plane * I::kSize;
     } else {
-      x = p.X + n * I::kSize * Sh::kC + c;
+      x = p.X + n * I::kSize * kPX + c;
+      y_off = (n * O::kSize + o) * kPY + c;
     }
     if constexpr (kKind == Kind::max) {
       float best = 0.0f;
@@ -133,7 +142,7 @@ struct Pool {
           }
         }
       }
-      p.Y[idx] = static_cast<T>(best);
+      p.Y[y_off] = static_cast<T>(best);
       if constexpr (kIndices) {
         int64_t index = -1;
         if (bx >= 0) {
@@ -141,7 +150,7 @@ struct Pool {
                                               : (int64_t(bz) * I::kH + by) * I::kW + bx;
           index = int64_t(plane) * I::kSize + within;
         }
-        p.indices[idx] = index;
+        p.indices[y_off] = index;
       }
     } else {
       float sum = 0.0f;
@@ -156,43 +165,56 @@ struct Pool {
       }
       const int count = kKind == Kind::average_include_pad ? tz.padded * ty.padded * tx.padded
                                                            : tz.count * ty.count * tx.count;
-      p.Y[idx] = static_cast<T>(count > 0 ? sum / static_cast<float>(count) : 0.0f);
+      p.Y[y_off] = static_cast<T>(count > 0 ? sum / static_cast<float>(count) : 0.0f);
     }
   }
 };
 
 /// \brief GlobalAveragePool / GlobalMaxPool over planes of kInner elements: Y[plane] = mean or max
-/// of the plane. nchw: plane (n, c) is contiguous; nhwc: its elements are kC apart.
-template <class T, int kN, int kC, int kInner, Layout L, bool kMax, int NT = 128>
+/// of the plane. nchw: plane (n, c) is contiguous, one warp per plane; nhwc: its elements are kPitchX
+/// apart, one thread per plane, and Y[n, c] is at n * kPitchY + c (0: the channel count).
+template <class T, int kN, int kC, int kInner, Layout L, bool kMax, int NT = 128, int kPitchX = 0, int kPitchY = 0>
 struct GlobalPool {
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
   static constexpr int kWarps = NT / 32;
   static constexpr int kPlanes = kN * kC;
   static_assert(NT % 32 == 0, "GlobalPool: whole warps");
+  static constexpr int kPX = kPitchX ? kPitchX : kC, kPY = kPitchY ? kPitchY : kC;
+  static_assert(kPX >= kC && kPY >= kC, "GlobalPool: a channel pitch below the channel count");
 
   struct Params {
     const T* X;
     T* Y;
   };
 
-  static dim3 grid() { return dim3((kPlanes + kWarps - 1) / kWarps); }
+  static dim3 grid() {
+    return dim3(L == Layout::nchw ? (kPlanes + kWarps - 1) / kWarps : (kPlanes + NT - 1) / NT);
+  }
   static dim3 block() { return dim3(NT); }
 
   __device__ static void run(const Params& p) {
+    if constexpr (L == Layout::nhwc) {
+      // One thread per (n, c): adjacent threads read adjacent channels of each pixel.
+      const int plane = static_cast<int>(blockIdx.x) * NT + static_cast<int>(threadIdx.x);
+      if (plane >= kPlanes) return;
+      const int n = plane / kC, c = plane % kC;
+      const T* x = p.X + int64_t(n) * kInner * kPX + c;
+      float v = kMax ? -__int_as_float(0x7f800000) : 0.0f;
+      for (int i = 0; i < kInner; ++i) {
+        const float e = static_cast<float>(x[int64_t(i) * kPX]);
+        v = kMax ? fmaxf(v, e) : v + e;
+      }
+      p.Y[int64_t(n) * kPY + c] = static_cast<T>(kMax ? v : v / static_cast<float>(kInner));
+      return;
+    }
     const int plane = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(mc::warp_id());
     const int lane = static_cast<int>(mc::lane_id());
     // A warp past the last plane still takes part in the shuffles (of its own lanes) and then
     // stores nothing.
     const bool active = plane < kPlanes;
-    const int n = plane / kC, c = plane % kC;
-    const T* x;
-    constexpr int kStride = L == Layout::nchw ? 1 : kC;
-    if constexpr (L == Layout::nchw) {
-      x = p.X + int64_t(plane) * kInner;
-    } else {
-      x = p.X + int64_t(n) * kInner * kC + c;
-    }
+    const T* x = p.X + int64_t(plane) * kInner;
+    constexpr int kStride = 1;
     float v = kMax ? -__int_as_float(0x7f800000) : 0.0f;  // -inf: the identity of max
     if (active) {
       for (int i = lane; i < kInner; i += 32) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "codegen/families/linear.h"
+#include "schedule/layout.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -241,6 +242,49 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 
 namespace {
 
+/// Why a convolution cannot run on the tensor-core template ("" when it can): float16 X and W,
+/// groups = 1, channels-last views (contract fact 1) with W in OHWI at X's channel pitch, a pitch
+/// that is a multiple of 8 (16-byte chunks of channels), 16-byte aligned buffers.
+std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
+  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
+  for (DType t : {x.dtype, w.dtype, y.dtype}) {
+    if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
+  }
+  if (x.dtype == DType::float32 || w.dtype == DType::float32) return "FP32 storage";
+  if (x.dtype != DType::float16 || w.dtype != DType::float16) {
+    return std::string(dtype_name(x.dtype != DType::float16 ? x.dtype : w.dtype)) + " storage";
+  }
+  if (g.G > 1) return fmt::format("groups = {}", g.G);
+  const int64_t cp = channels_last_pitch(x), wp = channels_last_pitch(w), yp = channels_last_pitch(y);
+  if (cp == 0 || yp == 0) return "NCHW layout";
+  if (wp != cp) return "weights not in OHWI at the input's channel pitch";
+  if (cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
+  if (!aligned16(x) || !aligned16(w) || !aligned16(y)) return "a buffer not 16-byte aligned";
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
+    epi = k.inputs[i].dtype;
+  }
+  return "";
+}
+
+/// The channel pitches of an NHWC convolution (X, Y, W), or all 0 when every view is dense NCHW.
+struct Pitches {
+  int64_t x = 0, y = 0, w = 0;
+};
+
+Pitches conv_pitches(const Kernel& k) {
+  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
+  const bool dense = x.dense() && w.dense() && y.dense();
+  if (dense) return {};
+  Pitches p{channels_last_pitch(x), channels_last_pitch(y), channels_last_pitch(w)};
+  if (p.x == 0 || p.y == 0 || p.w == 0) {
+    throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
+  }
+  return p;
+}
+
 void plan_conv(Kernel& k, const Target& t) {
   const ConvGeometry g = conv_geometry(k);
   check_size(k);
@@ -259,27 +303,82 @@ void plan_conv(Kernel& k, const Target& t) {
                        g.N * g.out_pixels(), g.Cg() * g.kernel[0] * g.kernel[1] * g.kernel[2], why);
 }
 
-Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
-  require_dense(k);
+void plan_conv_archs(Kernel& k, const std::vector<Target>& targets) {
   const ConvGeometry g = conv_geometry(k);
-  const TileConfig tile = tile_of(k);
+  check_size(k);
+  k.arch_tactic.clear();
+  k.engine = "simt";
+  if (g.Cg() == 1 && g.G > 1) {
+    k.fallback_reason = g.M == g.G ? "depthwise (groups = C)" : fmt::format("depthwise (groups = {})", g.G);
+    plan_conv(k, targets.front());
+    return;
+  }
+  k.fallback_reason = conv_fallback(k, g);
+  if (k.fallback_reason.empty()) {
+    k.engine = "tensor_core";
+    const int64_t pixels = g.N * g.out_pixels();
+    const std::string why = plan_tc_archs(k, targets, 1, pixels, g.M);
+    k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} (taps x pitch {}); {}",
+                         g.str(), pixels, g.M, g.kernel[0] * g.kernel[1] * g.kernel[2] * channels_last_pitch(k.inputs[0]),
+                         channels_last_pitch(k.inputs[0]), why);
+    return;
+  }
+  plan_conv(k, targets.front());
+  k.note += " (SIMT: " + k.fallback_reason + ")";
+}
+
+/// The element type a convolution's epilogue operands (bias, residual) are read as.
+std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype != DType::undefined) return ctx.ctype(k.inputs[i].dtype);
+  }
+  return ctx.ctype(k.outputs[0].dtype);
+}
+
+Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
+  const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
+  if (k.engine == "tensor_core") {
+    const int64_t cp = channels_last_pitch(k.inputs[0]), yp = channels_last_pitch(vy);
+    std::string epi_params, what;
+    const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &epi_params, &what);
+    const std::string TY = ctx.ctype(vy.dtype);
+    const std::string TAcc = k.tactic.count("fp16_accumulate") && k.tactic.at("fp16_accumulate") ? "__half" : "float";
+    auto decl = [&](const TcTile& t) {
+      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, mc::tc::Tile<{}, {}, {}, {}, {}, {}>, {}>",
+                         TY, TAcc, conv_shape(g), cp, yp, t.bm, t.bn, t.bk, t.warps_m, t.warps_n,
+                         t.async ? "true" : "false", epilogue);
+    };
+    const std::string comment =
+        fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores, tile {}",
+                    k.id, k.node->op(), k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
+                    shape_text(vy.shape), g.str(), what, cp, yp, tc_tile_of(k, k.tactic).name());
+    return emit_tc_instance(k, comment, k.id + "_tc", decl,
+                            {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+  }
+  const Pitches p = conv_pitches(k);
+  const bool nhwc = p.x != 0;
+  const TileConfig tile = tile_of(k);
   const std::string T = ctx.ctype(vy.dtype);
   std::string epi_params, what;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
-  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, implicit GEMM, SIMT tile {}", k.id,
+  const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &epi_params, &what);
+  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, {}implicit GEMM, SIMT tile {}", k.id,
                                           k.node->op(), k.node->name(), shape_text(k.inputs[0].shape),
-                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what, tile.name());
-  // The graph is NCHW in this issue; the layout pass (next issue) will select Layout::nhwc.
+                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what,
+                                          nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, p.y) : "", tile.name());
+  const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}", p.x, p.y, p.w) : "";
   const std::string decl =
-      fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::nchw, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>", T,
-                  acc_type(vy.dtype), conv_shape(g), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
+      fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>", T,
+                  acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn, tile.bk, tile.tm,
+                  tile.tn, epilogue, pitches);
   return emit_instance(k, comment, k.id + "_conv", decl,
                        {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh"}, plan_conv, emit_conv});
+MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"},
+                                     [](Kernel& k, const Target& t) { plan_conv_archs(k, {t}); }, emit_conv,
+                                     plan_conv_archs});
 
 }  // namespace modelc::linear

@@ -173,6 +173,161 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
                      has_bias ? "true" : "false", act_name, residual);
 }
 
+// ---- tensor-core tiles ---------------------------------------------------------------------------
+
+int TcTile::smem_bytes(bool fp16_accumulate) const {
+  // Per operand the larger staging orientation (k-fast [X][BK + 8] or x-fast [BK][X + 8]), two
+  // stages each; or the epilogue's 16 x 24 scratch per warp, whichever is larger.
+  auto stage = [&](int x) { return std::max(x * (bk + 8), bk * (x + 8)) * 2; };
+  const int staging = 2 * (stage(bm) + stage(bn));
+  const int scratch = warps_m * warps_n * 16 * 24 * (fp16_accumulate ? 2 : 4);
+  return std::max(staging, scratch);
+}
+
+std::string TcTile::name() const {
+  return fmt::format("{}x{}x{} w{}x{} {}", bm, bn, bk, warps_m, warps_n, async ? "cp.async" : "register-staged");
+}
+
+namespace {
+
+// The tensor-core configurations, largest first (choose_tc_tile's candidates).
+constexpr TcTile kTcTiles[] = {
+    {128, 128, 32, 2, 4, false}, {128, 64, 32, 2, 2, false}, {64, 128, 32, 2, 2, false},
+    {64, 64, 32, 2, 2, false},   {32, 64, 32, 1, 4, false},
+};
+
+}  // namespace
+
+TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why) {
+  const int64_t sms = std::max(1, target.sm_count);
+  const TcTile* best = nullptr;
+  double best_score = -1, best_eff = 0, best_occ = 0;
+  int64_t best_blocks = 0;
+  for (const TcTile& t : kTcTiles) {
+    if (t.smem_bytes(target.fp16_accumulate) > target.smem_per_block) continue;
+    const int64_t mt = ceil_div(M, t.bm), nt = ceil_div(N, t.bn), blocks = batch * mt * nt;
+    const double eff = static_cast<double>(M * N) / static_cast<double>(mt * t.bm * nt * t.bn);
+    const double occ = blocks < sms ? static_cast<double>(blocks) / static_cast<double>(sms)
+                                    : static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, sms) * sms);
+    const double reuse = (static_cast<double>(t.bm) * t.bn / (t.bm + t.bn)) / 64.0;  // 128x128: 1
+    const double score = eff * occ * reuse;
+    if (score > best_score * (1 + 1e-9)) {
+      best = &t;
+      best_score = score;
+      best_eff = eff;
+      best_occ = occ;
+      best_blocks = blocks;
+    }
+  }
+  if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
+  TcTile r = *best;
+  r.async = target.sm >= 80;
+  if (why) {
+    *why = fmt::format("tensor-core tile {} for sm_{}: {} blocks on {} SMs (occupancy {:.2f}), tile efficiency {:.2f}",
+                       r.name(), target.sm, best_blocks, sms, best_occ, best_eff);
+  }
+  return r;
+}
+
+std::map<std::string, int64_t> tc_tactic(const TcTile& t, bool fp16_accumulate) {
+  return {{"BM", t.bm},           {"BN", t.bn},           {"BK", t.bk},
+          {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
+          {"threads", t.threads()}, {"fp16_accumulate", fp16_accumulate ? 1 : 0}};
+}
+
+TcTile tc_tile_of(const Kernel& k, const std::map<std::string, int64_t>& tactic) {
+  auto get = [&](const char* key) {
+    auto it = tactic.find(key);
+    if (it == tactic.end()) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tactic '" + key + "'");
+    return static_cast<int>(it->second);
+  };
+  TcTile t;
+  t.bm = get("BM");
+  t.bn = get("BN");
+  t.bk = get("BK");
+  t.warps_m = get("warps_m");
+  t.warps_n = get("warps_n");
+  t.async = get("async") != 0;
+  return t;
+}
+
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N) {
+  std::string first_why;
+  k.arch_tactic.clear();
+  std::map<int, std::map<std::string, int64_t>> per;
+  std::string others;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    std::string why;
+    const TcTile t = choose_tc_tile(batch, M, N, targets[i], &why);
+    per[targets[i].sm] = tc_tactic(t, targets[i].fp16_accumulate);
+    if (i == 0) {
+      first_why = why;
+      k.tactic = per[targets[i].sm];
+    } else if (per[targets[i].sm] != k.tactic) {
+      others += "; " + why;
+    }
+  }
+  bool differ = false;
+  for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
+  if (differ) k.arch_tactic = per;
+  return first_why + others;
+}
+
+Emitted emit_tc_instance(const Kernel& k, const std::string& comment_text, const std::string& type,
+                         const std::function<std::string(const TcTile&)>& decl, const std::vector<std::string>& params) {
+  const std::string comment = comment_safe(comment_text);
+  Emitted e;
+  if (k.outputs.empty() || k.outputs[0].numel() == 0) {
+    e.launch = "// " + comment + ": empty output, nothing to run\n";
+    return e;
+  }
+  auto launch = [&](const std::string& t) {
+    return fmt::format("MC_LAUNCH(mc::tc::kernel<{0}>, {0}::grid(), {0}::block(), 0, {0}::Params{{{1}}});\n", t,
+                       fmt::join(params, ", "));
+  };
+  if (k.arch_tactic.empty()) {
+    e.declarations = fmt::format("// {}\nusing {} = {};\n", comment, type, decl(tc_tile_of(k, k.tactic)));
+    e.launch = launch(type);
+    return e;
+  }
+  // One instantiation per arch (identical ones share their text through the emitter's dedup only
+  // when the names match, so each arch names its own).
+  e.declarations = "// " + comment + "\n";
+  std::vector<std::pair<int, std::string>> arms;  // (sm, type), ascending
+  for (const auto& [sm, tactic] : k.arch_tactic) {
+    const std::string t = fmt::format("{}_sm{}", type, sm);
+    e.declarations += fmt::format("using {} = {};\n", t, decl(tc_tile_of(k, tactic)));
+    arms.emplace_back(sm, t);
+  }
+  // The newest planned arch not above the device's; the oldest below all of them.
+  for (std::size_t i = arms.size(); i-- > 0;) {
+    if (i > 0) {
+      e.launch += fmt::format("{}if (mc_bindings.sm >= {}) {{\n{}", i + 1 == arms.size() ? "" : "} else ", arms[i].first,
+                              launch(arms[i].second));
+    } else {
+      e.launch += "} else {\n" + launch(arms[i].second) + "}\n";
+    }
+  }
+  return e;
+}
+
+int64_t channels_last_pitch(const TensorView& v) {
+  const std::size_t r = v.shape.size();
+  if (r < 3 || v.strides.size() != r || v.strides[1] != 1) return 0;
+  // Spatial dims C-order after the channel: the innermost spatial stride is the pitch.
+  const int64_t pitch = v.strides[r - 1];
+  if (pitch < v.shape[1]) return 0;
+  int64_t expect = pitch;
+  for (std::size_t i = r; i-- > 2;) {
+    if (v.shape[i] != 1 && v.strides[i] != expect) return 0;
+    expect *= v.shape[i];
+  }
+  if (v.shape[0] != 1 && v.strides[0] != expect) return 0;
+  return pitch;
+}
+
+bool aligned16(const TensorView& v) { return v.offset % 16 == 0; }
+
 // ---- GEMM lowering -----------------------------------------------------------------------------
 
 namespace {
@@ -542,6 +697,30 @@ namespace {
 
 std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::gemm::Ints<{}>", fmt::join(v, ", ")); }
 
+/// Why a GEMM cannot run on the tensor-core template ("" when it can). Documented thresholds:
+/// float16 A and B (FP16 storage), at least kTinyGemmMacs multiply-adds per product, 16-byte
+/// aligned operands, one element type for the epilogue's operands (C / bias and residual).
+std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
+  if (g.kind == GemmLowering::Kind::strided_sum) return "one-operand Einsum (a strided sum)";
+  const DType ta = k.inputs[g.a_input].dtype, tb = k.inputs[g.b_input].dtype, ty = k.outputs[0].dtype;
+  for (DType t : {ta, tb, ty}) {
+    if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
+  }
+  if (ta == DType::float32 || tb == DType::float32) return "FP32 storage";
+  if (ta != DType::float16 || tb != DType::float16) return std::string(dtype_name(ta != DType::float16 ? ta : tb)) + " storage";
+  if (g.M * g.N * g.K < kTinyGemmMacs) return fmt::format("tiny GEMM: {}x{}x{}", g.M, g.N, g.K);
+  if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) || !aligned16(k.outputs[0])) {
+    return "an operand not 16-byte aligned";
+  }
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
+    epi = k.inputs[i].dtype;
+  }
+  return "";
+}
+
 void plan_gemm(Kernel& k, const Target& t) {
   const GemmLowering g = lower_gemm(k);
   if (g.kind == GemmLowering::Kind::strided_sum) {
@@ -558,11 +737,39 @@ void plan_gemm(Kernel& k, const Target& t) {
   k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation, g.batch_count(), g.M, g.N, g.K, why);
 }
 
+void plan_gemm_archs(Kernel& k, const std::vector<Target>& targets) {
+  const GemmLowering g = lower_gemm(k);
+  k.fallback_reason = gemm_fallback(k, g);
+  k.arch_tactic.clear();
+  const std::string equation =
+      producer_op(*k.node) == "Einsum" ? "equation '" + k.node->attr_string("equation", "") + "': " : "";
+  if (k.fallback_reason.empty()) {
+    k.engine = "tensor_core";
+    const std::string why = plan_tc_archs(k, targets, g.batch_count(), g.M, g.N);
+    for (const auto& [sm, tactic] : k.arch_tactic) check_grid(k, TileConfig{static_cast<int>(tactic.at("BM")), 64, 8, 4, 8}, g.M);
+    check_grid(k, TileConfig{static_cast<int>(k.tactic.at("BM")), 64, 8, 4, 8}, g.M);
+    k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation, g.batch_count(), g.M, g.N, g.K, why);
+    return;
+  }
+  k.engine = "simt";
+  plan_gemm(k, targets.front());
+  k.note += " (SIMT: " + k.fallback_reason + ")";
+}
+
+/// The element type the epilogue's operands (C / bias, residual) are read as: theirs, else Y's.
+std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype != DType::undefined) return ctx.ctype(k.inputs[i].dtype);
+  }
+  return ctx.ctype(k.outputs[0].dtype);
+}
+
 Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmLowering g = lower_gemm(k);
   const Node& n = *k.node;
   const TensorView& vy = k.outputs[0];
-  const std::string T = ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
+  const bool tc = k.engine == "tensor_core";
+  const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
   if (g.kind == GemmLowering::Kind::strided_sum) {
     const std::string decl = fmt::format(
         "mc::gemm::StridedSum<{}, {}, mc::gemm::StridedIndex<{}, {}>,\n    mc::gemm::StridedIndex<{}, {}>>", T, Acc,
@@ -570,7 +777,6 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
     return emit_instance(k, fmt::format("{}: {} '{}' {}, strided sum", k.id, n.op(), n.name(), g.what), k.id + "_sum",
                          decl, {ctx.ptr(k.inputs[0], true), ctx.ptr(vy, false)});
   }
-  const TileConfig tile = tile_of(k);
   std::string epilogue, epi_params = "{}", fused;
   if (is_fused(n)) {
     epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &epi_params, &fused);
@@ -581,6 +787,24 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
   } else {
     epilogue = "mc::gemm::EpilogueIdentity";
   }
+  if (tc) {
+    const std::string TY = ctx.ctype(vy.dtype);
+    const std::string TAcc = k.tactic.count("fp16_accumulate") && k.tactic.at("fp16_accumulate") ? "__half" : "float";
+    auto decl = [&](const TcTile& t) {
+      return fmt::format(
+          "mc::tc::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+          "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
+          "    mc::tc::Tile<{}, {}, {}, {}, {}, {}>, {}>",
+          TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
+          strides_text(g.y), t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.async ? "true" : "false", epilogue);
+    };
+    return emit_tc_instance(
+        k, fmt::format("{}: {} '{}' {}{}, tensor cores, tile {}", k.id, n.op(), n.name(), g.what, fused,
+                       tc_tile_of(k, k.tactic).name()),
+        k.id + "_tc", decl,
+        {ctx.ptr(k.inputs[g.a_input], true), ctx.ptr(k.inputs[g.b_input], true), ctx.ptr(vy, false), epi_params});
+  }
+  const TileConfig tile = tile_of(k);
   const std::string decl = fmt::format(
       "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
       "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
@@ -595,6 +819,8 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh"}, plan_gemm, emit_gemm});
+MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"},
+                                     [](Kernel& k, const Target& t) { plan_gemm_archs(k, {t}); }, emit_gemm,
+                                     plan_gemm_archs});
 
 }  // namespace modelc::linear

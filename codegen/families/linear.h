@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,53 @@ void check_grid(const Kernel& k, const TileConfig& t, int64_t M);
 /// \brief k.tactic <-> TileConfig (BM, BN, BK, TM, TN).
 void record_tile(Kernel& k, const TileConfig& t);
 TileConfig tile_of(const Kernel& k);  ///< from k.tactic; throws an internal Error when missing
+
+// ---- tensor-core tiles (templates/tensor_core.cuh) -------------------------------------------
+
+/// \brief A tensor-core tactic: tc::Tile<BM, BN, BK, WarpsM, WarpsN, async>.
+struct TcTile {
+  int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 2;
+  bool async = false;  ///< cp.async staging (sm_80 and newer), else through registers
+  int threads() const { return 32 * warps_m * warps_n; }
+  /// Static shared memory of a block (the larger of both staging orientations, or the epilogue
+  /// scratch): what the heuristic holds against Target::smem_per_block.
+  int smem_bytes(bool fp16_accumulate) const;
+  std::string name() const;  ///< "128x64x32 w2x2 cp.async"
+};
+
+/// \brief The tensor-core tile heuristic for `batch` GEMMs of M x N (x K) on `target`. Candidates,
+/// largest first: 128x128 (8 warps), 128x64, 64x128, 64x64, 32x64 (4 warps), all 32 deep; those
+/// whose shared memory exceeds target.smem_per_block are skipped. Each gets the score
+///   tile efficiency (useful / computed MACs: M x N over the tiles' rounded-up extent)
+///   x occupancy (blocks / SMs below one wave; above, blocks / (waves x SMs): the last wave's idle SMs)
+///   x reuse (the tile's MACs per loaded element, BM BN / (BM + BN), relative to 128x128's)
+/// and the highest score wins (ties: the larger tile). Staging is cp.async on sm_80 and newer.
+/// `why` receives a one-line reason.
+TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why = nullptr);
+/// k.tactic entries of a tensor-core tile (BM, BN, BK, warps_m, warps_n, async, threads).
+std::map<std::string, int64_t> tc_tactic(const TcTile& t, bool fp16_accumulate);
+/// The tile of a tactic map (k.tactic or an entry of k.arch_tactic); internal Error when incomplete.
+TcTile tc_tile_of(const Kernel& k, const std::map<std::string, int64_t>& tactic);
+/// Below this many MACs (M x N x K per product) a GEMM stays SIMT ("tiny GEMM"): a 32 x 32 x 32
+/// product, one small block, where staging and fragment traffic outweigh the MMAs.
+constexpr int64_t kTinyGemmMacs = 32 * 32 * 32;
+
+/// \brief Plans a tensor-core kernel for every target: k.tactic = the first (oldest) target's
+/// choice, k.arch_tactic = each target's where they differ; returns the first target's reason
+/// (plus " (sm_90: ...)" for each arch that differs).
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N);
+
+/// \brief The code of a tensor-core kernel: one `using` per distinct tactic (decl(tile) gives its
+/// type), launched through mc::tc::kernel; with k.arch_tactic, the launch picks the tactic of the
+/// newest planned arch not above the device's (mc_bindings.sm), the oldest's below that.
+Emitted emit_tc_instance(const Kernel& k, const std::string& comment, const std::string& type,
+                         const std::function<std::string(const TcTile&)>& decl, const std::vector<std::string>& params);
+
+/// \brief The channel pitch of a channels-last view of logical shape [N, C, spatial...] (contract
+/// fact 1: strides [S*Cp, 1, spatial C-order * Cp...]), or 0 when the view is not channels-last.
+int64_t channels_last_pitch(const TensorView& v);
+/// A view's byte offset is a multiple of 16 (16-byte vector loads and stores; 256 in the arena).
+bool aligned16(const TensorView& v);
 
 // ---- GEMM lowering -----------------------------------------------------------------------------
 

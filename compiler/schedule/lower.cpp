@@ -84,8 +84,9 @@ class Lowering {
     g_.remove_dead();  // nodes whose results no output needs (also through chains of them)
     find_views();
     claim_outputs();
-    if (o_.passes.fp16) fold_boundary_casts();
     list_kernels();
+    plan_layout_pass();
+    if (o_.passes.fp16) fold_boundary_casts();
     plan_arena();
     place_weights();
     build_kernels();
@@ -151,6 +152,7 @@ class Lowering {
   // themselves.)
   bool converts_operands(const Node& n) const {
     if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
+    if (layout_.channels_last_kernels.count(&n) || layout_.conversions.count(&n)) return false;
     static const std::set<std::string> kRawBits = {"Identity", "Dropout", "Where", "Cast", "CastLike"};
     // Families whose templates take each operand's element type on its own.
     static const std::set<std::string> kConverting = {"elementwise", "softmax", "layernorm", "instancenorm", "reduce"};
@@ -164,13 +166,15 @@ class Lowering {
     return true;
   }
 
+  // After the layout pass (on its kernel list): only dense buffers, and kernels it leaves NCHW.
   void fold_boundary_casts() {
-    for (const auto& up : g_.nodes()) {
-      Node& c = *up;
-      if (c.op() != "Cast" || !default_domain(c) || compile_time(c) || dead(c) || copies_.count(&c)) continue;
+    for (const Node* cast : nodes_) {
+      const Node& c = *cast;
+      if (c.op() != "Cast" || !default_domain(c) || copies_.count(&c) || layout_.conversions.count(&c)) continue;
       Value& in = c.input(0);
       Value& out = c.output(0);
       if (!is_float(in.dtype()) || !is_float(out.dtype()) || in.dtype() == out.dtype()) continue;
+      if (layout_.storage.count(root(&in)) || layout_.storage.count(root(&out))) continue;
       const auto& readers = out.users();
       if (root(&in)->is_graph_input() && !out.is_graph_output() && !readers.empty() && root(&out) == &out &&
           std::all_of(readers.begin(), readers.end(), [&](const Node* r) { return converts_operands(*r); })) {
@@ -184,6 +188,11 @@ class Lowering {
         folded_casts_.insert(&c);
         folded_into_[in.producer()].push_back(c.name());
       }
+    }
+    for (std::size_t k = nodes_.size(); k-- > 0;) {
+      if (!folded_casts_.count(nodes_[k])) continue;
+      nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
+      families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
 
@@ -207,7 +216,6 @@ class Lowering {
       if (compile_time(n) || dead(n)) continue;
       const ops::OpDef& def = ops::lookup(n);
       if (is_view(def) && !copies_.count(&n)) continue;
-      if (folded_casts_.count(&n)) continue;
       const std::string family = family_of(n, def);
       if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
       if (family == "none") {
@@ -246,6 +254,22 @@ class Lowering {
     return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
   }
 
+  void plan_layout_pass() {
+    LayoutInput in;
+    in.graph = &g_;
+    in.nodes = &nodes_;
+    in.families = &families_;
+    in.root = [this](const Value* v) { return root(v); };
+    in.in_arena = [this](const Value* v) { return in_arena(v); };
+    layout_ = plan_layout(in, o_.layout);
+    s_.layout = layout_.summary;
+  }
+
+  Storage storage_of(const Value* r) const {
+    auto it = layout_.storage.find(r);
+    return it == layout_.storage.end() ? Storage{} : it->second;
+  }
+
   void plan_arena() {
     std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
     for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
@@ -254,7 +278,8 @@ class Lowering {
         if (!v || !in_arena(root(v))) continue;
         if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
         index[v] = buffers_.size();
-        buffers_.push_back({v->name(), v->numel() * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
+        const int64_t elements = storage_elements(v->shape(), storage_of(v));
+        buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
       }
       for (const Value* in : nodes_[k]->inputs()) {
         if (!in) continue;
@@ -280,7 +305,9 @@ class Lowering {
     for (const Node* n : nodes_) {
       for (const Value* v : n->inputs()) {
         if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
-        const Tensor& t = v->constant();
+        // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
+        auto ohwi = layout_.weight_pitch.find(v);
+        const Tensor t = ohwi == layout_.weight_pitch.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
         const uint64_t h = sample_key(t);
         int64_t offset = -1;
         for (std::size_t e : by_hash[h]) {
@@ -312,8 +339,16 @@ class Lowering {
     t.value = v->name();
     t.dtype = v->dtype();
     t.shape = v->shape();
-    t.strides = strides_of(v->shape());
     const Value* r = root(v);
+    auto ohwi = layout_.weight_pitch.find(r);
+    if (ohwi != layout_.weight_pitch.end()) {
+      t.strides = channels_last_strides(r->shape(), ohwi->second);
+    } else {
+      t.strides = storage_strides(r->shape(), storage_of(r));
+    }
+    if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
+      throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
+    }
     if (r->is_constant()) {
       t.space = Space::weights;
       t.offset = weight_offset_.at(r);
@@ -332,9 +367,17 @@ class Lowering {
   }
 
   void build_kernels() {
-    const Target target = target_for(*std::min_element(s_.archs.begin(), s_.archs.end(), [](auto& a, auto& b) {
-      return arch_number(a) < arch_number(b);
-    }));
+    // Every --arch target, ascending; families that plan per arch (plan_archs) see them all, the
+    // others plan for the oldest.
+    std::vector<Target> targets;
+    for (const std::string& a : s_.archs) {
+      Target t = target_for(a);
+      t.fp16_accumulate = o_.passes.fp16_accumulate;
+      if (std::none_of(targets.begin(), targets.end(), [&](const Target& x) { return x.sm == t.sm; })) targets.push_back(t);
+    }
+    if (targets.empty()) targets.push_back(target_for("sm_75"));
+    std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) { return a.sm < b.sm; });
+    const Target target = targets.front();
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const Node* n = nodes_[i];
       Kernel k;
@@ -345,9 +388,13 @@ class Lowering {
       for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
       for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
       const KernelFamily* f = FamilyRegistry::instance().find(k.family);
-      if (f->plan) {
+      if (f->plan || f->plan_archs) {
         try {
-          f->plan(k, target);
+          if (f->plan_archs) {
+            f->plan_archs(k, targets);
+          } else {
+            f->plan(k, target);
+          }
         } catch (const Error& e) {
           if (!e.where().node.empty()) throw;
           throw e.with_node(n->name(), n->op(), n->opset());
@@ -359,6 +406,8 @@ class Lowering {
       if (folded_into_.count(n)) {
         for (const std::string& c : folded_into_.at(n)) k.note += "; boundary Cast '" + c + "' folded in";
       }
+      auto conversion = layout_.conversions.find(n);
+      if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
       s_.kernels.push_back(std::move(k));
     }
   }
@@ -377,6 +426,7 @@ class Lowering {
   std::vector<LiveBuffer> buffers_;
   std::map<const Value*, int64_t> arena_offset_;
   std::map<const Value*, int64_t> weight_offset_;
+  LayoutPlan layout_;
 };
 
 }  // namespace

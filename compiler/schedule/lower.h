@@ -11,6 +11,10 @@
 // Identity node that lower() adds to the graph, run by the "elementwise" family); constants read
 // by kernels go in the weights blob (256-byte aligned, in order of first use, identical data
 // stored once); every other value lives in the arena, at offsets from memory_plan.h.
+// Layout (schedule/layout.h) runs after the kernels are listed and before the arena is planned: it
+// picks channels-last buffers, inserts the conversion kernels it needs (Identity nodes it adds to
+// the graph, run by the "elementwise" family, with a note saying why), and the OHWI weight copies;
+// buffers are sized by their strides' extent.
 #pragma once
 
 #include <map>
@@ -19,6 +23,7 @@
 
 #include "codegen/family.h"
 #include "passes/pass.h"
+#include "schedule/layout.h"
 #include "schedule/schedule.h"
 
 namespace modelc {
@@ -31,6 +36,9 @@ struct LowerOptions {
   /// Family to use instead of another (the key): lets tests and experiments run a node on an
   /// alternative family without touching the op table.
   std::map<std::string, std::string> family_substitutes;
+  /// The layout pass (schedule/layout.h): `automatic` stores convolutional networks channels-last
+  /// (NHWC, channel counts padded for tensor cores), `nchw` keeps every buffer dense.
+  LayoutMode layout = LayoutMode::automatic;
 };
 
 /// Alignment of every buffer in the arena and the weights blob.

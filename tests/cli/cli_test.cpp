@@ -185,6 +185,39 @@ TEST_CASE("cli: run-reference writes outputs only after a successful run") {
   CHECK(read_bytes(dir / "r1/out_0_y.npy") == read_bytes(dir / "r2/out_0_y.npy"));
 }
 
+TEST_CASE("cli: run-reference --fp16 writes the FP16 simulation's outputs and their error against FP32") {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2", "2"});
+  m.mutable_graph()->mutable_node(0)->set_name("act");
+  write_bytes(dir / "m.onnx", serialize(m));
+  // 1.0001 and 2049 are not float16 values: they become 1 and 2048 (ties to even).
+  write_npy(dir / "x.npy", Tensor::from_f32({2, 2}, {1.0001f, -1, -2, 2049}));
+
+  Result r = run_modelc(dir, "run-reference m.onnx --input x=x.npy -o half --fp16 --layers");
+  REQUIRE(r.code == 0);
+  CHECK(read_npy(dir / "half/y.npy").to_f64() == std::vector<double>{1, 0, 0, 2048});
+  CHECK(has(r.out, "fp16 simulation: 1 nodes in FP16"));
+  // ||(1e-4, 0, 0, 1)|| / ||(1.0001, 0, 0, 2049)|| = 4.880e-04
+  CHECK(has(r.out, "  y  rel_l2 4.880e-04  max_abs 1.000e+00  nan/inf 0"));
+  CHECK(has(r.out, "Relu act -> y_fp16 float16  rel_l2 4.880e-04"));
+
+  // Pinned to FP32: the values pass through unrounded, error 0.
+  r = run_modelc(dir, "run-reference m.onnx --input x=x.npy -o pinned --fp16 --keep-fp32 act");
+  REQUIRE(r.code == 0);
+  const std::vector<double> pinned = read_npy(dir / "pinned/y.npy").to_f64();
+  CHECK(pinned[0] == static_cast<double>(1.0001f));
+  CHECK(pinned[3] == 2049);
+  CHECK(has(r.out, "0 nodes in FP16, 1 float nodes in FP32"));
+  CHECK(has(r.out, "  y  rel_l2 0.000e+00"));
+
+  r = run_modelc(dir, "run-reference m.onnx --input x=x.npy -o bad --fp16 --keep-fp32 nope");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "--keep-fp32: no node named 'nope'"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "bad"));
+  CHECK(run_modelc(dir, "run-reference m.onnx -o r --layers").code == 2);  // --layers needs --fp16
+  CHECK(run_modelc(dir, "run-reference m.onnx -o r --keep-fp32 act").code == 2);
+}
+
 TEST_CASE("cli: list-ops") {
   TempDir dir;
   Result r = run_modelc(dir, "list-ops");

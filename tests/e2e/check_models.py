@@ -4,6 +4,9 @@
     check_models.py reference --modelc BIN --model M.onnx --input M.input.npy --expected M.output.npy --work DIR
         runs `modelc run-reference M.onnx --input NAME=M.input.npy -o DIR` and requires the relative
         L2 error of DIR/<output>.npy against torch's output to be <= --max-rel-l2 (1e-4).
+        With --fp16 it runs `modelc run-reference --fp16` (the FP16 simulation: the precision pass,
+        every FP16 op's output rounded to float16) and the limit is the issue's 1e-2; the output
+        must be finite either way.
     check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
         runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
 """
@@ -47,7 +50,7 @@ def reference(args):
         shutil.rmtree(args.work)  # a stale output must not pass for a new one
     os.makedirs(args.work)
     rc, out, secs = run([args.modelc, "run-reference", args.model, "--input", f"{inputs[0]}={args.input}",
-                         "-o", args.work])
+                         "-o", args.work] + (["--fp16"] if args.fp16 else []))
     print(out, end="")
     if rc != 0:
         sys.exit(f"FAIL: modelc run-reference exited with {rc} after {secs:.1f} s")
@@ -63,7 +66,7 @@ def reference(args):
     rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
     worst = int(np.argmax(np.abs(g - w)))
     verdict = "ok" if rel <= args.max_rel_l2 else "FAIL"
-    print(f"{verdict}: {os.path.basename(args.model)}: relative L2 error {rel:.3e} (limit {args.max_rel_l2:.0e}), "
+    print(f"{verdict}: {os.path.basename(args.model)}{' (FP16 simulation)' if args.fp16 else ''}: relative L2 error {rel:.3e} (limit {args.max_rel_l2:.0e}), "
           f"max abs err {abs(g.flat[worst] - w.flat[worst]):.3e} at flat index {worst}, run-reference {secs:.1f} s")
     return 0 if verdict == "ok" else 1
 
@@ -92,11 +95,14 @@ def main():
     r.add_argument("--input", required=True)
     r.add_argument("--expected", required=True)
     r.add_argument("--work", required=True, help="output folder for run-reference (emptied first)")
-    r.add_argument("--max-rel-l2", type=float, default=1e-4)
+    r.add_argument("--fp16", action="store_true", help="run-reference --fp16 (default limit 1e-2)")
+    r.add_argument("--max-rel-l2", type=float, default=None, help="limit (default 1e-4; 1e-2 with --fp16)")
     i = sub.add_parser("inspect", help="modelc inspect exits 0 on every model")
     i.add_argument("--modelc", required=True)
     i.add_argument("models", nargs="+")
     args = ap.parse_args()
+    if args.cmd == "reference" and args.max_rel_l2 is None:
+        args.max_rel_l2 = 1e-2 if args.fp16 else 1e-4
     for path in [args.modelc] + ([args.model, args.input, args.expected] if args.cmd == "reference" else args.models):
         if not os.path.exists(path):
             sys.exit(f"FAIL: {path} does not exist")

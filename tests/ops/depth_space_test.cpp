@@ -5,57 +5,16 @@
 #include <cmath>
 
 #include "ir/graph.h"
+#include "op_test_util.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
 using namespace modelc;
+using namespace modelc::op_test;
 
 namespace {
-
-// A graph of one `op` node. Input 0 is the graph input "x"; the others are
-// constants (an undefined Tensor leaves that input out), except input
-// `runtime_input`, which becomes a second graph input.
-struct OneNode {
-  Graph g;
-  Node* n = nullptr;
-  TensorMap feeds;
-
-  OneNode(const std::string& op, int opset, const Tensor& x, const std::vector<Tensor>& rest = {}, int outputs = 1,
-          int runtime_input = -1) {
-    g.set_opset(opset);
-    std::vector<Value*> ins{graph_input("x", x)};
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      const std::string name = "in" + std::to_string(i + 1);
-      if (!rest[i].defined()) ins.push_back(nullptr);
-      else if (static_cast<int>(i + 1) == runtime_input) ins.push_back(graph_input(name, rest[i]));
-      else ins.push_back(g.add_constant(name, rest[i], true));
-    }
-    std::vector<Value*> outs;
-    for (int i = 0; i < outputs; ++i) outs.push_back(g.add_value("y" + std::to_string(i)));
-    n = g.add_node(op, op, ins, outs);
-    for (Value* o : outs) g.add_output(o);
-  }
-
-  Value* graph_input(const std::string& name, const Tensor& t) {
-    Value* v = g.add_value(name);
-    v->set_type(t.dtype(), t.shape());
-    g.add_input(v);
-    feeds[name] = t;
-    return v;
-  }
-
-  std::vector<Tensor> run() {
-    ops::infer_graph(g);
-    const TensorMap r = run_reference(g, feeds);
-    std::vector<Tensor> out;
-    for (const Value* o : g.outputs()) out.push_back(r.at(o->name()));
-    return out;
-  }
-  Tensor run1() { return run().at(0); }
-  void infer() { ops::infer_graph(g); }
-};
 
 void check_values(const Tensor& t, const std::vector<double>& want, double eps = 1e-6) {
   const std::vector<double> got = t.to_f64();
@@ -79,7 +38,7 @@ Tensor iota(Shape s) {
 
 TEST_CASE("DepthToSpace: DCR (default) and CRD orders") {
   {
-    OneNode t("DepthToSpace", 11, iota({1, 8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 11, iota({1, 8, 1, 1}));
     t.n->set_attr_int("blocksize", 2);
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{1, 2, 2, 2});
@@ -87,14 +46,14 @@ TEST_CASE("DepthToSpace: DCR (default) and CRD orders") {
     check_values(y, {0, 2, 4, 6, 1, 3, 5, 7});
   }
   {
-    OneNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
     t.n->set_attr_int("blocksize", 2);
     t.n->set_attr_string("mode", "CRD");
     // CRD: out[c, i, j] = x[c * 4 + i * 2 + j]
     check_values(t.run1(), {0, 1, 2, 3, 4, 5, 6, 7});
   }
   {
-    OneNode t("DepthToSpace", 1, iota({1, 4, 1, 2}));  // opset 1: DCR only
+    ConstInputsNode t("DepthToSpace", 1, iota({1, 4, 1, 2}));  // opset 1: DCR only
     t.n->set_attr_int("blocksize", 2);
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{1, 1, 2, 4});
@@ -105,51 +64,51 @@ TEST_CASE("DepthToSpace: DCR (default) and CRD orders") {
 
 TEST_CASE("SpaceToDepth inverts DepthToSpace DCR") {
   const Tensor x = iota({2, 3, 4, 6});
-  OneNode s("SpaceToDepth", 13, x);
+  ConstInputsNode s("SpaceToDepth", 13, x);
   s.n->set_attr_int("blocksize", 2);
   const Tensor d = s.run1();
   CHECK(d.shape() == Shape{2, 12, 2, 3});
   // out[(i * 2 + j) * C + c, h, w] = x[c, 2h + i, 2w + j]: channel 3 is c=0, i=0, j=1
   CHECK(d.to_f64()[3 * 6] == 1.0);
-  OneNode b("DepthToSpace", 13, d);
+  ConstInputsNode b("DepthToSpace", 13, d);
   b.n->set_attr_int("blocksize", 2);
   CHECK(b.run1().to_f64() == x.to_f64());
 }
 
 TEST_CASE("DepthToSpace / SpaceToDepth: bad attributes and shapes are Errors") {
   {
-    OneNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));  // blocksize missing
+    ConstInputsNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));  // blocksize missing
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
     t.n->set_attr_int("blocksize", 0);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("DepthToSpace", 13, iota({1, 6, 1, 1}));  // 6 channels, block 2x2
+    ConstInputsNode t("DepthToSpace", 13, iota({1, 6, 1, 1}));  // 6 channels, block 2x2
     t.n->set_attr_int("blocksize", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("DepthToSpace", 13, iota({8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 13, iota({8, 1, 1}));
     t.n->set_attr_int("blocksize", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 13, iota({1, 8, 1, 1}));
     t.n->set_attr_int("blocksize", 2);
     t.n->set_attr_string("mode", "RCD");
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("DepthToSpace", 9, iota({1, 8, 1, 1}));
+    ConstInputsNode t("DepthToSpace", 9, iota({1, 8, 1, 1}));
     t.n->set_attr_int("blocksize", 2);
     t.n->set_attr_string("mode", "CRD");  // mode is opset 11
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("SpaceToDepth", 13, iota({1, 1, 3, 4}));  // height 3, block 2
+    ConstInputsNode t("SpaceToDepth", 13, iota({1, 1, 3, 4}));  // height 3, block 2
     t.n->set_attr_int("blocksize", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }

@@ -6,61 +6,22 @@
 #include <functional>
 #include <memory>
 
+#include "op_test_util.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
 using namespace modelc;
+using namespace modelc::op_test;
 
 namespace {
 
-/// One node whose inputs are graph inputs (an empty Tensor: an omitted
-/// optional input), so the interpreter evaluates it.
-struct OneNode {
-  std::unique_ptr<Graph> g = std::make_unique<Graph>();
-  Node* n = nullptr;
-  TensorMap feeds;
-
-  OneNode(const std::string& op, int opset, const std::vector<Tensor>& ins, int outs = 1) {
-    g->set_opset(opset);
-    std::vector<Value*> in, out;
-    for (std::size_t i = 0; i < ins.size(); ++i) {
-      if (!ins[i].defined()) {
-        in.push_back(nullptr);
-        continue;
-      }
-      Value* v = g->add_value("x" + std::to_string(i));
-      v->set_type(ins[i].dtype(), ins[i].shape());
-      g->add_input(v);
-      feeds[v->name()] = ins[i];
-      in.push_back(v);
-    }
-    for (int i = 0; i < outs; ++i) out.push_back(g->add_value("y" + std::to_string(i)));
-    n = g->add_node(op, "node", in, out);
-    for (Value* v : out) g->add_output(v);
-  }
-  std::vector<Tensor> run() {
-    ops::infer_graph(*g);
-    TensorMap r = run_reference(*g, feeds);
-    std::vector<Tensor> v;
-    for (Value* o : g->outputs()) v.push_back(r.at(o->name()));
-    return v;
-  }
-  Tensor run1() { return run().at(0); }
-  int64_t flops() {
-    ops::infer_graph(*g);
-    return ops::lookup(*n).flops(*n);
-  }
-};
-
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_f32(std::move(s), v); }
 Tensor iota(Shape s, float start = 0) {
   std::vector<float> v(static_cast<std::size_t>(num_elements(s)));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i);
   return Tensor::from_f32(std::move(s), v);
 }
-std::vector<double> values(const Tensor& t) { return t.to_f64(); }
 
 void check_close(const std::vector<double>& got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());

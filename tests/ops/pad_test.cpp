@@ -5,60 +5,17 @@
 #include <cmath>
 
 #include "ir/graph.h"
+#include "op_test_util.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
 using namespace modelc;
+using namespace modelc::op_test;
 
 namespace {
 
-Tensor f32(Shape s, const std::vector<float>& v) { return Tensor::from_f32(std::move(s), v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return Tensor::from_i64(DType::int64, std::move(s), v); }
-
-// A graph of one `op` node. Input 0 is the graph input "x"; the others are
-// constants (an undefined Tensor leaves that input out), except input
-// `runtime_input`, which becomes a second graph input.
-struct OneNode {
-  Graph g;
-  Node* n = nullptr;
-  TensorMap feeds;
-
-  OneNode(const std::string& op, int opset, const Tensor& x, const std::vector<Tensor>& rest = {}, int outputs = 1,
-          int runtime_input = -1) {
-    g.set_opset(opset);
-    std::vector<Value*> ins{graph_input("x", x)};
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      const std::string name = "in" + std::to_string(i + 1);
-      if (!rest[i].defined()) ins.push_back(nullptr);
-      else if (static_cast<int>(i + 1) == runtime_input) ins.push_back(graph_input(name, rest[i]));
-      else ins.push_back(g.add_constant(name, rest[i], true));
-    }
-    std::vector<Value*> outs;
-    for (int i = 0; i < outputs; ++i) outs.push_back(g.add_value("y" + std::to_string(i)));
-    n = g.add_node(op, op, ins, outs);
-    for (Value* o : outs) g.add_output(o);
-  }
-
-  Value* graph_input(const std::string& name, const Tensor& t) {
-    Value* v = g.add_value(name);
-    v->set_type(t.dtype(), t.shape());
-    g.add_input(v);
-    feeds[name] = t;
-    return v;
-  }
-
-  std::vector<Tensor> run() {
-    ops::infer_graph(g);
-    const TensorMap r = run_reference(g, feeds);
-    std::vector<Tensor> out;
-    for (const Value* o : g.outputs()) out.push_back(r.at(o->name()));
-    return out;
-  }
-  Tensor run1() { return run().at(0); }
-  void infer() { ops::infer_graph(g); }
-};
 
 void check_values(const Tensor& t, const std::vector<double>& want, double eps = 1e-6) {
   const std::vector<double> got = t.to_f64();
@@ -78,21 +35,21 @@ const Tensor k2x3 = Tensor::from_f32({2, 3}, {1, 2, 3, 4, 5, 6});
 }  // namespace
 
 TEST_CASE("Pad opset 2: pads and value attributes") {
-  OneNode t("Pad", 2, k2x3);
+  ConstInputsNode t("Pad", 2, k2x3);
   t.n->set_attr_ints("pads", {1, 0, 0, 2});  // axis 0: 1 before; axis 1: 2 after
   t.n->set_attr_float("value", 9);
   const Tensor y = t.run1();
   CHECK(y.shape() == Shape{3, 5});
   check_values(y, {9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9});
 
-  OneNode m("Pad", 2, k2x3);  // pads missing
+  ConstInputsNode m("Pad", 2, k2x3);  // pads missing
   CHECK_THROWS_AS(m.infer(), Error);
 }
 
 TEST_CASE("Pad opset 11: pads and constant_value inputs, modes") {
   auto pad = [](const Tensor& x, std::vector<int64_t> pads, const char* mode, const Tensor& value = Tensor()) {
     const int64_t n = static_cast<int64_t>(pads.size());
-    auto t = std::make_unique<OneNode>("Pad", 11, x, std::vector<Tensor>{i64({n}, pads), value});
+    auto t = std::make_unique<ConstInputsNode>("Pad", 11, x, std::vector<Tensor>{i64({n}, pads), value});
     t->n->set_attr_string("mode", mode);
     return t->run1();
   };
@@ -116,74 +73,74 @@ TEST_CASE("Pad opset 11: pads and constant_value inputs, modes") {
 
 TEST_CASE("Pad opset 18: axes input; opset 19: wrap") {
   {
-    OneNode t("Pad", 18, k2x3, {i64({2}, {1, 2}), none, i64({1}, {-1})});
+    ConstInputsNode t("Pad", 18, k2x3, {i64({2}, {1, 2}), none, i64({1}, {-1})});
     t.n->set_attr_string("mode", "edge");
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{2, 6});
     check_values(y, {1, 1, 2, 3, 3, 3, 4, 4, 5, 6, 6, 6});
   }
   {
-    OneNode t("Pad", 19, k2x3, {i64({2}, {2, 1}), none, i64({1}, {1})});
+    ConstInputsNode t("Pad", 19, k2x3, {i64({2}, {2, 1}), none, i64({1}, {1})});
     t.n->set_attr_string("mode", "wrap");
     check_values(t.run1(), {2, 3, 1, 2, 3, 1, 5, 6, 4, 5, 6, 4});
   }
   {
-    OneNode t("Pad", 18, k2x3, {i64({2}, {1, 1})});
+    ConstInputsNode t("Pad", 18, k2x3, {i64({2}, {1, 1})});
     t.n->set_attr_string("mode", "wrap");  // wrap is opset 19
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 18, k2x3, {i64({2}, {1, 1}), none, i64({2}, {0, 1})});  // 2 axes need 4 pads
+    ConstInputsNode t("Pad", 18, k2x3, {i64({2}, {1, 1}), none, i64({2}, {0, 1})});  // 2 axes need 4 pads
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 18, k2x3, {i64({4}, {1, 1, 1, 1}), none, i64({2}, {1, -1})});  // an axis twice
+    ConstInputsNode t("Pad", 18, k2x3, {i64({4}, {1, 1, 1, 1}), none, i64({2}, {1, -1})});  // an axis twice
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), none, i64({1}, {1})});  // no axes input before 18
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), none, i64({1}, {1})});  // no axes input before 18
     CHECK_THROWS_AS(t.infer(), Error);
   }
 }
 
 TEST_CASE("Pad: bad attributes and inputs are Errors") {
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1})});
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1})});
     t.n->set_attr_string("mode", "symmetric");
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({3}, {0, 1, 0})});
+    ConstInputsNode t("Pad", 11, k2x3, {i64({3}, {0, 1, 0})});
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, -2, 0, -2})});  // crops 4 of 3
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, -2, 0, -2})});  // crops 4 of 3
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, -3, 0, 1})});  // nothing left to repeat
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, -3, 0, 1})});  // nothing left to repeat
     t.n->set_attr_string("mode", "edge");
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 18, f32({}, {1}), {i64({2}, {1, 1}), none, i64({1}, {0})});  // a scalar has no axis 0
+    ConstInputsNode t("Pad", 18, f32({}, {1}), {i64({2}, {1, 1}), none, i64({1}, {0})});  // a scalar has no axis 0
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
     const int64_t big = int64_t{1} << 30;
-    OneNode t("Pad", 11, k2x3, {i64({4}, {big, big, big, big})});  // 2^62 elements
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {big, big, big, big})});  // 2^62 elements
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1})}, 1, 1);  // pads not constant
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1})}, 1, 1);  // pads not constant
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), i64({}, {3})});  // value of another type
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), i64({}, {3})});  // value of another type
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), f32({2}, {3, 4})});  // two values
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), f32({2}, {3, 4})});  // two values
     CHECK_THROWS_AS(t.infer(), Error);
   }
 }

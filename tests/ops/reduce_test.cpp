@@ -6,60 +6,17 @@
 #include <limits>
 
 #include "ir/graph.h"
+#include "op_test_util.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
 using namespace modelc;
+using namespace modelc::op_test;
 
 namespace {
 
-Tensor f32(Shape s, const std::vector<float>& v) { return Tensor::from_f32(std::move(s), v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return Tensor::from_i64(DType::int64, std::move(s), v); }
-
-// A graph of one `op` node. Input 0 is the graph input "x"; the others are
-// constants (an undefined Tensor leaves that input out), except input
-// `runtime_input`, which becomes a second graph input.
-struct OneNode {
-  Graph g;
-  Node* n = nullptr;
-  TensorMap feeds;
-
-  OneNode(const std::string& op, int opset, const Tensor& x, const std::vector<Tensor>& rest = {}, int outputs = 1,
-          int runtime_input = -1) {
-    g.set_opset(opset);
-    std::vector<Value*> ins{graph_input("x", x)};
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      const std::string name = "in" + std::to_string(i + 1);
-      if (!rest[i].defined()) ins.push_back(nullptr);
-      else if (static_cast<int>(i + 1) == runtime_input) ins.push_back(graph_input(name, rest[i]));
-      else ins.push_back(g.add_constant(name, rest[i], true));
-    }
-    std::vector<Value*> outs;
-    for (int i = 0; i < outputs; ++i) outs.push_back(g.add_value("y" + std::to_string(i)));
-    n = g.add_node(op, op, ins, outs);
-    for (Value* o : outs) g.add_output(o);
-  }
-
-  Value* graph_input(const std::string& name, const Tensor& t) {
-    Value* v = g.add_value(name);
-    v->set_type(t.dtype(), t.shape());
-    g.add_input(v);
-    feeds[name] = t;
-    return v;
-  }
-
-  std::vector<Tensor> run() {
-    ops::infer_graph(g);
-    const TensorMap r = run_reference(g, feeds);
-    std::vector<Tensor> out;
-    for (const Value* o : g.outputs()) out.push_back(r.at(o->name()));
-    return out;
-  }
-  Tensor run1() { return run().at(0); }
-  void infer() { ops::infer_graph(g); }
-};
 
 void check_values(const Tensor& t, const std::vector<double>& want, double eps = 1e-6) {
   const std::vector<double> got = t.to_f64();
@@ -79,14 +36,14 @@ const Tensor k2x3 = Tensor::from_f32({2, 3}, {1, 2, 3, 4, 5, 6});
 
 TEST_CASE("ReduceSum: axes attribute (opset 11), keepdims, negative and default axes") {
   {
-    OneNode t("ReduceSum", 11, k2x3);
+    ConstInputsNode t("ReduceSum", 11, k2x3);
     t.n->set_attr_ints("axes", {1});
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{2, 1});
     check_values(y, {6, 15});
   }
   {
-    OneNode t("ReduceSum", 11, k2x3);
+    ConstInputsNode t("ReduceSum", 11, k2x3);
     t.n->set_attr_ints("axes", {-2});
     t.n->set_attr_int("keepdims", 0);
     const Tensor y = t.run1();
@@ -94,7 +51,7 @@ TEST_CASE("ReduceSum: axes attribute (opset 11), keepdims, negative and default 
     check_values(y, {5, 7, 9});
   }
   {
-    OneNode t("ReduceSum", 11, k2x3);  // no axes: every axis
+    ConstInputsNode t("ReduceSum", 11, k2x3);  // no axes: every axis
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{1, 1});
     check_values(y, {21});
@@ -103,44 +60,44 @@ TEST_CASE("ReduceSum: axes attribute (opset 11), keepdims, negative and default 
 
 TEST_CASE("ReduceSum: axes input (opset 13), noop_with_empty_axes") {
   {
-    OneNode t("ReduceSum", 13, k2x3, {i64({1}, {0})});
+    ConstInputsNode t("ReduceSum", 13, k2x3, {i64({1}, {0})});
     t.n->set_attr_int("keepdims", 0);
     check_values(t.run1(), {5, 7, 9});
   }
   {
-    OneNode t("ReduceSum", 13, k2x3);  // axes absent: every axis
+    ConstInputsNode t("ReduceSum", 13, k2x3);  // axes absent: every axis
     t.n->set_attr_int("keepdims", 0);
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{});
     check_values(y, {21});
   }
   {
-    OneNode t("ReduceSum", 13, k2x3, {i64({0}, {})});  // empty axes + noop: the input itself
+    ConstInputsNode t("ReduceSum", 13, k2x3, {i64({0}, {})});  // empty axes + noop: the input itself
     t.n->set_attr_int("noop_with_empty_axes", 1);
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{2, 3});
     check_values(y, {1, 2, 3, 4, 5, 6});
   }
   {
-    OneNode t("ReduceSum", 13, k2x3);
+    ConstInputsNode t("ReduceSum", 13, k2x3);
     t.n->set_attr_ints("axes", {1});  // the attribute form is gone at 13
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceSum", 13, k2x3, {i64({1}, {1})}, 1, 1);  // axes computed at run time
+    ConstInputsNode t("ReduceSum", 13, k2x3, {i64({1}, {1})}, 1, 1);  // axes computed at run time
     CHECK_THROWS_AS(t.infer(), Error);
   }
 }
 
 TEST_CASE("ReduceSum accumulates floats in double") {
   // In float32, 16777216 + 1 + 1 stays 16777216.
-  OneNode t("ReduceSum", 11, f32({3}, {16777216.0f, 1.0f, 1.0f}));
+  ConstInputsNode t("ReduceSum", 11, f32({3}, {16777216.0f, 1.0f, 1.0f}));
   CHECK(t.run1().to_f64()[0] == 16777218.0);
 }
 
 TEST_CASE("ReduceMean, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp") {
   auto reduce = [](const char* op, int opset, const Tensor& x, std::vector<int64_t> axes) {
-    auto t = std::make_unique<OneNode>(op, opset, x);
+    auto t = std::make_unique<ConstInputsNode>(op, opset, x);
     t->n->set_attr_ints("axes", std::move(axes));
     t->n->set_attr_int("keepdims", 0);
     return t->run1();
@@ -157,43 +114,43 @@ TEST_CASE("ReduceMean, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLo
 }
 
 TEST_CASE("Reduce*: axes input form at opset 18") {
-  OneNode t("ReduceMean", 18, k2x3, {i64({1}, {-1})});
+  ConstInputsNode t("ReduceMean", 18, k2x3, {i64({1}, {-1})});
   const Tensor y = t.run1();
   CHECK(y.shape() == Shape{2, 1});
   check_values(y, {2, 5});
 
-  OneNode a("ReduceMax", 18, k2x3);
+  ConstInputsNode a("ReduceMax", 18, k2x3);
   a.n->set_attr_ints("axes", {0});  // attribute form is not accepted at 18
   CHECK_THROWS_AS(a.infer(), Error);
 
   // noop on an elementwise reduction: each element reduced alone
-  OneNode s("ReduceSumSquare", 18, f32({2}, {-3, 2}), {i64({0}, {})});
+  ConstInputsNode s("ReduceSumSquare", 18, f32({2}, {-3, 2}), {i64({0}, {})});
   s.n->set_attr_int("noop_with_empty_axes", 1);
   check_values(s.run1(), {9, 4});
 }
 
 TEST_CASE("ReduceMax and ReduceMin on integers are exact") {
   const int64_t big = (int64_t{1} << 62) + 1;  // not representable in double
-  OneNode mx("ReduceMax", 13, i64({3}, {big - 1, big, -5}));
+  ConstInputsNode mx("ReduceMax", 13, i64({3}, {big - 1, big, -5}));
   mx.n->set_attr_int("keepdims", 0);
   const Tensor y = mx.run1();
   CHECK(y.dtype() == DType::int64);
   CHECK(y.to_i64() == std::vector<int64_t>{big});
 
-  OneNode mn("ReduceMin", 13, Tensor::from_i64(DType::int32, {2, 2}, {7, -2, 3, 9}));
+  ConstInputsNode mn("ReduceMin", 13, Tensor::from_i64(DType::int32, {2, 2}, {7, -2, 3, 9}));
   mn.n->set_attr_ints("axes", {1});
   const Tensor z = mn.run1();
   CHECK(z.dtype() == DType::int32);
   CHECK(z.to_i64() == std::vector<int64_t>{-2, 3});
 
-  OneNode s("ReduceSum", 11, Tensor::from_i64(DType::uint8, {2}, {3, 4}));
+  ConstInputsNode s("ReduceSum", 11, Tensor::from_i64(DType::uint8, {2}, {3, 4}));
   CHECK(s.run1().to_i64() == std::vector<int64_t>{7});
 }
 
 TEST_CASE("Reduce* over an empty axis") {
   const Tensor empty = Tensor::from_f32({2, 0}, {});
   auto reduce = [&](const char* op, const Tensor& x) {
-    auto t = std::make_unique<OneNode>(op, 12, x);  // every Reduce* has the axes attribute at 12
+    auto t = std::make_unique<ConstInputsNode>(op, 12, x);  // every Reduce* has the axes attribute at 12
     t->n->set_attr_ints("axes", {1});
     t->n->set_attr_int("keepdims", 0);
     return t->run1();
@@ -210,44 +167,44 @@ TEST_CASE("Reduce* over an empty axis") {
 
 TEST_CASE("Reduce*: bad attributes and inputs are Errors") {
   {
-    OneNode t("ReduceSum", 11, k2x3);
+    ConstInputsNode t("ReduceSum", 11, k2x3);
     t.n->set_attr_ints("axes", {2});
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceSum", 11, k2x3);
+    ConstInputsNode t("ReduceSum", 11, k2x3);
     t.n->set_attr_ints("axes", {1, -1});  // the same axis twice
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceMean", 11, k2x3);
+    ConstInputsNode t("ReduceMean", 11, k2x3);
     t.n->set_attr_int("keepdims", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceMean", 11, k2x3);
+    ConstInputsNode t("ReduceMean", 11, k2x3);
     t.n->set_attr_int("noop_with_empty_axes", 1);  // only the input form has it
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceSum", 13, k2x3, {i64({1}, {5})});
+    ConstInputsNode t("ReduceSum", 13, k2x3, {i64({1}, {5})});
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceSum", 11, f32({}, {1}));
+    ConstInputsNode t("ReduceSum", 11, f32({}, {1}));
     t.n->set_attr_ints("axes", {0});  // a scalar has no axis 0
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceMax", 18, f32({}, {1}), {i64({1}, {0})});
+    ConstInputsNode t("ReduceMax", 18, f32({}, {1}), {i64({1}, {0})});
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceMax", 13, Tensor::from_i64(DType::boolean, {2}, {0, 1}));
+    ConstInputsNode t("ReduceMax", 13, Tensor::from_i64(DType::boolean, {2}, {0, 1}));
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ReduceMax", 20, Tensor::from_i64(DType::boolean, {2}, {0, 1}));  // bool from opset 20
+    ConstInputsNode t("ReduceMax", 20, Tensor::from_i64(DType::boolean, {2}, {0, 1}));  // bool from opset 20
     CHECK(t.run1().to_i64() == std::vector<int64_t>{1});
   }
 }
@@ -255,7 +212,7 @@ TEST_CASE("Reduce*: bad attributes and inputs are Errors") {
 TEST_CASE("ArgMax / ArgMin: axis, keepdims, select_last_index") {
   const Tensor x = f32({2, 3}, {2, 7, 7, 9, 1, 1});
   {
-    OneNode t("ArgMax", 11, x);
+    ConstInputsNode t("ArgMax", 11, x);
     t.n->set_attr_int("axis", 1);
     const Tensor y = t.run1();
     CHECK(y.dtype() == DType::int64);
@@ -263,7 +220,7 @@ TEST_CASE("ArgMax / ArgMin: axis, keepdims, select_last_index") {
     CHECK(y.to_i64() == std::vector<int64_t>{1, 0});
   }
   {
-    OneNode t("ArgMax", 12, x);
+    ConstInputsNode t("ArgMax", 12, x);
     t.n->set_attr_int("axis", -1);
     t.n->set_attr_int("keepdims", 0);
     t.n->set_attr_int("select_last_index", 1);
@@ -272,33 +229,33 @@ TEST_CASE("ArgMax / ArgMin: axis, keepdims, select_last_index") {
     CHECK(y.to_i64() == std::vector<int64_t>{2, 0});
   }
   {
-    OneNode t("ArgMin", 13, x);  // default axis 0
+    ConstInputsNode t("ArgMin", 13, x);  // default axis 0
     const Tensor y = t.run1();
     CHECK(y.shape() == Shape{1, 3});
     CHECK(y.to_i64() == std::vector<int64_t>{0, 1, 1});
   }
   {
-    OneNode t("ArgMin", 13, x);
+    ConstInputsNode t("ArgMin", 13, x);
     t.n->set_attr_int("axis", 1);
     t.n->set_attr_int("select_last_index", 1);
     CHECK(t.run1().to_i64() == std::vector<int64_t>{0, 2});
   }
   {
-    OneNode t("ArgMax", 11, x);
+    ConstInputsNode t("ArgMax", 11, x);
     t.n->set_attr_int("select_last_index", 1);  // only from opset 12
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ArgMax", 13, x);
+    ConstInputsNode t("ArgMax", 13, x);
     t.n->set_attr_int("axis", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ArgMin", 13, f32({}, {1}));
+    ConstInputsNode t("ArgMin", 13, f32({}, {1}));
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("ArgMin", 13, f32({2, 0}, {}));
+    ConstInputsNode t("ArgMin", 13, f32({2, 0}, {}));
     t.n->set_attr_int("axis", 1);
     CHECK_THROWS_AS(t.infer(), Error);
   }
@@ -307,7 +264,7 @@ TEST_CASE("ArgMax / ArgMin: axis, keepdims, select_last_index") {
 TEST_CASE("TopK: k attribute (opset 1), K input (10), largest/sorted (11), ties by lower index") {
   const Tensor x = f32({2, 4}, {1, 4, 3, 2, 8, 5, 8, 7});
   {
-    OneNode t("TopK", 9, x, {}, 2);
+    ConstInputsNode t("TopK", 9, x, {}, 2);
     t.n->set_attr_int("k", 2);
     const auto y = t.run();
     CHECK(y[0].shape() == Shape{2, 2});
@@ -316,20 +273,20 @@ TEST_CASE("TopK: k attribute (opset 1), K input (10), largest/sorted (11), ties 
     CHECK(y[1].to_i64() == std::vector<int64_t>{1, 2, 0, 2});
   }
   {
-    OneNode t("TopK", 10, x, {i64({1}, {3})}, 2);
+    ConstInputsNode t("TopK", 10, x, {i64({1}, {3})}, 2);
     const auto y = t.run();
     check_values(y[0], {4, 3, 2, 8, 8, 7});
     CHECK(y[1].to_i64() == std::vector<int64_t>{1, 2, 3, 0, 2, 3});
   }
   {
-    OneNode t("TopK", 11, x, {i64({1}, {2})}, 2);
+    ConstInputsNode t("TopK", 11, x, {i64({1}, {2})}, 2);
     t.n->set_attr_int("largest", 0);
     const auto y = t.run();
     check_values(y[0], {1, 2, 5, 7});
     CHECK(y[1].to_i64() == std::vector<int64_t>{0, 3, 1, 3});
   }
   {
-    OneNode t("TopK", 11, x, {i64({1}, {1})}, 2);
+    ConstInputsNode t("TopK", 11, x, {i64({1}, {1})}, 2);
     t.n->set_attr_int("axis", 0);
     t.n->set_attr_int("sorted", 0);
     const auto y = t.run();
@@ -339,7 +296,7 @@ TEST_CASE("TopK: k attribute (opset 1), K input (10), largest/sorted (11), ties 
   }
   {
     const int64_t big = (int64_t{1} << 60) + 1;
-    OneNode t("TopK", 11, i64({3}, {big, big + 1, 0}), {i64({1}, {1})}, 2);
+    ConstInputsNode t("TopK", 11, i64({3}, {big, big + 1, 0}), {i64({1}, {1})}, 2);
     const auto y = t.run();
     CHECK(y[0].to_i64() == std::vector<int64_t>{big + 1});  // values copied exactly
     CHECK(y[1].to_i64() == std::vector<int64_t>{1});
@@ -349,28 +306,28 @@ TEST_CASE("TopK: k attribute (opset 1), K input (10), largest/sorted (11), ties 
 TEST_CASE("TopK: bad k, axis and attributes are Errors") {
   const Tensor x = f32({2, 4}, {1, 4, 3, 2, 8, 5, 8, 7});
   {
-    OneNode t("TopK", 11, x, {i64({1}, {5})}, 2);
+    ConstInputsNode t("TopK", 11, x, {i64({1}, {5})}, 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("TopK", 11, x, {i64({2}, {1, 2})}, 2);
+    ConstInputsNode t("TopK", 11, x, {i64({2}, {1, 2})}, 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("TopK", 11, x, {i64({1}, {2})}, 2, 1);  // K not constant
+    ConstInputsNode t("TopK", 11, x, {i64({1}, {2})}, 2, 1);  // K not constant
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("TopK", 9, x, {}, 2);  // k attribute missing
+    ConstInputsNode t("TopK", 9, x, {}, 2);  // k attribute missing
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("TopK", 10, x, {i64({1}, {2})}, 2);
+    ConstInputsNode t("TopK", 10, x, {i64({1}, {2})}, 2);
     t.n->set_attr_int("largest", 0);  // only from opset 11
     CHECK_THROWS_AS(t.infer(), Error);
   }
   {
-    OneNode t("TopK", 11, x, {i64({1}, {2})}, 2);
+    ConstInputsNode t("TopK", 11, x, {i64({1}, {2})}, 2);
     t.n->set_attr_int("axis", -3);
     CHECK_THROWS_AS(t.infer(), Error);
   }

@@ -1,8 +1,19 @@
 // compiler/cli/commands/run_reference.cpp — `modelc run-reference MODEL.onnx
-// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S]`: runs the reference
-// interpreter and writes every output as DIR/<sanitized name>.npy. Inputs not
+// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 [--keep-fp32 NODE,...] [--layers]]`:
+// runs the reference interpreter and writes every output as DIR/<sanitized name>.npy. Inputs not
 // given are seeded random. Nothing is written unless the whole run succeeds.
+//
+// --fp16 simulates the FP16 program: the pass pipeline runs with the precision pass on (as
+// `modelc MODEL.onnx --fp16` runs it) and the interpreter evaluates the result, rounding to
+// float16 at the output of every FP16 node (weights were rounded by the pass). The outputs
+// written are the FP16 run's. It also runs the same pipeline without the precision pass (FP32)
+// on the same inputs and prints, per output, the relative L2 error ||fp16 - fp32|| / ||fp32||,
+// the largest absolute difference and the count of NaN/Inf where the FP32 value is finite.
+// --layers adds that line for every node output both runs have (same value name and shape),
+// in graph order: the error accumulated up to that layer (where it grows, and by how much).
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +23,7 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
+#include "passes/pass.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
@@ -25,7 +37,45 @@ struct RunReference {
   std::string out_dir = ".";
   uint64_t seed = 0;
   LoadFlags load;
+  bool fp16 = false;                   ///< simulate the FP16 program, compare with FP32
+  std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16)
+  bool layers = false;                 ///< --layers: the error of every node output (with --fp16)
 };
+
+/// How far `got` (the FP16 simulation) is from `want` (FP32).
+struct Deviation {
+  double rel_l2 = 0, max_abs = 0;
+  int64_t nonfinite = 0;  ///< NaN/Inf in got where want is finite
+  int64_t count = 0;
+};
+
+Deviation deviation(const Tensor& got, const Tensor& want) {
+  Deviation d;
+  if (!is_float(got.dtype()) || !is_float(want.dtype())) return d;
+  const std::vector<double> g = got.to_f64(), w = want.to_f64();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < g.size() && i < w.size(); ++i) {
+    if (!std::isfinite(w[i])) continue;
+    if (!std::isfinite(g[i])) {
+      ++d.nonfinite;
+      continue;
+    }
+    const double e = g[i] - w[i];
+    num += e * e;
+    den += w[i] * w[i];
+    d.max_abs = std::max(d.max_abs, std::fabs(e));
+  }
+  d.count = static_cast<int64_t>(w.size());
+  d.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return d;
+}
+
+std::string deviation_text(const Deviation& d) {
+  char b[160];
+  std::snprintf(b, sizeof b, "rel_l2 %.3e  max_abs %.3e  nan/inf %lld", d.rel_l2, d.max_abs,
+                static_cast<long long>(d.nonfinite));
+  return b;
+}
 
 std::string input_list(const Graph& g) {
   std::string s;
@@ -73,7 +123,58 @@ int run_run_reference(const RunReference& a) {
     source[v->name()] = file;
   }
 
-  const TensorMap out = run_reference(*g, feeds);
+  TensorMap fp16_out;
+  // --fp16: the FP32 run first (same passes, no precision), then the FP16 graph's.
+  std::vector<std::string> fp16_lines;
+  if (a.fp16) {
+    PassOptions po;
+    po.keep_fp32 = a.keep_fp32;
+    PrecisionReport report;
+    po.precision_report = &report;
+    const std::unique_ptr<Graph> g32 = load_onnx(a.model, load_options(a.load));
+    run_pipeline(*g32, po);
+    std::map<std::string, Tensor> layer32;  // value name -> FP32 data (--layers)
+    NodeObserver keep32;
+    if (a.layers) {
+      keep32 = [&](const Node& n, const std::vector<Tensor>& outs) {
+        for (int i = 0; i < n.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
+          if (n.has_output(i) && is_float(outs[i].dtype())) layer32[n.output(i).name()] = outs[i];
+        }
+      };
+    }
+    const TensorMap out32 = run_reference(*g32, feeds, keep32);
+    po.fp16 = true;
+    run_pipeline(*g, po);
+    NodeObserver compare16;
+    if (a.layers) {
+      compare16 = [&](const Node& n, const std::vector<Tensor>& outs) {
+        for (int i = 0; i < n.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
+          if (!n.has_output(i)) continue;
+          std::string name = n.output(i).name();
+          auto it = layer32.find(name);
+          // A graph output's producer writes NAME_fp16 (the Cast writes NAME).
+          if (it == layer32.end() && name.size() > 5 && name.compare(name.size() - 5, 5, "_fp16") == 0) {
+            it = layer32.find(name.substr(0, name.size() - 5));
+          }
+          if (it == layer32.end() || it->second.shape() != outs[i].shape() || !is_float(outs[i].dtype())) continue;
+          fp16_lines.push_back("  " + n.op() + " " + n.name() + " -> " + name + " " + dtype_name(outs[i].dtype()) +
+                               "  " + deviation_text(deviation(outs[i], it->second)));
+        }
+      };
+    }
+    const TensorMap out16 = run_reference(*g, feeds, compare16);
+    if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (FP16 simulation against FP32, accumulated error)");
+    fp16_lines.push_back("fp16 simulation: " + std::to_string(report.fp16_nodes) + " nodes in FP16, " +
+                         std::to_string(report.fp32_nodes.size()) + " float nodes in FP32, " +
+                         std::to_string(report.weights.size()) + " weights converted (" +
+                         std::to_string(report.total_clamped()) + " values clamped, " +
+                         std::to_string(report.total_subnormal()) + " subnormal)");
+    for (const Value* v : g->outputs()) {
+      fp16_lines.push_back("  " + v->name() + "  " + deviation_text(deviation(out16.at(v->name()), out32.at(v->name()))));
+    }
+    fp16_out = out16;
+  }
+  const TensorMap out = a.fp16 ? std::move(fp16_out) : run_reference(*g, feeds);
 
   // Encode everything before writing anything: no partial output on error.
   std::vector<std::pair<std::string, std::string>> files;  // (path, bytes)
@@ -111,6 +212,7 @@ int run_run_reference(const RunReference& a) {
   }
   std::cout << "outputs\n";
   for (const std::string& l : lines) std::cout << l << "\n";
+  for (const std::string& l : fp16_lines) std::cout << l << "\n";
   return 0;
 }
 
@@ -128,6 +230,16 @@ void register_run_reference(CLI::App& app, RunFn& run) {
       ->type_name("DIR")
       ->capture_default_str();
   sub->add_option("--seed", a->seed, "seed of the random inputs")->type_name("S")->capture_default_str();
+  auto* fp16 = sub->add_flag("--fp16", a->fp16,
+                             "simulate the FP16 program (precision pass, FP16 rounding at every FP16 op's output), "
+                             "write its outputs and print their error against the FP32 run");
+  sub->add_option("--keep-fp32", a->keep_fp32, "with --fp16: nodes pinned to FP32 (ONNX node names), repeatable")
+      ->type_name("NODE,...")
+      ->allow_extra_args(false)
+      ->delimiter(',')
+      ->needs(fp16);
+  sub->add_flag("--layers", a->layers, "with --fp16: print the error of every node output, in graph order")
+      ->needs(fp16);
   add_load_flags(*sub, a->load);
   sub->callback([a, &run] {
     load_options(a->load);  // usage errors now, before any work

@@ -105,3 +105,13 @@ template __global__ void mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::
     pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::max, true, false>::Params);
 template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>>(
     pool::GlobalPool<__half, 1, 512, 49, Layout::nchw, false>::Params);
+
+// Channels-last with padded channel pitches (compiler/schedule/layout.h), FP16 storage.
+template __global__ void
+mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::nhwc, pool::Kind::max, false, false, 128, 72, 64>>(
+    pool::Pool<__half, PoolShape, Layout::nhwc, pool::Kind::max, false, false, 128, 72, 64>::Params);
+template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512>>(
+    pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512>::Params);
+template __global__ void
+mc::gemm::kernel<conv::ConvDepthwise<__half, float, DwShape, Layout::nhwc, gemm::EpilogueBias<__half>, 128, 40, 48>>(
+    conv::ConvDepthwise<__half, float, DwShape, Layout::nhwc, gemm::EpilogueBias<__half>, 128, 40, 48>::Params);

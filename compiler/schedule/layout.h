@@ -1,0 +1,118 @@
+// compiler/schedule/layout.h — the layout pass: which activations are stored channels-last (NHWC),
+// with which channel pitch, and where a layout conversion runs.
+//
+// It runs inside lower() on the list of kernels, before the memory plan (buffer sizes follow the
+// strides it picks) and before the views are built (lower.cpp's view() reads its storage map).
+//
+// The rules (graphs with 2-D / 3-D convolutions; LowerOptions::layout = nchw turns it off):
+//  - Layout kernels run channels-last: Conv / FusedConv (conv family, rank 4 or 5), depthwise
+//    convolutions (conv_depthwise) and pools (MaxPool without Indices, AveragePool, the global
+//    pools). Their X and Y (and a FusedConv's residual, which must match Y exactly) are
+//    channels-last views: strides [H*W*Cp, 1, W*Cp, Cp] on the logical [N, C, H, W] shape.
+//  - A buffer (a root value: a kernel output in the arena) is stored channels-last when every
+//    kernel that writes or reads it takes a channels-last view there (layout kernels at X / Y /
+//    residual; the elementwise, concat and transpose families anywhere: their operands are strided)
+//    and a layout kernel, an elementwise kernel with a same-shape channels-last operand, or a Concat
+//    with a channels-last operand, touches it. Graph inputs and
+//    outputs are the caller's dense NCHW buffers; a view that changes the shape keeps its root
+//    dense unless only unit dims come or go. Dims of extent 1 make both layouts the same memory:
+//    [N, C, 1, 1] needs no conversion either way.
+//  - Channel pitch: Cp = round_up(C, 8) when a consumer is a tensor-core-eligible convolution
+//    (float16 X and W, groups = 1) and C % 8 != 0; C otherwise. Padded channels are never written
+//    nor read as data; only kernels that take a pitch read or write such buffers (elementwise,
+//    pools, depthwise, tensor-core-eligible convolutions).
+//  - Where a layout kernel's X, Y or residual is not stored as it needs, a conversion kernel (an
+//    Identity run by the elementwise family, strided in and out) copies it: before the kernel for
+//    inputs, after it for Y (the kernel then writes a channels-last temporary).
+//  - The weights of channels-last convolutions are stored OHWI with the input's pitch (zero
+//    padded): the view keeps W's logical [M, C/G, KH, KW] shape with strides [KH*KW*Cp, 1, KW*Cp, Cp].
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "schedule/schedule.h"
+
+namespace modelc {
+
+/// \brief LowerOptions::layout: `automatic` runs the layout pass on graphs with 2-D / 3-D
+/// convolutions, `nchw` keeps every buffer dense (C order).
+enum class LayoutMode { automatic, nchw };
+/// "auto" / "nchw" -> LayoutMode; throws Error naming the accepted words otherwise.
+LayoutMode parse_layout_mode(const std::string& s);
+const char* layout_mode_name(LayoutMode m);
+
+/// \brief How a buffer is stored: channels-last with channel pitch `pitch` (>= C), or dense.
+struct Storage {
+  bool channels_last = false;
+  int64_t pitch = 0;  ///< Cp; 0 when dense
+};
+
+/// Strides of a channels-last view of logical shape `s` ([N, C, spatial...]) with pitch `pitch`.
+std::vector<int64_t> channels_last_strides(const Shape& s, int64_t pitch);
+/// Strides of `s` under `storage` (dense C order when not channels-last).
+std::vector<int64_t> storage_strides(const Shape& s, const Storage& storage);
+/// Elements a buffer of shape `s` needs under `storage`: numel when dense, N * spatial * Cp when
+/// channels-last (whole pixels, padding included: a reader may fetch a whole padded pixel).
+int64_t storage_elements(const Shape& s, const Storage& storage);
+/// True when strides `a` and `b` address the same elements of shape `s` (only dims of extent > 1
+/// count).
+bool same_memory(const Shape& s, const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+/// \brief The strides of a view of shape `view` on a buffer of shape `root` stored with
+/// `root_strides`, when the view is expressible: a dense root (any reshape), or a reshape that only
+/// adds or removes unit dims, or a root whose strides are the dense ones' memory. False otherwise.
+bool view_strides(const Shape& root, const std::vector<int64_t>& root_strides, const Shape& view,
+                  std::vector<int64_t>* out);
+
+/// \brief For the families: true when view `v` ([N, C, spatial...]) is the same memory as a
+/// channels-last view with some pitch Cp >= C, which goes to *pitch (C when the view is also dense,
+/// e.g. [N, C, 1, 1] unpadded). False for any other strides.
+bool channels_last_view(const TensorView& v, int64_t* pitch);
+/// True when `v` is dense (C order) up to its dims of extent 1.
+bool dense_view(const TensorView& v);
+
+/// \brief The layout a convolution or pool kernel (conv, conv_depthwise, pool families) runs in,
+/// read from its views: channels-last when X, W or Y is not dense, with X's and Y's channel pitches.
+/// Throws an internal Error naming the kernel when its views do not agree on one layout (W must be
+/// OHWI with X's pitch, or Cg for grouped convolutions; a FusedConv's residual must be Y's memory).
+struct KernelLayout {
+  bool channels_last = false;
+  int64_t x_pitch = 0, y_pitch = 0;  ///< the channel counts when not padded
+};
+KernelLayout kernel_layout(const Kernel& k);
+
+/// \brief A conv weight [M, Cg, K...] (any dtype) as OHWI [M][K...][pitch] with channels
+/// Cg..pitch-1 zero: the data of the channels-last view channels_last_strides(w.shape, pitch).
+Tensor ohwi_weights(const Tensor& w, int64_t pitch);
+
+/// \brief What the layout pass reads and changes of the lowering.
+struct LayoutInput {
+  Graph* graph = nullptr;
+  std::vector<const Node*>* nodes = nullptr;    ///< the kernels' nodes in order (conversions are inserted)
+  std::vector<std::string>* families = nullptr; ///< the family of each (conversions: "elementwise")
+  std::function<const Value*(const Value*)> root;       ///< a view's buffer value (itself otherwise)
+  std::function<bool(const Value*)> in_arena;           ///< buffers the pass may lay out
+};
+
+/// \brief The pass's decisions.
+struct LayoutPlan {
+  std::map<const Value*, Storage> storage;       ///< roots stored channels-last (absent: dense)
+  std::set<const Node*> channels_last_kernels;   ///< layout kernels that run channels-last
+  std::map<const Value*, int64_t> weight_pitch;  ///< conv weights stored OHWI, with their pitch
+  std::map<const Node*, std::string> conversions;///< conversion kernels (Identity nodes) -> why
+  std::string summary;                           ///< one line for the lowering's notes
+};
+
+/// \brief Runs the pass (see the file comment). `mode` nchw or a graph without 2-D/3-D
+/// convolutions gives an empty plan.
+LayoutPlan plan_layout(const LayoutInput& in, LayoutMode mode);
+
+/// True for a convolution the tensor-core templates can take: float16 X and W, groups = 1.
+bool tensor_core_eligible(const Node& conv);
+
+}  // namespace modelc

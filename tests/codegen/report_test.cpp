@@ -1,0 +1,149 @@
+// codegen/report: tensor core or SIMT per convolution and matrix product, with the reason and
+// the tactic per arch; the nodes a fused kernel covers; the launched functions per kernel.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/emitter.h"
+#include "codegen/report.h"
+#include "frontend/onnx_import.h"
+#include "schedule/lower.h"
+
+using namespace modelc;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Kernel conv_kernel(const std::string& id, const std::string& engine, const std::string& reason) {
+  Kernel k;
+  k.id = id;
+  k.family = "conv";
+  k.engine = engine;
+  k.fallback_reason = reason;
+  k.nodes = {"/conv_" + id + "/Conv"};
+  k.tactic["BM"] = 64;
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("report: launched functions, with the emitted aliases resolved") {
+  const std::string decl =
+      "// k7: a comment with MC_LAUNCH(not_this, ...)\n"
+      "using k7_gemm = mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Act::relu>;\n"
+      "using k7_epi = mc::gemm::EpilogueFused<k7_gemm, true>;\n"
+      "struct k7_op { using T = int; };\n";
+  CHECK(launched_functions(decl, "MC_LAUNCH(mc::gemm::kernel<k7_gemm>, k7_gemm::grid(), k7_gemm::block(), 0, "
+                                 "k7_gemm::Params{a, b});") ==
+        std::vector<std::string>{"mc::gemm::kernel<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, "
+                                 "mc::gemm::Act::relu>>"});
+  // Aliases of aliases; a local alias in the launch block; two launches (the same one once).
+  CHECK(launched_functions(decl, "{\n  using K = mc::ew::Elementwise<mc::ew::Relu, k7_epi>;\n  K::Params p{};\n"
+                                 "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n"
+                                 "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n"
+                                 "  using K2 = int;\n  MC_LAUNCH((second<K2, 3>), dim3(1), dim3(1), 0, p);\n}\n") ==
+        std::vector<std::string>{"mc::ew::elementwise_kernel<mc::ew::Elementwise<mc::ew::Relu, "
+                                 "mc::gemm::EpilogueFused<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, "
+                                 "mc::gemm::Act::relu>, true>>>",
+                                 "second<int, 3>"});
+  // A name inside a struct is no file-scope alias; a qualified name is never replaced.
+  CHECK(launched_functions(decl, "MC_LAUNCH(f<T, x::k7_gemm>, g, b, 0);") ==
+        std::vector<std::string>{"f<T, x::k7_gemm>"});
+  CHECK(launched_functions(decl, "// empty output: nothing to run\n").empty());
+}
+
+TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and why") {
+  Schedule s;
+  s.name = "m";
+  s.archs = {"sm_75", "sm_90"};
+  s.kernels.push_back(conv_kernel("k0", "tensor_core", ""));
+  s.kernels.back().arch_tactic = {{75, {{"BM", 128}, {"BN", 64}}}, {90, {{"BM", 64}, {"BN", 64}}}};
+  s.kernels.push_back(conv_kernel("k1", "simt", "depthwise (groups = C)"));
+  s.kernels.push_back(conv_kernel("k2", "simt", "FP32 storage"));
+  s.kernels.push_back(conv_kernel("k3", "simt", "FP32 storage"));
+  Kernel other;
+  other.id = "k4";
+  other.family = "elementwise";
+  other.nodes = {"/relu/Relu"};
+  s.kernels.push_back(other);
+  Kernel fused = conv_kernel("k5", "tensor_core", "");
+  fused.nodes = {"/c/Conv", "/bn/BatchNormalization", "/r/Relu"};
+  s.kernels.push_back(fused);
+
+  CHECK(engine_summary(s) ==
+        "6 kernels; 5 convolutions/matrix products: 2 on tensor cores, 3 on SIMT (FP32 storage: 2, depthwise "
+        "(groups = C): 1)");
+  CHECK(is_conv_or_matmul(s.kernels[0]));
+  CHECK_FALSE(is_conv_or_matmul(s.kernels[4]));
+  CHECK(engine_of(s.kernels[4]).empty());
+  CHECK(fallback_reason_of(s.kernels[0]).empty());
+  CHECK(fallback_reason_of(s.kernels[1]) == "depthwise (groups = C)");
+
+  ReportInfo info;
+  info.source = "m.onnx";
+  info.launches["k0"] = {"mc::tc::kernel<mc::tc::Conv<__half, 64>>"};
+  const nlohmann::json j = nlohmann::json::parse(report_json(s, info));
+  CHECK(j["engines"]["summary"] == engine_summary(s));
+  CHECK(j["engines"]["tensor_core"] == 2);
+  CHECK(j["engines"]["simt"] == 3);
+  CHECK(j["engines"]["simt_reasons"]["FP32 storage"] == 2);
+  CHECK(j["kernels"][0]["engine"] == "tensor_core");
+  CHECK(j["kernels"][0]["fallback_reason"] == "");
+  CHECK(j["kernels"][0]["arch_tactic"]["sm_75"]["BM"] == 128);
+  CHECK(j["kernels"][0]["arch_tactic"]["sm_90"]["BM"] == 64);
+  CHECK(j["kernels"][0]["launches"][0] == "mc::tc::kernel<mc::tc::Conv<__half, 64>>");
+  CHECK(j["kernels"][1]["engine"] == "simt");
+  CHECK(j["kernels"][1]["fallback_reason"] == "depthwise (groups = C)");
+  CHECK_FALSE(j["kernels"][1].contains("arch_tactic"));
+  CHECK(j["kernels"][1]["launches"].empty());
+  CHECK_FALSE(j["kernels"][4].contains("engine"));
+  CHECK(j["kernels"][5]["nodes"].size() == 3);
+
+  const std::string md = report_markdown(s, info);
+  CHECK(has(md, "## Tensor cores\n\n" + engine_summary(s) + ".\n"));
+  CHECK(has(md, "| k0 |  | /conv_k0/Conv | tensor core |  | sm_75: BM=128 BN=64<br>sm_90: BM=64 BN=64 |"));
+  CHECK(has(md, "| k1 |  | /conv_k1/Conv | SIMT | depthwise (groups = C) | BM=64 |"));
+  CHECK(has(md, "| k5 |  | /c/Conv + /bn/BatchNormalization + /r/Relu | tensor core |"));
+  CHECK_FALSE(has(md, "| k4 |  | /relu/Relu | SIMT"));
+}
+
+TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fused nodes, launches") {
+  std::unique_ptr<Graph> g = load_onnx(std::string(MODELC_SOURCE_DIR) + "/models/tiny_cnn.onnx");
+  LowerOptions lo;
+  lo.archs = {"sm_75", "sm_90"};
+  lo.passes.fuse_epilogue = true;
+  const Schedule s = lower(*g, lo);
+  EmitOptions eo;
+  eo.source = "tiny_cnn.onnx";
+  eo.format = false;
+  const auto files = render_model(s, eo);
+  const nlohmann::json j = nlohmann::json::parse(files.at("report.json"));
+  int convs = 0, gemms = 0, fused = 0;
+  for (const auto& k : j["kernels"]) {
+    CHECK_MESSAGE(k["launches"].size() >= 1, k["id"]);  // every kernel here runs something
+    for (const auto& f : k["launches"]) {
+      const std::string text = f.get<std::string>();
+      CHECK_MESSAGE(text.compare(0, 4, "mc::") == 0, text);
+      CHECK_MESSAGE(!has(text, "k" + k["id"].get<std::string>().substr(1) + "_"), text);  // no alias left
+    }
+    const std::string op = k["op"];
+    if (op == "Conv" || op == "FusedConv" || op == "Gemm" || op == "FusedGemm") {
+      REQUIRE_MESSAGE(k.contains("engine"), k["id"]);
+      CHECK((k["engine"] == "simt" || k["engine"] == "tensor_core"));
+      if (k["engine"] == "simt") CHECK_FALSE(k["fallback_reason"].get<std::string>().empty());
+      (op.find("Conv") != std::string::npos ? convs : gemms)++;
+      if (k["nodes"].size() > 1) ++fused;
+    } else {
+      CHECK_FALSE(k.contains("engine"));
+    }
+  }
+  CHECK(convs >= 3);
+  CHECK(gemms == 1);
+  CHECK(fused >= 1);  // a conv with its ReLU (and residual) covers several ONNX nodes
+  CHECK(j["engines"]["convolutions_and_matrix_products"] == convs + gemms);
+  const std::string& md = files.at("report.md");
+  CHECK(has(md, "## Tensor cores"));
+  CHECK(has(md, std::to_string(s.kernels.size()) + " kernels; " + std::to_string(convs + gemms) +
+                    " convolutions/matrix products: "));
+}

@@ -1,0 +1,270 @@
+// schedule/layout: which buffers lower() stores channels-last, the conversions it adds, channel
+// padding for tensor-core-eligible convolutions, the OHWI weights, and the nchw option.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "ops/shape_inference.h"
+#include "schedule/layout.h"
+#include "schedule/lower.h"
+
+using namespace modelc;
+
+namespace {
+
+Value* input(Graph& g, const char* name, Shape s, DType t = DType::float32) {
+  Value* v = g.add_value(name);
+  v->set_type(t, std::move(s));
+  g.add_input(v);
+  return v;
+}
+
+Value* weight(Graph& g, const char* name, Shape s, DType t = DType::float32) {
+  std::vector<double> d(static_cast<std::size_t>(num_elements(s)));
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = std::sin(0.37 * static_cast<double>(i + 1));
+  return g.add_constant(name, Tensor::from_f64(t, s, d), true);
+}
+
+Value* value(Graph& g, const char* name) { return g.add_value(name); }
+
+/// x [1, C, 8, 8] -> Conv 3x3 p1 (8 channels) -> Relu -> MaxPool 2x2 s2 -> Conv 1x1 (16) ->
+/// GlobalAveragePool -> Flatten -> Gemm (10). With `fp16`, x is cast to float16 first and the
+/// weights are float16.
+struct Net {
+  Graph g;
+  Net(int64_t C, bool fp16) {
+    g.set_opset(17);
+    const DType t = fp16 ? DType::float16 : DType::float32;
+    Value* x = input(g, "x", {1, C, 8, 8});
+    Value* a = x;
+    if (fp16) {
+      a = value(g, "x16");
+      Node* cast = g.add_node("Cast", "cast", {x}, {a});
+      cast->set_attr_int("to", 10);
+    }
+    Value *c1 = value(g, "c1"), *r1 = value(g, "r1"), *p1 = value(g, "p1"), *c2 = value(g, "c2"),
+          *gp = value(g, "gp"), *fl = value(g, "fl"), *y = value(g, "y");
+    Node* conv1 = g.add_node("Conv", "conv1", {a, weight(g, "W1", {8, C, 3, 3}, t), weight(g, "B1", {8}, t)}, {c1});
+    conv1->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("Relu", "relu1", {c1}, {r1});
+    Node* pool = g.add_node("MaxPool", "pool1", {r1}, {p1});
+    pool->set_attr_ints("kernel_shape", {2, 2});
+    pool->set_attr_ints("strides", {2, 2});
+    g.add_node("Conv", "conv2", {p1, weight(g, "W2", {16, 8, 1, 1}, t)}, {c2});
+    g.add_node("GlobalAveragePool", "gap", {c2}, {gp});
+    g.add_node("Flatten", "flatten", {gp}, {fl});
+    Node* gemm = g.add_node("Gemm", "fc", {fl, weight(g, "Wfc", {10, 16}, t), weight(g, "Bfc", {10}, t)}, {y});
+    gemm->set_attr_int("transB", 1);
+    g.add_output(y);
+    ops::infer_graph(g);
+  }
+};
+
+LowerOptions options(LayoutMode mode = LayoutMode::automatic) {
+  LowerOptions o;
+  o.name = "t";
+  o.archs = {"sm_75"};
+  o.layout = mode;
+  o.passes.fuse_epilogue = false;  // the Relu stays a kernel of its own: an elementwise neighbour
+  return o;
+}
+
+const Kernel& kernel_of(const Schedule& s, const std::string& node) {
+  for (const Kernel& k : s.kernels) {
+    if (k.node && k.node->name() == node) return k;
+  }
+  FAIL("no kernel for node " << node);
+  return s.kernels.front();
+}
+
+int conversions(const Schedule& s) {
+  int n = 0;
+  for (const Kernel& k : s.kernels) n += k.note.find("layout conversion") != std::string::npos;
+  return n;
+}
+
+const WeightEntry& weight_entry(const Schedule& s, const std::string& name) {
+  for (const WeightEntry& w : s.weights) {
+    if (w.value == name) return w;
+  }
+  FAIL("no weight " << name);
+  return s.weights.front();
+}
+
+}  // namespace
+
+TEST_CASE("layout: conv-relu-pool-conv-globalpool-flatten-gemm runs channels-last with one conversion") {
+  Net net(3, false);
+  const Schedule s = lower(net.g, options());
+  // The model input is the caller's NCHW buffer: one conversion before conv1, nothing else.
+  CHECK(conversions(s) == 1);
+  REQUIRE(s.kernels.size() == 7);
+  const Kernel& to_nhwc = s.kernels[0];
+  CHECK(to_nhwc.family == "elementwise");
+  CHECK(to_nhwc.note.find("'x' is NCHW (a model input)") != std::string::npos);
+  CHECK(to_nhwc.inputs[0].space == Space::input);
+  CHECK(to_nhwc.inputs[0].strides == std::vector<int64_t>{192, 64, 8, 1});
+  CHECK(to_nhwc.outputs[0].strides == std::vector<int64_t>{192, 1, 24, 3});
+
+  const Kernel& conv1 = kernel_of(s, "conv1");
+  CHECK(conv1.inputs[0].offset == to_nhwc.outputs[0].offset);
+  CHECK(conv1.inputs[0].strides == std::vector<int64_t>{192, 1, 24, 3});
+  CHECK(conv1.inputs[1].strides == std::vector<int64_t>{27, 1, 9, 3});  // OHWI
+  CHECK(conv1.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  const Kernel& relu = kernel_of(s, "relu1");
+  CHECK(relu.inputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  CHECK(relu.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  const Kernel& pool = kernel_of(s, "pool1");
+  CHECK(pool.outputs[0].strides == std::vector<int64_t>{128, 1, 32, 8});
+  CHECK(pool.note.find("NHWC") != std::string::npos);
+  const Kernel& conv2 = kernel_of(s, "conv2");
+  CHECK(conv2.outputs[0].strides == std::vector<int64_t>{256, 1, 64, 16});
+  // [1, 16, 1, 1] is the same memory in both layouts: the Flatten view needs no conversion.
+  const Kernel& gap = kernel_of(s, "gap");
+  CHECK(gap.inputs[0].strides == std::vector<int64_t>{256, 1, 64, 16});
+  const Kernel& fc = kernel_of(s, "fc");
+  CHECK(fc.inputs[0].shape == Shape{1, 16});
+  CHECK(fc.inputs[0].strides == std::vector<int64_t>{16, 1});
+  CHECK(fc.inputs[0].offset == gap.outputs[0].offset);
+  CHECK(fc.outputs[0].space == Space::output);
+}
+
+TEST_CASE("layout: a pool whose output is flattened with spatial extent converts after the pool") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {1, 4, 6, 6});
+  Value *c = value(g, "c"), *p = value(g, "p"), *f = value(g, "f");
+  Node* conv = g.add_node("Conv", "conv", {x, weight(g, "W", {8, 4, 3, 3})}, {c});
+  conv->set_attr_ints("pads", {1, 1, 1, 1});
+  Node* pool = g.add_node("AveragePool", "pool", {c}, {p});
+  pool->set_attr_ints("kernel_shape", {2, 2});
+  pool->set_attr_ints("strides", {2, 2});
+  g.add_node("Flatten", "flatten", {p}, {f});
+  g.add_output(f);
+  ops::infer_graph(g);
+  const Schedule s = lower(g, options());
+  CHECK(conversions(s) == 2);  // the input, and the pool's output (a model output through Flatten)
+  const Kernel& last = s.kernels.back();
+  CHECK(last.note.find("layout conversion: AveragePool 'pool' writes NHWC") != std::string::npos);
+  CHECK(last.inputs[0].strides == std::vector<int64_t>{72, 1, 24, 8});
+  CHECK(last.outputs[0].space == Space::output);
+  CHECK(last.outputs[0].strides == std::vector<int64_t>{72, 9, 3, 1});
+}
+
+TEST_CASE("layout: under float16, a 3-channel input is padded to 8 channels by the Cast") {
+  Net net(3, true);
+  const Schedule s = lower(net.g, options());
+  CHECK(conversions(s) == 0);  // the Cast writes the channels-last view directly
+  const Kernel& cast = kernel_of(s, "cast");
+  CHECK(cast.inputs[0].strides == std::vector<int64_t>{192, 64, 8, 1});
+  CHECK(cast.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  const Kernel& conv1 = kernel_of(s, "conv1");
+  CHECK(conv1.inputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  CHECK(conv1.inputs[1].strides == std::vector<int64_t>{72, 1, 24, 8});  // OHWI, pitch 8
+  // The buffer holds whole padded pixels: 64 pixels x 8 channels x 2 bytes.
+  const Kernel& relu = kernel_of(s, "relu1");
+  CHECK(relu.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  // conv1's input has 8 * 64 * 2 bytes and conv1's output the same: they must not overlap.
+  const int64_t a = conv1.inputs[0].offset, b = conv1.outputs[0].offset;
+  CHECK((a + 1024 <= b || b + 1024 <= a));
+  // The weight copy: [8][3][3][8], channels 3..7 zero.
+  const WeightEntry& w = weight_entry(s, "W1");
+  CHECK(w.data.shape() == Shape{8, 3, 3, 8});
+  CHECK(w.data.nbytes() == 8 * 9 * 8 * 2);
+  const std::vector<double> d = w.data.to_f64();
+  int nonzero_padding = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) nonzero_padding += i % 8 >= 3 && d[i] != 0.0;
+  CHECK(nonzero_padding == 0);
+  // Channel counts that are multiples of 8 are not padded.
+  CHECK(kernel_of(s, "conv2").inputs[0].strides == std::vector<int64_t>{128, 1, 32, 8});
+}
+
+TEST_CASE("layout: OHWI weights equal the permuted original") {
+  Net net(5, false);
+  const Tensor original = net.g.find_value("W1")->constant();
+  const Schedule s = lower(net.g, options());
+  const WeightEntry& w = weight_entry(s, "W1");
+  REQUIRE(w.data.shape() == Shape{8, 3, 3, 5});
+  const std::vector<double> got = w.data.to_f64(), want = original.to_f64();
+  int bad = 0;
+  for (int64_t m = 0; m < 8; ++m)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 3; ++kw) {
+          bad += got[static_cast<std::size_t>(((m * 3 + kh) * 3 + kw) * 5 + c)] !=
+                 want[static_cast<std::size_t>(((m * 5 + c) * 3 + kh) * 3 + kw)];
+        }
+  CHECK(bad == 0);
+  // ohwi_weights with a pitch: the same values, zero beyond Cg.
+  const Tensor padded = ohwi_weights(original, 8);
+  const std::vector<double> p = padded.to_f64();
+  CHECK(p[static_cast<std::size_t>(((2 * 3 + 1) * 3 + 2) * 8 + 4)] == want[static_cast<std::size_t>(((2 * 5 + 4) * 3 + 1) * 3 + 2)]);
+  CHECK(p[static_cast<std::size_t>(((2 * 3 + 1) * 3 + 2) * 8 + 5)] == 0.0);
+}
+
+TEST_CASE("layout: the nchw option and graphs without convolutions keep every view dense") {
+  Net net(3, false);
+  const Schedule s = lower(net.g, options(LayoutMode::nchw));
+  CHECK(conversions(s) == 0);
+  for (const Kernel& k : s.kernels) {
+    for (const TensorView& v : k.inputs) CHECK(v.dense());
+    for (const TensorView& v : k.outputs) CHECK(v.dense());
+  }
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {1, 4, 6, 6});
+  Value *p = value(g, "p"), *r = value(g, "r");
+  Node* pool = g.add_node("MaxPool", "pool", {x}, {p});
+  pool->set_attr_ints("kernel_shape", {2, 2});
+  g.add_node("Relu", "relu", {p}, {r});
+  g.add_output(r);
+  ops::infer_graph(g);
+  const Schedule t = lower(g, options());
+  REQUIRE(t.kernels.size() == 2);
+  CHECK(t.kernels[0].outputs[0].dense());
+  CHECK(parse_layout_mode("auto") == LayoutMode::automatic);
+  CHECK(parse_layout_mode("nchw") == LayoutMode::nchw);
+  CHECK_THROWS_WITH(parse_layout_mode("nhwc"), doctest::Contains("auto"));
+}
+
+TEST_CASE("layout: view strides through reshapes that only add or drop unit dims") {
+  std::vector<int64_t> st;
+  const Shape root{2, 16, 1, 1};
+  REQUIRE(view_strides(root, channels_last_strides(root, 24), {2, 16}, &st));
+  CHECK(st == std::vector<int64_t>{24, 1});
+  CHECK_FALSE(view_strides({1, 4, 2, 2}, channels_last_strides({1, 4, 2, 2}, 4), {1, 16}, &st));
+  REQUIRE(view_strides({1, 4, 2, 2}, strides_of({1, 4, 2, 2}), {1, 16}, &st));
+  CHECK(st == std::vector<int64_t>{16, 1});
+  CHECK(storage_elements({2, 3, 4, 4}, Storage{true, 8}) == 2 * 16 * 8);
+}
+
+TEST_CASE("layout: a FusedConv's residual has Y's strides; a residual stored NCHW is converted") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {1, 8, 6, 6});
+  Value *c1 = value(g, "c1"), *r1 = value(g, "r1"), *c2 = value(g, "c2"), *s = value(g, "s"), *y = value(g, "y");
+  Node* conv1 = g.add_node("Conv", "conv1", {x, weight(g, "W1", {8, 8, 3, 3}), weight(g, "B1", {8})}, {c1});
+  conv1->set_attr_ints("pads", {1, 1, 1, 1});
+  g.add_node("Relu", "relu1", {c1}, {r1});
+  Node* conv2 = g.add_node("Conv", "conv2", {r1, weight(g, "W2", {8, 8, 3, 3}), weight(g, "B2", {8})}, {c2});
+  conv2->set_attr_ints("pads", {1, 1, 1, 1});
+  g.add_node("Add", "add", {c2, x}, {s});  // the residual is the model input: NCHW
+  g.add_node("Relu", "relu2", {s}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o = options();
+  o.passes.fuse_epilogue = true;
+  const Schedule sch = lower(g, o);
+  const Kernel* fused = nullptr;
+  for (const Kernel& k : sch.kernels) {
+    if (k.node && k.node->op() == "FusedConv" && k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) fused = &k;
+  }
+  REQUIRE(fused != nullptr);
+  CHECK(fused->inputs[3].strides == fused->outputs[0].strides);
+  CHECK(fused->inputs[3].strides == std::vector<int64_t>{288, 1, 48, 8});
+  // x is converted once (conv1's X and the residual share the copy); y is the caller's NCHW buffer.
+  CHECK(conversions(sch) == 2);
+  CHECK(sch.kernels.back().outputs[0].space == Space::output);
+  CHECK(sch.kernels.back().outputs[0].dense());
+  CHECK(kernel_layout(*fused).channels_last);
+}

@@ -1,0 +1,683 @@
+// templates/tensor_core.cuh on the host emulation (WMMA fragments, cp.async, exact __half) against
+// the FP32 reference run on FP16-rounded inputs, at the issue's FP16 tolerance (rtol 1e-2, atol
+// 1e-3): the GEMM (odd and aligned shapes, transposed operands, batched / broadcast, every epilogue,
+// both staging paths, FP32 and FP16 accumulation, float and __half output with the clamp) and the
+// implicit-GEMM convolution over NHWC views with channel pitches (1x1, 3x3 s2 p1, 7x7 s2 p3 with
+// C = 3 in a pitch of 8, dilation 2, 1-D and 3-D).
+#include "linear_test_util.h"
+#include "schedule/lower.h"
+#include "templates/tensor_core.cuh"
+
+using namespace linear_test;
+using modelc::linear::GemmLowering;
+
+namespace {
+
+template <bool A>
+using T128x128 = mc::tc::Tile<128, 128, 32, 2, 4, A>;
+template <bool A>
+using T128x64 = mc::tc::Tile<128, 64, 32, 2, 2, A>;
+template <bool A>
+using T64x128 = mc::tc::Tile<64, 128, 32, 2, 2, A>;
+template <bool A>
+using T64x64 = mc::tc::Tile<64, 64, 32, 2, 2, A>;
+template <bool A>
+using T32x64 = mc::tc::Tile<32, 64, 32, 1, 4, A>;
+
+constexpr double kRtol = 1e-2, kAtol = 1e-3;
+
+/// Random values in [-1, 1) that FP16 represents exactly (the reference then sees what the kernel sees).
+Tensor hrandom(Shape s, uint64_t seed, double scale = 1.0) {
+  Tensor t = random(std::move(s), seed);
+  std::vector<double> v = t.to_f64();
+  for (double& x : v) x *= scale;
+  return Tensor::from_f64(DType::float32, t.shape(), v).cast(DType::float16).cast(DType::float32);
+}
+
+std::vector<__half> halves(const Tensor& t) {
+  std::vector<__half> r;
+  for (double v : t.to_f64()) r.push_back(__float2half(static_cast<float>(v)));
+  return r;
+}
+
+template <class TY>
+std::vector<TY> out_buffer(int64_t n) {
+  if constexpr (std::is_same<TY, __half>::value) {
+    return std::vector<TY>(static_cast<std::size_t>(n), __float2half(std::nanf("")));
+  } else {
+    return std::vector<TY>(static_cast<std::size_t>(n), std::nanf(""));
+  }
+}
+
+template <class TY>
+std::vector<float> to_floats(const std::vector<TY>& y) {
+  std::vector<float> r;
+  for (const TY& v : y) r.push_back(static_cast<float>(v));
+  return r;
+}
+
+template <class K>
+void launch_tc(const typename K::Params& p) {
+  const cudaError_t e = mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p);
+  REQUIRE(e == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+}
+
+/// Runs tc::Gemm<TY, Acc, ..., Tl, Epi> on the node's inputs x0 (A) and x1 (B); returns Y as floats.
+template <class TY, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
+std::vector<float> run_gemm(OneNode& t, int64_t y_size, const typename Epi::Params& epi) {
+  using K = mc::tc::Gemm<TY, Acc, Sh, SA, SB, SY, Tl, Epi>;
+  const std::vector<__half> a = halves(t.feeds.at("x0")), b = halves(t.feeds.at("x1"));
+  std::vector<TY> y = out_buffer<TY>(y_size);
+  launch_tc<K>({a.data(), b.data(), y.data(), epi});
+  return to_floats(y);
+}
+
+template <class S>
+modelc::linear::MatrixStrides ms_of() {
+  modelc::linear::MatrixStrides s;
+  s.batch = {S::kS0, S::kS1, S::kS2};
+  s.row = S::kRow;
+  s.col = S::kCol;
+  return s;
+}
+
+template <class Sh, class SA, class SB, class SY>
+void check_lowering(const GemmLowering& g) {
+  CHECK(g.batch == std::array<int64_t, 3>{Sh::kB0, Sh::kB1, Sh::kB2});
+  CHECK(g.M == Sh::kM);
+  CHECK(g.N == Sh::kN);
+  CHECK(g.K == Sh::kK);
+  CHECK(g.a == ms_of<SA>());
+  CHECK(g.b == ms_of<SB>());
+  CHECK(g.y == ms_of<SY>());
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core gemm: odd shapes (scalar loads), transA, Gemm's alpha / beta / C, every tile, both stagings") {
+  const int64_t M = 37, N = 29, K = 19;
+  OneNode t("Gemm", 13, {hrandom({K, M}, 1), hrandom({K, N}, 2), hrandom({N}, 3)});
+  t.n->set_attr_int("transA", 1);
+  t.n->set_attr_float("alpha", 0.5);
+  t.n->set_attr_float("beta", 2.0);
+  const Tensor want = t.reference()[0];
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using SA = mc::gemm::Strides<0, 0, 0, 1, M>;
+  using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SC = mc::gemm::Strides<0, 0, 0, 0, 1>;
+  check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+  using Epi = mc::gemm::EpilogueLinear<float, SC, true>;
+  const std::vector<float> c = floats(t.feeds.at("x2"));
+  const Epi::Params epi{0.5f, 2.0f, c.data()};
+  using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<false>, Epi>;
+  CHECK_FALSE(G::LA::kVector);  // A's stride along m is 1 but k's (37) is not a multiple of 8
+  CHECK_FALSE(G::LB::kVector);
+  INFO("128x128 async");
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T128x128<true>, Epi>(t, M * N, epi), want, kRtol, kAtol);
+  INFO("128x64");
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T128x64<false>, Epi>(t, M * N, epi), want, kRtol, kAtol);
+  INFO("64x128 async");
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x128<true>, Epi>(t, M * N, epi), want, kRtol, kAtol);
+  INFO("64x64");
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x64<false>, Epi>(t, M * N, epi), want, kRtol, kAtol);
+  INFO("32x64 async");
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T32x64<true>, Epi>(t, M * N, epi), want, kRtol, kAtol);
+}
+
+TEST_CASE("tensor-core gemm: aligned shapes (16-byte loads), A and B in either orientation, both stagings") {
+  const int64_t M = 48, N = 40, K = 72;  // K spans three 32-deep slices, the last one partial
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using Id = mc::gemm::EpilogueIdentity;
+  SUBCASE("A [M, K], B [K, N]: row-major A, row-major B") {
+    OneNode t("MatMul", 13, {hrandom({M, K}, 10), hrandom({K, N}, 11)});
+    const Tensor want = t.reference()[0];
+    using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
+    using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
+    check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+    using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
+    CHECK(G::LA::kVector);
+    CHECK(G::LB::kVector);
+    CHECK(G::LA::kKFast);
+    CHECK_FALSE(G::LB::kKFast);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>(t, M * N, {}), want, kRtol, kAtol);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x64<false>, Id>(t, M * N, {}), want, kRtol, kAtol);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T32x64<true>, Id>(t, M * N, {}), want, kRtol, kAtol);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T128x128<false>, Id>(t, M * N, {}), want, kRtol, kAtol);
+  }
+  SUBCASE("transA and transB: column-major fragments") {
+    OneNode t("Gemm", 11, {hrandom({K, M}, 12), hrandom({N, K}, 13)});
+    t.n->set_attr_int("transA", 1);
+    t.n->set_attr_int("transB", 1);
+    const Tensor want = t.reference()[0];
+    using SA = mc::gemm::Strides<0, 0, 0, 1, M>;
+    using SB = mc::gemm::Strides<0, 0, 0, 1, K>;
+    check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+    using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
+    CHECK(G::LA::kVector);
+    CHECK(G::LB::kVector);
+    CHECK_FALSE(G::LA::kKFast);
+    CHECK(G::LB::kKFast);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>(t, M * N, {}), want, kRtol, kAtol);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x128<false>, Id>(t, M * N, {}), want, kRtol, kAtol);
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T128x64<true>, Id>(t, M * N, {}), want, kRtol, kAtol);
+  }
+}
+
+TEST_CASE("tensor-core gemm: batched MatMul with broadcast batch dims, __half output, FP16 accumulation") {
+  // [2, 3, 24, 40] x [3, 40, 16] -> [2, 3, 24, 16]: B broadcasts along the first batch dim.
+  OneNode t("MatMul", 13, {hrandom({2, 3, 24, 40}, 20), hrandom({3, 40, 16}, 21)});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::gemm::Shape<1, 2, 3, 24, 16, 40>;
+  using SA = mc::gemm::Strides<0, 3 * 960, 960, 40, 1>;
+  using SB = mc::gemm::Strides<0, 0, 640, 16, 1>;
+  using SY = mc::gemm::Strides<0, 3 * 384, 384, 16, 1>;
+  check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+  using Id = mc::gemm::EpilogueIdentity;
+  const int64_t n = want.numel();
+  check_close(run_gemm<float, float, Sh, SA, SB, SY, T32x64<true>, Id>(t, n, {}), want, kRtol, kAtol);
+  check_close(run_gemm<__half, float, Sh, SA, SB, SY, T32x64<false>, Id>(t, n, {}), want, kRtol, kAtol);
+  // FP16 accumulation (--fp16-accumulate): 40 products of |x| < 1 summed in half; the error grows
+  // with K, so this case checks at a looser absolute tolerance.
+  check_close(run_gemm<__half, __half, Sh, SA, SB, SY, T64x64<true>, Id>(t, n, {}), want, kRtol, 2e-2);
+  check_close(run_gemm<float, __half, Sh, SA, SB, SY, T64x64<false>, Id>(t, n, {}), want, kRtol, 2e-2);
+}
+
+TEST_CASE("tensor-core gemm: Einsum forms") {
+  // 'bik,bkj->bij' and 'ik,jk->ij' (B transposed by the equation).
+  SUBCASE("batched") {
+    OneNode t("Einsum", 12, {hrandom({3, 17, 24}, 30), hrandom({3, 24, 9}, 31)});
+    t.n->set_attr_string("equation", "bik,bkj->bij");
+    const Tensor want = t.reference()[0];
+    using Sh = mc::gemm::Shape<1, 1, 3, 17, 9, 24>;
+    using SA = mc::gemm::Strides<0, 0, 408, 24, 1>;
+    using SB = mc::gemm::Strides<0, 0, 216, 9, 1>;
+    using SY = mc::gemm::Strides<0, 0, 153, 9, 1>;
+    check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T32x64<true>, mc::gemm::EpilogueIdentity>(t, want.numel(), {}),
+                want, kRtol, kAtol);
+  }
+  SUBCASE("B transposed") {
+    OneNode t("Einsum", 12, {hrandom({20, 32}, 32), hrandom({24, 32}, 33)});
+    t.n->set_attr_string("equation", "ik,jk->ij");
+    const Tensor want = t.reference()[0];
+    using Sh = mc::gemm::Shape<1, 1, 1, 20, 24, 32>;
+    using SA = mc::gemm::Strides<0, 0, 0, 32, 1>;
+    using SB = mc::gemm::Strides<0, 0, 0, 1, 32>;
+    using SY = mc::gemm::Strides<0, 0, 0, 24, 1>;
+    check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
+    check_close(run_gemm<float, float, Sh, SA, SB, SY, T64x64<false>, mc::gemm::EpilogueIdentity>(t, want.numel(), {}),
+                want, kRtol, kAtol);
+  }
+}
+
+namespace {
+
+/// FusedMatMul [M, K] x [K, N] + bias [N], activation A, residual R; __half bias and residual.
+template <mc::gemm::Act A, mc::gemm::Residual R, class TY, class Tl>
+void check_fused(modelc::ops::Activation kind, double alpha, double beta, std::optional<double> lo,
+                 std::optional<double> hi, const std::string& position) {
+  constexpr int64_t M = 24, N = 40, K = 32;
+  std::vector<Tensor> ins = {hrandom({M, K}, 40), hrandom({K, N}, 41), hrandom({N}, 42)};
+  if (R != mc::gemm::Residual::none) ins.push_back(hrandom({M, N}, 43));
+  OneNode t("FusedMatMul", 13, ins);
+  fuse(t, activation(kind, alpha, beta, lo, hi), position);
+  OneNode* node = &t;
+  const Tensor want = node->reference()[0];
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
+  using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SBias = mc::gemm::Strides<0, 0, 0, 0, 1>;
+  using Epi = mc::gemm::EpilogueFused<__half, SBias, true, A, R>;
+  const std::vector<__half> bias = halves(node->feeds.at("x2"));
+  std::vector<__half> residual;
+  if (R != mc::gemm::Residual::none) residual = halves(node->feeds.at("x3"));
+  const typename Epi::Params epi{1.0f, 1.0f, bias.data(), residual.empty() ? nullptr : residual.data(),
+                                 {float(alpha), float(beta), lo ? float(*lo) : -INFINITY, hi ? float(*hi) : INFINITY}};
+  INFO("activation " << modelc::ops::activation_name(kind) << ", residual '" << position << "'");
+  check_close(run_gemm<TY, float, Sh, SA, SB, SY, Tl, Epi>(*node, M * N, epi), want, kRtol, kAtol);
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core gemm: every fused epilogue (bias, activations, residual before / after)") {
+  using modelc::ops::Activation;
+  using mc::gemm::Act;
+  using mc::gemm::Residual;
+  check_fused<Act::none, Residual::none, float, T32x64<true>>(Activation::none, 0, 0, {}, {}, "");
+  check_fused<Act::relu, Residual::after_activation, __half, T64x64<false>>(Activation::relu, 0, 0, {}, {},
+                                                                             "after_activation");
+  check_fused<Act::clip, Residual::before_activation, float, T32x64<false>>(Activation::clip, 0, 0, 0.0, 0.5,
+                                                                            "before_activation");
+  check_fused<Act::leaky_relu, Residual::none, __half, T32x64<true>>(Activation::leaky_relu, 0.1, 0, {}, {}, "");
+  check_fused<Act::silu, Residual::before_activation, float, T64x64<true>>(Activation::silu, 0, 0, {}, {},
+                                                                           "before_activation");
+  check_fused<Act::gelu, Residual::after_activation, float, T32x64<true>>(Activation::gelu, 0, 0, {}, {},
+                                                                          "after_activation");
+  check_fused<Act::sigmoid, Residual::none, __half, T32x64<false>>(Activation::sigmoid, 0, 0, {}, {}, "");
+  check_fused<Act::hard_swish, Residual::after_activation, __half, T32x64<true>>(Activation::hard_swish, 1.0 / 6, 0.5,
+                                                                                  {}, {}, "after_activation");
+  check_fused<Act::tanh, Residual::none, float, T32x64<true>>(Activation::tanh, 0, 0, {}, {}, "");
+}
+
+TEST_CASE("tensor-core gemm: a __half output clamps finite values to +-65504 (cast with clamp)") {
+  const int64_t M = 16, N = 24, K = 32;
+  // |sums| up to 32 * 400 * 400: many beyond FP16's range; the FP32 values stay finite.
+  OneNode t("MatMul", 13, {hrandom({M, K}, 50, 400.0), hrandom({K, N}, 51, 400.0)});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
+  using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+  const std::vector<float> got =
+      run_gemm<__half, float, Sh, SA, SB, SY, T32x64<true>, mc::gemm::EpilogueIdentity>(t, M * N, {});
+  const std::vector<double> w = want.to_f64();
+  int clamped = 0, bad = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    REQUIRE(std::isfinite(got[i]));
+    if (std::abs(w[i]) > 65504.0) {
+      ++clamped;
+      if (got[i] != (w[i] > 0 ? 65504.0f : -65504.0f)) ++bad;
+    } else if (!(std::abs(got[i] - w[i]) <= kAtol + kRtol * std::abs(w[i]))) {
+      ++bad;
+    }
+  }
+  CHECK(clamped > 10);  // the case does exercise the clamp
+  CHECK(bad == 0);
+  // to_output itself: NaN and infinities stay, finite values clamp.
+  CHECK(__half2float(mc::tc::to_output<__half>(1e6f)) == 65504.0f);
+  CHECK(__half2float(mc::tc::to_output<__half>(-70000.0f)) == -65504.0f);
+  CHECK(std::isinf(__half2float(mc::tc::to_output<__half>(INFINITY))));
+  CHECK(std::isnan(__half2float(mc::tc::to_output<__half>(std::nanf("")))));
+}
+
+// ---- the implicit-GEMM convolution ------------------------------------------------------------
+
+namespace {
+
+using mc::conv::Dims3;
+
+template <class D>
+std::array<int64_t, 3> arr() {
+  return {D::kD, D::kH, D::kW};
+}
+
+template <class Sh>
+void check_geometry(const modelc::linear::ConvGeometry& g) {
+  CHECK(g.N == Sh::kN);
+  CHECK(g.C == Sh::kC);
+  CHECK(g.M == Sh::kM);
+  CHECK(g.G == 1);
+  CHECK(g.in == arr<typename Sh::InDims>());
+  CHECK(g.kernel == arr<typename Sh::KernelDims>());
+  CHECK(g.out == arr<typename Sh::OutDims>());
+  CHECK(g.stride == arr<typename Sh::StrideDims>());
+  CHECK(g.pad == arr<typename Sh::PadDims>());
+  CHECK(g.dilation == arr<typename Sh::DilationDims>());
+}
+
+/// NCHW (any spatial rank; for W: [M, C, k...]) -> channels-last with channel pitch `pitch`; the
+/// padded channels hold `fill` (NaN for activations: readers must mask them; 0 for weights).
+std::vector<__half> pitched(const Tensor& t, int64_t pitch, float fill) {
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = s[1], P = t.numel() / (N * C);
+  const std::vector<double> v = t.to_f64();
+  std::vector<__half> r(static_cast<std::size_t>(N * P * pitch), __float2half(fill));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p)
+        r[static_cast<std::size_t>((n * P + p) * pitch + c)] = __float2half(static_cast<float>(v[static_cast<std::size_t>((n * C + c) * P + p)]));
+  return r;
+}
+
+/// Channels-last with pitch -> NCHW floats of `nchw`; a padded channel that was written is an error.
+template <class TY>
+std::vector<float> unpitched(const std::vector<TY>& y, const Shape& nchw, int64_t pitch) {
+  const int64_t N = nchw[0], C = nchw[1], P = num_elements(nchw) / (N * C);
+  std::vector<float> r(static_cast<std::size_t>(N * C * P));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t p = 0; p < P; ++p) {
+      for (int64_t c = 0; c < C; ++c)
+        r[static_cast<std::size_t>((n * C + c) * P + p)] = static_cast<float>(y[static_cast<std::size_t>((n * P + p) * pitch + c)]);
+      for (int64_t c = C; c < pitch; ++c) {
+        INFO("padded output channel " << c << " of pixel " << p << " was written");
+        CHECK(std::isnan(static_cast<float>(y[static_cast<std::size_t>((n * P + p) * pitch + c)])));
+      }
+    }
+  return r;
+}
+
+/// Runs tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi> on the node's x0 (X), x1 (W); epi's pointers come
+/// from `make_epi(bias, residual)` (pitched __half copies of x2 and x3 where the node has them).
+template <class Sh, int Cp, int Yp, class Tl, class Epi, class TY = float, class Acc = float, class MakeEpi>
+std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
+  using K = mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi>;
+  const std::vector<__half> x = pitched(t.feeds.at("x0"), Cp, std::nanf(""));
+  const std::vector<__half> w = pitched(t.feeds.at("x1"), Cp, 0.0f);
+  std::vector<__half> bias, residual;
+  if (t.feeds.count("x2")) bias = halves(t.feeds.at("x2"));
+  if (t.feeds.count("x3")) residual = pitched(t.feeds.at("x3"), Yp, std::nanf(""));
+  const int64_t pixels = want.numel() / want.shape()[1];
+  std::vector<TY> y = out_buffer<TY>(pixels * Yp);
+  launch_tc<K>({x.data(), w.data(), y.data(), make_epi(bias.data(), residual.empty() ? nullptr : residual.data())});
+  return unpitched(y, want.shape(), Yp);
+}
+
+using BiasEpi = mc::gemm::EpilogueBias<__half>;
+auto bias_params = [](const __half* b, const __half*) { return BiasEpi::Params{b}; };
+auto no_params = [](const __half*, const __half*) { return mc::gemm::EpilogueIdentity::Params{}; };
+
+}  // namespace
+
+TEST_CASE("tensor-core conv: 1x1, NHWC, 16-byte loads, both stagings, __half output") {
+  OneNode t("Conv", 13, {hrandom({2, 16, 5, 5}, 60), hrandom({24, 16, 1, 1}, 61), hrandom({24}, 62)});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<2, 16, 24, 1, Dims3<1, 5, 5>, Dims3<1, 1, 1>, Dims3<1, 5, 5>, Dims3<1, 1, 1>,
+                             Dims3<0, 0, 0>, Dims3<1, 1, 1>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  CHECK(mc::tc::Conv<float, float, Sh, 16, 24, T32x64<true>, BiasEpi>::LA::kVector);
+  check_close(run_conv<Sh, 16, 24, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 16, 24, T64x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 16, 24, T64x64<true>, BiasEpi, __half>(t, want, bias_params), want, kRtol, kAtol);
+  // An output pitch of 32: the channels 24..31 stay unwritten.
+  check_close(run_conv<Sh, 16, 32, T128x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+}
+
+TEST_CASE("tensor-core conv: 3x3 stride 2 pad 1, bias") {
+  OneNode t("Conv", 13, {hrandom({2, 8, 9, 9}, 63), hrandom({16, 8, 3, 3}, 64), hrandom({16}, 65)});
+  t.n->set_attr_ints("strides", {2, 2});
+  t.n->set_attr_ints("pads", {1, 1, 1, 1});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<2, 8, 16, 1, Dims3<1, 9, 9>, Dims3<1, 3, 3>, Dims3<1, 5, 5>, Dims3<1, 2, 2>,
+                             Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  check_close(run_conv<Sh, 8, 16, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 8, 16, T64x64<false>, BiasEpi, float, __half>(t, want, bias_params), want, kRtol, 1e-2);
+}
+
+TEST_CASE("tensor-core conv: 7x7 stride 2 pad 3 with C = 3, in a pitch of 8 (NaN in the padding) and unpadded") {
+  OneNode t("Conv", 13, {hrandom({1, 3, 13, 13}, 66), hrandom({16, 3, 7, 7}, 67), hrandom({16}, 68)});
+  t.n->set_attr_ints("strides", {2, 2});
+  t.n->set_attr_ints("pads", {3, 3, 3, 3});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<1, 3, 16, 1, Dims3<1, 13, 13>, Dims3<1, 7, 7>, Dims3<1, 7, 7>, Dims3<1, 2, 2>,
+                             Dims3<0, 3, 3>, Dims3<1, 1, 1>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  CHECK(mc::tc::Conv<float, float, Sh, 8, 16, T32x64<true>, BiasEpi>::LA::kVector);
+  CHECK_FALSE(mc::tc::Conv<float, float, Sh, 3, 16, T32x64<true>, BiasEpi>::LA::kVector);
+  check_close(run_conv<Sh, 8, 16, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 8, 16, T64x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 3, 16, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+}
+
+TEST_CASE("tensor-core conv: dilation 2, FusedConv with relu and a residual, odd channel counts") {
+  // C 12 in a pitch of 16, M 20 in a pitch of 24: partial chunks in both.
+  OneNode t("FusedConv", 13,
+            {hrandom({1, 12, 9, 9}, 69), hrandom({20, 12, 3, 3}, 70), hrandom({20}, 71), hrandom({1, 20, 9, 9}, 72)});
+  t.n->set_attr_ints("dilations", {2, 2});
+  t.n->set_attr_ints("pads", {2, 2, 2, 2});
+  fuse(t, activation(modelc::ops::Activation::relu), "before_activation");
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<1, 12, 20, 1, Dims3<1, 9, 9>, Dims3<1, 3, 3>, Dims3<1, 9, 9>, Dims3<1, 1, 1>,
+                             Dims3<0, 2, 2>, Dims3<1, 2, 2>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  using Epi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
+                                      mc::gemm::Residual::before_activation>;
+  auto params = [](const __half* b, const __half* r) { return Epi::Params{1.0f, 1.0f, b, r, {0, 0, -INFINITY, INFINITY}}; };
+  check_close(run_conv<Sh, 16, 24, T32x64<true>, Epi>(t, want, params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 16, 24, T64x64<false>, Epi, __half>(t, want, params), want, kRtol, kAtol);
+}
+
+TEST_CASE("tensor-core conv: 1-D and 3-D") {
+  SUBCASE("1-D, k3 s1 p1, no bias") {
+    OneNode t("Conv", 13, {hrandom({2, 8, 11}, 73), hrandom({8, 8, 3}, 74)});
+    t.n->set_attr_ints("pads", {1, 1});
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<2, 8, 8, 1, Dims3<1, 1, 11>, Dims3<1, 1, 3>, Dims3<1, 1, 11>, Dims3<1, 1, 1>,
+                               Dims3<0, 0, 1>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    check_close(run_conv<Sh, 8, 8, T32x64<true>, mc::gemm::EpilogueIdentity>(t, want, no_params), want, kRtol, kAtol);
+  }
+  SUBCASE("3-D, k3x3x3 s2 p1, bias") {
+    OneNode t("Conv", 13, {hrandom({1, 8, 4, 5, 5}, 75), hrandom({16, 8, 3, 3, 3}, 76), hrandom({16}, 77)});
+    t.n->set_attr_ints("strides", {2, 2, 2});
+    t.n->set_attr_ints("pads", {1, 1, 1, 1, 1, 1});
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<1, 8, 16, 1, Dims3<4, 5, 5>, Dims3<3, 3, 3>, Dims3<2, 3, 3>, Dims3<2, 2, 2>,
+                               Dims3<1, 1, 1>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    check_close(run_conv<Sh, 8, 16, T32x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
+  }
+}
+
+// ---- the SIMT convolution over the same NHWC views (the fallback's input) ------------------------
+
+TEST_CASE("simt conv: NHWC views with channel pitches (X 8 for C 3 with NaN padding, Y 24 for M 20)") {
+  OneNode t("Conv", 13, {hrandom({2, 3, 9, 9}, 80), hrandom({20, 3, 3, 3}, 81), hrandom({20}, 82)});
+  t.n->set_attr_ints("strides", {2, 2});
+  t.n->set_attr_ints("pads", {1, 1, 1, 1});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<2, 3, 20, 1, Dims3<1, 9, 9>, Dims3<1, 3, 3>, Dims3<1, 5, 5>, Dims3<1, 2, 2>,
+                             Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+  using K = mc::conv::Conv<float, float, Sh, mc::conv::Layout::nhwc, mc::gemm::Tile<32, 32, 8, 4, 2>,
+                           mc::gemm::EpilogueBias<float>, 8, 24, 8>;
+  auto to_float = [](const std::vector<__half>& h) {
+    std::vector<float> r;
+    for (const __half& v : h) r.push_back(__half2float(v));
+    return r;
+  };
+  const std::vector<float> x = to_float(pitched(t.feeds.at("x0"), 8, std::nanf("")));
+  const std::vector<float> w = to_float(pitched(t.feeds.at("x1"), 8, 0.0f));
+  const std::vector<float> b = floats(t.feeds.at("x2"));
+  std::vector<float> y(static_cast<std::size_t>(2 * 25 * 24), std::nanf(""));
+  launch<K>({x.data(), w.data(), y.data(), {b.data()}});
+  check_close(unpitched(y, want.shape(), 24), want);
+}
+
+// ---- the families: engine, fallback reason, tactics per arch, emitted code -----------------------
+
+namespace {
+
+/// t's kernel with every float view in FP16; `nhwc`: X, W, Y (and a residual) channels-last with
+/// the pitches given (contract fact 1).
+modelc::Kernel fp16_kernel(OneNode& t, const std::string& family, int64_t cp = 0, int64_t yp = 0) {
+  modelc::Kernel k = t.kernel(family);
+  for (auto* views : {&k.inputs, &k.outputs}) {
+    for (modelc::TensorView& v : *views) {
+      if (v.dtype == DType::float32) v.dtype = DType::float16;
+    }
+  }
+  auto channels_last = [](modelc::TensorView& v, int64_t pitch) {
+    const std::size_t r = v.shape.size();
+    int64_t s = pitch;
+    v.strides.assign(r, 0);
+    v.strides[1] = 1;
+    for (std::size_t i = r; i-- > 2;) {
+      v.strides[i] = s;
+      s *= v.shape[i];
+    }
+    v.strides[0] = s;
+  };
+  if (cp) {
+    channels_last(k.inputs[0], cp);
+    channels_last(k.inputs[1], cp);
+    channels_last(k.outputs[0], yp);
+    if (k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) channels_last(k.inputs[3], yp);
+  }
+  return k;
+}
+
+const modelc::KernelFamily& family(const std::string& name) {
+  const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find(name);
+  REQUIRE(f);
+  return *f;
+}
+
+std::vector<modelc::Target> targets(std::initializer_list<const char*> archs) {
+  std::vector<modelc::Target> r;
+  for (const char* a : archs) r.push_back(modelc::target_for(a));
+  return r;
+}
+
+struct HalfContext : modelc::EmitContext {
+  std::string ptr(const modelc::TensorView& v, bool is_const) const override {
+    return std::string(is_const ? "const:" : "") + v.value;
+  }
+  std::string ctype(DType t) const override { return t == DType::float16 ? "__half" : "float"; }
+};
+
+}  // namespace
+
+TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a tactic per arch") {
+  const auto& f = family("gemm");
+  SUBCASE("FP16 MatMul on tensor cores; sm_75 register-staged, sm_90 cp.async, chosen at run time") {
+    OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
+    modelc::Kernel k = fp16_kernel(t, "gemm");
+    f.plan_archs(k, targets({"sm_75", "sm_90"}));
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.fallback_reason.empty());
+    CHECK(k.tactic.at("async") == 0);
+    REQUIRE(k.arch_tactic.count(75) == 1);
+    REQUIRE(k.arch_tactic.count(90) == 1);
+    CHECK(k.arch_tactic.at(75) == k.tactic);
+    CHECK(k.arch_tactic.at(90).at("async") == 1);
+    INFO(k.note);
+    CHECK(k.note.find("tensor-core tile") != std::string::npos);
+    const modelc::Emitted e = f.emit(k, HalfContext{});
+    INFO(e.declarations << e.launch);
+    CHECK(e.declarations.find("using k0_tc_sm75 = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") !=
+          std::string::npos);
+    CHECK(e.declarations.find("using k0_tc_sm90 = mc::tc::Gemm<") != std::string::npos);
+    CHECK(e.launch.find("if (mc_bindings.sm >= 90) {\nMC_LAUNCH(mc::tc::kernel<k0_tc_sm90>") != std::string::npos);
+    CHECK(e.launch.find("} else {\nMC_LAUNCH(mc::tc::kernel<k0_tc_sm75>") != std::string::npos);
+  }
+  SUBCASE("one arch: one instantiation; --fp16-accumulate gives a __half accumulator") {
+    OneNode t("Gemm", 13, {random({64, 64}, 3), random({64, 64}, 4), random({64}, 5)});
+    modelc::Kernel k = fp16_kernel(t, "gemm");
+    std::vector<modelc::Target> ts = targets({"sm_86"});
+    ts[0].fp16_accumulate = true;
+    f.plan_archs(k, ts);
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.arch_tactic.empty());
+    CHECK(k.tactic.at("fp16_accumulate") == 1);
+    const modelc::Emitted e = f.emit(k, HalfContext{});
+    INFO(e.declarations);
+    CHECK(e.declarations.find("using k0_tc = mc::tc::Gemm<__half, __half,") != std::string::npos);
+    CHECK(e.declarations.find("mc::gemm::EpilogueLinear<__half,") != std::string::npos);
+    CHECK(e.declarations.find(", true>, mc::gemm::EpilogueLinear") != std::string::npos);  // cp.async on sm_86
+  }
+  SUBCASE("fallbacks") {
+    OneNode fp32("MatMul", 13, {random({64, 64}, 6), random({64, 64}, 7)});
+    modelc::Kernel k = fp32.kernel("gemm");
+    f.plan_archs(k, targets({"sm_75"}));
+    CHECK(k.engine == "simt");
+    CHECK(k.fallback_reason == "FP32 storage");
+    CHECK(k.note.find("(SIMT: FP32 storage)") != std::string::npos);
+    CHECK(f.emit(k, HalfContext{}).declarations.find("mc::gemm::Gemm<") != std::string::npos);
+
+    OneNode tiny("MatMul", 13, {random({4, 8}, 8), random({8, 4}, 9)});
+    modelc::Kernel kt = fp16_kernel(tiny, "gemm");
+    f.plan_archs(kt, targets({"sm_75"}));
+    CHECK(kt.engine == "simt");
+    CHECK(kt.fallback_reason == "tiny GEMM: 4x4x8");
+
+    OneNode sum("Einsum", 12, {random({3, 4}, 10)});
+    sum.n->set_attr_string("equation", "ij->i");
+    modelc::Kernel ks = fp16_kernel(sum, "gemm");
+    f.plan_archs(ks, targets({"sm_75"}));
+    CHECK(ks.engine == "simt");
+    CHECK(ks.fallback_reason == "one-operand Einsum (a strided sum)");
+  }
+}
+
+TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the reason otherwise") {
+  const auto& f = family("conv");
+  SUBCASE("7x7 s2 on C = 3 in a pitch of 8: tensor cores") {
+    OneNode t("Conv", 13, {random({1, 3, 32, 32}, 1), random({64, 3, 7, 7}, 2), random({64}, 3)});
+    t.n->set_attr_ints("strides", {2, 2});
+    t.n->set_attr_ints("pads", {3, 3, 3, 3});
+    modelc::Kernel k = fp16_kernel(t, "conv", 8, 64);
+    f.plan_archs(k, targets({"sm_75", "sm_80"}));
+    CHECK(k.family == "conv");
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.fallback_reason.empty());
+    CHECK(k.arch_tactic.size() == 2);
+    const modelc::Emitted e = f.emit(k, HalfContext{});
+    INFO(e.declarations << e.launch);
+    CHECK(e.declarations.find("mc::tc::Conv<__half, float, mc::conv::Shape<1, 3, 64, 1,") != std::string::npos);
+    CHECK(e.declarations.find("/*X pitch*/ 8, /*Y pitch*/ 64") != std::string::npos);
+    CHECK(e.declarations.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
+    CHECK(e.launch.find("if (mc_bindings.sm >= 80)") != std::string::npos);
+  }
+  SUBCASE("fallbacks, each with its reason") {
+    OneNode t("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
+    modelc::Kernel nchw = fp16_kernel(t, "conv");
+    f.plan_archs(nchw, targets({"sm_75"}));
+    CHECK(nchw.engine == "simt");
+    CHECK(nchw.fallback_reason == "NCHW layout");
+
+    modelc::Kernel fp32 = t.kernel("conv");
+    f.plan_archs(fp32, targets({"sm_75"}));
+    CHECK(fp32.fallback_reason == "FP32 storage");
+
+    OneNode c3("Conv", 13, {random({1, 3, 8, 8}, 6), random({16, 3, 3, 3}, 7)});
+    modelc::Kernel unpadded = fp16_kernel(c3, "conv", 3, 16);
+    f.plan_archs(unpadded, targets({"sm_75"}));
+    CHECK(unpadded.engine == "simt");
+    CHECK(unpadded.fallback_reason == "channels 3 not padded to a multiple of 8");
+    // The SIMT fallback emits the NHWC template with the pitches.
+    const modelc::Emitted e = f.emit(unpadded, HalfContext{});
+    INFO(e.declarations);
+    CHECK(e.declarations.find("mc::conv::Layout::nhwc") != std::string::npos);
+    CHECK(e.declarations.find("/*pitches X Y W*/ 3, 16, 3>") != std::string::npos);
+
+    OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
+    g.n->set_attr_int("group", 4);
+    modelc::Kernel grouped = fp16_kernel(g, "conv", 16, 16);
+    f.plan_archs(grouped, targets({"sm_75"}));
+    CHECK(grouped.engine == "simt");
+    CHECK(grouped.fallback_reason == "groups = 4");
+
+    OneNode dw("Conv", 13, {random({1, 16, 8, 8}, 10), random({16, 1, 3, 3}, 11)});
+    dw.n->set_attr_int("group", 16);
+    modelc::Kernel depthwise = fp16_kernel(dw, "conv");
+    f.plan_archs(depthwise, targets({"sm_75"}));
+    CHECK(depthwise.family == "conv_depthwise");
+    CHECK(depthwise.engine == "simt");
+    CHECK(depthwise.fallback_reason == "depthwise (groups = C)");
+  }
+}
+
+TEST_CASE("tensor-core tile heuristic: waves, tile efficiency, shared memory") {
+  using modelc::linear::choose_tc_tile;
+  const modelc::Target t90 = modelc::target_for("sm_90"), t75 = modelc::target_for("sm_75");
+  // A big GEMM fills every SM with the largest tile.
+  modelc::linear::TcTile big = choose_tc_tile(1, 4096, 4096, t90);
+  CHECK(big.bm == 128);
+  CHECK(big.bn == 128);
+  CHECK(big.async);
+  CHECK_FALSE(choose_tc_tile(1, 4096, 4096, t75).async);
+  // 56 x 56 pixels x 64 channels: on 40 SMs 128x64 (25 blocks) beats 64x64 (49 blocks: a second
+  // wave of 9); on 132 SMs both leave SMs idle and the smallest tile wins.
+  const modelc::linear::TcTile r75 = choose_tc_tile(1, 3136, 64, t75), r90 = choose_tc_tile(1, 3136, 64, t90);
+  CHECK(r75.bm == 128);
+  CHECK(r75.bn == 64);
+  CHECK(r90.bm == 32);
+  CHECK(r90.bn == 64);
+  // M = 1 (a batch-1 fully connected layer): the 32-row tile wastes least.
+  CHECK(choose_tc_tile(1, 1, 1000, t75).bm == 32);
+  // Shared memory: 128x128 needs 40 KiB of staging; with 32 KiB per block it is not a candidate.
+  modelc::Target small = t90;
+  small.smem_per_block = 32 * 1024;
+  CHECK(modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes(false) == 40960);
+  const modelc::linear::TcTile s = choose_tc_tile(1, 4096, 4096, small);
+  CHECK(s.smem_bytes(false) <= 32 * 1024);
+  // The template's own count matches the planner's.
+  using G = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 64, 64, 64>, mc::gemm::Strides<0, 0, 0, 64, 1>,
+                         mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Strides<0, 0, 0, 64, 1>,
+                         T128x128<false>, mc::gemm::EpilogueIdentity>;
+  CHECK(G::kSharedBytes <= modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes(false));
+}
