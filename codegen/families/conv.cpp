@@ -243,7 +243,7 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 namespace {
 
 /// Why a convolution cannot run on the tensor-core template ("" when it can): float16 X and W,
-/// groups = 1, channels-last views (contract fact 1) with W in OHWI at X's channel pitch, a pitch
+/// groups = 1, channels-last views (schedule/layout.h) with W in OHWI at X's channel pitch, a pitch
 /// that is a multiple of 8 (16-byte chunks of channels), 16-byte aligned buffers.
 std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];

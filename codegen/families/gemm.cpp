@@ -9,6 +9,7 @@
 #include <map>
 
 #include "codegen/families/linear.h"
+#include "schedule/layout.h"
 #include "ops/fused.h"
 #include "support/error.h"
 
@@ -312,18 +313,8 @@ Emitted emit_tc_instance(const Kernel& k, const std::string& comment_text, const
 }
 
 int64_t channels_last_pitch(const TensorView& v) {
-  const std::size_t r = v.shape.size();
-  if (r < 3 || v.strides.size() != r || v.strides[1] != 1) return 0;
-  // Spatial dims C-order after the channel: the innermost spatial stride is the pitch.
-  const int64_t pitch = v.strides[r - 1];
-  if (pitch < v.shape[1]) return 0;
-  int64_t expect = pitch;
-  for (std::size_t i = r; i-- > 2;) {
-    if (v.shape[i] != 1 && v.strides[i] != expect) return 0;
-    expect *= v.shape[i];
-  }
-  if (v.shape[0] != 1 && v.strides[0] != expect) return 0;
-  return pitch;
+  int64_t pitch = 0;
+  return channels_last_view(v, &pitch) ? pitch : 0;
 }
 
 bool aligned16(const TensorView& v) { return v.offset % 16 == 0; }

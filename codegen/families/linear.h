@@ -86,8 +86,9 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t
 Emitted emit_tc_instance(const Kernel& k, const std::string& comment, const std::string& type,
                          const std::function<std::string(const TcTile&)>& decl, const std::vector<std::string>& params);
 
-/// \brief The channel pitch of a channels-last view of logical shape [N, C, spatial...] (contract
-/// fact 1: strides [S*Cp, 1, spatial C-order * Cp...]), or 0 when the view is not channels-last.
+/// \brief The channel pitch of a channels-last view of logical shape [N, C, spatial...] (strides
+/// [S*Cp, 1, spatial C-order * Cp...]: schedule/layout.h channels_last_view), or 0
+/// when the view is not channels-last.
 int64_t channels_last_pitch(const TensorView& v);
 /// A view's byte offset is a multiple of 16 (16-byte vector loads and stores; 256 in the arena).
 bool aligned16(const TensorView& v);

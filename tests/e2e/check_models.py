@@ -9,6 +9,10 @@
         must be finite either way.
     check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
         runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
+    check_models.py tensor-cores --modelc BIN --model M.onnx --work DIR [--max-kernels N] [--arch A]
+        compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every convolution
+        and matrix product (the conv and gemm families) runs on tensor cores, except the depthwise
+        ones, whose fallback reason must say so; at most --max-kernels kernels in all.
 """
 
 import argparse
@@ -86,6 +90,41 @@ def inspect(args):
     return 0
 
 
+def tensor_cores(args):
+    import json
+    shutil.rmtree(args.work, ignore_errors=True)
+    rc, out, secs = run([args.modelc, args.model, "--fp16", "--arch", args.arch, "-o", args.work])
+    print(out, end="")
+    if rc != 0:
+        print(f"FAIL: modelc exited {rc}")
+        return 1
+    with open(os.path.join(args.work, "report.json")) as f:
+        report = json.load(f)
+    kernels = report["kernels"]
+    bad = []
+    on_tc = 0
+    for k in kernels:
+        if k["family"] not in ("conv", "gemm"):
+            continue
+        engine, why = k.get("engine", ""), k.get("fallback_reason", "")
+        nodes = " + ".join(k.get("nodes", []))
+        if engine == "tensor_core":
+            on_tc += 1
+        elif not why.startswith("depthwise"):
+            bad.append(f"{k['id']} ({nodes}): {engine or 'no engine'}: {why or 'no reason'}")
+    print(f"{os.path.basename(args.model)} --fp16 --arch {args.arch}: {len(kernels)} kernels, "
+          f"{on_tc} convolutions/matrix products on tensor cores ({secs:.1f} s)")
+    for b in bad:
+        print("FAIL: not on tensor cores: " + b)
+    if args.max_kernels is not None and len(kernels) > args.max_kernels:
+        print(f"FAIL: {len(kernels)} kernels, more than {args.max_kernels}")
+        bad.append("kernel count")
+    if on_tc == 0:
+        print("FAIL: no kernel on tensor cores")
+        bad.append("none on tensor cores")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -100,13 +139,21 @@ def main():
     i = sub.add_parser("inspect", help="modelc inspect exits 0 on every model")
     i.add_argument("--modelc", required=True)
     i.add_argument("models", nargs="+")
+    t = sub.add_parser("tensor-cores", help="--fp16 puts every conv and matmul on tensor cores (report.json)")
+    t.add_argument("--modelc", required=True)
+    t.add_argument("--model", required=True)
+    t.add_argument("--work", required=True, help="output folder (emptied first)")
+    t.add_argument("--arch", default="sm_75")
+    t.add_argument("--max-kernels", type=int, default=None)
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
         args.max_rel_l2 = 1e-2 if args.fp16 else 1e-4
-    for path in [args.modelc] + ([args.model, args.input, args.expected] if args.cmd == "reference" else args.models):
+    paths = {"reference": lambda: [args.model, args.input, args.expected], "inspect": lambda: args.models,
+             "tensor-cores": lambda: [args.model]}[args.cmd]()
+    for path in [args.modelc] + paths:
         if not os.path.exists(path):
             sys.exit(f"FAIL: {path} does not exist")
-    return reference(args) if args.cmd == "reference" else inspect(args)
+    return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -482,7 +482,7 @@ TEST_CASE("simt conv: NHWC views with channel pitches (X 8 for C 3 with NaN padd
 namespace {
 
 /// t's kernel with every float view in FP16; `nhwc`: X, W, Y (and a residual) channels-last with
-/// the pitches given (contract fact 1).
+/// the pitches given.
 modelc::Kernel fp16_kernel(OneNode& t, const std::string& family, int64_t cp = 0, int64_t yp = 0) {
   modelc::Kernel k = t.kernel(family);
   for (auto* views : {&k.inputs, &k.outputs}) {

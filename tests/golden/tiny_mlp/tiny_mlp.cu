@@ -5,10 +5,12 @@
 //   output output  float32[4x10]
 #include "runtime/runtime.h"
 #include "tiny_mlp.h"
+#include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/gemm.cuh"
 #include "kernels/reduce.cuh"
 #include "kernels/softmax.cuh"
+#include "kernels/tensor_core.cuh"
 #include "kernels/tensor_index.cuh"
 
 // The images compiled into the binary (the Makefile passes its ARCHS, '_' between them).
@@ -77,7 +79,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   // k0 (gemm): FusedGemm '/fc1/Gemm', '/Relu': float32[4x32], float32[64x32], float32[64] -> float32[4x64]
   //   @input0, @weights+0, @weights+8192 -> @arena+0
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 32; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile
+  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
     MC_LAUNCH(mc::gemm::kernel<k0_gemm>, k0_gemm::grid(), k0_gemm::block(), 0,
               k0_gemm::Params{static_cast<const float*>(inputs[0]),
@@ -93,7 +95,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   // k1 (gemm): FusedGemm '/fc2/Gemm', '/Tanh': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
   //   @arena+0, @weights+8448, @weights+24832 -> @arena+1024
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 64; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile
+  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
     MC_LAUNCH(mc::gemm::kernel<k1_gemm>, k1_gemm::grid(), k1_gemm::block(), 0,
               k1_gemm::Params{reinterpret_cast<const float*>(arena + 0),
@@ -149,7 +151,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   // k5 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
   //   @arena+1024, @weights+25088, @weights+27648 -> @arena+0
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 10 K 64; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile
+  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
     MC_LAUNCH(mc::gemm::kernel<k5_gemm>, k5_gemm::grid(), k5_gemm::block(), 0,
               k5_gemm::Params{reinterpret_cast<const float*>(arena + 1024),
