@@ -93,7 +93,13 @@ TEST_CASE("precision flags: usage errors and unknown nodes on the compile comman
   r = run_modelc(dir, "--help");
   CHECK(has(r.out, "--fp16"));
   CHECK(has(r.out, "--keep-fp32"));
+  r = run_modelc(dir, "m.onnx --layout nhwc");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "nhwc"));
+  r = run_modelc(dir, "verify m.onnx --emulate --layout channels_last");
+  CHECK(r.code == 2);
   r = run_modelc(dir, "verify --help");
+  CHECK(has(r.out, "--layout"));
   CHECK(has(r.out, "--fp16"));
   CHECK(has(r.out, "--max-rel-l2"));
   CHECK_FALSE(std::filesystem::exists(dir / "out"));
@@ -113,6 +119,8 @@ TEST_CASE("precision flags: --fp16 reaches the code and the report; --keep-fp32 
   CHECK(has(js, "\"precision\""));
   CHECK(has(js, "\"fp16_nodes\": 1"));
   CHECK(has(read_bytes(dir / "fp16/m.cu"), "__half"));
+  r = run_modelc(dir, "m.onnx --fp16 --layout nchw -o fp16_nchw");
+  CHECK_MESSAGE(r.code == 0, r.err);
   r = run_modelc(dir, "m.onnx -o fp32");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK_FALSE(has(read_bytes(dir / "fp32/report.md"), "Precision"));
