@@ -17,6 +17,7 @@
 
 #include "codegen/format.h"
 #include "codegen/report.h"
+#include "runtime_stub/tools/resources.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -212,47 +213,11 @@ struct KernelCode {
 
 // ---- what a kernel launches (the report's "launches"; `make resources` maps ptxas's names) -----
 
-// C++ tokens: identifiers and numbers, "::", string and character literals, single punctuation
-// characters (so ">>" is two tokens); comments and whitespace dropped.
-std::vector<std::string> cpp_tokens(const std::string& s) {
-  std::vector<std::string> t;
-  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      i = s.find('\n', i);
-      if (i == std::string::npos) i = s.size();
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      i = s.find("*/", i + 2);
-      i = i == std::string::npos ? s.size() : i + 2;
-    } else if (c == '"' || c == '\'') {
-      std::size_t j = i + 1;
-      for (; j < s.size() && s[j] != c; ++j) {
-        if (s[j] == '\\') ++j;
-      }
-      t.push_back(s.substr(i, j + 1 - i));
-      i = j + 1;
-    } else if (word(c)) {
-      std::size_t j = i;
-      while (j < s.size() && word(s[j])) ++j;
-      t.push_back(s.substr(i, j - i));
-      i = j;
-    } else if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') {
-      t.push_back("::");
-      i += 2;
-    } else {
-      t.push_back(std::string(1, c));
-      ++i;
-    }
-  }
-  return t;
-}
+// C++ tokens (identifiers and numbers, "::", literals, single punctuation; comments and whitespace
+// dropped): the tokenizer of the resources tool, so both sides of its matching split text alike.
+std::vector<std::string> cpp_tokens(const std::string& s) { return mc_resources::detail::tokens(s); }
 
-bool is_word_token(const std::string& t) {
-  return !t.empty() && (std::isalnum(static_cast<unsigned char>(t[0])) || t[0] == '_');
-}
+bool is_word_token(const std::string& t) { return mc_resources::detail::is_word(t); }
 
 using AliasMap = std::map<std::string, std::vector<std::string>>;
 

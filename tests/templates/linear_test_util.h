@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/families/linear.h"
+#include "../ops/op_test_util.h"
 #include "ops/fused.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
@@ -22,39 +23,13 @@ namespace linear_test {
 
 using namespace modelc;
 
-/// One node whose inputs are graph inputs (an undefined Tensor: an omitted optional input).
-struct OneNode {
-  std::unique_ptr<Graph> g = std::make_unique<Graph>();
-  Node* n = nullptr;
-  TensorMap feeds;
-
-  OneNode(const std::string& op, int opset, const std::vector<Tensor>& ins, int outs = 1) {
-    g->set_opset(opset);
-    std::vector<Value*> in, out;
-    for (std::size_t i = 0; i < ins.size(); ++i) {
-      if (!ins[i].defined()) {
-        in.push_back(nullptr);
-        continue;
-      }
-      Value* v = g->add_value("x" + std::to_string(i));
-      v->set_type(ins[i].dtype(), ins[i].shape());
-      g->add_input(v);
-      feeds[v->name()] = ins[i];
-      in.push_back(v);
-    }
-    for (int i = 0; i < outs; ++i) out.push_back(g->add_value("y" + std::to_string(i)));
-    n = g->add_node(op, "node", in, out);
-    for (Value* v : out) g->add_output(v);
-  }
+/// One node whose inputs are graph inputs (tests/ops/op_test_util.h), and the kernel lower.cpp
+/// would make of it.
+struct OneNode : modelc::op_test::OneNode {
+  using modelc::op_test::OneNode::OneNode;
 
   /// Reference outputs (after shape inference).
-  std::vector<Tensor> reference() {
-    ops::infer_graph(*g);
-    TensorMap r = run_reference(*g, feeds);
-    std::vector<Tensor> v;
-    for (Value* o : g->outputs()) v.push_back(r.at(o->name()));
-    return v;
-  }
+  std::vector<Tensor> reference() { return run(); }
 
   /// The kernel lower.cpp would make of the node: dense views of its inputs and outputs.
   Kernel kernel(const std::string& family) {
