@@ -187,6 +187,59 @@ std::string view_text(const TensorView& v) {
   return s;
 }
 
+namespace {
+
+// --fp16: passes/precision's report (the weights it clamped or made subnormal, by tensor name; the
+// nodes left in FP32 and why).
+Json precision_json(const PrecisionReport& p) {
+  Json weights = Json::array();
+  for (const PrecisionReport::Weight& w : p.weights) {
+    if (!w.clamped && !w.subnormal && !w.underflow) continue;
+    weights.push_back({{"name", w.name},
+                       {"elements", w.elements},
+                       {"clamped", w.clamped},
+                       {"subnormal", w.subnormal},
+                       {"underflow", w.underflow}});
+  }
+  Json fp32 = Json::array();
+  for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) fp32.push_back({{"node", n.node}, {"op", n.op}, {"reason", n.reason}});
+  return {{"fp16", true},
+          {"fp16_accumulate", p.fp16_accumulate},
+          {"io_fp16", p.io_fp16},
+          {"fp16_nodes", p.fp16_nodes},
+          {"casts_inserted", p.casts_inserted},
+          {"weights_converted", p.weights.size()},
+          {"clamped", p.total_clamped()},
+          {"subnormal", p.total_subnormal()},
+          {"weights_clamped_or_subnormal", std::move(weights)},
+          {"fp32_nodes", std::move(fp32)}};
+}
+
+std::string precision_markdown(const PrecisionReport& p) {
+  std::string m = "\n## Precision (--fp16)\n\n";
+  m += std::to_string(p.fp16_nodes) + " nodes store FP16, " + std::to_string(p.fp32_nodes.size()) +
+       " float nodes stay FP32; " + std::to_string(p.casts_inserted) + " casts at FP16/FP32 boundaries; " +
+       std::to_string(p.weights.size()) + " weights converted at compile time (" + grouped(p.total_clamped()) +
+       " values clamped to +-65504, " + grouped(p.total_subnormal()) + " subnormal); accumulation in " +
+       (p.fp16_accumulate ? "FP16 where faster (--fp16-accumulate)" : "FP32") + "; model inputs and outputs " +
+       (p.io_fp16 ? "FP16 (--io-fp16)" : "FP32") + ".\n";
+  bool any = false;
+  for (const PrecisionReport::Weight& w : p.weights) {
+    if (!w.clamped && !w.subnormal && !w.underflow) continue;
+    if (!any) m += "\n| weight | elements | clamped | subnormal | underflow to 0 |\n|---|---:|---:|---:|---:|\n";
+    any = true;
+    m += "| " + cell(w.name) + " | " + grouped(w.elements) + " | " + grouped(w.clamped) + " | " + grouped(w.subnormal) +
+         " | " + grouped(w.underflow) + " |\n";
+  }
+  if (!p.fp32_nodes.empty()) {
+    m += "\n| FP32 node | op | why |\n|---|---|---|\n";
+    for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) m += "| " + cell(n.node) + " | " + n.op + " | " + cell(n.reason) + " |\n";
+  }
+  return m;
+}
+
+}  // namespace
+
 std::string report_json(const Schedule& s, const ReportInfo& info) {
   Json j;
   j["generator"] = "modelc";
@@ -279,6 +332,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
                        {"shape", w.data.shape()}});
   }
   j["weights"] = std::move(weights);
+  if (s.precision) j["precision"] = precision_json(*s.precision);
   return j.dump(2) + "\n";
 }
 
@@ -335,6 +389,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(k.note) + " |\n";
   }
+  if (s.precision) m += precision_markdown(*s.precision);
   return m;
 }
 

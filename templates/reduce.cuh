@@ -310,7 +310,8 @@ struct Sum {
   __device__ static Acc combine(Acc a, Acc b) {
     if constexpr (Elem<T>::kFloat) return a + b; else return wrap_add(a, b);
   }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct Mean {
@@ -320,7 +321,8 @@ struct Mean {
   __device__ static Acc lift(T v) { return load_as<T, Acc>(v); }
   __device__ static Acc combine(Acc a, Acc b) { return a + b; }
   /// An empty reduction gives 0/0 = NaN, as the reference (numpy) does.
-  __device__ static T finish(Acc a, int count) { return store_result<T>(a / static_cast<Acc>(count)); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int count) { return store_result<U>(a / static_cast<Acc>(count)); }
 };
 template <class T>
 struct Max {
@@ -332,7 +334,8 @@ struct Max {
   __device__ static Acc lift(T v) { return load_as<T, Acc>(v); }
   /// NaN wins (it propagates, as in the reference).
   __device__ static Acc combine(Acc a, Acc b) { return is_nan(a) ? a : ((is_nan(b) || b > a) ? b : a); }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct Min {
@@ -343,7 +346,8 @@ struct Min {
   }
   __device__ static Acc lift(T v) { return load_as<T, Acc>(v); }
   __device__ static Acc combine(Acc a, Acc b) { return is_nan(a) ? a : ((is_nan(b) || b < a) ? b : a); }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct Prod {
@@ -354,7 +358,8 @@ struct Prod {
   __device__ static Acc combine(Acc a, Acc b) {
     if constexpr (Elem<T>::kFloat) return a * b; else return wrap_mul(a, b);
   }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct L1 {
@@ -367,7 +372,8 @@ struct L1 {
   __device__ static Acc combine(Acc a, Acc b) {
     if constexpr (Elem<T>::kFloat) return a + b; else return wrap_add(a, b);
   }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct SumSquare {
@@ -381,7 +387,8 @@ struct SumSquare {
   __device__ static Acc combine(Acc a, Acc b) {
     if constexpr (Elem<T>::kFloat) return a + b; else return wrap_add(a, b);
   }
-  __device__ static T finish(Acc a, int) { return store_result<T>(a); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct L2 {
@@ -393,7 +400,8 @@ struct L2 {
     return x * x;
   }
   __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-  __device__ static T finish(Acc a, int) { return store_result<T>(sqrt_of(a)); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(sqrt_of(a)); }
 };
 template <class T>
 struct LogSum {
@@ -402,7 +410,8 @@ struct LogSum {
   __device__ static Acc init() { return Acc(0); }
   __device__ static Acc lift(T v) { return load_as<T, Acc>(v); }
   __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-  __device__ static T finish(Acc a, int) { return store_result<T>(log_of(a)); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int) { return store_result<U>(log_of(a)); }
 };
 /// log(sum(exp(x))) = shift + log(sum(exp(x - shift))), shift = the largest element when it is
 /// finite (else 0), so exp never overflows: the reference's formula.
@@ -413,7 +422,8 @@ struct LogSumExp {
   __device__ static Acc init() { return Acc(0); }
   __device__ static Acc lift(T v, Acc shift) { return exp_of(load_as<T, Acc>(v) - shift); }
   __device__ static Acc combine(Acc a, Acc b) { return a + b; }
-  __device__ static T finish(Acc a, int, Acc shift) { return store_result<T>(shift + log_of(a)); }
+  template <class U = T>
+  __device__ static U finish(Acc a, int, Acc shift) { return store_result<U>(shift + log_of(a)); }
 };
 
 /// The largest element, NaN ignored (the shift of LogSumExp, the max of Softmax).
@@ -423,7 +433,8 @@ struct MaxIgnoringNaN {
 };
 
 /// \brief Y[row] = Op over the columns of X[row, :]. X = Operand<T, kept dims, reduced dims>,
-/// Y = Operand<T, kept dims>. One group of threads per output element.
+/// Y = Operand<T, kept dims>, or of another float type than X's (FP16 data, an FP32 result: the
+/// accumulator is rounded once, to Y's type). One group of threads per output element.
 template <class Op, class X, class Y, class Tile>
 struct Reduce {
   using T = typename X::Elem;
@@ -461,14 +472,14 @@ struct Reduce {
         for (int c = lane; c < kCols; c += Tile::kGroup) a = Op::combine(a, Op::lift(x[X::Col::offset(c)], shift));
       }
       a = Tile::all_reduce(a, Combine(), scratch);
-      if (active && lane == 0) p.y[Y::Row::offset(row)] = Op::finish(a, kCols, shift);
+      if (active && lane == 0) p.y[Y::Row::offset(row)] = Op::template finish<typename Y::Elem>(a, kCols, shift);
     } else {
       Acc a = Op::init();
       if (active) {
         for (int c = lane; c < kCols; c += Tile::kGroup) a = Op::combine(a, Op::lift(x[X::Col::offset(c)]));
       }
       a = Tile::all_reduce(a, Combine(), scratch);
-      if (active && lane == 0) p.y[Y::Row::offset(row)] = Op::finish(a, kCols);
+      if (active && lane == 0) p.y[Y::Row::offset(row)] = Op::template finish<typename Y::Elem>(a, kCols);
     }
   }
 };

@@ -100,7 +100,7 @@ Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const Tile tile = tile_of(k, reduce_tile(l, xm, Target{}));
   const std::string type =
       fmt::format("mc::reduction::Reduce<mc::reduction::{}<{}>, {}, {}, {}>", op->second, t, operand_type(t, xm),
-                  operand_type(t, ym, false), tiling_type(tile));
+                  operand_type(ctype_of(k, ctx, y.dtype, "output 'reduced'"), ym, false), tiling_type(tile));
   return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 

@@ -57,7 +57,8 @@ Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const OperandMaps ym = maps_of(s, strides_same(k, s, y, "output 'output'"));
   const Tile tile = tile_of(k, softmax_tile(s, xm, Target{}));
   const std::string type = fmt::format("mc::reduction::Softmax<{}, {}, {}, {}>", n.op() == "LogSoftmax" ? "true" : "false",
-                                       operand_type(t, xm), operand_type(t, ym), tiling_type(tile));
+                                       operand_type(t, xm), operand_type(ctype_of(k, ctx, y.dtype, "output 'output'"), ym),
+                                       tiling_type(tile));
   return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 

@@ -54,6 +54,8 @@ bool dead(const Node& n) {
   return true;
 }
 
+bool default_domain(const Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
 bool is_view(const ops::OpDef& def) { return def.kernels.size() == 1 && def.kernels[0] == "view"; }
 
 // A quick key for finding identical constants: the size and 64 sampled bytes (candidates with
@@ -84,6 +86,7 @@ class Lowering {
     claim_outputs();
     list_kernels();
     plan_layout_pass();
+    if (o_.passes.fp16) fold_boundary_casts();
     plan_arena();
     place_weights();
     build_kernels();
@@ -138,6 +141,65 @@ class Lowering {
       copies_.insert(n);
       output_of_[c] = j;
     }
+  }
+
+  // --fp16: the Casts at the model's boundaries fold into the kernels beside them, where those are
+  // elementwise, softmax, normalization or reduce kernels (their templates take each operand's
+  // element type). A Cast of a graph input that only such kernels read: they read the input and convert
+  // as they load. A Cast into a graph output of a value that only it reads, written by such a
+  // kernel (its other outputs unused): that kernel stores the output's type. The Cast runs no
+  // kernel; the kernel's note says it took it. (Conv and gemm kernels take their output type
+  // themselves.)
+  bool converts_operands(const Node& n) const {
+    if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
+    if (layout_.channels_last_kernels.count(&n) || layout_.conversions.count(&n)) return false;
+    static const std::set<std::string> kRawBits = {"Identity", "Dropout", "Where", "Cast", "CastLike"};
+    // Families whose templates take each operand's element type on its own.
+    static const std::set<std::string> kConverting = {"elementwise", "softmax", "layernorm", "instancenorm", "reduce"};
+    return !kRawBits.count(n.op()) && kConverting.count(family_of(n, ops::lookup(n)));
+  }
+
+  static bool only_used_output(const Node& n, const Value* v) {
+    for (const Value* o : n.outputs()) {
+      if (o != v && used(o)) return false;
+    }
+    return true;
+  }
+
+  // After the layout pass (on its kernel list): only dense buffers, and kernels it leaves NCHW.
+  void fold_boundary_casts() {
+    for (const Node* cast : nodes_) {
+      const Node& c = *cast;
+      if (c.op() != "Cast" || !default_domain(c) || copies_.count(&c) || layout_.conversions.count(&c)) continue;
+      Value& in = c.input(0);
+      Value& out = c.output(0);
+      if (!is_float(in.dtype()) || !is_float(out.dtype()) || in.dtype() == out.dtype()) continue;
+      if (layout_.storage.count(root(&in)) || layout_.storage.count(root(&out))) continue;
+      const auto& readers = out.users();
+      if (root(&in)->is_graph_input() && !out.is_graph_output() && !readers.empty() && root(&out) == &out &&
+          std::all_of(readers.begin(), readers.end(), [&](const Node* r) { return converts_operands(*r); })) {
+        folded_as_[&out] = &in;
+        folded_casts_.insert(&c);
+        for (const Node* r : readers) folded_into_[r].push_back(c.name());
+      } else if (output_of_.count(&out) && root(&out) == &out && root(&in) == &in && !in.is_graph_output() &&
+                 in.users().size() == 1 && in.producer() && converts_operands(*in.producer()) &&
+                 only_used_output(*in.producer(), &in)) {
+        folded_as_[&in] = &out;
+        folded_casts_.insert(&c);
+        folded_into_[in.producer()].push_back(c.name());
+      }
+    }
+    for (std::size_t k = nodes_.size(); k-- > 0;) {
+      if (!folded_casts_.count(nodes_[k])) continue;
+      nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
+      families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+
+  // The value whose buffer a kernel reads or writes for v: v, or the other side of a folded Cast.
+  const Value* stored(const Value* v) const {
+    auto it = folded_as_.find(v);
+    return it == folded_as_.end() ? v : it->second;
   }
 
   std::string family_of(const Node& n, const ops::OpDef& def) const {
@@ -211,20 +273,21 @@ class Lowering {
   void plan_arena() {
     std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
     for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
-      for (const Value* v : nodes_[k]->outputs()) {
+      for (const Value* out : nodes_[k]->outputs()) {
+        const Value* v = out ? stored(out) : nullptr;
         if (!v || !in_arena(root(v))) continue;
         if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
         index[v] = buffers_.size();
         const int64_t elements = storage_elements(v->shape(), storage_of(v));
         buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
       }
-      for (const Value* v : nodes_[k]->inputs()) {
-        if (!v) continue;
-        const Value* r = root(v);
+      for (const Value* in : nodes_[k]->inputs()) {
+        if (!in) continue;
+        const Value* r = root(stored(in));
         if (!in_arena(r)) continue;
         auto it = index.find(r);
         if (it == index.end()) {
-          throw nodes_[k]->error("internal: input '" + v->name() + "' is read before any kernel writes it");
+          throw nodes_[k]->error("internal: input '" + in->name() + "' is read before any kernel writes it");
         }
         buffers_[it->second].last = k;
       }
@@ -272,6 +335,7 @@ class Lowering {
       t.dtype = DType::undefined;
       return t;
     }
+    if (stored(v) != v) return view(stored(v));
     t.value = v->name();
     t.dtype = v->dtype();
     t.shape = v->shape();
@@ -339,6 +403,9 @@ class Lowering {
           throw n->error("the '" + f->name + "' family chose family '" + k.family + "', which is not built in");
         }
       }
+      if (folded_into_.count(n)) {
+        for (const std::string& c : folded_into_.at(n)) k.note += "; boundary Cast '" + c + "' folded in";
+      }
       auto conversion = layout_.conversions.find(n);
       if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
       s_.kernels.push_back(std::move(k));
@@ -351,6 +418,9 @@ class Lowering {
   std::map<const Value*, const Value*> root_;     // view -> the value whose buffer it is
   std::map<const Value*, int> output_of_;         // root -> the graph output whose buffer it is
   std::set<const Node*> copies_;                  // Identity nodes added for output copies
+  std::map<const Value*, const Value*> folded_as_;  // a folded Cast's side -> the value stored instead
+  std::set<const Node*> folded_casts_;            // Casts folded into their neighbouring kernel
+  std::map<const Node*, std::vector<std::string>> folded_into_;  // kernel node -> the Casts it took
   std::vector<const Node*> nodes_;                // the kernels' nodes, in order
   std::vector<std::string> families_;
   std::vector<LiveBuffer> buffers_;
@@ -362,9 +432,15 @@ class Lowering {
 }  // namespace
 
 Schedule lower(Graph& g, const LowerOptions& o) {
-  if (o.run_passes) run_pipeline(g, o.passes);
+  // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
+  PrecisionReport precision;
+  PassOptions passes = o.passes;
+  if (!passes.precision_report) passes.precision_report = &precision;
+  if (o.run_passes) run_pipeline(g, passes);
   for (const std::string& a : o.archs) arch_number(a);
-  return Lowering(g, o).run();
+  Schedule s = Lowering(g, o).run();
+  if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) s.precision = *passes.precision_report;
+  return s;
 }
 
 }  // namespace modelc

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 namespace modelc {
 
@@ -85,6 +87,8 @@ struct Schedule {
   int64_t weights_bytes = 0;
   int64_t arena_bytes = 0;              ///< after liveness planning
   int64_t activation_bytes_total = 0;   ///< sum of every activation's size (what no reuse would need)
+  /// --fp16: what passes/precision did (report.md / report.json's "precision"); unset without it.
+  std::optional<PrecisionReport> precision;
   /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,
   /// padded ones, conversions; empty when every buffer is dense.
   std::string layout;

@@ -70,6 +70,8 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
 /// order). Throws Error for an empty node name; names the model lacks are the precision pass's
 /// Error (it knows the graph).
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
+/// --layout auto|nchw (LowerOptions::layout; a usage error for another word).
+void add_layout_flag(CLI::App& sub, std::string& layout);
 
 // ---- the commands' work, callable from tests ------------------------------------
 
@@ -91,6 +93,7 @@ struct VerifyOptions {
   /// register_verify makes it 1e-2 under --fp16; 0: the rtol/atol test decides.
   double max_rel_l2 = 0;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
+  std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   std::string keep;            ///< "" : a temporary folder, removed
   std::string name;            ///< "" : from the model file's name
   uint64_t seed = 0;

@@ -1,7 +1,7 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
-//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw]
 //          [--verify-each] [--print-after PASS]... [--disable-pass PASS]...
 // Loads the model, runs the passes, lowers it to a Schedule and writes the folder DIR (default
 // out/NAME). --build runs make in DIR (the nvcc binary; --emulate: the host-emulation binary)
@@ -47,6 +47,7 @@ struct Compile {
   int jobs = 0;
   LoadFlags load;
   PrecisionFlags precision;
+  std::string layout = "auto";
   bool verify_each = false;
   std::vector<std::string> print_after;
   std::vector<std::string> disable_pass;
@@ -292,6 +293,7 @@ int run_compile(const Compile& c) {
   opt.name = name;
   opt.archs = archs;
   apply_precision_flags(c.precision, opt.passes);
+  opt.layout = parse_layout_mode(c.layout);
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
@@ -347,6 +349,7 @@ void register_compile(CLI::App& app, RunFn& run) {
   app.add_option("-j,--jobs", c->jobs, "parallel jobs for --build (default: the number of cores)")->type_name("N");
   add_load_flags(app, c->load);
   add_precision_flags(app, c->precision);
+  add_layout_flag(app, c->layout);
   app.add_flag("--verify-each", c->verify_each, "check the graph after every pass");
   app.add_option("--print-after", c->print_after, "print the graph after pass PASS (or 'all'), repeatable")
       ->type_name("PASS")

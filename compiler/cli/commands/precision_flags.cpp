@@ -27,6 +27,15 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
       ->needs(fp16);
 }
 
+void add_layout_flag(CLI::App& sub, std::string& layout) {
+  sub.add_option("--layout", layout,
+                 "activation layout: auto (convolutional networks channels-last, channels padded for tensor "
+                 "cores) or nchw (every buffer dense NCHW)")
+      ->type_name("auto|nchw")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "nchw"}));
+}
+
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o) {
   o.fp16 = flags.fp16;
   o.fp16_accumulate = flags.fp16_accumulate;

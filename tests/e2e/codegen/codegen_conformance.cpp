@@ -22,6 +22,17 @@
 //      create, run_host on the shipped inputs, compare every output with runtime_stub/compare.h
 //      at rtol 1e-3, atol 1e-5.
 // The last line is "N passed, M failed, K skipped"; the exit status is 1 when M > 0.
+//
+// --fp16 (the codegen_node_tests_fp16 ctest): the same cases compiled with the precision pass on
+// (PassOptions::fp16; graph inputs and outputs stay FP32), compared with the shipped FP32 outputs
+// at rtol 1e-2, atol 1e-3. Only cases whose every node's op belongs to --fp16-families (by
+// OpDef::family; default conv, gemm, pool, elementwise, activation: the conv, gemm, matmul,
+// pooling and elementwise node tests) are run; the others are SKIPPED as out of the set. A case
+// whose float data FP16 cannot represent (a finite input, weight or expected output beyond
+// +-65504, or a result the FP16 graph misses on the reference interpreter too: cancellation in
+// values FP16 rounds), that has no float tensor (integer-only) or in which no node runs in FP16
+// is SKIPPED with that reason. --io-fp16: the models take and return FP16 as well (inputs rounded,
+// outputs widened for the comparison), so every kernel reads and writes FP16.
 #include <fnmatch.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -32,6 +43,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +80,9 @@ namespace {
 
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-5;
+constexpr double kRtolFp16 = 1e-2;
+constexpr double kAtolFp16 = 1e-3;
+constexpr double kHalfMax = 65504.0;
 
 struct Options {
   std::string data = "/usr/share/libonnx-testdata/data";
@@ -84,6 +99,9 @@ struct Options {
   int timeout_s = 120;
   bool verbose = false;
   std::map<std::string, std::string> substitutes;  // --substitute FAMILY=OTHER (tests/codegen's test family)
+  bool fp16 = false;                                // --fp16
+  bool io_fp16 = false;                             // --io-fp16 (with --fp16)
+  std::set<std::string> fp16_families = {"conv", "gemm", "pool", "elementwise", "activation"};  // "all": every op
 };
 
 const char* const kUsage =
@@ -99,6 +117,11 @@ const char* const kUsage =
     "  --group-size N     cases per compiled group (default 60)\n"
     "  --timeout SECONDS  per-case limit for preparing and for running (default 120)\n"
     "  --verbose          print every case's result\n"
+    "  --fp16             compile with the precision pass (--fp16) and compare at rtol 1e-2, atol 1e-3\n"
+    "  --io-fp16          --fp16, and the models take and return FP16 (inputs rounded to FP16, outputs\n"
+    "                     widened for the comparison): every kernel reads and writes FP16\n"
+    "  --fp16-families L  with --fp16: the op families (OpDef::family) a case may use, comma separated, or\n"
+    "                     'all' (default conv,gemm,pool,elementwise,activation)\n"
     "  --substitute F=G   lower family F's kernels with family G (e.g. elementwise=test_elementwise, the\n"
     "                     test family of tests/codegen/test_families.h: for testing this runner)\n"
     "The last line is 'N passed, M failed, K skipped'; the exit status is 1 when M > 0.\n";
@@ -273,6 +296,55 @@ std::string model_name(const std::string& suite, const std::string& name) {
   return r;
 }
 
+// --fp16: why the case is not run in FP16 ("" when it is): an op outside the families, or float
+// data FP16 cannot represent, or no float tensor at all.
+std::string fp16_skip_reason(const Graph& g, const TensorMap& feeds, const std::map<std::string, Tensor>& expected,
+                             const Options& o) {
+  std::set<std::string> outside;
+  for (const auto& up : g.nodes()) {
+    const ops::OpDef* def = ops::OpRegistry::instance().find(up->op(), up->opset());
+    const std::string family = def ? def->family : "";
+    if (!o.fp16_families.count("all") && !o.fp16_families.count(family)) {
+      outside.insert(up->op() + " (" + (family.empty() ? "no family" : family) + ")");
+    }
+  }
+  if (!outside.empty()) {
+    std::string r = "--fp16: not in the FP16 node-test set: ";
+    for (const std::string& x : outside) r += (x == *outside.begin() ? "" : ", ") + x;
+    return r;
+  }
+  auto beyond = [](const Tensor& t) {
+    if (!is_float(t.dtype())) return 0.0;
+    double m = 0;
+    for (double x : t.to_f64()) {
+      if (std::isfinite(x) && std::fabs(x) > m) m = std::fabs(x);
+    }
+    return m > kHalfMax ? m : 0.0;
+  };
+  auto fmt = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  for (const auto& [name, t] : feeds) {
+    if (const double m = beyond(t)) return "--fp16: FP16 cannot represent input '" + name + "' (|x| up to " + fmt(m) + ")";
+  }
+  for (const Value* v : g.values()) {
+    if (v->is_constant() && !v->producer()) {
+      if (const double m = beyond(v->constant())) {
+        return "--fp16: FP16 cannot represent constant '" + v->name() + "' (|x| up to " + fmt(m) + ")";
+      }
+    }
+  }
+  for (const auto& [name, t] : expected) {
+    if (const double m = beyond(t)) return "--fp16: FP16 cannot represent output '" + name + "' (|x| up to " + fmt(m) + ")";
+  }
+  bool floats = false;
+  for (const Value* v : g.values()) floats = floats || v->dtype() == DType::float32;
+  if (!floats) return "--fp16: integer-only (no float32 tensor for the precision pass to change)";
+  return "";
+}
+
 // Step 1 and 2 for one case: "OK", "SKIP reason" or "FAIL reason". Runs in a child process.
 std::string prepare_case(const Case& c, const Options& o) {
   const onnx::ModelProto proto = [&] {
@@ -339,11 +411,49 @@ std::string prepare_case(const Case& c, const Options& o) {
   if (const SkipEntry* s = find_skip(read_skips(o.skips), c.suite, c.name)) {
     return "SKIP " + s->reason + " (skips.txt:" + std::to_string(s->line) + ")";
   }
+  if (o.fp16) {
+    const std::string why = fp16_skip_reason(*g, feeds, expected, o);
+    if (!why.empty()) return "SKIP " + why;
+  }
   try {
     LowerOptions opt;
     opt.name = c.model;
     opt.family_substitutes = o.substitutes;
+    PrecisionReport precision;
+    if (o.fp16) {
+      opt.passes.fp16 = true;
+      opt.passes.io_fp16 = o.io_fp16;
+      opt.passes.precision_report = &precision;
+    }
     const Schedule s = lower(*g, opt);
+    if (o.fp16 && precision.fp16_nodes == 0) {
+      std::string why;
+      for (const auto& n : precision.fp32_nodes) why += (why.empty() ? "" : "; ") + n.op + ": " + n.reason;
+      return "SKIP --fp16: no node runs in FP16 (" + one_line(why.empty() ? "no float node" : why, 200) + ")";
+    }
+    if (o.fp16) {
+      // The FP16 graph on the reference interpreter (each op rounds to FP16 at its output): when it
+      // misses the tolerance too, FP16 storage cannot represent the case (cancellation in values
+      // FP16 rounds, ...), whatever the kernels do.
+      TensorMap half_feeds;
+      for (const Value* in : g->inputs()) {
+        auto it = feeds.find(in->name());
+        if (it != feeds.end()) half_feeds[in->name()] = it->second.dtype() != in->dtype() ? it->second.cast(in->dtype()) : it->second;
+      }
+      const TensorMap results = run_reference(*g, half_feeds);
+      for (std::size_t j = 0; j < s.outputs.size() && j < static_cast<std::size_t>(proto.graph().output_size()); ++j) {
+        auto want = expected.find(proto.graph().output(static_cast<int>(j)).name());
+        auto got = results.find(g->outputs()[j]->name());
+        if (want == expected.end() || got == results.end()) continue;
+        const Tensor g32 = got->second.dtype() == DType::float16 && want->second.dtype() == DType::float32
+                               ? got->second.cast(DType::float32) : got->second;
+        const mc_npy::Comparison cmp = mc_npy::compare(to_array(g32), to_array(want->second), kRtolFp16, kAtolFp16);
+        if (!cmp.pass) {
+          return "SKIP --fp16: FP16 cannot represent the case: the FP16 graph on the reference interpreter misses the "
+                 "tolerance too: " + one_line(mc_npy::comparison_line(want->first, to_array(want->second), cmp), 300);
+        }
+      }
+    }
     EmitOptions eo;
     eo.source = (c.dir / "model.onnx").string();
     eo.weights_file = true;
@@ -372,13 +482,15 @@ std::string prepare_case(const Case& c, const Options& o) {
 
     // The manifest the driver reads: sources, weights, inputs and expected outputs as raw files.
     std::string m = "model " + c.model + "\n";
+    if (o.fp16) m += "tolerance " + std::to_string(kRtolFp16) + " " + std::to_string(kAtolFp16) + "\n";
     for (const std::string& src : sources) m += "source " + (c.out / src).string() + "\n";
     m += "weights " + (c.out / (c.model + "_weights.bin")).string() + "\n";
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
       auto it = feeds.find(s.inputs[i].name);
       if (it == feeds.end()) return "FAIL the generated model's input '" + s.inputs[i].name + "' has no data";
       const fs::path raw = c.out / ("input_" + std::to_string(i) + ".raw");
-      write_text(raw, std::string(reinterpret_cast<const char*>(it->second.raw()), it->second.nbytes()));
+      const Tensor in = it->second.dtype() != s.inputs[i].dtype ? it->second.cast(s.inputs[i].dtype) : it->second;
+      write_text(raw, std::string(reinterpret_cast<const char*>(in.raw()), in.nbytes()));
       m += "input " + raw.string() + "\n";
     }
     for (std::size_t i = 0; i < s.outputs.size(); ++i) {
@@ -567,8 +679,18 @@ std::string shape_text(const mc_cli::Model& m, bool out, int i) {
   return mc_npy::type_str(out ? m.output_dtype(i) : m.input_dtype(i), std::vector<int64_t>(d, d + rank));
 }
 
-// bfloat16 (16) to float32, for the comparison.
-mc_npy::Array widen(mc_npy::Array a) {
+// bfloat16 (16) to float32, for the comparison; float16 (10) too when float32 is expected (--io-fp16).
+mc_npy::Array widen(mc_npy::Array a, int want) {
+  if (a.dtype == 10 && want == 1) {
+    std::vector<unsigned char> f(a.data.size() * 2);
+    for (size_t i = 0; i < a.data.size() / 2; ++i) {
+      const float v = mc_npy::half_to_float(static_cast<uint16_t>(a.data[2 * i] | a.data[2 * i + 1] << 8));
+      std::memcpy(&f[4 * i], &v, 4);
+    }
+    a.dtype = 1;
+    a.data = f;
+    return a;
+  }
   if (a.dtype != 16) return a;
   std::vector<unsigned char> f(a.data.size() * 2);
   for (size_t i = 0; i < a.data.size() / 2; ++i) {
@@ -584,10 +706,12 @@ std::string run_case(const CaseEntry& e) {
   const mc_cli::Model& m = *e.model;
   std::istringstream lines(read_file(e.manifest));
   std::string weights;
+  double rtol = 1e-3, atol = 1e-5;  // "tolerance R A" in the manifest (--fp16)
   std::vector<std::vector<unsigned char>> in;
   std::vector<std::string> expected;  // "" : not compared
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("weights ", 0) == 0) weights = line.substr(8);
+    if (line.rfind("tolerance ", 0) == 0) std::sscanf(line.c_str() + 10, "%lf %lf", &rtol, &atol);
     if (line.rfind("input ", 0) == 0) in.push_back(read_bytes(line.substr(6)));
     if (line.rfind("output ", 0) == 0) expected.push_back(line.substr(7) == "-" ? "" : line.substr(7));
   }
@@ -643,8 +767,8 @@ std::string run_case(const CaseEntry& e) {
     want.shape.resize(rank);
     for (auto& d : want.shape) f >> d;
     want.data = read_bytes(path);
-    const mc_npy::Array got = widen(out[static_cast<size_t>(i)]);
-    const mc_npy::Comparison c = mc_npy::compare(got, want, 1e-3, 1e-5);
+    const mc_npy::Array got = widen(out[static_cast<size_t>(i)], want.dtype);
+    const mc_npy::Comparison c = mc_npy::compare(got, want, rtol, atol);
     ++compared;
     if (!c.pass) failures += (failures.empty() ? "" : "; ") + mc_npy::comparison_line(m.output_name(i), want, c);
   }
@@ -789,6 +913,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.substitutes[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--fp16") {
+      o.fp16 = true;
+    } else if (a == "--io-fp16") {
+      o.io_fp16 = o.fp16 = true;
+    } else if (a == "--fp16-families") {
+      o.fp16_families.clear();
+      std::stringstream ss(value());
+      for (std::string f; std::getline(ss, f, ',');) if (!f.empty()) o.fp16_families.insert(f);
     } else if (a == "--verbose" || a == "-v") {
       o.verbose = true;
     } else {
@@ -1055,6 +1187,11 @@ int main(int argc, char** argv) {
   std::cout << skips_text << fails_text;
   std::cout << "times: prepare " << secs(prepare_s) << ", build " << secs(build_s) << ", run " << secs(run_s)
             << ", total " << secs(since(start)) << "\n";
+  if (o.fp16) {
+    std::string set;
+    for (const std::string& f : o.fp16_families) set += (set.empty() ? "" : ",") + f;
+    std::cout << (o.io_fp16 ? "--fp16 --io-fp16" : "--fp16") << " (rtol " << kRtolFp16 << ", atol " << kAtolFp16 << "), op families " << set << "\n";
+  }
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
   return failed > 0 ? 1 : 0;
 }

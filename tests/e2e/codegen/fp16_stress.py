@@ -21,11 +21,9 @@ computes these ops in FP32 on FP16 storage; an FP16 sum, sum of squares or exp w
              exceeds the addends, at 256 for addends of 0.06), uniform in [-1, 1) (sum ~+-600),
              and 0.0625 everywhere (62500 exactly).
   reducesum_large  ReduceSum over 1e6 elements uniform in [0, 1): the sum, ~5e5, is finite in FP32
-             but beyond FP16's range. The reduce kernel accumulates in FP32, but under the precision
-             policy it stores its result in FP16 (the boundary Cast to FP32 is a separate kernel),
-             so it is Inf today. Disabled in ctest (codegen_fp16_stress_reducesum_large) until the
-             output Cast is fused into the reduce kernel or a graph output's fp32_compute producer
-             writes FP32 (the fp16 engineer's precision pass / reduce family).
+             but beyond FP16's range. The reduce kernel accumulates in FP32 and, with the output
+             Cast folded into it (lower, --fp16), writes the FP32 sum itself; stored in FP16 first
+             it would be Inf.
 
 The inputs are FP16-representable values (rounded to float16 and stored as float32), so the
 boundary Cast is exact and the error measured is the computation's, not the input rounding's.

@@ -43,6 +43,18 @@ void ew(Op op = Op{}) {
   launch<K>(mc::ew::elementwise_kernel<K>, p);
 }
 
+// The FP16 pair path (__half2 loads and stores): contiguous half operands over one dim, and a
+// broadcast scalar.
+template <class Op, class... X>
+void ew_pairs(Op op = Op{}) {
+  using K = mc::ew::Elementwise<Op, Dims<12>, Operand<__half, Dims<1>>, X...>;
+  static_assert(K::kPairs, "the pair path");
+  const void* const xs[] = {a, b, c};
+  typename K::Params p{y, {}, op};
+  for (int i = 0; i < K::kInputs; ++i) p.x[i] = xs[i];
+  launch<K>(mc::ew::elementwise_kernel<K>, p);
+}
+
 template <class T>
 void float_ops() {
   ew<mc::ew::Neg, T, T>();
@@ -166,6 +178,9 @@ cudaError_t launch_all() {
   float_ops<float>();
   float_ops<__half>();
   float_ops<bf16>();
+  ew_pairs<mc::ew::Add, Operand<__half, Dims<1>>, Operand<__half, Dims<0>>>();
+  ew_pairs<mc::ew::Sigmoid, Operand<__half, Dims<1>>>();
+  ew_pairs<mc::ew::Clip<float, true, true>, Operand<__half, Dims<1>>>(mc::ew::Clip<float, true, true>{0.0f, 6.0f});
   int_ops<int8_t>();
   int_ops<uint8_t>();
   int_ops<int32_t>();

@@ -51,6 +51,11 @@ cudaError_t reduction_launch_all(cudaStream_t s) {
   e = reduce_all_splits<r::SumSquare, uint8_t>(e, s);
   e = reduce_all_splits<r::Max, bool>(e, s);
   e = reduce_all_splits<r::Mean, int64_t>(e, s);
+  // --fp16's folded boundary casts: FP16 data, an FP32 result, and the reverse.
+  e = launch<r::Reduce<r::Sum<__half>, X<__half>, Y<float>, r::Tiling<128, 8, true>>>(e, s, nullptr, nullptr);
+  e = launch<r::Reduce<r::LogSumExp<float>, X<float>, Y<__half>, r::Tiling<128, 8, true>>>(e, s, nullptr, nullptr);
+  e = launch<r::Softmax<false, X<__half>, X<float>, r::Tiling<32, 8, true>>>(e, s, nullptr, nullptr);
+  e = launch<r::Softmax<true, X<float>, X<__half>, r::Tiling<32, 8, true>>>(e, s, nullptr, nullptr);
   e = launch<r::ArgMinMax<true, false, X<float>, Y<int64_t>, r::Tiling<128, 32, true>>>(e, s, nullptr, nullptr);
   e = launch<r::ArgMinMax<false, true, X<int64_t>, Y<int64_t>, r::Tiling<256, 2, false>>>(e, s, nullptr, nullptr);
   e = launch<r::ArgMinMax<true, true, X<__half>, Y<int64_t>, r::Tiling<512, 512, true>>>(e, s, nullptr, nullptr);
