@@ -9,41 +9,11 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
+#include "tests/cli/run_modelc.h"
 #include "tests/frontend/onnx_builder.h"
 
 using namespace modelc;
 using namespace modelc::test;
-
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string quoted(const std::string& s) {
-  std::string r = "'";
-  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return r + "'";
-}
-
-// Runs `modelc ARGS` in `dir` (the working directory), capturing both streams.
-Result run_modelc(const TempDir& dir, const std::string& args) {
-  const std::string binary = std::string(MODELC_BINARY_DIR) + "/modelc";
-  REQUIRE_MESSAGE(std::filesystem::exists(binary), "build the modelc binary first: ", binary);
-  const std::string cmd = "cd " + quoted(dir.str()) + " && " + quoted(binary) + " " + args + " >" +
-                          quoted(dir / ".stdout") + " 2>" + quoted(dir / ".stderr");
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_bytes(dir / ".stdout");
-  r.err = read_bytes(dir / ".stderr");
-  return r;
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-}  // namespace
 
 TEST_CASE("cli: usage errors exit 2, help exits 0") {
   TempDir dir;
