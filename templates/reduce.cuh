@@ -361,34 +361,21 @@ struct Prod {
   template <class U = T>
   __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
+// L1 and SumSquare are sums of lifted elements: Sum's accumulator, combine and finish.
 template <class T>
-struct L1 {
-  using Acc = ExactAcc<T>;
-  static constexpr bool kShifted = false;
-  __device__ static Acc init() { return Acc(0); }
+struct L1 : Sum<T> {
+  using Acc = typename Sum<T>::Acc;
   __device__ static Acc lift(T v) {
     if constexpr (Elem<T>::kFloat) return abs_of(load_as<T, Acc>(v)); else return wrap_abs(Elem<T>::load(v));
   }
-  __device__ static Acc combine(Acc a, Acc b) {
-    if constexpr (Elem<T>::kFloat) return a + b; else return wrap_add(a, b);
-  }
-  template <class U = T>
-  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
-struct SumSquare {
-  using Acc = ExactAcc<T>;
-  static constexpr bool kShifted = false;
-  __device__ static Acc init() { return Acc(0); }
+struct SumSquare : Sum<T> {
+  using Acc = typename Sum<T>::Acc;
   __device__ static Acc lift(T v) {
     const Acc x = load_as<T, Acc>(v);
     if constexpr (Elem<T>::kFloat) return x * x; else return wrap_mul(x, x);
   }
-  __device__ static Acc combine(Acc a, Acc b) {
-    if constexpr (Elem<T>::kFloat) return a + b; else return wrap_add(a, b);
-  }
-  template <class U = T>
-  __device__ static U finish(Acc a, int) { return store_result<U>(a); }
 };
 template <class T>
 struct L2 {
