@@ -18,6 +18,7 @@
 #include "codegen/format.h"
 #include "codegen/report.h"
 #include "runtime_stub/tools/resources.h"
+#include "support/build_paths.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -779,11 +780,7 @@ std::vector<std::string> launched_functions(const std::string& declarations, con
 
 std::string data_dir() {
   const char* env = std::getenv("MODELC_DATA_DIR");
-#if defined(MODELC_SOURCE_DIR)
-  const std::string dir = env && *env ? env : MODELC_SOURCE_DIR;
-#else
-  const std::string dir = env && *env ? env : ".";
-#endif
+  const std::string dir = env && *env ? env : build_source_dir();
   if (!fs::is_regular_file(fs::path(dir) / "Makefile.gen") || !fs::is_directory(fs::path(dir) / "runtime_stub")) {
     throw Error("modelc's data folder " + dir + " lacks Makefile.gen or runtime_stub/",
                 "set MODELC_DATA_DIR to the folder that holds templates/, runtime_stub/ and Makefile.gen");

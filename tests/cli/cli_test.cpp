@@ -1,5 +1,6 @@
 // The `modelc` binary: exit codes and messages, on small models the tests
 // write to a temporary folder.
+#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -200,7 +201,7 @@ TEST_CASE("cli: list-ops") {
 }
 
 TEST_CASE("docs/operators.md is the output of `modelc list-ops --markdown`") {
-  const std::string committed = read_bytes(std::string(MODELC_SOURCE_DIR) + "/docs/operators.md");
+  const std::string committed = read_bytes(std::string(build_source_dir()) + "/docs/operators.md");
   CHECK_MESSAGE(committed == cli::list_ops_text(true),
                 "docs/operators.md is out of date: run `./build/modelc list-ops --markdown > docs/operators.md`");
 }

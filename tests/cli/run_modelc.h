@@ -1,6 +1,7 @@
 // tests/cli/run_modelc.h — runs the `modelc` binary the build made, for the tests of its commands.
 #pragma once
 
+#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -28,7 +29,7 @@ inline std::string shell_quoted(const std::string& s) {
 
 /// Runs `modelc ARGS` (ARGS as a shell command line) in `dir`, capturing both streams.
 inline Result run_modelc(const TempDir& dir, const std::string& args) {
-  const std::string binary = std::string(MODELC_BINARY_DIR) + "/modelc";
+  const std::string binary = std::string(build_binary_dir()) + "/modelc";
   REQUIRE_MESSAGE(std::filesystem::exists(binary), "build the modelc binary first: ", binary);
   const std::string cmd = "cd " + shell_quoted(dir.str()) + " && " + shell_quoted(binary) + " " + args + " >" +
                           shell_quoted(dir / ".stdout") + " 2>" + shell_quoted(dir / ".stderr");

@@ -1,5 +1,6 @@
 // codegen/report: tensor core or SIMT per convolution and matrix product, with the reason and
 // the tactic per arch; the nodes a fused kernel covers; the launched functions per kernel.
+#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -109,7 +110,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
 }
 
 TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fused nodes, launches") {
-  std::unique_ptr<Graph> g = load_onnx(std::string(MODELC_SOURCE_DIR) + "/models/tiny_cnn.onnx");
+  std::unique_ptr<Graph> g = load_onnx(std::string(build_source_dir()) + "/models/tiny_cnn.onnx");
   LowerOptions lo;
   lo.archs = {"sm_75", "sm_90"};
   lo.passes.fuse_epilogue = true;

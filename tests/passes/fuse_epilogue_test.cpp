@@ -3,6 +3,7 @@
 // become one node; the reference output must not change (1e-5 relative to
 // the output's largest magnitude). Also: the shipped tiny models through the
 // whole pipeline, and resnet50 when it was exported into the build folder.
+#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -426,7 +427,7 @@ std::map<std::string, int> op_counts(const Graph& g) {
 /// Loads a shipped model, runs the pipeline (FP32), and checks its output
 /// against the reference before the passes.
 std::map<std::string, int> pipeline_on(const std::string& file, std::map<std::string, int>* before_counts = nullptr) {
-  std::unique_ptr<Graph> g = load_onnx(std::string(MODELC_SOURCE_DIR) + "/models/" + file);
+  std::unique_ptr<Graph> g = load_onnx(std::string(build_source_dir()) + "/models/" + file);
   const TensorMap in = random_inputs(*g, 5);
   const TensorMap before = run_reference(*g, in);
   if (before_counts) *before_counts = op_counts(*g);
@@ -478,7 +479,7 @@ TEST_CASE("pipeline on models/tiny_mlp.onnx") {
 }
 
 TEST_CASE("fuse_epilogue on resnet50 (when exported into the build folder)") {
-  const std::string path = std::string(MODELC_BINARY_DIR) + "/models/resnet50.onnx";
+  const std::string path = std::string(build_binary_dir()) + "/models/resnet50.onnx";
   if (!std::filesystem::exists(path)) return;
   std::unique_ptr<Graph> g = load_onnx(path);
   PassOptions o;

@@ -2,6 +2,7 @@
 // the FP16/FP32 boundaries, weights converted at compile time with clamping
 // counted, --keep-fp32 and --io-fp16. The reference output stays within a
 // relative L2 error of 1e-2 of the FP32 graph's.
+#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -358,7 +359,7 @@ namespace {
 
 /// A shipped model through the whole pipeline with --fp16 against the FP32 reference.
 std::unique_ptr<Graph> fp16_pipeline(const std::string& file, PrecisionReport& report) {
-  std::unique_ptr<Graph> g = load_onnx(std::string(MODELC_SOURCE_DIR) + "/models/" + file);
+  std::unique_ptr<Graph> g = load_onnx(std::string(build_source_dir()) + "/models/" + file);
   const TensorMap in = random_inputs(*g, 9);
   const TensorMap before = run_reference(*g, in);
   PassOptions o;

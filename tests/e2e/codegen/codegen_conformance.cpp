@@ -33,6 +33,7 @@
 // values FP16 rounds), that has no float tensor (integer-only) or in which no node runs in FP16
 // is SKIPPED with that reason. --io-fp16: the models take and return FP16 as well (inputs rounded,
 // outputs widened for the comparison), so every kernel reads and writes FP16.
+#include "support/build_paths.h"
 #include <fnmatch.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -89,7 +90,7 @@ struct Options {
   std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
   std::string work = "codegen_conformance";
   std::string skips = MODELC_CODEGEN_SKIPS;
-  std::string source_dir = MODELC_SOURCE_DIR;
+  std::string source_dir = modelc::build_source_dir();
   std::string host_lib;  // libmodelc_host_emulation.a ("" : compile runtime_stub/host/*.cpp)
   std::string cxx = "g++";
   std::string cxxflags = "-O1";
