@@ -346,7 +346,7 @@ std::string kernel_comment(const Kernel& k) {
                                   types) + "\n";
   c += "//   " + comment(where) + "\n";
   std::string tactic;
-  for (const auto& [key, value] : k.tactic) tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
+  for (const auto& [key, value] : tactic_fields(k.tactic)) tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
   if (!tactic.empty() || !k.note.empty()) {
     c += "//   " + comment((tactic.empty() ? "" : "tactic " + tactic + (k.note.empty() ? "" : "; ")) + k.note) + "\n";
   }

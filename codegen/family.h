@@ -9,17 +9,9 @@
 #include <vector>
 
 #include "schedule/schedule.h"
+#include "schedule/target.h"
 
 namespace modelc {
-
-/// The target of a plan: one --arch (a fat binary has a plan per arch where they differ).
-struct Target {
-  int sm = 75;          ///< 75, 80, 86, 89, 90, ...
-  int sm_count = 80;    ///< assumed SM count for wave heuristics (documented per arch)
-  int smem_per_block = 48 * 1024;
-  /// --fp16-accumulate (PassOptions::fp16_accumulate): FP16 accumulators where the family offers them.
-  bool fp16_accumulate = false;
-};
 
 /// What an emit function can ask of the emitter.
 class EmitContext {
@@ -46,13 +38,10 @@ struct Emitted {
 struct KernelFamily {
   std::string name;                   ///< "gemm", "elementwise", ...
   std::vector<std::string> headers;   ///< templates/ files the code includes (copied into kernels/)
-  /// Optional: picks the tactic (k.tactic, k.note) for the target; may change
-  /// k.family (e.g. conv -> conv_depthwise).
+  /// Optional: picks the tactic (k.tactic, k.note) for the oldest target, where the family's
+  /// tactic rule is not yet in schedule/ (FamilyFacts::choose_tactic).
   std::function<void(Kernel& k, const Target& t)> plan;
   std::function<Emitted(const Kernel& k, const EmitContext& ctx)> emit;
-  /// Optional, used instead of `plan` when set: plans for every --arch target at once (ascending
-  /// SM numbers; never empty), recording a tactic per arch in k.arch_tactic where they differ.
-  std::function<void(Kernel& k, const std::vector<Target>& targets)> plan_archs = {};
 };
 
 class FamilyRegistry {

@@ -44,7 +44,7 @@ int64_t kernel_flops(const Kernel& k) {
 
 std::string tactic_text(const Kernel& k) {
   std::string s;
-  for (const auto& [key, value] : k.tactic) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
+  for (const auto& [key, value] : tactic_fields(k.tactic)) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
   return s;
 }
 
@@ -274,7 +274,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kj["inputs"] = in;
     kj["outputs"] = out;
     kj["tactic"] = Json::object();
-    for (const auto& [key, value] : k.tactic) kj["tactic"][key] = value;
+    for (const auto& [key, value] : tactic_fields(k.tactic)) kj["tactic"][key] = value;
     kj["note"] = k.note;
     if (is_conv_or_matmul(k)) {
       kj["engine"] = engine_of(k);
@@ -283,7 +283,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
         Json at = Json::object();
         for (const auto& [sm, tactic] : k.arch_tactic) {
           Json t = Json::object();
-          for (const auto& [key, value] : tactic) t[key] = value;
+          for (const auto& [key, value] : tactic_fields(tactic)) t[key] = value;
           at["sm_" + std::to_string(sm)] = std::move(t);
         }
         kj["arch_tactic"] = std::move(at);

@@ -1,6 +1,6 @@
 // codegen/families/conv_depthwise.cpp — the conv_depthwise family: a Conv with one input channel
-// per group (templates/conv_depthwise.cuh), direct, one thread per output element. The conv
-// family's plan hands such kernels here.
+// per group (templates/conv_depthwise.cuh), direct, one thread per output element. The lowering
+// picks this family before conv for such nodes (schedule/families.cpp).
 #include <fmt/format.h>
 
 #include "codegen/families/linear.h"
@@ -9,20 +9,6 @@
 
 namespace modelc::linear {
 namespace {
-
-void plan_depthwise(Kernel& k, const Target&) {
-  const ConvGeometry g = conv_geometry(k);
-  check_size(k);
-  if (g.Cg() != 1) {
-    throw Error("internal: conv_depthwise kernel " + k.id + " has " + std::to_string(g.Cg()) +
-                " input channels per group");
-  }
-  k.tactic["threads"] = 128;
-  if (k.note.empty()) {
-    k.note = fmt::format("{}: depthwise, direct, one thread per output", g.str());
-  }
-  if (kernel_layout(k).channels_last && k.note.find("NHWC") == std::string::npos) k.note += ", NHWC";
-}
 
 Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
   const KernelLayout l = kernel_layout(k);
@@ -50,6 +36,6 @@ Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
 }  // namespace
 
 MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"gemm.cuh", "conv.cuh", "conv_depthwise.cuh"},
-                                               plan_depthwise, emit_depthwise});
+                                               nullptr, emit_depthwise});
 
 }  // namespace modelc::linear

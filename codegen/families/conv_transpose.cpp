@@ -9,13 +9,6 @@
 namespace modelc::linear {
 namespace {
 
-void plan_transpose(Kernel& k, const Target&) {
-  const ConvGeometry g = conv_transpose_geometry(k);
-  check_size(k);
-  k.tactic["threads"] = 128;
-  k.note = fmt::format("{}: gather form, one thread per output", g.str());
-}
-
 Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
   require_dense(k);
   const ConvGeometry g = conv_transpose_geometry(k);
@@ -35,6 +28,6 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
 }  // namespace
 
 MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"gemm.cuh", "conv.cuh", "conv_transpose.cuh"},
-                                               plan_transpose, emit_transpose});
+                                               nullptr, emit_transpose});
 
 }  // namespace modelc::linear

@@ -145,14 +145,6 @@ Strides channel_strides(const TensorView& v, const Shape& out) {
   return s;
 }
 
-void plan_elementwise(Kernel& k, const Target&) {
-  if (k.outputs.empty()) return;
-  const int64_t n = k.outputs[0].numel();
-  k.tactic["block"] = 256;
-  k.tactic["grid"] = n <= 0 ? 0 : std::min<int64_t>((n + 255) / 256, 4096);
-  k.note = "broadcasting elementwise kernel, FP32 math, grid-stride loop";
-}
-
 Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "elementwise kernel without input or output");
   const OpSpec spec = op_spec(k);
@@ -210,6 +202,6 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
 }  // namespace
 
 MODELC_REGISTER_FAMILY(elementwise_family)
-(KernelFamily{"elementwise", {"tensor_index.cuh", "elementwise.cuh"}, plan_elementwise, emit_elementwise});
+(KernelFamily{"elementwise", {"tensor_index.cuh", "elementwise.cuh"}, nullptr, emit_elementwise});
 
 }  // namespace modelc::codegen

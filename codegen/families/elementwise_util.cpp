@@ -165,7 +165,7 @@ int tiled_dim(const StridedCopy& c) {
 
 std::function<void(Kernel&, const Target&)> data_plan(const std::string& note) {
   return [note](Kernel& k, const Target&) {
-    k.tactic["block"] = 256;
+    k.tactic = GridStrideTactic{256, std::nullopt};
     k.note = note;
   };
 }

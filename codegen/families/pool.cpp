@@ -12,21 +12,6 @@ namespace {
 
 bool is_global(const Node& n) { return n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool"; }
 
-void plan_pool(Kernel& k, const Target&) {
-  check_size(k);
-  const Node& n = *k.node;
-  k.tactic["threads"] = 128;
-  const KernelLayout l = kernel_layout(k);
-  const std::string layout = l.channels_last ? "NHWC, " : "";
-  if (is_global(n)) {
-    k.note = l.channels_last ? "NHWC: one thread per (n, c), looping over the plane"
-                             : "one warp per (n, c) plane, shuffle reduction";
-    return;
-  }
-  const ConvGeometry g = pool_geometry(k);
-  k.note = fmt::format("{}: {}one thread per output", g.str(), layout);
-}
-
 Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
   const KernelLayout l = kernel_layout(k);
   if (!l.channels_last) require_dense(k);
@@ -77,6 +62,6 @@ Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(pool_family)({"pool", {"gemm.cuh", "conv.cuh", "pool.cuh"}, plan_pool, emit_pool});
+MODELC_REGISTER_FAMILY(pool_family)({"pool", {"gemm.cuh", "conv.cuh", "pool.cuh"}, nullptr, emit_pool});
 
 }  // namespace modelc::linear

@@ -174,26 +174,13 @@ Tile choose_block_per_row(int64_t cols, bool sorts) {
 }
 
 void set_tactic(Kernel& k, const Tile& tile, const std::string& note) {
-  k.tactic["threads"] = tile.threads;
-  k.tactic["group"] = tile.group;
-  k.tactic["lanes_contiguous"] = tile.lanes_contiguous ? 1 : 0;
+  k.tactic = tile;
   k.note = note;
 }
 
 Tile tile_of(const Kernel& k, const Tile& fallback) {
-  auto get = [&](const char* key) -> const int64_t* {
-    auto it = k.tactic.find(key);
-    return it == k.tactic.end() ? nullptr : &it->second;
-  };
-  const int64_t* threads = get("threads");
-  const int64_t* group = get("group");
-  const int64_t* contiguous = get("lanes_contiguous");
-  if (!threads || !group || !contiguous) return fallback;
-  Tile t;
-  t.threads = static_cast<int>(*threads);
-  t.group = static_cast<int>(*group);
-  t.lanes_contiguous = *contiguous != 0;
-  return t;
+  const ReductionTile* t = std::get_if<ReductionTile>(&k.tactic);
+  return t ? *t : fallback;
 }
 
 std::string tiling_type(const Tile& t) {

@@ -65,11 +65,7 @@ std::vector<int64_t> strides_rows_only(const Kernel& k, const Split& s, const Te
 std::vector<int64_t> strides_broadcast(const Kernel& k, const Split& s, const TensorView& v, const char* what);
 
 /// \brief The block tiling (templates/reduce.cuh Tiling<kThreads, kGroup, kLanesContiguous>).
-struct Tile {
-  int threads = 128;
-  int group = 1;
-  bool lanes_contiguous = true;
-};
+using Tile = ReductionTile;
 /// \brief Picks the tiling for `rows` rows of `cols` columns. Contiguous columns (inner stride 1)
 /// get a group of consecutive threads per row (about 4 columns per thread, at most 512 threads);
 /// columns that are strided while the rows are contiguous get interleaved groups (consecutive

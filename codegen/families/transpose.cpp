@@ -38,7 +38,7 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
 void plan_transpose(Kernel& k, const Target&) {
   StridedCopy c = transpose_plan(*k.node, k.inputs.at(0), k.outputs.at(0));
   collapse(c.shape, {&c.y_strides, &c.x_strides});
-  k.tactic["block"] = 256;
+  k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = tiled_dim(c) >= 0 ? "copy through 32x32 shared-memory tiles (reads and writes coalesced)"
                              : "strided copy (writes coalesced)";
 }

@@ -64,4 +64,9 @@ std::vector<int64_t> spatial_attr(const Node& n, const std::string& name, std::s
 /// FLOPs rule for elementwise ops: `per_element` operations per element of output 0.
 FlopsFn flops_per_output(int64_t per_element);
 
+/// Integer division rounding toward -inf (b > 0): window arithmetic with pads can make `a` negative.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+/// Integer division rounding toward +inf (b > 0).
+inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
 }  // namespace modelc::ops

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "ops/common.h"
+#include "ops/gemm.h"
 
 namespace modelc::ops {
 namespace {
@@ -66,7 +67,8 @@ GemmDims gemm_dims(const Node& n) {
   const Shape& b = n.input(1).shape();
   if (a.size() != 2) throw n.error("input A ('" + n.input(0).name() + "') has shape " + shape_str(a) + ", expected rank 2");
   if (b.size() != 2) throw n.error("input B ('" + n.input(1).name() + "') has shape " + shape_str(b) + ", expected rank 2");
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const GemmAttributes at = gemm_attributes(n);
+  const bool ta = at.trans_a, tb = at.trans_b;
   GemmDims d;
   d.M = ta ? a[1] : a[0];
   d.K = ta ? a[0] : a[1];
@@ -104,8 +106,7 @@ void validate_gemm(const Node& n) {
     const int64_t v = n.attr_int(t, 0);
     if (v != 0 && v != 1) throw n.error(std::string("attribute '") + t + "' is " + std::to_string(v) + ", expected 0 or 1");
   }
-  n.attr_float("alpha", 1.0);
-  n.attr_float("beta", 1.0);
+  gemm_attributes(n);  // alpha and beta are floats
   for (int i = 0; i < 3; ++i) require_numeric(n, i);
   require_same_dtype(n, 0, 1);
   require_same_dtype(n, 0, 2);
@@ -113,8 +114,9 @@ void validate_gemm(const Node& n) {
 
 Tensor eval_gemm(const Node& n, const TensorRefs& in) {
   const GemmDims d = gemm_dims(n);
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
-  const double alpha = n.attr_float("alpha", 1.0), beta = n.attr_float("beta", 1.0);
+  const GemmAttributes at = gemm_attributes(n);
+  const bool ta = at.trans_a, tb = at.trans_b;
+  const double alpha = at.alpha, beta = at.beta;
   std::vector<double> a = in[0]->to_f64(), b = in[1]->to_f64();
   auto transpose = [](const std::vector<double>& v, int64_t rows, int64_t cols) {
     std::vector<double> t(v.size());
@@ -194,74 +196,11 @@ Tensor eval_matmul(const Node& n, const TensorRefs& in) {
 
 // ---- Einsum ----------------------------------------------------------------
 
-/// A parsed equation: one term per operand and the output term (letters only).
-struct EinsumSpec {
-  std::vector<std::string> terms;
-  std::string out;
-};
-
 bool is_label(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-EinsumSpec parse_einsum(const Node& n) {
-  if (!n.has_attr("equation")) throw n.error("attribute 'equation' is missing");
-  const std::string eq = n.attr_string("equation", "");
-  std::string s;
-  for (char c : eq) {
-    if (c != ' ') s += c;
-  }
-  if (s.find('.') != std::string::npos) {
-    throw n.error("equation '" + eq + "' uses an ellipsis ('...'), which is not supported",
-                  "write the equation with explicit letters for every dim");
-  }
-  EinsumSpec spec;
-  const std::size_t arrow = s.find("->");
-  const std::string lhs = arrow == std::string::npos ? s : s.substr(0, arrow);
-  std::string cur;
-  for (char c : lhs) {
-    if (c == ',') {
-      spec.terms.push_back(cur);
-      cur.clear();
-    } else if (is_label(c)) {
-      cur += c;
-    } else {
-      throw n.error("equation '" + eq + "' has the character '" + std::string(1, c) +
-                    "', expected letters, ',' and '->'");
-    }
-  }
-  spec.terms.push_back(cur);
-  if (arrow != std::string::npos) {
-    spec.out = s.substr(arrow + 2);
-    for (char c : spec.out) {
-      if (!is_label(c)) {
-        throw n.error("equation '" + eq + "' has the character '" + std::string(1, c) + "' in its output");
-      }
-      if (std::count(spec.out.begin(), spec.out.end(), c) > 1) {
-        throw n.error("equation '" + eq + "' repeats '" + std::string(1, c) + "' in its output");
-      }
-      if (lhs.find(c) == std::string::npos) {
-        throw n.error("equation '" + eq + "' has output letter '" + std::string(1, c) + "' that no operand has");
-      }
-    }
-  } else {
-    // Implicit output: the letters that appear exactly once, in alphabetical order.
-    std::array<int, 128> count{};
-    for (char c : lhs) {
-      if (is_label(c)) ++count[static_cast<unsigned char>(c)];
-    }
-    for (int c = 0; c < 128; ++c) {
-      if (count[c] == 1) spec.out += static_cast<char>(c);
-    }
-  }
-  if (static_cast<int>(spec.terms.size()) != n.num_inputs()) {
-    throw n.error("equation '" + eq + "' has " + std::to_string(spec.terms.size()) + " operands, the node has " +
-                  std::to_string(n.num_inputs()) + " inputs");
-  }
-  return spec;
-}
 
 /// Letters in loop order (output letters first), with their sizes.
 struct EinsumPlan {
-  EinsumSpec spec;
+  EinsumEquation spec;
   std::string letters;
   std::vector<int64_t> dims;
   Shape out;
@@ -354,6 +293,74 @@ void validate_einsum(const Node& n) {
 }
 
 }  // namespace
+
+GemmAttributes gemm_attributes(const Node& n) {
+  GemmAttributes a;
+  a.trans_a = n.attr_int("transA", 0) != 0;
+  a.trans_b = n.attr_int("transB", 0) != 0;
+  a.alpha = n.attr_float("alpha", 1.0);
+  a.beta = n.attr_float("beta", 1.0);
+  return a;
+}
+
+EinsumEquation parse_einsum(const Node& n) {
+  if (!n.has_attr("equation")) throw n.error("attribute 'equation' is missing");
+  const std::string eq = n.attr_string("equation", "");
+  std::string s;
+  for (char c : eq) {
+    if (c != ' ') s += c;
+  }
+  if (s.find('.') != std::string::npos) {
+    throw n.error("equation '" + eq + "' uses an ellipsis ('...'), which is not supported",
+                  "write the equation with explicit letters for every dim");
+  }
+  EinsumEquation spec;
+  spec.text = eq;
+  const std::size_t arrow = s.find("->");
+  const std::string lhs = arrow == std::string::npos ? s : s.substr(0, arrow);
+  std::string cur;
+  for (char c : lhs) {
+    if (c == ',') {
+      spec.terms.push_back(cur);
+      cur.clear();
+    } else if (is_label(c)) {
+      cur += c;
+    } else {
+      throw n.error("equation '" + eq + "' has the character '" + std::string(1, c) +
+                    "', expected letters, ',' and '->'");
+    }
+  }
+  spec.terms.push_back(cur);
+  if (arrow != std::string::npos) {
+    spec.out = s.substr(arrow + 2);
+    for (char c : spec.out) {
+      if (!is_label(c)) {
+        throw n.error("equation '" + eq + "' has the character '" + std::string(1, c) + "' in its output");
+      }
+      if (std::count(spec.out.begin(), spec.out.end(), c) > 1) {
+        throw n.error("equation '" + eq + "' repeats '" + std::string(1, c) + "' in its output");
+      }
+      if (lhs.find(c) == std::string::npos) {
+        throw n.error("equation '" + eq + "' has output letter '" + std::string(1, c) + "' that no operand has");
+      }
+    }
+  } else {
+    // Implicit output: the letters that appear exactly once, in alphabetical order.
+    std::array<int, 128> count{};
+    for (char c : lhs) {
+      if (is_label(c)) ++count[static_cast<unsigned char>(c)];
+    }
+    for (int c = 0; c < 128; ++c) {
+      if (count[c] == 1) spec.out += static_cast<char>(c);
+    }
+  }
+  if (static_cast<int>(spec.terms.size()) != n.num_inputs()) {
+    throw n.error("equation '" + eq + "' has " + std::to_string(spec.terms.size()) + " operands, the node has " +
+                  std::to_string(n.num_inputs()) + " inputs");
+  }
+  return spec;
+}
+
 
 MODELC_REGISTER_OP(Gemm)
     .since(1)

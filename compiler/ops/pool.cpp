@@ -5,22 +5,10 @@
 #include <limits>
 
 #include "ops/common.h"
+#include "ops/window.h"
 
 namespace modelc::ops {
 namespace {
-
-enum class AutoPad { notset, same_upper, same_lower, valid };
-
-AutoPad parse_auto_pad(const Node& n) {
-  const std::string s = n.attr_string("auto_pad", "NOTSET");
-  if (s == "NOTSET" || s.empty()) return AutoPad::notset;
-  if (s == "SAME_UPPER") return AutoPad::same_upper;
-  if (s == "SAME_LOWER") return AutoPad::same_lower;
-  if (s == "VALID") return AutoPad::valid;
-  throw n.error("attribute 'auto_pad' is '" + s + "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-}
-
-constexpr int64_t kMaxSpatial = 3;
 
 void require_flag(const Node& n, const char* name) {
   const int64_t v = n.attr_int(name, 0);
@@ -42,108 +30,6 @@ void check_pool_attrs(const Node& n) {
   for (const char* flag : {"ceil_mode", "count_include_pad", "storage_order"}) require_flag(n, flag);
 }
 
-void require_pool_input(const Node& n, int64_t min_rank) {
-  const Value& x = n.input(0);
-  if (x.rank() < min_rank) {
-    throw n.error("input X ('" + x.name() + "') has shape " + shape_str(x.shape()) + ", expected N x C x D1 x ... (rank " +
-                  std::to_string(min_rank) + " or more)");
-  }
-}
-
-/// Per spatial dim geometry of a pooling window.
-struct PoolGeom {
-  int64_t N = 0, C = 0;
-  std::vector<int64_t> in, k, out, stride, dil, pad_begin, pad_end;
-};
-
-PoolGeom pool_geometry(const Node& n) {
-  require_pool_input(n, 3);
-  const Shape& x = n.input(0).shape();
-  const std::size_t ns = x.size() - 2;
-  if (static_cast<int64_t>(ns) > kMaxSpatial) {
-    throw n.error(n.op() + " over " + std::to_string(ns) + " spatial dims is not supported (1 to 3 are)");
-  }
-  PoolGeom g;
-  g.N = x[0];
-  g.C = x[1];
-  g.in.assign(x.begin() + 2, x.end());
-  if (!n.has_attr("kernel_shape")) throw n.error("attribute 'kernel_shape' is missing (it is required)");
-  g.k = spatial_attr(n, "kernel_shape", ns, 1);
-  g.stride = spatial_attr(n, "strides", ns, 1);
-  g.dil = spatial_attr(n, "dilations", ns, 1);
-  std::vector<int64_t> pads(2 * ns, 0);
-  if (n.has_attr("pads")) {
-    pads = n.attr_ints("pads");
-    if (pads.size() != 2 * ns) {
-      throw n.error("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
-                    std::to_string(2 * ns) + " (begin and end for each of the " + std::to_string(ns) +
-                    " spatial dims)");
-    }
-  }
-  for (std::size_t i = 0; i < ns; ++i) {
-    if (g.k[i] < 1 || g.stride[i] < 1 || g.dil[i] < 1 || pads[i] < 0 || pads[ns + i] < 0) {
-      throw n.error("attributes kernel_shape, strides and dilations must be >= 1 and pads >= 0, got kernel_shape " +
-                    n.attr("kernel_shape")->str());
-    }
-  }
-  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(ns));
-  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(ns), pads.end());
-  const AutoPad ap = parse_auto_pad(n);
-  const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
-  g.out.resize(ns);
-  for (std::size_t i = 0; i < ns; ++i) {
-    const int64_t ek = (g.k[i] - 1) * g.dil[i] + 1;  // effective (dilated) window extent
-    const int64_t s = g.stride[i];
-    if (ap == AutoPad::same_upper || ap == AutoPad::same_lower) {
-      g.out[i] = (g.in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + ek - g.in[i]);
-      g.pad_begin[i] = ap == AutoPad::same_upper ? total / 2 : total - total / 2;
-      g.pad_end[i] = total - g.pad_begin[i];
-      continue;
-    }
-    if (ap == AutoPad::valid) g.pad_begin[i] = g.pad_end[i] = 0;
-    const int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - ek;
-    if (span < 0) {
-      throw n.error("the pooling window (" + std::to_string(ek) + " along spatial dim " + std::to_string(i) +
-                    ") is larger than the padded input (" + std::to_string(g.in[i] + g.pad_begin[i] + g.pad_end[i]) +
-                    ")");
-    }
-    g.out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    // ceil_mode: the last window must start inside the input or the left
-    // padding; one that would start in the right padding is dropped.
-    if (ceil_mode && (g.out[i] - 1) * s >= g.in[i] + g.pad_begin[i]) --g.out[i];
-  }
-  return g;
-}
-
-Shape pool_output_shape(const PoolGeom& g) {
-  Shape s{g.N, g.C};
-  s.insert(s.end(), g.out.begin(), g.out.end());
-  return s;
-}
-
-/// The geometry padded to 3 spatial dims (leading dims of size 1).
-struct Geom3 {
-  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pe{0, 0, 0};
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-};
-
-Geom3 to_geom3(const PoolGeom& g) {
-  Geom3 r;
-  const std::size_t off = 3 - g.in.size();
-  for (std::size_t i = 0; i < g.in.size(); ++i) {
-    r.in[off + i] = g.in[i];
-    r.k[off + i] = g.k[i];
-    r.out[off + i] = g.out[i];
-    r.s[off + i] = g.stride[i];
-    r.d[off + i] = g.dil[i];
-    r.pb[off + i] = g.pad_begin[i];
-    r.pe[off + i] = g.pad_end[i];
-  }
-  return r;
-}
-
 /// The taps of one window along one dim: where the in-bounds ones start, how
 /// many are in bounds, and how many lie inside [-pad_begin, in + pad_end).
 struct Taps {
@@ -152,12 +38,12 @@ struct Taps {
   int64_t padded = 0;  // taps inside input + pads
 };
 
-Taps taps(const Geom3& q, int dim, int64_t o) {
-  const int64_t start = o * q.s[dim] - q.pb[dim], d = q.d[dim];
+Taps taps(const Window3& q, int dim, int64_t o) {
+  const int64_t start = o * q.stride[dim] - q.pad[dim], d = q.dilation[dim];
   Taps t;
-  for (int64_t j = 0; j < q.k[dim]; ++j) {
+  for (int64_t j = 0; j < q.kernel[dim]; ++j) {
     const int64_t p = start + j * d;
-    if (p >= -q.pb[dim] && p < q.in[dim] + q.pe[dim]) ++t.padded;
+    if (p >= -q.pad[dim] && p < q.in[dim] + q.pad_end[dim]) ++t.padded;
     if (p >= 0 && p < q.in[dim]) {
       if (t.count++ == 0) t.pos = p;
     }
@@ -167,8 +53,8 @@ Taps taps(const Geom3& q, int dim, int64_t o) {
 
 // First maximum wins on ties. Indices are flat over N x C x spatial.
 std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
-  const PoolGeom g = pool_geometry(n);
-  const Geom3 q = to_geom3(g);
+  const WindowGeometry g = pool_geometry(n);
+  const Window3 q = g.padded3();
   const bool col_major = n.attr_int("storage_order", 0) != 0;
   const std::vector<double> x = in[0]->to_f64();
   const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
@@ -196,12 +82,12 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
           double best = 0.0;
           int64_t bz = -1, by = -1, bx = -1;
           for (int64_t a = 0; a < tz.count; ++a) {
-            const int64_t iz = tz.pos + a * q.d[0];
+            const int64_t iz = tz.pos + a * q.dilation[0];
             for (int64_t b = 0; b < ty.count; ++b) {
-              const int64_t iy = ty.pos + b * q.d[1];
+              const int64_t iy = ty.pos + b * q.dilation[1];
               const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
               for (int64_t c = 0; c < tx.count; ++c) {
-                const int64_t ix = tx.pos + c * q.d[2];
+                const int64_t ix = tx.pos + c * q.dilation[2];
                 if (bx < 0 || row[ix] > best) {
                   best = row[ix];
                   bz = iz;
@@ -221,7 +107,7 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
       }
     }
   }
-  const Shape ys = pool_output_shape(g);
+  const Shape ys = g.output_shape();
   return {Tensor::from_f64(in[0]->dtype(), ys, y), Tensor::from_i64(DType::int64, ys, ind)};
 }
 
@@ -229,8 +115,8 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
 // inside input + pads (a ceil_mode window running past the end padding does
 // not count the part beyond it, as in PyTorch and onnxruntime).
 Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
-  const PoolGeom g = pool_geometry(n);
-  const Geom3 q = to_geom3(g);
+  const WindowGeometry g = pool_geometry(n);
+  const Window3 q = g.padded3();
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
   const std::vector<double> x = in[0]->to_f64();
   const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
@@ -246,11 +132,11 @@ Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
           const Taps tx = taps(q, 2, ox);
           double sum = 0.0;
           for (int64_t a = 0; a < tz.count; ++a) {
-            const int64_t iz = tz.pos + a * q.d[0];
+            const int64_t iz = tz.pos + a * q.dilation[0];
             for (int64_t b = 0; b < ty.count; ++b) {
-              const int64_t iy = ty.pos + b * q.d[1];
+              const int64_t iy = ty.pos + b * q.dilation[1];
               const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
-              for (int64_t c = 0; c < tx.count; ++c) sum += row[tx.pos + c * q.d[2]];
+              for (int64_t c = 0; c < tx.count; ++c) sum += row[tx.pos + c * q.dilation[2]];
             }
           }
           const int64_t count =
@@ -260,20 +146,20 @@ Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
       }
     }
   }
-  return Tensor::from_f64(in[0]->dtype(), pool_output_shape(g), y);
+  return Tensor::from_f64(in[0]->dtype(), g.output_shape(), y);
 }
 
 void infer_maxpool(Node& n) {
-  const Shape s = pool_output_shape(pool_geometry(n));
+  const Shape s = pool_geometry(n).output_shape();
   n.output(0).set_type(n.input(0).dtype(), s);
   if (n.has_output(1)) n.output(1).set_type(DType::int64, s);
 }
 
-void infer_averagepool(Node& n) { n.output(0).set_type(n.input(0).dtype(), pool_output_shape(pool_geometry(n))); }
+void infer_averagepool(Node& n) { n.output(0).set_type(n.input(0).dtype(), pool_geometry(n).output_shape()); }
 
 int64_t window_flops(const Node& n) {
-  const PoolGeom g = pool_geometry(n);
-  return g.N * g.C * num_elements(g.out) * num_elements(g.k);
+  const WindowGeometry g = pool_geometry(n);
+  return g.N * g.C * num_elements(g.out) * num_elements(g.kernel);
 }
 
 void validate_maxpool(const Node& n) {
@@ -291,7 +177,7 @@ void validate_averagepool(const Node& n) {
 // ---- Global pools ----------------------------------------------------------
 
 Shape global_output_shape(const Node& n) {
-  require_pool_input(n, 2);
+  require_spatial_input(n, 2);
   Shape s = n.input(0).shape();
   std::fill(s.begin() + 2, s.end(), 1);
   return s;

@@ -1,9 +1,9 @@
 // compiler/ops/registry.h — the op table: one entry per (op, opset form).
 //
 // Every op family lives in one file of compiler/ops and registers each form
-// with one MODELC_REGISTER_OP statement. Passes never switch on op names: they
-// read the facts recorded here (precision policy, layout rule, fusion class,
-// kernel templates). docs/operators.md is generated from this table.
+// with one MODELC_REGISTER_OP statement. Passes and schedule stages never switch
+// on op names: they read the facts recorded here (precision policy, layout rule
+// and roles, fusion class, kernel templates). docs/operators.md is generated from this table.
 #pragma once
 
 #include <functional>
@@ -36,11 +36,23 @@ enum class Fusion {
   normalization,        ///< BatchNormalization: folds into a producer's weights
 };
 
-/// Read by passes/layout_nhwc.
+/// How an op relates to the channels-last (NHWC) form of its tensors.
 enum class Layout {
   unset,        ///< layout-sensitive, no NHWC form: forces NCHW around it
   agnostic,     ///< elementwise: follows its inputs
-  channels,     ///< has an NHWC form (conv, pool, norm over channels)
+  /// Has an NHWC form (conv, pool, norm over channels): X is input 0, Y output 0, and LayoutRoles
+  /// name the other inputs it reads channels-last. schedule/layout runs such an op channels-last
+  /// where its template family can (schedule/families.h FamilyFacts::channels_last).
+  channels,
+};
+
+/// \brief The inputs beside X that an op of Layout::channels reads in its NHWC form.
+struct LayoutRoles {
+  /// A constant weight [M, C/group, k...] (Conv's W): stored OHWI at X's channel pitch (one group)
+  /// or at its own channel count (grouped). -1: none.
+  int weight = -1;
+  /// An input read exactly as Y is stored (a fused residual). -1: none.
+  int residual = -1;
 };
 
 /// Inputs of a reference evaluation; null for an omitted optional input.
@@ -64,8 +76,15 @@ struct OpDef {
   EvalFn eval;                           ///< reference evaluation
   Precision precision = Precision::unset;
   Fusion fusion = Fusion::none;
-  Layout layout = Layout::unset;
-  std::vector<std::string> kernels;      ///< template families that can run it (schedule/lower)
+  Layout layout = Layout::unset;          ///< read by schedule/layout
+  LayoutRoles layout_roles;               ///< with Layout::channels
+  /// The op moves or converts elements and computes nothing (Identity, Dropout, Where, Cast,
+  /// CastLike): its kernel copies bits or its conversion is the op itself, so a boundary Cast does
+  /// not fold into it (schedule's fold_boundary_casts).
+  bool moves_data = false;
+  /// Template families that can run it, tried in order by schedule/lower (the first whose
+  /// FamilyFacts::accepts takes the node; "view": no kernel; "none": computed at compile time only).
+  std::vector<std::string> kernels;
   /// Inputs whose values decide the output's shape (Reshape's shape, Slice's
   /// starts, ...): they must be constant when the model is compiled.
   std::vector<int> const_inputs;
@@ -118,7 +137,12 @@ class OpBuilder {
   OpBuilder&& eval(EvalFn f) && { def_.eval = std::move(f); return std::move(*this); }
   OpBuilder&& precision(Precision p) && { def_.precision = p; return std::move(*this); }
   OpBuilder&& fusion(Fusion f) && { def_.fusion = f; return std::move(*this); }
-  OpBuilder&& layout(Layout l) && { def_.layout = l; return std::move(*this); }
+  OpBuilder&& layout(Layout l, LayoutRoles roles = {}) && {
+    def_.layout = l;
+    def_.layout_roles = roles;
+    return std::move(*this);
+  }
+  OpBuilder&& moves_data() && { def_.moves_data = true; return std::move(*this); }
   OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
   OpBuilder&& const_inputs(std::vector<int> c) && { def_.const_inputs = std::move(c); return std::move(*this); }
   OpBuilder&& family(std::string f) && { def_.family = std::move(f); return std::move(*this); }

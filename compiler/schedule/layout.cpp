@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/registry.h"
+#include "schedule/families.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -111,14 +113,16 @@ bool channels_last_view(const TensorView& v, int64_t* pitch) {
 }
 
 KernelLayout kernel_layout(const Kernel& k) {
-  auto present = [&](const std::vector<TensorView>& v, std::size_t i) {
-    return i < v.size() && v[i].dtype != DType::undefined ? &v[i] : nullptr;
+  auto present = [&](const std::vector<TensorView>& v, int i) {
+    return i >= 0 && static_cast<std::size_t>(i) < v.size() && v[static_cast<std::size_t>(i)].dtype != DType::undefined
+               ? &v[static_cast<std::size_t>(i)]
+               : nullptr;
   };
+  const ops::LayoutRoles roles = k.node ? ops::lookup(*k.node).layout_roles : ops::LayoutRoles{};
   const TensorView* x = present(k.inputs, 0);
   const TensorView* y = present(k.outputs, 0);
-  const bool conv = k.node && (k.node->op() == "Conv" || k.node->op() == "FusedConv");
-  const TensorView* w = conv ? present(k.inputs, 1) : nullptr;
-  const TensorView* r = k.node && k.node->op() == "FusedConv" ? present(k.inputs, 3) : nullptr;
+  const TensorView* w = present(k.inputs, roles.weight);
+  const TensorView* r = present(k.inputs, roles.residual);
   KernelLayout l;
   if (!x || !y) return l;
   l.x_pitch = x->shape.size() > 1 ? x->shape[1] : 1;
@@ -168,14 +172,6 @@ Tensor ohwi_weights(const Tensor& w, int64_t pitch) {
   return r;
 }
 
-bool tensor_core_eligible(const Node& n) {
-  if (n.op() != "Conv" && n.op() != "FusedConv") return false;
-  if (!n.has_input(0) || !n.has_input(1)) return false;
-  const int64_t rank = n.input(0).rank();
-  return (rank == 4 || rank == 5) && n.input(0).dtype() == DType::float16 && n.input(1).dtype() == DType::float16 &&
-         n.attr_int("group", 1) == 1;
-}
-
 namespace {
 
 int64_t round_up8(int64_t c) { return (c + 7) / 8 * 8; }
@@ -208,49 +204,53 @@ class LayoutPass {
   enum class Role { none, x, residual };
 
   bool is_layout_kernel(const Node* n) const { return layout_kernels_.count(n) != 0; }
-  // Families whose every operand is a strided view: elementwise (broadcasting strides), and the
-  // strided copies of concat and transpose.
-  bool strided_family(const Node* n) const {
-    const std::string& f = family(n);
-    return f == "elementwise" || f == "concat" || f == "transpose";
-  }
-  const std::string& family(const Node* n) const { return family_.at(n); }
-  static bool is_conv(const Node& n) { return n.op() == "Conv" || n.op() == "FusedConv"; }
+  const FamilyFacts& facts(const Node* n) const { return family_facts(family_.at(n)); }
+  // Families whose every operand is a strided view (elementwise, concat, transpose).
+  bool strided_family(const Node* n) const { return facts(n).strided_operands; }
+  static const ops::LayoutRoles& roles(const Node& n) { return ops::lookup(n).layout_roles; }
 
-  // Layout kernels: convolutions (constant W: its OHWI copy is made here) and pools of rank 4 / 5.
+  // Layout kernels: ops with an NHWC form (OpDef::layout) run by a family that has one, of rank 4
+  // or 5, whose other outputs are unused (MaxPool's Indices are NCHW); a weight role must be a
+  // constant of X's rank (its OHWI copy is made here).
   void find_layout_kernels() {
-    bool any_conv = false;
+    bool any_weight = false;
     for (const Node* np : nodes_) {
       const Node& n = *np;
       if (!n.has_input(0) || !n.has_output(0)) continue;
       const int64_t rank = n.input(0).rank();
       if (rank != 4 && rank != 5) continue;
-      const std::string& f = family(np);
-      if ((f == "conv" || f == "conv_depthwise") && is_conv(n)) {
-        if (!n.has_input(1) || !n.input(1).is_constant() || n.input(1).rank() != rank) continue;
-        any_conv = true;
-        layout_kernels_.insert(np);
-      } else if (f == "pool") {
-        const bool indices = n.num_outputs() > 1 && n.outputs()[1] &&
-                             (!n.outputs()[1]->users().empty() || n.outputs()[1]->is_graph_output());
-        if (!indices) layout_kernels_.insert(np);
+      if (!facts(np).channels_last || ops::lookup(n).layout != ops::Layout::channels) continue;
+      bool other_outputs = false;
+      for (std::size_t j = 1; j < n.outputs().size(); ++j) {
+        const Value* o = n.outputs()[j];
+        other_outputs = other_outputs || (o && (!o->users().empty() || o->is_graph_output()));
       }
+      if (other_outputs) continue;
+      const int w = roles(n).weight;
+      if (w >= 0) {
+        if (!n.has_input(w) || !n.input(w).is_constant() || n.input(w).rank() != rank) continue;
+        any_weight = true;
+      }
+      layout_kernels_.insert(np);
     }
-    if (!any_conv) layout_kernels_.clear();  // pools alone: nothing to gain
+    if (!any_weight) layout_kernels_.clear();  // pools alone: nothing to gain
   }
 
-  // Takes a padded channel pitch on X and Y: pools, depthwise and tensor-core-eligible
-  // convolutions (the SIMT implicit-GEMM conv addresses pixels C channels apart).
+  // Takes a padded channel pitch on X and Y (FamilyFacts::pitch): pools, depthwise and
+  // tensor-core-eligible convolutions (the SIMT implicit-GEMM conv addresses pixels C channels apart).
   bool takes_pitch(const Node* n) const {
-    if (!is_conv(*n)) return true;
-    if (tensor_core_eligible(*n)) return true;
-    return n->attr_int("group", 1) > 1 && n->input(1).shape()[1] == 1;
+    switch (facts(n).pitch) {
+      case ChannelPitch::always: return true;
+      case ChannelPitch::on_tensor_cores: return tensor_core_operands(*n);
+      case ChannelPitch::none: break;
+    }
+    return false;
   }
 
   Role role(const Node* n, int input) const {
     if (!is_layout_kernel(n)) return Role::none;
     if (input == 0) return Role::x;
-    if (input == 3 && n->op() == "FusedConv") return Role::residual;
+    if (input >= 0 && input == roles(*n).residual) return Role::residual;
     return Role::none;
   }
 
@@ -299,8 +299,9 @@ class LayoutPass {
   bool wanted(const Value* r) const {
     auto touches = [&](const Node* n, bool as_output, int j) {
       if (is_layout_kernel(n)) return as_output ? j == 0 : role(n, j) != Role::none;
-      const bool concat = family(n) == "concat";
-      if (family(n) != "elementwise" && !concat) return false;
+      const LayoutFollow follow = facts(n).follows_layout;
+      if (follow == LayoutFollow::never) return false;
+      const bool concat = follow == LayoutFollow::same_rank;
       std::vector<const Value*> operands(n->inputs().begin(), n->inputs().end());
       operands.insert(operands.end(), n->outputs().begin(), n->outputs().end());
       for (const Value* v : operands) {
@@ -348,7 +349,7 @@ class LayoutPass {
       auto u = uses_.find(v);
       if (u == uses_.end()) continue;
       for (const Use& use : u->second) {
-        if (role(use.node, use.input) == Role::x && tensor_core_eligible(*use.node)) pad = true;
+        if (role(use.node, use.input) == Role::x && tensor_core_operands(*use.node)) pad = true;
         if (role(use.node, use.input) != Role::none && !takes_pitch(use.node)) unpadded = true;
       }
       const Node* writer = producer_.at(v).first;
@@ -437,13 +438,13 @@ class LayoutPass {
       const int64_t y_pitch = accepted_pitch(&n, n.outputs()[0]);
       // X, and a FusedConv's residual (exactly Y's strides): converted before the kernel.
       std::size_t inserted = 0;
-      for (int j : {0, 3}) {
+      for (int j : {0, roles(n).residual}) {
         if (role(&n, j) == Role::none || !n.has_input(j)) continue;
         const Value* x = &n.input(j);
         const int64_t C = x->shape()[1];
         const int64_t have = accepted_pitch(&n, x);
         if (j == 0 ? have != 0 : have == y_pitch) continue;
-        const int64_t pitch = j == 3 ? y_pitch : tensor_core_eligible(n) && C % 8 != 0 ? round_up8(C) : C;
+        const int64_t pitch = j != 0 ? y_pitch : tensor_core_operands(n) && C % 8 != 0 ? round_up8(C) : C;
         auto key = std::make_pair(x, pitch);
         Value* c = converted.count(key) ? converted.at(key) : nullptr;
         if (!c) {
@@ -463,10 +464,11 @@ class LayoutPass {
         n.set_input(j, c);
       }
       k += inserted;
-      // W: OHWI with X's pitch (groups = 1) or its own channel count.
-      if (is_conv(n)) {
-        const Value* w = &n.input(1);
-        const int64_t pitch = n.attr_int("group", 1) == 1 ? accepted_pitch(&n, &n.input(0)) : w->shape()[1];
+      // W: OHWI with X's pitch (one group: W's dim 1 is X's channel count) or its own channel count.
+      if (roles(n).weight >= 0) {
+        const Value* w = &n.input(roles(n).weight);
+        const bool one_group = w->shape()[1] == n.input(0).shape()[1];
+        const int64_t pitch = one_group ? accepted_pitch(&n, &n.input(0)) : w->shape()[1];
         auto it = plan_.weight_pitch.find(w);
         if (it != plan_.weight_pitch.end() && it->second != pitch) {
           throw n.error("internal: weight '" + w->name() + "' is shared by convolutions with channel pitches " +

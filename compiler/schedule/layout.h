@@ -4,28 +4,34 @@
 // It runs inside lower() on the list of kernels, before the memory plan (buffer sizes follow the
 // strides it picks) and before the views are built (lower.cpp's view() reads its storage map).
 //
-// The rules (graphs with 2-D / 3-D convolutions; LowerOptions::layout = nchw turns it off):
-//  - Layout kernels run channels-last: Conv / FusedConv (conv family, rank 4 or 5), depthwise
-//    convolutions (conv_depthwise) and pools (MaxPool without Indices, AveragePool, the global
-//    pools). Their X and Y (and a FusedConv's residual, which must match Y exactly) are
-//    channels-last views: strides [H*W*Cp, 1, W*Cp, Cp] on the logical [N, C, H, W] shape.
+// The rules (graphs with 2-D / 3-D convolutions; LowerOptions::layout = nchw turns it off). The
+// pass reads facts, never op or family names: the op's OpDef::layout and layout roles (ops/), and
+// its family's FamilyFacts (schedule/families.h).
+//  - Layout kernels run channels-last: nodes of rank 4 or 5 whose op has an NHWC form
+//    (Layout::channels: Conv, FusedConv, the pools) and whose family runs it (channels_last: conv,
+//    conv_depthwise, pool), with no other output used (MaxPool's Indices), and a constant weight
+//    where the op has a weight role. Their X and Y (and a residual role, which must match Y
+//    exactly) are channels-last views: strides [H*W*Cp, 1, W*Cp, Cp] on the logical [N, C, H, W]
+//    shape.
 //  - A buffer (a root value: a kernel output in the arena) is stored channels-last when every
 //    kernel that writes or reads it takes a channels-last view there (layout kernels at X / Y /
-//    residual; the elementwise, concat and transpose families anywhere: their operands are strided)
-//    and a layout kernel, an elementwise kernel with a same-shape channels-last operand, or a Concat
-//    with a channels-last operand, touches it. Graph inputs and
+//    residual; families with strided_operands anywhere) and a layout kernel, or a kernel whose
+//    family follows_layout with a channels-last operand of the same shape (elementwise) or rank
+//    (concat), touches it. Graph inputs and
 //    outputs are the caller's dense NCHW buffers; a view that changes the shape keeps its root
 //    dense unless only unit dims come or go. Dims of extent 1 make both layouts the same memory:
 //    [N, C, 1, 1] needs no conversion either way.
-//  - Channel pitch: Cp = round_up(C, 8) when a consumer is a tensor-core-eligible convolution
-//    (float16 X and W, groups = 1) and C % 8 != 0; C otherwise. Padded channels are never written
-//    nor read as data; only kernels that take a pitch read or write such buffers (elementwise,
-//    pools, depthwise, tensor-core-eligible convolutions).
+//  - Channel pitch: Cp = round_up(C, 8) when a consumer is a convolution that can take tensor cores
+//    (tensor_core_operands: float16 X and W, one group) and C % 8 != 0; C otherwise. Padded
+//    channels are never written nor read as data; only kernels that take a pitch (FamilyFacts::
+//    pitch: pools, depthwise, tensor-core-eligible convolutions; strided families) read or write
+//    such buffers.
 //  - Where a layout kernel's X, Y or residual is not stored as it needs, a conversion kernel (an
 //    Identity run by the elementwise family, strided in and out) copies it: before the kernel for
 //    inputs, after it for Y (the kernel then writes a channels-last temporary).
-//  - The weights of channels-last convolutions are stored OHWI with the input's pitch (zero
-//    padded): the view keeps W's logical [M, C/G, KH, KW] shape with strides [KH*KW*Cp, 1, KW*Cp, Cp].
+//  - Weight roles of channels-last kernels are stored OHWI with the input's pitch (zero padded;
+//    grouped: their own channel count): the view keeps W's logical [M, C/G, KH, KW] shape with
+//    strides [KH*KW*Cp, 1, KW*Cp, Cp].
 #pragma once
 
 #include <cstdint>
@@ -111,8 +117,5 @@ struct LayoutPlan {
 /// \brief Runs the pass (see the file comment). `mode` nchw or a graph without 2-D/3-D
 /// convolutions gives an empty plan.
 LayoutPlan plan_layout(const LayoutInput& in, LayoutMode mode);
-
-/// True for a convolution the tensor-core templates can take: float16 X and W, groups = 1.
-bool tensor_core_eligible(const Node& conv);
 
 }  // namespace modelc

@@ -4,36 +4,14 @@
 #include <cstring>
 #include <set>
 
+#include "codegen/family.h"  // the families whose tactics are not yet in schedule/
 #include "ops/registry.h"
+#include "schedule/families.h"
 #include "schedule/memory_plan.h"
+#include "schedule/tactics.h"
 #include "support/error.h"
 
 namespace modelc {
-
-int arch_number(const std::string& arch) {
-  const bool form = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 && arch.size() <= 6 &&
-                    arch.find_first_not_of("0123456789", 3) == std::string::npos;
-  const int n = form ? std::stoi(arch.substr(3)) : 0;
-  if (!form || n < 75) {
-    throw Error("--arch '" + arch + "' is not a GPU architecture modelc targets",
-                "write sm_XX with XX >= 75 (compute capability 7.5 and newer), e.g. sm_75, sm_86, sm_90");
-  }
-  return n;
-}
-
-Target target_for(const std::string& arch) {
-  Target t;
-  t.sm = arch_number(arch);
-  // SM counts of a common part of each architecture (wave heuristics only: the code is correct on
-  // any count): T4, A100, RTX 3090 / A40, Orin, RTX 4090 / L40, H100 SXM, B200, RTX 5090.
-  static const std::pair<int, int> kSmCount[] = {{75, 40},  {80, 108}, {86, 82},   {87, 16},
-                                                 {89, 128}, {90, 132}, {100, 148}, {120, 170}};
-  for (const auto& [sm, count] : kSmCount) {
-    if (sm <= t.sm) t.sm_count = count;
-  }
-  t.smem_per_block = 48 * 1024;  // without the opt-in attribute, on every arch
-  return t;
-}
 
 namespace {
 
@@ -153,10 +131,10 @@ class Lowering {
   bool converts_operands(const Node& n) const {
     if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
     if (layout_.channels_last_kernels.count(&n) || layout_.conversions.count(&n)) return false;
-    static const std::set<std::string> kRawBits = {"Identity", "Dropout", "Where", "Cast", "CastLike"};
-    // Families whose templates take each operand's element type on its own.
-    static const std::set<std::string> kConverting = {"elementwise", "softmax", "layernorm", "instancenorm", "reduce"};
-    return !kRawBits.count(n.op()) && kConverting.count(family_of(n, ops::lookup(n)));
+    const ops::OpDef& def = ops::lookup(n);
+    if (def.moves_data) return false;
+    const FamilyFacts* f = find_family(family_of(n));
+    return f && f->converts_types;
   }
 
   static bool only_used_output(const Node& n, const Value* v) {
@@ -202,8 +180,9 @@ class Lowering {
     return it == folded_as_.end() ? v : it->second;
   }
 
-  std::string family_of(const Node& n, const ops::OpDef& def) const {
-    std::string f = copies_.count(&n) ? "elementwise" : def.kernels.empty() ? "" : def.kernels[0];
+  // The node's family (family_for), as substituted by LowerOptions::family_substitutes.
+  std::string family_of(const Node& n) const {
+    const std::string f = copies_.count(&n) ? "elementwise" : family_for(n);
     auto it = o_.family_substitutes.find(f);
     return it == o_.family_substitutes.end() ? f : it->second;
   }
@@ -216,7 +195,7 @@ class Lowering {
       if (compile_time(n) || dead(n)) continue;
       const ops::OpDef& def = ops::lookup(n);
       if (is_view(def) && !copies_.count(&n)) continue;
-      const std::string family = family_of(n, def);
+      const std::string family = family_of(n);
       if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
       if (family == "none") {
         throw n.error("this op is only computed at compile time, but its inputs are not constant",
@@ -225,7 +204,7 @@ class Lowering {
       bool empty = true;  // every output has zero elements: nothing to compute
       for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
       if (empty) continue;
-      if (!FamilyRegistry::instance().find(family)) {
+      if (!find_family(family)) {
         missing.push_back(&n);
         missing_families.insert(family);
         continue;
@@ -239,14 +218,14 @@ class Lowering {
     for (std::size_t i = 0; i < missing.size() && i < 8; ++i) {
       const Node& n = *missing[i];
       list += std::string(i ? ", " : "") + "'" + n.name() + "' (" + n.op() + ": " +
-              family_of(n, ops::lookup(n)) + ")";
+              family_of(n) + ")";
     }
     if (missing.size() > 8) list += " and " + std::to_string(missing.size() - 8) + " more";
-    throw missing[0]->error("no code generator for template famil" +
+    throw missing[0]->error("no template famil" +
                                 std::string(missing_families.size() > 1 ? "ies " : "y ") + families + ": " +
                                 std::to_string(missing.size()) + " node" + (missing.size() > 1 ? "s" : "") +
                                 " need" + (missing.size() > 1 ? "" : "s") + " one: " + list,
-                            "this build of modelc lacks the family (codegen/families/); "
+                            "this build of modelc lacks the family (schedule/families.cpp, codegen/families/); "
                             "`modelc inspect` lists the model's ops");
   }
 
@@ -367,17 +346,7 @@ class Lowering {
   }
 
   void build_kernels() {
-    // Every --arch target, ascending; families that plan per arch (plan_archs) see them all, the
-    // others plan for the oldest.
-    std::vector<Target> targets;
-    for (const std::string& a : s_.archs) {
-      Target t = target_for(a);
-      t.fp16_accumulate = o_.passes.fp16_accumulate;
-      if (std::none_of(targets.begin(), targets.end(), [&](const Target& x) { return x.sm == t.sm; })) targets.push_back(t);
-    }
-    if (targets.empty()) targets.push_back(target_for("sm_75"));
-    std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) { return a.sm < b.sm; });
-    const Target target = targets.front();
+    const std::vector<Target> targets = targets_for(s_.archs, o_.passes.fp16_accumulate);
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const Node* n = nodes_[i];
       Kernel k;
@@ -387,20 +356,14 @@ class Lowering {
       k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
       for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
       for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
-      const KernelFamily* f = FamilyRegistry::instance().find(k.family);
-      if (f->plan || f->plan_archs) {
+      if (family_facts(k.family).choose_tactic) {
+        choose_tactic(k, targets);
+      } else if (const KernelFamily* f = FamilyRegistry::instance().find(k.family); f && f->plan) {
         try {
-          if (f->plan_archs) {
-            f->plan_archs(k, targets);
-          } else {
-            f->plan(k, target);
-          }
+          f->plan(k, targets.front());
         } catch (const Error& e) {
           if (!e.where().node.empty()) throw;
           throw e.with_node(n->name(), n->op(), n->opset());
-        }
-        if (!FamilyRegistry::instance().find(k.family)) {
-          throw n->error("the '" + f->name + "' family chose family '" + k.family + "', which is not built in");
         }
       }
       if (folded_into_.count(n)) {

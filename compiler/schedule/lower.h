@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "codegen/family.h"
 #include "passes/pass.h"
 #include "schedule/layout.h"
 #include "schedule/schedule.h"
+#include "schedule/target.h"
 
 namespace modelc {
 
@@ -49,11 +49,5 @@ constexpr int64_t kBufferAlignment = 256;
 /// nodes of the output copies. Throws Error naming the node for anything that cannot be lowered
 /// (a family that is not built in lists every node that needs one).
 Schedule lower(Graph& g, const LowerOptions& o = {});
-
-/// "sm_86" -> 86. Throws Error for anything that is not sm_XX (XX >= 75: the oldest modelc targets).
-int arch_number(const std::string& arch);
-
-/// The plan target of an arch (compute capability, assumed SM count, shared memory per block).
-Target target_for(const std::string& arch);
 
 }  // namespace modelc

@@ -14,6 +14,7 @@
 
 #include "ir/graph.h"
 #include "passes/pass.h"
+#include "schedule/tactic.h"
 
 namespace modelc {
 
@@ -51,7 +52,9 @@ struct Kernel {
   std::vector<std::string> nodes;       ///< every ONNX node this kernel covers (report)
   std::vector<TensorView> inputs;       ///< node inputs in order (absent optional inputs: dtype undefined)
   std::vector<TensorView> outputs;      ///< node outputs in order (absent: dtype undefined)
-  std::map<std::string, int64_t> tactic;///< compile-time tile parameters (report.json), set by the family's plan
+  /// The template's compile-time parameters (tile, threads), set by the tactics stage for the oldest
+  /// --arch; report.json and the emitted comments print tactic_fields(tactic).
+  Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
   /// Convolutions and matrix products (the gemm and conv families): "tensor_core" when the kernel
   /// runs on the WMMA templates, "simt" otherwise; empty for every other family.
@@ -59,9 +62,9 @@ struct Kernel {
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);
   /// empty when it is, or when engine is empty.
   std::string fallback_reason;
-  /// The tactic per --arch (SM number, e.g. 75 or 90) where the family's choice depends on the
-  /// target; `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
-  std::map<int, std::map<std::string, int64_t>> arch_tactic;
+  /// The tactic per --arch (SM number, e.g. 75 or 90) where the choice depends on the target;
+  /// `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
+  std::map<int, Tactic> arch_tactic;
 };
 
 /// \brief A weight in the blob (constants the kernels read).

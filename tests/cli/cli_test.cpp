@@ -1,6 +1,5 @@
 // The `modelc` binary: exit codes and messages, on small models the tests
 // write to a temporary folder.
-#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -10,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
+#include "support/build_paths.h"
 #include "tests/cli/run_modelc.h"
 #include "tests/frontend/onnx_builder.h"
 

@@ -1,7 +1,6 @@
 // tests/cli/run_modelc.h — runs the `modelc` binary the build made, for the tests of its commands.
 #pragma once
 
-#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -10,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "support/build_paths.h"
 #include "tests/frontend/onnx_builder.h"
 
 namespace modelc::test {

@@ -1,6 +1,5 @@
 // codegen/report: tensor core or SIMT per convolution and matrix product, with the reason and
 // the tactic per arch; the nodes a fused kernel covers; the launched functions per kernel.
-#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "codegen/report.h"
 #include "frontend/onnx_import.h"
 #include "schedule/lower.h"
+#include "support/build_paths.h"
 
 using namespace modelc;
 
@@ -23,7 +23,7 @@ Kernel conv_kernel(const std::string& id, const std::string& engine, const std::
   k.engine = engine;
   k.fallback_reason = reason;
   k.nodes = {"/conv_" + id + "/Conv"};
-  k.tactic["BM"] = 64;
+  k.tactic = DirectTactic{64};
   return k;
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
   s.name = "m";
   s.archs = {"sm_75", "sm_90"};
   s.kernels.push_back(conv_kernel("k0", "tensor_core", ""));
-  s.kernels.back().arch_tactic = {{75, {{"BM", 128}, {"BN", 64}}}, {90, {{"BM", 64}, {"BN", 64}}}};
+  s.kernels.back().arch_tactic = {{75, TcTile{128, 64, 32, 2, 2, false, false}}, {90, TcTile{64, 64, 32, 2, 2, true, false}}};
   s.kernels.push_back(conv_kernel("k1", "simt", "depthwise (groups = C)"));
   s.kernels.push_back(conv_kernel("k2", "simt", "FP32 storage"));
   s.kernels.push_back(conv_kernel("k3", "simt", "FP32 storage"));
@@ -103,8 +103,10 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
 
   const std::string md = report_markdown(s, info);
   CHECK(has(md, "## Tensor cores\n\n" + engine_summary(s) + ".\n"));
-  CHECK(has(md, "| k0 |  | /conv_k0/Conv | tensor core |  | sm_75: BM=128 BN=64<br>sm_90: BM=64 BN=64 |"));
-  CHECK(has(md, "| k1 |  | /conv_k1/Conv | SIMT | depthwise (groups = C) | BM=64 |"));
+  CHECK(has(md, "| k0 |  | /conv_k0/Conv | tensor core |  | sm_75: BK=32 BM=128 BN=64 async=0 fp16_accumulate=0 threads=128 "
+                "warps_m=2 warps_n=2<br>sm_90: BK=32 BM=64 BN=64 async=1 fp16_accumulate=0 threads=128 warps_m=2 "
+                "warps_n=2 |"));
+  CHECK(has(md, "| k1 |  | /conv_k1/Conv | SIMT | depthwise (groups = C) | threads=64 |"));
   CHECK(has(md, "| k5 |  | /c/Conv + /bn/BatchNormalization + /r/Relu | tensor core |"));
   CHECK_FALSE(has(md, "| k4 |  | /relu/Relu | SIMT"));
 }

@@ -1,25 +1,30 @@
 // tests/codegen/test_families.h — a tiny template family for the product's own tests, so they do
 // not depend on the real families: "test_elementwise" runs Identity (a copy of any dtype), Relu,
 // Add, Sub and Mul on dense float32 tensors of one shape. Its kernel is written in the emitted
-// declarations (no templates/ header). Lowering uses it through
+// declarations (no templates/ header); its facts (schedule/families.h) give it a grid-stride tactic.
+// Lowering uses it through
 // LowerOptions::family_substitutes {"elementwise" -> "test_elementwise"}.
 #pragma once
 
 #include <string>
 
 #include "codegen/family.h"
+#include "schedule/families.h"
 #include "support/error.h"
 
 namespace modelc::test {
 
 inline void register_test_families() {
   if (FamilyRegistry::instance().find("test_elementwise")) return;
+  FamilyFacts facts;
+  facts.name = "test_elementwise";
+  facts.choose_tactic = [](Kernel& k, const std::vector<Target>& targets) {
+    k.tactic = GridStrideTactic{128, std::nullopt};
+    k.note = "test family (sm_" + std::to_string(targets.front().sm) + ")";
+  };
+  register_family(std::move(facts));
   KernelFamily f;
   f.name = "test_elementwise";
-  f.plan = [](Kernel& k, const Target& t) {
-    k.tactic["block"] = 128;
-    k.note = "test family (sm_" + std::to_string(t.sm) + ")";
-  };
   f.emit = [](const Kernel& k, const EmitContext& ctx) {
     const std::string op = k.node->op();
     const TensorView& y = k.outputs.at(0);

@@ -2,7 +2,6 @@
 // the FP16/FP32 boundaries, weights converted at compile time with clamping
 // counted, --keep-fp32 and --io-fp16. The reference output stays within a
 // relative L2 error of 1e-2 of the FP32 graph's.
-#include "support/build_paths.h"
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "ops/shape_inference.h"
 #include "passes/pass.h"
 #include "reference/interpreter.h"
+#include "support/build_paths.h"
 
 using namespace modelc;
 

@@ -60,7 +60,7 @@ TEST_CASE("lower: views give no kernel and alias their input's buffer; weights a
   CHECK(relu.id == "k0");
   CHECK(add.id == "k1");
   CHECK(relu.family == "test_elementwise");
-  CHECK(relu.tactic.at("block") == 128);
+  CHECK(std::get<GridStrideTactic>(relu.tactic).block == 128);
   CHECK(relu.note == "test family (sm_75)");  // planned for the oldest arch
   CHECK(relu.nodes == std::vector<std::string>{"relu"});
   CHECK(relu.inputs[0].space == Space::input);

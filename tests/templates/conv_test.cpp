@@ -2,6 +2,8 @@
 // reference interpreter: strides, dilations, asymmetric pads, auto_pad, groups, 1-D / 2-D / 3-D,
 // bias, every tile configuration, NCHW and NHWC. Each case also checks that the families'
 // geometry (codegen/families/conv.cpp) yields the template arguments instantiated here.
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "linear_test_util.h"
 #include "templates/conv.cuh"
 #include "templates/conv_depthwise.cuh"
@@ -168,10 +170,10 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
     const Tensor want = t.reference()[0];
     using Sh = mc::conv::Shape<2, 6, 6, 6, Dims3<1, 9, 7>, Dims3<1, 3, 3>, Dims3<1, 5, 4>, Dims3<1, 2, 2>,
                                Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
-    modelc::Kernel k = t.kernel("conv");
-    check_geometry<Sh>(modelc::linear::conv_geometry(k));
-    modelc::FamilyRegistry::instance().find("conv")->plan(k, modelc::Target{});
+    modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv_depthwise");
+    check_geometry<Sh>(modelc::linear::conv_geometry(k));
+    modelc::choose_tactic(k, {modelc::Target{}});
     CHECK(k.note.find("depthwise") != std::string::npos);
     using Epi = mc::gemm::EpilogueBias<float>;
     check_close(run<mc::conv::ConvDepthwise<float, float, Sh, Layout::nchw, Epi>, Layout::nchw>(t, want), want);
@@ -193,10 +195,10 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
   SUBCASE("a grouped conv with several channels per group stays an implicit GEMM") {
     OneNode t("Conv", 11, {random({1, 4, 5, 5}, 25), random({4, 2, 3, 3}, 26)});
     t.n->set_attr_int("group", 2);
-    modelc::Kernel k = t.kernel("conv");
-    modelc::FamilyRegistry::instance().find("conv")->plan(k, modelc::Target{});
+    modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv");
-    CHECK(k.tactic.at("BM") == 16);
+    modelc::choose_tactic(k, {modelc::Target{}});
+    CHECK(modelc::linear::tile_of(k).bm == 16);
   }
 }
 
@@ -289,7 +291,7 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     launch<K>({x.data(), w.data(), y.data(), {1.0f, 1.0f, b.data(), r.data(), {0, 0, -INFINITY, INFINITY}}});
     check_close(y, want);
     const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("conv");
-    f->plan(k, modelc::Target{});
+    modelc::choose_tactic(k, {modelc::Target{}});
     const modelc::Emitted e = f->emit(k, NameContext{});
     CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, "
                               "mc::gemm::Act::relu, mc::gemm::Residual::before_activation>") != std::string::npos);
@@ -301,9 +303,9 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     t.n->set_attr_ints("pads", {1, 1, 1, 1});
     fuse(t, activation(Activation::hard_swish, 1.0 / 6, 0.5));
     const Tensor want = t.reference()[0];
-    modelc::Kernel k = t.kernel("conv");
-    modelc::FamilyRegistry::instance().find("conv")->plan(k, modelc::Target{});
+    modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv_depthwise");
+    modelc::choose_tactic(k, {modelc::Target{}});
     using Sh = mc::conv::Shape<1, 5, 5, 5, Dims3<1, 6, 6>, Dims3<1, 3, 3>, Dims3<1, 6, 6>, Dims3<1, 1, 1>,
                                Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
     check_geometry<Sh>(modelc::linear::conv_geometry(k));

@@ -2,6 +2,8 @@
 // they run gives a launch of the right template with the right compile-time shapes and strides,
 // attributes and constant inputs read at emit time, and unsupported input a modelc::Error. The
 // emitted code itself is compiled and run by the e2e tests (modelc verify --emulate).
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "codegen/family.h"
 #include "ops/registry.h"
 #include "tests/templates/elementwise_harness.h"
@@ -40,7 +42,11 @@ Emitted emit(OneNode& c, const std::string& family = "") {
   for (const Value* v : c.n->outputs()) k.outputs.push_back(v ? dense_view(*v) : absent);
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
-  if (f->plan) f->plan(k, Target{});
+  if (family_facts(k.family).choose_tactic) {
+    choose_tactic(k, {Target{}});
+  } else if (f->plan) {
+    f->plan(k, Target{});
+  }
   return f->emit(k, FakeContext{});
 }
 

@@ -3,6 +3,8 @@
 // matmul, inner product, one-operand sums / transposes / diagonals), every tile configuration, odd
 // sizes. Each case also checks that the family's lowering (codegen/families/gemm.cpp) yields
 // exactly the template arguments instantiated here, and the tile heuristic and the refusals.
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "linear_test_util.h"
 
 using namespace linear_test;
@@ -368,11 +370,9 @@ TEST_CASE("gemm family: the tile heuristic") {
   // plan records the tactic and a note.
   OneNode m("MatMul", 13, {random({64, 32}, 60), random({32, 48}, 61)});
   modelc::Kernel k = m.kernel("gemm");
-  const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("gemm");
-  REQUIRE(f != nullptr);
-  f->plan(k, t);
-  CHECK(k.tactic.at("BM") == 32);
-  CHECK(k.tactic.at("threads") == 128);
+  modelc::choose_tactic(k, {t});
+  CHECK(modelc::linear::tile_of(k).bm == 32);
+  CHECK(modelc::linear::tile_of(k).threads() == 128);
   CHECK(k.note.find("batch 1 M 64 N 48 K 32; SIMT tile 32x32x8") != std::string::npos);
 }
 
@@ -454,7 +454,7 @@ TEST_CASE("gemm template: fused epilogues (FusedGemm, FusedMatMul) with bias, ac
 
     // The emitted code names the same epilogue.
     const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("gemm");
-    f->plan(k, modelc::Target{});
+    modelc::choose_tactic(k, {modelc::Target{}});
     const modelc::Emitted e = f->emit(k, NameContext{});
     INFO(e.launch);
     CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, "

@@ -3,6 +3,8 @@
 // AveragePool with and without count_include_pad, 1-D / 2-D / 3-D, the global pools, NCHW and
 // NHWC. Each case also checks that pool_geometry (codegen/families/conv.cpp) yields the template
 // arguments instantiated here.
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "linear_test_util.h"
 #include "templates/pool.cuh"
 
@@ -211,7 +213,7 @@ TEST_CASE("pool family: plan notes") {
   OneNode t("MaxPool", 12, {random({1, 2, 6, 6}, 11)});
   t.n->set_attr_ints("kernel_shape", {2, 2});
   modelc::Kernel k = t.kernel("pool");
-  modelc::FamilyRegistry::instance().find("pool")->plan(k, modelc::Target{});
+  modelc::choose_tactic(k, {modelc::Target{}});
   CHECK(k.note.find("k2x2 s1x1 p0x0 d1x1") != std::string::npos);
-  CHECK(k.tactic.at("threads") == 128);
+  CHECK(std::get<modelc::DirectTactic>(k.tactic).threads == 128);
 }

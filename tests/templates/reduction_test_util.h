@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "codegen/family.h"
 #include "ir/graph.h"
 #include "ops/shape_inference.h"
@@ -134,7 +136,11 @@ class FakeContext : public EmitContext {
 inline Emitted plan_and_emit(Kernel& k) {
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
-  if (f->plan) f->plan(k, Target{});
+  if (family_facts(k.family).choose_tactic) {
+    choose_tactic(k, {Target{}});
+  } else if (f->plan) {
+    f->plan(k, Target{});
+  }
   return f->emit(k, FakeContext());
 }
 

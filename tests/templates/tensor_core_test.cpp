@@ -4,6 +4,8 @@
 // both staging paths, FP32 and FP16 accumulation, float and __half output with the clamp) and the
 // implicit-GEMM convolution over NHWC views with channel pitches (1x1, 3x3 s2 p1, 7x7 s2 p3 with
 // C = 3 in a pitch of 8, dilation 2, 1-D and 3-D).
+#include "schedule/families.h"
+#include "schedule/tactics.h"
 #include "linear_test_util.h"
 #include "schedule/lower.h"
 #include "templates/tensor_core.cuh"
@@ -536,14 +538,14 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
   SUBCASE("FP16 MatMul on tensor cores; sm_75 register-staged, sm_90 cp.async, chosen at run time") {
     OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
     modelc::Kernel k = fp16_kernel(t, "gemm");
-    f.plan_archs(k, targets({"sm_75", "sm_90"}));
+    modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
     CHECK(k.engine == "tensor_core");
     CHECK(k.fallback_reason.empty());
-    CHECK(k.tactic.at("async") == 0);
+    CHECK_FALSE(modelc::linear::tc_tile_of(k, k.tactic).async);
     REQUIRE(k.arch_tactic.count(75) == 1);
     REQUIRE(k.arch_tactic.count(90) == 1);
     CHECK(k.arch_tactic.at(75) == k.tactic);
-    CHECK(k.arch_tactic.at(90).at("async") == 1);
+    CHECK(modelc::linear::tc_tile_of(k, k.arch_tactic.at(90)).async);
     INFO(k.note);
     CHECK(k.note.find("tensor-core tile") != std::string::npos);
     const modelc::Emitted e = f.emit(k, HalfContext{});
@@ -559,10 +561,10 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel k = fp16_kernel(t, "gemm");
     std::vector<modelc::Target> ts = targets({"sm_86"});
     ts[0].fp16_accumulate = true;
-    f.plan_archs(k, ts);
+    modelc::choose_tactic(k, ts);
     CHECK(k.engine == "tensor_core");
     CHECK(k.arch_tactic.empty());
-    CHECK(k.tactic.at("fp16_accumulate") == 1);
+    CHECK(modelc::linear::tc_tile_of(k, k.tactic).fp16_accumulate);
     const modelc::Emitted e = f.emit(k, HalfContext{});
     INFO(e.declarations);
     CHECK(e.declarations.find("using k0_tc = mc::tc::Gemm<__half, __half,") != std::string::npos);
@@ -572,7 +574,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
   SUBCASE("fallbacks") {
     OneNode fp32("MatMul", 13, {random({64, 64}, 6), random({64, 64}, 7)});
     modelc::Kernel k = fp32.kernel("gemm");
-    f.plan_archs(k, targets({"sm_75"}));
+    modelc::choose_tactic(k, targets({"sm_75"}));
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "FP32 storage");
     CHECK(k.note.find("(SIMT: FP32 storage)") != std::string::npos);
@@ -580,14 +582,14 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
 
     OneNode tiny("MatMul", 13, {random({4, 8}, 8), random({8, 4}, 9)});
     modelc::Kernel kt = fp16_kernel(tiny, "gemm");
-    f.plan_archs(kt, targets({"sm_75"}));
+    modelc::choose_tactic(kt, targets({"sm_75"}));
     CHECK(kt.engine == "simt");
     CHECK(kt.fallback_reason == "tiny GEMM: 4x4x8");
 
     OneNode sum("Einsum", 12, {random({3, 4}, 10)});
     sum.n->set_attr_string("equation", "ij->i");
     modelc::Kernel ks = fp16_kernel(sum, "gemm");
-    f.plan_archs(ks, targets({"sm_75"}));
+    modelc::choose_tactic(ks, targets({"sm_75"}));
     CHECK(ks.engine == "simt");
     CHECK(ks.fallback_reason == "one-operand Einsum (a strided sum)");
   }
@@ -600,7 +602,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     t.n->set_attr_ints("strides", {2, 2});
     t.n->set_attr_ints("pads", {3, 3, 3, 3});
     modelc::Kernel k = fp16_kernel(t, "conv", 8, 64);
-    f.plan_archs(k, targets({"sm_75", "sm_80"}));
+    modelc::choose_tactic(k, targets({"sm_75", "sm_80"}));
     CHECK(k.family == "conv");
     CHECK(k.engine == "tensor_core");
     CHECK(k.fallback_reason.empty());
@@ -615,17 +617,17 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
   SUBCASE("fallbacks, each with its reason") {
     OneNode t("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
     modelc::Kernel nchw = fp16_kernel(t, "conv");
-    f.plan_archs(nchw, targets({"sm_75"}));
+    modelc::choose_tactic(nchw, targets({"sm_75"}));
     CHECK(nchw.engine == "simt");
     CHECK(nchw.fallback_reason == "NCHW layout");
 
     modelc::Kernel fp32 = t.kernel("conv");
-    f.plan_archs(fp32, targets({"sm_75"}));
+    modelc::choose_tactic(fp32, targets({"sm_75"}));
     CHECK(fp32.fallback_reason == "FP32 storage");
 
     OneNode c3("Conv", 13, {random({1, 3, 8, 8}, 6), random({16, 3, 3, 3}, 7)});
     modelc::Kernel unpadded = fp16_kernel(c3, "conv", 3, 16);
-    f.plan_archs(unpadded, targets({"sm_75"}));
+    modelc::choose_tactic(unpadded, targets({"sm_75"}));
     CHECK(unpadded.engine == "simt");
     CHECK(unpadded.fallback_reason == "channels 3 not padded to a multiple of 8");
     // The SIMT fallback emits the NHWC template with the pitches.
@@ -637,15 +639,15 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
     g.n->set_attr_int("group", 4);
     modelc::Kernel grouped = fp16_kernel(g, "conv", 16, 16);
-    f.plan_archs(grouped, targets({"sm_75"}));
+    modelc::choose_tactic(grouped, targets({"sm_75"}));
     CHECK(grouped.engine == "simt");
     CHECK(grouped.fallback_reason == "groups = 4");
 
     OneNode dw("Conv", 13, {random({1, 16, 8, 8}, 10), random({16, 1, 3, 3}, 11)});
     dw.n->set_attr_int("group", 16);
-    modelc::Kernel depthwise = fp16_kernel(dw, "conv");
-    f.plan_archs(depthwise, targets({"sm_75"}));
+    modelc::Kernel depthwise = fp16_kernel(dw, modelc::family_for(*dw.n));
     CHECK(depthwise.family == "conv_depthwise");
+    modelc::choose_tactic(depthwise, targets({"sm_75"}));
     CHECK(depthwise.engine == "simt");
     CHECK(depthwise.fallback_reason == "depthwise (groups = C)");
   }
@@ -672,12 +674,12 @@ TEST_CASE("tensor-core tile heuristic: waves, tile efficiency, shared memory") {
   // Shared memory: 128x128 needs 40 KiB of staging; with 32 KiB per block it is not a candidate.
   modelc::Target small = t90;
   small.smem_per_block = 32 * 1024;
-  CHECK(modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes(false) == 40960);
+  CHECK(modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes() == 40960);
   const modelc::linear::TcTile s = choose_tc_tile(1, 4096, 4096, small);
-  CHECK(s.smem_bytes(false) <= 32 * 1024);
+  CHECK(s.smem_bytes() <= 32 * 1024);
   // The template's own count matches the planner's.
   using G = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 64, 64, 64>, mc::gemm::Strides<0, 0, 0, 64, 1>,
                          mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Strides<0, 0, 0, 64, 1>,
                          T128x128<false>, mc::gemm::EpilogueIdentity>;
-  CHECK(G::kSharedBytes <= modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes(false));
+  CHECK(G::kSharedBytes <= modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes());
 }

@@ -33,7 +33,6 @@
 // values FP16 rounds), that has no float tensor (integer-only) or in which no node runs in FP16
 // is SKIPPED with that reason. --io-fp16: the models take and return FP16 as well (inputs rounded,
 // outputs widened for the comparison), so every kernel reads and writes FP16.
-#include "support/build_paths.h"
 #include <fnmatch.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -67,6 +66,7 @@
 #include "runtime_stub/compare.h"
 #include "runtime_stub/npy.h"
 #include "schedule/lower.h"
+#include "support/build_paths.h"
 #include "support/error.h"
 #include "tests/codegen/test_families.h"
 

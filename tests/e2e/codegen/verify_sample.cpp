@@ -19,6 +19,7 @@
 
 #include "cli/commands/commands.h"
 #include "codegen/family.h"
+#include "schedule/families.h"
 #include "io/tensor_io.h"
 #include "support/error.h"
 #include "tests/codegen/test_families.h"
@@ -55,6 +56,9 @@ void register_wrong_family() {
     return e;
   };
   FamilyRegistry::instance().add(std::move(f));
+  FamilyFacts facts = family_facts("test_elementwise");
+  facts.name = "test_wrong";
+  register_family(std::move(facts));
 }
 
 std::string run_verify(cli::VerifyOptions v, int* code, std::string* error = nullptr) {

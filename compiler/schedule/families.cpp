@@ -1,0 +1,128 @@
+// compiler/schedule/families.cpp — the families' facts: one table, read top to bottom.
+#include "schedule/families.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "ops/registry.h"
+#include "schedule/tactics.h"
+#include "support/error.h"
+
+namespace modelc {
+namespace {
+
+// conv_depthwise: one input channel per group (W's dim 1 is 1) over more than one channel.
+bool depthwise(const Node& n) {
+  return n.has_input(0) && n.has_input(1) && n.input(1).rank() > 1 && n.input(1).shape()[1] == 1 &&
+         n.input(0).rank() > 1 && n.input(0).shape()[1] > 1;
+}
+
+std::vector<FamilyFacts> make_table() {
+  std::vector<FamilyFacts> t;
+  auto add = [&](std::string name) -> FamilyFacts& {
+    t.emplace_back();
+    t.back().name = std::move(name);
+    return t.back();
+  };
+  {
+    FamilyFacts& f = add("elementwise");
+    f.strided_operands = true;
+    f.follows_layout = LayoutFollow::same_shape;
+    f.converts_types = true;
+    f.choose_tactic = elementwise_tactic;
+  }
+  {
+    FamilyFacts& f = add("concat");
+    f.strided_operands = true;
+    f.follows_layout = LayoutFollow::same_rank;
+  }
+  add("transpose").strided_operands = true;
+  for (const char* name : {"depth_space", "expand", "gather", "pad", "resize", "slice", "split", "tile"}) add(name);
+  {
+    FamilyFacts& f = add("gemm");
+    f.tensor_cores = true;
+    f.choose_tactic = linear::gemm_tactic;
+  }
+  {
+    FamilyFacts& f = add("conv");
+    f.channels_last = true;
+    f.pitch = ChannelPitch::on_tensor_cores;
+    f.tensor_cores = true;
+    f.choose_tactic = linear::conv_tactic;
+  }
+  {
+    FamilyFacts& f = add("conv_depthwise");
+    f.channels_last = true;
+    f.pitch = ChannelPitch::always;
+    f.accepts = depthwise;
+    f.choose_tactic = linear::conv_depthwise_tactic;
+  }
+  add("conv_transpose").choose_tactic = linear::conv_transpose_tactic;
+  {
+    FamilyFacts& f = add("pool");
+    f.channels_last = true;
+    f.pitch = ChannelPitch::always;
+    f.choose_tactic = linear::pool_tactic;
+  }
+  for (const char* name : {"softmax", "layernorm", "instancenorm", "reduce"}) add(name).converts_types = true;
+  add("argminmax");
+  add("topk");
+  return t;
+}
+
+// The built-in families, then the registered ones (a deque: references stay valid as it grows).
+std::deque<FamilyFacts>& table() {
+  static std::deque<FamilyFacts> t = [] {
+    std::vector<FamilyFacts> v = make_table();
+    return std::deque<FamilyFacts>(v.begin(), v.end());
+  }();
+  return t;
+}
+
+}  // namespace
+
+void register_family(FamilyFacts f) {
+  if (find_family(f.name)) throw Error("internal: template family '" + f.name + "' registered twice");
+  table().push_back(std::move(f));
+}
+
+const FamilyFacts* find_family(const std::string& name) {
+  for (const FamilyFacts& f : table()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const FamilyFacts& family_facts(const std::string& name) {
+  const FamilyFacts* f = find_family(name);
+  if (!f) throw Error("internal: no template family '" + name + "' in the schedule's table (schedule/families.cpp)");
+  return *f;
+}
+
+std::vector<const FamilyFacts*> all_families() {
+  std::vector<const FamilyFacts*> r;
+  for (const FamilyFacts& f : table()) r.push_back(&f);
+  std::sort(r.begin(), r.end(), [](const FamilyFacts* a, const FamilyFacts* b) { return a->name < b->name; });
+  return r;
+}
+
+std::string family_for(const Node& n) {
+  const std::vector<std::string>& kernels = ops::lookup(n).kernels;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const FamilyFacts* f = find_family(kernels[i]);
+    if (i + 1 == kernels.size() || !f || !f->accepts || f->accepts(n)) return kernels[i];
+  }
+  return "";
+}
+
+bool tensor_core_operands(const Node& n) {
+  const ops::OpDef& def = ops::lookup(n);
+  const int w = def.layout_roles.weight;
+  if (w < 0 || !n.has_input(0) || !n.has_input(w)) return false;
+  const Value& x = n.input(0);
+  const Value& wt = n.input(w);
+  return (x.rank() == 4 || x.rank() == 5) && wt.rank() == x.rank() && x.dtype() == DType::float16 &&
+         wt.dtype() == DType::float16 && wt.shape()[1] == x.shape()[1];
+}
+
+}  // namespace modelc

@@ -1,0 +1,423 @@
+// compiler/schedule/linear.cpp — see linear.h.
+#include "schedule/linear.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "ops/fused.h"
+#include "ops/gemm.h"
+#include "schedule/layout.h"
+#include "support/error.h"
+
+namespace modelc::linear {
+
+void refuse_node(const Kernel& k, const std::string& message, const std::string& hint) {
+  if (k.node) throw k.node->error(message, hint);
+  throw Error("kernel " + k.id + ": " + message, hint);
+}
+
+std::string shape_text(const Shape& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+bool is_fused(const Node& n) { return !ops::producer_of_fused(n.op()).empty(); }
+
+std::string producer_op(const Node& n) {
+  const std::string p = ops::producer_of_fused(n.op());
+  return p.empty() ? n.op() : p;
+}
+
+int64_t channels_last_pitch(const TensorView& v) {
+  int64_t pitch = 0;
+  return channels_last_view(v, &pitch) ? pitch : 0;
+}
+
+bool aligned16(const TensorView& v) { return v.offset % 16 == 0; }
+
+void check_size(const Kernel& k) {
+  constexpr int64_t kMax = 2147483647;
+  for (const auto* views : {&k.inputs, &k.outputs}) {
+    for (const TensorView& v : *views) {
+      if (v.dtype != DType::undefined && v.numel() > kMax) {
+        throw k.node->error("tensor '" + v.value + "' has " + std::to_string(v.numel()) +
+                            " elements; the templates index with 32 bits");
+      }
+    }
+  }
+}
+
+void require_dense(const Kernel& k) {
+  for (const auto* views : {&k.inputs, &k.outputs}) {
+    for (const TensorView& v : *views) {
+      if (v.dtype != DType::undefined && !v.dense()) {
+        throw Error("internal: kernel " + k.id + " (" + k.family + ") got a strided view of '" + v.value + "'");
+      }
+    }
+  }
+}
+
+// ---- convolution and pooling geometry ----------------------------------------------------------
+
+namespace {
+
+const TensorView& view(const Kernel& k, bool input, std::size_t i) {
+  const std::vector<TensorView>& v = input ? k.inputs : k.outputs;
+  if (i >= v.size() || v[i].dtype == DType::undefined) {
+    throw Error(fmt::format("internal: kernel {} ({}) has no {} view {}", k.id, k.family, input ? "input" : "output", i));
+  }
+  return v[i];
+}
+
+void check_out(const Kernel& k, ConvGeometry& g, const Shape& y) {
+  const std::size_t off = 3 - static_cast<std::size_t>(g.spatial);
+  for (int i = 0; i < g.spatial; ++i) {
+    const int64_t want = y[2 + static_cast<std::size_t>(i)];
+    if (g.out[off + static_cast<std::size_t>(i)] != want) {
+      throw Error(fmt::format("internal: kernel {} ({} '{}'): output dim {} is {} in the view, the geometry gives {}",
+                              k.id, k.node->op(), k.node->name(), i, want, g.out[off + static_cast<std::size_t>(i)]));
+    }
+  }
+}
+
+// The geometry of k's node, padded to 3 dims, its output checked against Y's view: the node's
+// shapes and the views' must agree (the layout stage changes strides, never shapes).
+ConvGeometry checked(const Kernel& k, const ops::WindowGeometry& w) {
+  if (!k.node) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no node");
+  view(k, true, 0);
+  ConvGeometry g = w.padded3();
+  check_out(k, g, view(k, false, 0).shape);
+  return g;
+}
+
+}  // namespace
+
+ConvGeometry conv_geometry(const Kernel& k) { return checked(k, ops::conv_geometry(*k.node)); }
+
+ConvGeometry conv_transpose_geometry(const Kernel& k) { return checked(k, ops::conv_transpose_geometry(*k.node)); }
+
+ConvGeometry pool_geometry(const Kernel& k) { return checked(k, ops::pool_geometry(*k.node)); }
+
+// ---- GEMM lowering -----------------------------------------------------------------------------
+
+namespace {
+
+void require_view(const Kernel& k, const std::vector<TensorView>& views, std::size_t i, const char* what) {
+  if (i >= views.size() || views[i].dtype == DType::undefined) {
+    throw Error("internal: kernel " + k.id + " (" + k.family + ") has no " + what + " view " + std::to_string(i));
+  }
+}
+
+/// Batch dims with one stride per operand: drops unit dims, merges adjacent dims that chain in
+/// every operand, and pads to 3 (leading unit dims).
+struct BatchDims {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;  // [operand][dim]
+};
+
+void compress_batch(const Kernel& k, BatchDims& b) {
+  BatchDims r;
+  r.strides.resize(b.strides.size());
+  for (std::size_t i = 0; i < b.dims.size(); ++i) {
+    if (b.dims[i] == 1) continue;
+    bool merge = !r.dims.empty();
+    for (std::size_t o = 0; merge && o < b.strides.size(); ++o) merge = r.strides[o].back() == b.strides[o][i] * b.dims[i];
+    if (merge) {
+      r.dims.back() *= b.dims[i];
+      for (std::size_t o = 0; o < b.strides.size(); ++o) r.strides[o].back() = b.strides[o][i];
+    } else {
+      r.dims.push_back(b.dims[i]);
+      for (std::size_t o = 0; o < b.strides.size(); ++o) r.strides[o].push_back(b.strides[o][i]);
+    }
+  }
+  if (r.dims.size() > 3) {
+    refuse_node(k, fmt::format("{} batch dims that do not merge into 3 (the GEMM template's limit)", r.dims.size()),
+           "reshape the operands so that at most 3 batch dims remain");
+  }
+  while (r.dims.size() < 3) {
+    r.dims.insert(r.dims.begin(), 1);
+    for (auto& s : r.strides) s.insert(s.begin(), 0);
+  }
+  b = std::move(r);
+}
+
+void set_batch(GemmLowering& g, const BatchDims& b, std::vector<MatrixStrides*> operands) {
+  for (int i = 0; i < 3; ++i) {
+    g.batch[i] = b.dims[i];
+    for (std::size_t o = 0; o < operands.size(); ++o) operands[o]->batch[i] = b.strides[o][i];
+  }
+}
+
+GemmLowering lower_matmul(const Kernel& k) {
+  require_view(k, k.inputs, 0, "input");
+  require_view(k, k.inputs, 1, "input");
+  require_view(k, k.outputs, 0, "output");
+  const TensorView &va = k.inputs[0], &vb = k.inputs[1], &vy = k.outputs[0];
+  GemmLowering g;
+  const std::size_t ra = va.shape.size(), rb = vb.shape.size(), ry = vy.shape.size();
+  if (ra == 0 || rb == 0) refuse_node(k, "MatMul of a scalar");
+  // A: [..., M, K] (1-D: [K], M = 1); B: [..., K, N] (1-D: [K], N = 1).
+  if (ra == 1) {
+    g.M = 1;
+    g.K = va.shape[0];
+    g.a.row = 0;
+    g.a.col = va.strides[0];
+  } else {
+    g.M = va.shape[ra - 2];
+    g.K = va.shape[ra - 1];
+    g.a.row = va.strides[ra - 2];
+    g.a.col = va.strides[ra - 1];
+  }
+  if (rb == 1) {
+    g.N = 1;
+    g.b.row = vb.strides[0];
+    g.b.col = 0;
+  } else {
+    g.N = vb.shape[rb - 1];
+    g.b.row = vb.strides[rb - 2];
+    g.b.col = vb.strides[rb - 1];
+  }
+  // Y: batch + [M if A is a matrix] + [N if B is a matrix].
+  const std::size_t y_mat = (ra > 1 ? 1 : 0) + (rb > 1 ? 1 : 0);
+  if (ry < y_mat) refuse_node(k, "output rank " + std::to_string(ry) + " is too small for the product");
+  g.y.row = ra > 1 ? vy.strides[ry - y_mat] : 0;
+  g.y.col = rb > 1 ? vy.strides[ry - 1] : 0;
+  const std::size_t nb = ry - y_mat;
+  const std::size_t ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+  BatchDims b;
+  b.strides.resize(3);
+  for (std::size_t i = 0; i < nb; ++i) {
+    const int64_t d = vy.shape[i];
+    b.dims.push_back(d);
+    // Right-aligned operand dims; a missing or unit dim broadcasts (stride 0).
+    auto stride = [&](const TensorView& v, std::size_t batch_rank) -> int64_t {
+      if (i + batch_rank < nb) return 0;
+      const std::size_t j = i + batch_rank - nb;
+      return v.shape[j] == 1 ? 0 : v.strides[j];
+    };
+    b.strides[0].push_back(stride(va, ba));
+    b.strides[1].push_back(stride(vb, bb));
+    b.strides[2].push_back(vy.strides[i]);
+  }
+  compress_batch(k, b);
+  set_batch(g, b, {&g.a, &g.b, &g.y});
+  g.what = fmt::format("{} x {} -> {}", shape_text(va.shape), shape_text(vb.shape), shape_text(vy.shape));
+  return g;
+}
+
+GemmLowering lower_gemm_op(const Kernel& k) {
+  require_view(k, k.inputs, 0, "input");
+  require_view(k, k.inputs, 1, "input");
+  require_view(k, k.outputs, 0, "output");
+  const Node& n = *k.node;
+  const TensorView &va = k.inputs[0], &vb = k.inputs[1], &vy = k.outputs[0];
+  if (va.shape.size() != 2 || vb.shape.size() != 2 || vy.shape.size() != 2) refuse_node(k, "Gemm needs 2-D A, B and Y");
+  const ops::GemmAttributes attrs = ops::gemm_attributes(n);
+  const bool ta = attrs.trans_a, tb = attrs.trans_b;
+  GemmLowering g;
+  g.M = vy.shape[0];
+  g.N = vy.shape[1];
+  g.K = ta ? va.shape[0] : va.shape[1];
+  g.a.row = ta ? va.strides[1] : va.strides[0];
+  g.a.col = ta ? va.strides[0] : va.strides[1];
+  g.b.row = tb ? vb.strides[1] : vb.strides[0];
+  g.b.col = tb ? vb.strides[0] : vb.strides[1];
+  g.y.row = vy.strides[0];
+  g.y.col = vy.strides[1];
+  g.alpha = attrs.alpha;
+  g.beta = attrs.beta;
+  std::string c_text;
+  if (k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+    const TensorView& vc = k.inputs[2];
+    g.has_c = true;
+    // C broadcasts (right-aligned) to [M, N].
+    const std::size_t rc = vc.shape.size();
+    if (rc > 2) refuse_node(k, "input C has rank " + std::to_string(rc) + ", expected at most 2");
+    auto stride = [&](std::size_t dim) -> int64_t {  // dim 0: rows, 1: columns
+      if (dim + rc < 2) return 0;
+      const std::size_t j = dim + rc - 2;
+      return vc.shape[j] == 1 ? 0 : vc.strides[j];
+    };
+    g.c.row = stride(0);
+    g.c.col = stride(1);
+    c_text = " + C" + shape_text(vc.shape);
+  }
+  g.what = fmt::format("{}{} x {}{}{} -> {}", shape_text(va.shape), ta ? "^T" : "", shape_text(vb.shape),
+                       tb ? "^T" : "", c_text, shape_text(vy.shape));
+  return g;
+}
+
+// ---- Einsum ----
+
+/// A group of letters (batch, M, N or K) as one strided dim per operand: unit letters dropped,
+/// the rest must chain (outer stride = inner stride * inner size) in every operand.
+struct Merged {
+  int64_t size = 1;
+  std::vector<int64_t> strides;  // per operand
+};
+
+Merged merge_letters(const Kernel& k, const ops::EinsumEquation& e, const std::string& letters, const char* what,
+                     const std::map<char, int64_t>& size, const std::vector<std::map<char, int64_t>>& strides) {
+  Merged m;
+  m.strides.assign(strides.size(), 0);
+  bool first = true;
+  for (char c : letters) {
+    const int64_t d = size.at(c);
+    if (d == 1) continue;
+    for (std::size_t o = 0; o < strides.size(); ++o) {
+      const int64_t s = strides[o].count(c) ? strides[o].at(c) : 0;
+      if (!first && m.strides[o] != s * d) {
+        refuse_node(k, "Einsum equation '" + e.text + "': the " + what + " letters '" + letters +
+                      "' are not laid out as one dim in every operand, which the GEMM template needs",
+               "write the equation so that these letters appear in the same order in every term");
+      }
+      m.strides[o] = s;
+    }
+    m.size *= d;
+    first = false;
+  }
+  return m;
+}
+
+GemmLowering lower_einsum(const Kernel& k) {
+  const ops::EinsumEquation e = ops::parse_einsum(*k.node);
+  require_view(k, k.outputs, 0, "output");
+  const TensorView& vy = k.outputs[0];
+  if (e.terms.size() != k.inputs.size()) refuse_node(k, "Einsum equation '" + e.text + "' does not match the inputs");
+  std::map<char, int64_t> size;
+  // strides[o][letter]: operand o's stride for the letter (summed when a term repeats it).
+  std::vector<std::map<char, int64_t>> strides(e.terms.size() + 1);
+  for (std::size_t t = 0; t < e.terms.size(); ++t) {
+    require_view(k, k.inputs, t, "input");
+    const TensorView& v = k.inputs[t];
+    if (v.shape.size() != e.terms[t].size()) refuse_node(k, "Einsum equation '" + e.text + "' does not match the input ranks");
+    for (std::size_t i = 0; i < e.terms[t].size(); ++i) {
+      size[e.terms[t][i]] = v.shape[i];
+      strides[t][e.terms[t][i]] += v.strides[i];
+    }
+  }
+  for (std::size_t i = 0; i < e.out.size(); ++i) strides.back()[e.out[i]] = vy.strides[i];
+  GemmLowering g;
+  std::vector<std::string> in_shapes;
+  for (const TensorView& v : k.inputs) in_shapes.push_back(shape_text(v.shape));
+  g.what = fmt::format("'{}': {} -> {}", e.text, fmt::join(in_shapes, ", "), shape_text(vy.shape));
+
+  if (e.terms.size() == 1) {
+    // A strided sum: output letters (repeats walk the diagonal), then every other letter summed.
+    if (!vy.dense()) throw Error("internal: Einsum kernel " + k.id + " writes a strided output view");
+    g.kind = GemmLowering::Kind::strided_sum;
+    for (char c : e.out) {
+      g.out_dims.push_back(size.at(c));
+      g.out_strides.push_back(strides[0].at(c));
+    }
+    std::string summed;
+    for (char c : e.terms[0]) {
+      if (e.out.find(c) == std::string::npos && summed.find(c) == std::string::npos) {
+        summed += c;
+        g.sum_dims.push_back(size.at(c));
+        g.sum_strides.push_back(strides[0].at(c));
+      }
+    }
+    return g;
+  }
+  if (e.terms.size() != 2) {
+    refuse_node(k, "Einsum equation '" + e.text + "' has " + std::to_string(e.terms.size()) +
+                  " operands; modelc runs one operand (a strided sum) or two (a batched matmul)",
+           "split the equation into pairwise Einsum nodes");
+  }
+  const std::string &ta = e.terms[0], &tb = e.terms[1];
+  for (const std::string& t : {ta, tb}) {
+    for (char c : t) {
+      if (std::count(t.begin(), t.end(), c) > 1) {
+        refuse_node(k, "Einsum equation '" + e.text + "' repeats '" + std::string(1, c) +
+                      "' within a term (a diagonal), which is not a batched matmul");
+      }
+    }
+  }
+  std::string batch, rows, cols, depth;
+  for (char c : e.out) {
+    const bool in_a = ta.find(c) != std::string::npos, in_b = tb.find(c) != std::string::npos;
+    (in_a && in_b ? batch : in_a ? rows : cols) += c;
+  }
+  for (char c : ta) {
+    if (e.out.find(c) != std::string::npos) continue;
+    if (tb.find(c) == std::string::npos) {
+      refuse_node(k, "Einsum equation '" + e.text + "' sums '" + std::string(1, c) +
+                    "' over the first operand alone, which is not a batched matmul",
+             "sum that letter out with a separate one-operand Einsum or ReduceSum first");
+    }
+    depth += c;
+  }
+  for (char c : tb) {
+    if (e.out.find(c) == std::string::npos && ta.find(c) == std::string::npos) {
+      refuse_node(k, "Einsum equation '" + e.text + "' sums '" + std::string(1, c) +
+                    "' over the second operand alone, which is not a batched matmul",
+             "sum that letter out with a separate one-operand Einsum or ReduceSum first");
+    }
+  }
+  // strides: [0] A, [1] B, [2] Y.
+  const Merged m = merge_letters(k, e, rows, "row (M)", size, strides);
+  const Merged n = merge_letters(k, e, cols, "column (N)", size, strides);
+  const Merged kk = merge_letters(k, e, depth, "summed (K)", size, strides);
+  g.M = m.size;
+  g.N = n.size;
+  g.K = kk.size;
+  g.a.row = m.strides[0];
+  g.a.col = kk.strides[0];
+  g.b.row = kk.strides[1];
+  g.b.col = n.strides[1];
+  g.y.row = m.strides[2];
+  g.y.col = n.strides[2];
+  BatchDims b;
+  b.strides.resize(3);
+  for (char c : batch) {
+    b.dims.push_back(size.at(c));
+    for (int o = 0; o < 3; ++o) b.strides[o].push_back(strides[o].at(c));
+  }
+  compress_batch(k, b);
+  set_batch(g, b, {&g.a, &g.b, &g.y});
+  return g;
+}
+
+}  // namespace
+
+GemmLowering lower_gemm(const Kernel& k) {
+  if (!k.node) throw Error("internal: gemm kernel " + k.id + " has no node");
+  const std::string op = producer_op(*k.node);
+  GemmLowering g;
+  if (op == "MatMul") {
+    g = lower_matmul(k);
+    if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+      // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
+      const TensorView& vb = k.inputs[2];
+      if (vb.shape.size() != 1) refuse_node(k, "the bias of a FusedMatMul must be 1-D");
+      g.has_c = true;
+      (k.inputs[1].shape.size() == 1 ? g.c.row : g.c.col) = vb.strides[0];
+    }
+  } else if (op == "Gemm") {
+    g = lower_gemm_op(k);
+  } else if (op == "Einsum") {
+    g = lower_einsum(k);
+  } else {
+    throw Error("internal: the gemm family does not run " + op + " (node '" + k.node->name() + "')");
+  }
+  // Offsets inside a matrix are 32-bit in the templates.
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  for (const auto* views : {&k.inputs, &k.outputs}) {
+    for (const TensorView& v : *views) {
+      if (v.dtype != DType::undefined && v.numel() > kMax) {
+        refuse_node(k, "tensor '" + v.value + "' has " + std::to_string(v.numel()) + " elements; the templates index with 32 bits");
+      }
+    }
+  }
+  if (g.kind == GemmLowering::Kind::gemm && g.batch_count() > 65535) {
+    refuse_node(k, fmt::format("{} batched products exceed the grid's z limit (65535)", g.batch_count()));
+  }
+  return g;
+}
+
+}  // namespace modelc::linear

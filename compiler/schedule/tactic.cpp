@@ -1,0 +1,61 @@
+#include "schedule/tactic.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace modelc {
+
+std::string TileConfig::name() const { return fmt::format("{}x{}x{} t{}x{}", bm, bn, bk, tm, tn); }
+
+bool TileConfig::operator==(const TileConfig& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && tm == o.tm && tn == o.tn;
+}
+
+int TcTile::smem_bytes() const {
+  // Per operand the larger staging orientation (k-fast [X][BK + 8] or x-fast [BK][X + 8]), two
+  // stages each; or the epilogue's 16 x 24 scratch per warp, whichever is larger.
+  auto stage = [&](int x) { return std::max(x * (bk + 8), bk * (x + 8)) * 2; };
+  const int staging = 2 * (stage(bm) + stage(bn));
+  const int scratch = warps_m * warps_n * 16 * 24 * (fp16_accumulate ? 2 : 4);
+  return std::max(staging, scratch);
+}
+
+std::string TcTile::name() const {
+  return fmt::format("{}x{}x{} w{}x{} {}", bm, bn, bk, warps_m, warps_n, async ? "cp.async" : "register-staged");
+}
+
+bool TcTile::operator==(const TcTile& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
+         async == o.async && fp16_accumulate == o.fp16_accumulate;
+}
+
+bool ReductionTile::operator==(const ReductionTile& o) const {
+  return threads == o.threads && group == o.group && lanes_contiguous == o.lanes_contiguous;
+}
+
+std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
+  struct Fields {
+    std::map<std::string, int64_t> operator()(std::monostate) const { return {}; }
+    std::map<std::string, int64_t> operator()(const TileConfig& t) const {
+      return {{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn}, {"threads", t.threads()}};
+    }
+    std::map<std::string, int64_t> operator()(const TcTile& t) const {
+      return {{"BM", t.bm},           {"BN", t.bn},           {"BK", t.bk},
+              {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
+              {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0}};
+    }
+    std::map<std::string, int64_t> operator()(const ReductionTile& t) const {
+      return {{"threads", t.threads}, {"group", t.group}, {"lanes_contiguous", t.lanes_contiguous ? 1 : 0}};
+    }
+    std::map<std::string, int64_t> operator()(const DirectTactic& t) const { return {{"threads", t.threads}}; }
+    std::map<std::string, int64_t> operator()(const GridStrideTactic& t) const {
+      std::map<std::string, int64_t> f{{"block", t.block}};
+      if (t.grid) f["grid"] = *t.grid;
+      return f;
+    }
+  };
+  return std::visit(Fields{}, tactic);
+}
+
+}  // namespace modelc

@@ -1,0 +1,79 @@
+// compiler/schedule/tactic.h — what the tactics stage decides for a kernel: the compile-time
+// parameters of its template (tile, threads, staging), as typed values the families print.
+//
+// One alternative per kind of template: the GEMM-shaped families (gemm, conv) on SIMT or tensor
+// cores, the reduction-shaped ones (reduce, softmax, normalizations, arg/top-k), the direct ones
+// (one thread per output: depthwise, transposed convolution, pools, a strided sum) and the
+// grid-stride ones (elementwise, data movement). report.json and the emitted comments print a
+// tactic as its named fields (tactic_fields).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace modelc {
+
+/// \brief A block tile of the SIMT GEMM main loop (templates/gemm.cuh Tile<BM, BN, BK, TM, TN>).
+struct TileConfig {
+  int bm = 64, bn = 64, bk = 8, tm = 4, tn = 8;
+  int threads() const { return (bm / tm) * (bn / tn); }
+  std::string name() const;  ///< "128x64x8 t8x8"
+  bool operator==(const TileConfig& o) const;
+  bool operator!=(const TileConfig& o) const { return !(*this == o); }
+};
+
+/// \brief A tensor-core tactic: tc::Tile<BM, BN, BK, WarpsM, WarpsN, async> and the accumulator.
+struct TcTile {
+  int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 2;
+  bool async = false;            ///< cp.async staging (sm_80 and newer), else through registers
+  bool fp16_accumulate = false;  ///< --fp16-accumulate: FP16 accumulators
+  int threads() const { return 32 * warps_m * warps_n; }
+  /// Static shared memory of a block (the larger of both staging orientations, or the epilogue
+  /// scratch): what the tile choice holds against Target::smem_per_block.
+  int smem_bytes() const;
+  std::string name() const;  ///< "128x64x32 w2x2 cp.async"
+  bool operator==(const TcTile& o) const;
+  bool operator!=(const TcTile& o) const { return !(*this == o); }
+};
+
+/// \brief The block tiling of a reduction-shaped kernel (templates/reduce.cuh Tiling<kThreads,
+/// kGroup, kLanesContiguous>): `group` threads per row, consecutive (lanes_contiguous) or
+/// interleaved with the other rows' threads.
+struct ReductionTile {
+  int threads = 128;
+  int group = 1;
+  bool lanes_contiguous = true;
+  bool operator==(const ReductionTile& o) const;
+  bool operator!=(const ReductionTile& o) const { return !(*this == o); }
+};
+
+/// \brief One thread per output element, `threads` per block (conv_depthwise, conv_transpose,
+/// pool, the strided sum of a one-operand Einsum).
+struct DirectTactic {
+  int threads = 128;
+  bool operator==(const DirectTactic& o) const { return threads == o.threads; }
+  bool operator!=(const DirectTactic& o) const { return !(*this == o); }
+};
+
+/// \brief A grid-stride loop of `block` threads per block (elementwise, data movement); `grid`:
+/// the block count, where the family fixes it at compile time.
+struct GridStrideTactic {
+  int block = 256;
+  std::optional<int64_t> grid;
+  bool operator==(const GridStrideTactic& o) const { return block == o.block && grid == o.grid; }
+  bool operator!=(const GridStrideTactic& o) const { return !(*this == o); }
+};
+
+/// \brief A kernel's tactic (std::monostate before the tactics stage).
+using Tactic = std::variant<std::monostate, TileConfig, TcTile, ReductionTile, DirectTactic, GridStrideTactic>;
+
+/// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
+/// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
+/// (tensor cores); threads group lanes_contiguous (reduction); threads (direct); block [grid]
+/// (grid-stride); nothing for none.
+std::map<std::string, int64_t> tactic_fields(const Tactic& t);
+
+}  // namespace modelc

@@ -1,0 +1,26 @@
+// compiler/schedule/tactics.cpp — the tactics stage: every kernel's family rule (FamilyFacts::
+// choose_tactic), for every --arch target.
+#include "schedule/tactics.h"
+
+#include "schedule/families.h"
+#include "support/error.h"
+
+namespace modelc {
+
+void choose_tactic(Kernel& k, const std::vector<Target>& targets) {
+  const FamilyFacts& f = family_facts(k.family);
+  if (!f.choose_tactic) throw Error("internal: template family '" + f.name + "' has no tactic rule");
+  try {
+    f.choose_tactic(k, targets);
+  } catch (const Error& e) {
+    if (!k.node || !e.where().node.empty()) throw;
+    throw e.with_node(k.node->name(), k.node->op(), k.node->opset());
+  }
+}
+
+void choose_tactics(Schedule& s, bool fp16_accumulate) {
+  const std::vector<Target> targets = targets_for(s.archs, fp16_accumulate);
+  for (Kernel& k : s.kernels) choose_tactic(k, targets);
+}
+
+}  // namespace modelc

@@ -1,0 +1,89 @@
+// compiler/schedule/tactics.h — the tactics stage: each kernel's template parameters (tile,
+// threads, staging), engine (tensor cores or SIMT) and the reason for a fallback, chosen per
+// --arch target. Each family's rule is its FamilyFacts::choose_tactic (schedule/families.cpp);
+// the rules live here and in tactics_*.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule/schedule.h"
+#include "schedule/tactic.h"
+#include "schedule/target.h"
+
+namespace modelc {
+
+/// \brief Chooses k's tactic by its family's rule for `targets` (every --arch, ascending, never
+/// empty). Errors name k's node.
+void choose_tactic(Kernel& k, const std::vector<Target>& targets);
+
+/// \brief The tactics stage: choose_tactic for every kernel of the schedule, for its --arch list.
+void choose_tactics(Schedule& s, bool fp16_accumulate);
+
+/// elementwise: a grid-stride loop of 256 threads per block, at most 4096 blocks.
+void elementwise_tactic(Kernel& k, const std::vector<Target>& targets);
+
+}  // namespace modelc
+
+namespace modelc::linear {
+
+using ::modelc::TcTile;
+using ::modelc::TileConfig;
+
+// ---- SIMT GEMM tiles (templates/gemm.cuh) ----------------------------------------------------
+
+/// \brief The tile heuristic for a GEMM of `batch` x (M x N) outputs (a convolution: groups x
+/// (output channels of a group x output pixels)):
+///   M <= 16: 16x64x16 t2x4 (skinny rows: a GEMV-like product, e.g. a batch-1 fully connected layer);
+///   N <= 16: 64x16x16 t4x2 (skinny columns);
+///   otherwise the largest of 128x64 / 64x128 (the long side of the tile along the long side of the
+///   problem), 64x64, 32x32 whose block count reaches one block per SM (target.sm_count), so big
+///   problems get the tile with the most reuse and small ones still spread over the GPU; 32x32
+///   when none does.
+/// Every configuration runs 128 threads. `why` receives a one-line reason.
+TileConfig choose_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why = nullptr);
+/// Throws Error naming the node when the tile's row count exceeds the grid's y limit.
+void check_grid(const Kernel& k, const TileConfig& t, int64_t M);
+/// The SIMT tile of k's tactic; an internal Error when it has none.
+TileConfig tile_of(const Kernel& k);
+
+// ---- tensor-core tiles (templates/tensor_core.cuh) -------------------------------------------
+
+/// \brief The tensor-core tile heuristic for `batch` GEMMs of M x N (x K) on `target`. Candidates,
+/// largest first: 128x128 (8 warps), 128x64, 64x128, 64x64, 32x64 (4 warps), all 32 deep; those
+/// whose shared memory exceeds target.smem_per_block are skipped. Each gets the score
+///   tile efficiency (useful / computed MACs: M x N over the tiles' rounded-up extent)
+///   x occupancy (blocks / SMs below one wave; above, blocks / (waves x SMs): the last wave's idle SMs)
+///   x reuse (the tile's MACs per loaded element, BM BN / (BM + BN), relative to 128x128's)
+/// and the highest score wins (ties: the larger tile). Staging is cp.async on sm_80 and newer;
+/// FP16 accumulators with target.fp16_accumulate. `why` receives a one-line reason.
+TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why = nullptr);
+/// The tensor-core tile of a tactic (k.tactic or an entry of k.arch_tactic); an internal Error
+/// naming k when it is not one.
+TcTile tc_tile_of(const Kernel& k, const Tactic& tactic);
+/// Below this many MACs (M x N x K per product) a GEMM stays SIMT ("tiny GEMM"): a 32 x 32 x 32
+/// product, one small block, where staging and fragment traffic outweigh the MMAs.
+constexpr int64_t kTinyGemmMacs = 32 * 32 * 32;
+
+/// \brief Plans a tensor-core kernel for every target: k.tactic = the first (oldest) target's
+/// choice, k.arch_tactic = each target's where they differ; returns the first target's reason
+/// (plus " (sm_90: ...)" for each arch that differs).
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N);
+
+// ---- the families' rules ------------------------------------------------------------------------
+
+/// gemm: Gemm / MatMul / Einsum (and fused forms) on tensor cores where gemm_fallback finds no
+/// reason against, else a SIMT tile (one-operand Einsum: a strided sum, one thread per output).
+void gemm_tactic(Kernel& k, const std::vector<Target>& targets);
+/// conv: an implicit GEMM on tensor cores (FP16, one group, channels-last with the pitch padded to
+/// 8, aligned), else a SIMT tile.
+void conv_tactic(Kernel& k, const std::vector<Target>& targets);
+/// conv_depthwise: direct, one thread per output (SIMT, "depthwise").
+void conv_depthwise_tactic(Kernel& k, const std::vector<Target>& targets);
+/// conv_transpose: gather form, one thread per output.
+void conv_transpose_tactic(Kernel& k, const std::vector<Target>& targets);
+/// pool: one thread per output (global pools: per plane).
+void pool_tactic(Kernel& k, const std::vector<Target>& targets);
+
+}  // namespace modelc::linear

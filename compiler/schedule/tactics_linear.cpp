@@ -1,0 +1,286 @@
+// compiler/schedule/tactics_linear.cpp — the tactic rules of the GEMM-shaped families (gemm,
+// conv) and of the direct convolutions and pools (conv_depthwise, conv_transpose, pool).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedule/layout.h"
+#include "schedule/linear.h"
+#include "schedule/tactics.h"
+#include "support/error.h"
+
+namespace modelc::linear {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The configurations choose_tile picks from (all 128 threads).
+constexpr TileConfig kTile128x64{128, 64, 8, 8, 8};
+constexpr TileConfig kTile64x128{64, 128, 8, 8, 8};
+constexpr TileConfig kTile64x64{64, 64, 8, 4, 8};
+constexpr TileConfig kTile32x32{32, 32, 8, 4, 2};
+constexpr TileConfig kTileSkinnyM{16, 64, 16, 2, 4};
+constexpr TileConfig kTileSkinnyN{64, 16, 16, 4, 2};
+
+// The tensor-core configurations, largest first (choose_tc_tile's candidates).
+constexpr TcTile kTcTiles[] = {
+    {128, 128, 32, 2, 4, false, false}, {128, 64, 32, 2, 2, false, false}, {64, 128, 32, 2, 2, false, false},
+    {64, 64, 32, 2, 2, false, false},   {32, 64, 32, 1, 4, false, false},
+};
+
+}  // namespace
+
+// ---- SIMT tiles -----------------------------------------------------------------------------------
+
+TileConfig choose_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why) {
+  auto blocks = [&](const TileConfig& t) { return batch * ceil_div(M, t.bm) * ceil_div(N, t.bn); };
+  auto say = [&](const TileConfig& t, const std::string& reason) {
+    if (why) *why = fmt::format("SIMT tile {} ({} blocks of {} threads): {}", t.name(), blocks(t), t.threads(), reason);
+    return t;
+  };
+  if (M <= 16) return say(kTileSkinnyM, "M <= 16, a skinny-row tile");
+  if (N <= 16) return say(kTileSkinnyN, "N <= 16, a skinny-column tile");
+  const TileConfig big = M >= N ? kTile128x64 : kTile64x128;
+  const int64_t sms = std::max(1, target.sm_count);
+  for (const TileConfig& t : {big, kTile64x64}) {
+    if (blocks(t) >= sms) {
+      return say(t, fmt::format("the largest tile with at least one block per SM ({} SMs)", sms));
+    }
+  }
+  return say(kTile32x32, fmt::format("no larger tile gives one block per SM ({} SMs)", sms));
+}
+
+void check_grid(const Kernel& k, const TileConfig& t, int64_t M) {
+  if (ceil_div(M, t.bm) > 65535) {
+    refuse_node(k, fmt::format("{} rows make {} row tiles of {}, over the grid's y limit (65535)", M, ceil_div(M, t.bm), t.bm));
+  }
+}
+
+TileConfig tile_of(const Kernel& k) {
+  if (const TileConfig* t = std::get_if<TileConfig>(&k.tactic)) return *t;
+  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no SIMT tile");
+}
+
+// ---- tensor-core tiles ----------------------------------------------------------------------------
+
+TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why) {
+  const int64_t sms = std::max(1, target.sm_count);
+  const TcTile* best = nullptr;
+  double best_score = -1, best_eff = 0, best_occ = 0;
+  int64_t best_blocks = 0;
+  for (const TcTile& candidate : kTcTiles) {
+    TcTile t = candidate;
+    t.fp16_accumulate = target.fp16_accumulate;
+    if (t.smem_bytes() > target.smem_per_block) continue;
+    const int64_t mt = ceil_div(M, t.bm), nt = ceil_div(N, t.bn), blocks = batch * mt * nt;
+    const double eff = static_cast<double>(M * N) / static_cast<double>(mt * t.bm * nt * t.bn);
+    const double occ = blocks < sms ? static_cast<double>(blocks) / static_cast<double>(sms)
+                                    : static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, sms) * sms);
+    const double reuse = (static_cast<double>(t.bm) * t.bn / (t.bm + t.bn)) / 64.0;  // 128x128: 1
+    const double score = eff * occ * reuse;
+    if (score > best_score * (1 + 1e-9)) {
+      best = &candidate;
+      best_score = score;
+      best_eff = eff;
+      best_occ = occ;
+      best_blocks = blocks;
+    }
+  }
+  if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
+  TcTile r = *best;
+  r.async = target.sm >= 80;
+  r.fp16_accumulate = target.fp16_accumulate;
+  if (why) {
+    *why = fmt::format("tensor-core tile {} for sm_{}: {} blocks on {} SMs (occupancy {:.2f}), tile efficiency {:.2f}",
+                       r.name(), target.sm, best_blocks, sms, best_occ, best_eff);
+  }
+  return r;
+}
+
+TcTile tc_tile_of(const Kernel& k, const Tactic& tactic) {
+  if (const TcTile* t = std::get_if<TcTile>(&tactic)) return *t;
+  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tensor-core tile");
+}
+
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N) {
+  std::string first_why;
+  k.arch_tactic.clear();
+  std::map<int, Tactic> per;
+  std::string others;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    std::string why;
+    per[targets[i].sm] = choose_tc_tile(batch, M, N, targets[i], &why);
+    if (i == 0) {
+      first_why = why;
+      k.tactic = per[targets[i].sm];
+    } else if (per[targets[i].sm] != k.tactic) {
+      others += "; " + why;
+    }
+  }
+  bool differ = false;
+  for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
+  if (differ) k.arch_tactic = per;
+  return first_why + others;
+}
+
+// ---- gemm -----------------------------------------------------------------------------------------
+
+namespace {
+
+/// Why a GEMM cannot run on the tensor-core template ("" when it can). Documented thresholds:
+/// float16 A and B (FP16 storage), at least kTinyGemmMacs multiply-adds per product, 16-byte
+/// aligned operands, one element type for the epilogue's operands (C / bias and residual).
+std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
+  if (g.kind == GemmLowering::Kind::strided_sum) return "one-operand Einsum (a strided sum)";
+  const DType ta = k.inputs[g.a_input].dtype, tb = k.inputs[g.b_input].dtype, ty = k.outputs[0].dtype;
+  for (DType t : {ta, tb, ty}) {
+    if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
+  }
+  if (ta == DType::float32 || tb == DType::float32) return "FP32 storage";
+  if (ta != DType::float16 || tb != DType::float16) return std::string(dtype_name(ta != DType::float16 ? ta : tb)) + " storage";
+  if (g.M * g.N * g.K < kTinyGemmMacs) return fmt::format("tiny GEMM: {}x{}x{}", g.M, g.N, g.K);
+  if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) || !aligned16(k.outputs[0])) {
+    return "an operand not 16-byte aligned";
+  }
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
+    epi = k.inputs[i].dtype;
+  }
+  return "";
+}
+
+std::string equation_prefix(const Kernel& k) {
+  return producer_op(*k.node) == "Einsum" ? "equation '" + k.node->attr_string("equation", "") + "': " : "";
+}
+
+void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {
+  if (g.kind == GemmLowering::Kind::strided_sum) {
+    k.tactic = DirectTactic{128};
+    k.note = "equation '" + k.node->attr_string("equation", "") + "': a strided sum, one thread per output element";
+    return;
+  }
+  std::string why;
+  const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, &why);
+  check_grid(k, tile, g.M);
+  k.tactic = tile;
+  k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
+}
+
+}  // namespace
+
+void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
+  const GemmLowering g = lower_gemm(k);
+  k.fallback_reason = gemm_fallback(k, g);
+  k.arch_tactic.clear();
+  if (k.fallback_reason.empty()) {
+    k.engine = "tensor_core";
+    const std::string why = plan_tc_archs(k, targets, g.batch_count(), g.M, g.N);
+    for (const auto& [sm, tactic] : k.arch_tactic) check_grid(k, TileConfig{tc_tile_of(k, tactic).bm, 64, 8, 4, 8}, g.M);
+    check_grid(k, TileConfig{tc_tile_of(k, k.tactic).bm, 64, 8, 4, 8}, g.M);
+    k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
+    return;
+  }
+  k.engine = "simt";
+  simt_gemm(k, g, targets.front());
+  k.note += " (SIMT: " + k.fallback_reason + ")";
+}
+
+// ---- conv -----------------------------------------------------------------------------------------
+
+namespace {
+
+/// Why a convolution cannot run on the tensor-core template ("" when it can): float16 X and W,
+/// groups = 1, channels-last views (schedule/layout.h) with W in OHWI at X's channel pitch, a pitch
+/// that is a multiple of 8 (16-byte chunks of channels), 16-byte aligned buffers.
+std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
+  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
+  for (DType t : {x.dtype, w.dtype, y.dtype}) {
+    if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
+  }
+  if (x.dtype == DType::float32 || w.dtype == DType::float32) return "FP32 storage";
+  if (x.dtype != DType::float16 || w.dtype != DType::float16) {
+    return std::string(dtype_name(x.dtype != DType::float16 ? x.dtype : w.dtype)) + " storage";
+  }
+  if (g.G > 1) return fmt::format("groups = {}", g.G);
+  const int64_t cp = channels_last_pitch(x), wp = channels_last_pitch(w), yp = channels_last_pitch(y);
+  if (cp == 0 || yp == 0) return "NCHW layout";
+  if (wp != cp) return "weights not in OHWI at the input's channel pitch";
+  if (cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
+  if (!aligned16(x) || !aligned16(w) || !aligned16(y)) return "a buffer not 16-byte aligned";
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
+    epi = k.inputs[i].dtype;
+  }
+  return "";
+}
+
+void simt_conv(Kernel& k, const ConvGeometry& g, const Target& t) {
+  if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
+  std::string why;
+  const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, &why);
+  check_grid(k, tile, g.Mg());
+  k.tactic = tile;
+  k.note = fmt::format("{}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}", g.str(), g.Mg(),
+                       g.N * g.out_pixels(), g.Cg() * g.kernel[0] * g.kernel[1] * g.kernel[2], why);
+}
+
+}  // namespace
+
+void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
+  const ConvGeometry g = conv_geometry(k);
+  check_size(k);
+  k.arch_tactic.clear();
+  k.engine = "simt";
+  k.fallback_reason = conv_fallback(k, g);
+  if (k.fallback_reason.empty()) {
+    k.engine = "tensor_core";
+    const int64_t pixels = g.N * g.out_pixels();
+    const std::string why = plan_tc_archs(k, targets, 1, pixels, g.M);
+    k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} (taps x pitch {}); {}",
+                         g.str(), pixels, g.M, g.kernel[0] * g.kernel[1] * g.kernel[2] * channels_last_pitch(k.inputs[0]),
+                         channels_last_pitch(k.inputs[0]), why);
+    return;
+  }
+  simt_conv(k, g, targets.front());
+  k.note += " (SIMT: " + k.fallback_reason + ")";
+}
+
+void conv_depthwise_tactic(Kernel& k, const std::vector<Target>&) {
+  const ConvGeometry g = conv_geometry(k);
+  check_size(k);
+  if (g.Cg() != 1 || g.G < 2) {
+    throw Error("internal: conv_depthwise kernel " + k.id + " has " + std::to_string(g.Cg()) + " input channels in each of " +
+                std::to_string(g.G) + " groups");
+  }
+  k.arch_tactic.clear();
+  k.engine = "simt";
+  k.fallback_reason = g.M == g.G ? "depthwise (groups = C)" : fmt::format("depthwise (groups = {})", g.G);
+  k.tactic = DirectTactic{128};
+  k.note = fmt::format("{}: depthwise (one input channel per group), direct, one thread per output", g.str());
+}
+
+void conv_transpose_tactic(Kernel& k, const std::vector<Target>&) {
+  const ConvGeometry g = conv_transpose_geometry(k);
+  check_size(k);
+  k.tactic = DirectTactic{128};
+  k.note = fmt::format("{}: gather form, one thread per output", g.str());
+}
+
+void pool_tactic(Kernel& k, const std::vector<Target>&) {
+  check_size(k);
+  k.tactic = DirectTactic{128};
+  const KernelLayout l = kernel_layout(k);
+  if (k.node->op() == "GlobalAveragePool" || k.node->op() == "GlobalMaxPool") {
+    k.note = l.channels_last ? "NHWC: one thread per (n, c), looping over the plane"
+                             : "one warp per (n, c) plane, shuffle reduction";
+    return;
+  }
+  k.note = fmt::format("{}: {}one thread per output", pool_geometry(k).str(), l.channels_last ? "NHWC, " : "");
+}
+
+}  // namespace modelc::linear
