@@ -48,6 +48,14 @@ int64_t Split::cols() const {
   return n;
 }
 
+Split split_range(const Shape& x, int64_t first, int64_t last) {
+  Split s;
+  s.shape = x;
+  s.col.assign(x.size(), false);
+  for (int64_t d = first; d < last; ++d) s.col[static_cast<std::size_t>(d)] = true;
+  return s;
+}
+
 std::vector<MapDim> simplify(const std::vector<MapDim>& dims) {
   for (const MapDim& d : dims) if (d.extent == 0) return {MapDim{0, 0}};
   std::vector<MapDim> out;
@@ -301,14 +309,6 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
   return emit_kernel(k, type,
                      {ptr(ops.x, true), ptr(ops.scale, true), ptr(ops.bias, true), ptr(ops.y, false),
                       ptr(ops.mean, false), ptr(ops.inv_std_dev, false), eps});
-}
-
-int64_t normalized_axis(const Kernel& k, int64_t a, int64_t rank, const char* what) {
-  const int64_t n = a < 0 ? a + rank : a;
-  if (n < 0 || n >= rank) {
-    throw kernel_error(k, fmt::format("attribute '{}' is {}, out of range for rank {}", what, a, rank));
-  }
-  return n;
 }
 
 }  // namespace modelc::reduction_codegen

@@ -26,6 +26,9 @@ struct Split {
   int64_t rows() const;
   int64_t cols() const;
 };
+/// \brief The split of X's shape whose column dims are [first, last) (the dims an ops/ rule says
+/// a row runs over).
+Split split_range(const Shape& x, int64_t first, int64_t last);
 
 /// One (extent, stride) pair of a map.
 struct MapDim {
@@ -121,9 +124,5 @@ struct NormalizeOperands {
 /// \brief The Normalize instantiation and launch (mean and inv_std_dev: row maps only).
 Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
                        double epsilon);
-
-/// \brief Axis `a` of a rank-`rank` tensor, negative counted from the end; an Error naming the
-/// node when out of range.
-int64_t normalized_axis(const Kernel& k, int64_t a, int64_t rank, const char* what);
 
 }  // namespace modelc::reduction_codegen
