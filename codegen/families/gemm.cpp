@@ -128,14 +128,6 @@ Emitted emit_instance(const Kernel& k, const std::string& comment_text, const st
   return e;
 }
 
-std::string float_literal(double v) {
-  if (v != v) return "NAN";
-  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-  std::string s = fmt::format("{}", static_cast<float>(v));
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
 bool is_fused(const Node& n) { return !ops::producer_of_fused(n.op()).empty(); }
 
 std::string producer_op(const Node& n) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/family.h"
+#include "codegen/literals.h"
 
 namespace modelc::linear {
 
@@ -175,8 +176,6 @@ std::string producer_op(const Node& n);
 /// (" + relu + residual"). Input 3 (the residual) must have Y's layout.
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::string* params, std::string* what);
-/// A C++ float literal ("0.5f", "-INFINITY", "NAN").
-std::string float_literal(double v);
 
 /// "Dims3<a, b, c>" (the namespace-qualified template of conv.cuh).
 std::string dims3(const std::array<int64_t, 3>& d);

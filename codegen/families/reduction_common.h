@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen/family.h"
+#include "codegen/literals.h"
 
 namespace modelc::reduction_codegen {
 
@@ -94,8 +95,6 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
 /// type); an Error naming the node otherwise.
 void check_index_range(const Kernel& k);
 
-/// A C++ float literal that reads back as exactly v ("1e-05f", "1.0f").
-std::string float_literal(float v);
 /// \brief How a tiling splits the work, for k.note: "4 threads per row, interleaved (...), row kept
 /// in registers". kept_in_registers: the template keeps a row of at most 16 per thread
 /// (softmax, normalization) and the note says whether this one fits.
