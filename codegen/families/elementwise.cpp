@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/families/elementwise_util.h"
+#include "ops/activation.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -26,10 +27,6 @@ struct OpSpec {
   bool condition = false;       ///< Where: operand 0 is the bool condition (not raw bits)
   bool channel_params = false;  ///< BatchNormalization: operands 1.. align with dims 1.. of X
 };
-
-double float_attr(const Node& n, const char* name, double def) {
-  return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
-}
 
 std::string ew(const std::string& op) { return "mc::ew::" + op; }
 std::string flags(bool lo, bool hi) { return std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false"); }
@@ -48,30 +45,25 @@ std::vector<int> present_inputs(const Kernel& k) {
   return r;
 }
 
-// Clip: bounds as attributes (opset 6) or as optional scalar inputs (11+). Constant bounds become
-// members of the Op; bounds computed at run time are operands.
+// Clip: the bounds of ops::clip_bounds (attributes before opset 11, optional inputs from 11). When
+// every given bound is known at compile time they are members of the Op, else the given bounds are
+// operands.
 OpSpec clip_spec(const Kernel& k) {
-  const Node& n = *k.node;
   const DType t = k.inputs[0].dtype;
-  if (n.opset() < 11) {
-    const bool lo = n.has_attr("min"), hi = n.has_attr("max");
-    return {ew("Clip<float, " + flags(lo, hi) + ">"),
-            float_literal(lo ? float_attr(n, "min", 0) : 0) + ", " + float_literal(hi ? float_attr(n, "max", 0) : 0),
-            {0}};
-  }
-  const bool lo = n.has_input(1), hi = n.has_input(2);
-  if ((lo && !n.input(1).is_constant()) || (hi && !n.input(2).is_constant())) {
+  const std::array<ops::ClipBound, 2> b = ops::clip_bounds(*k.node);
+  const bool lo = b[0].given, hi = b[1].given;
+  if ((lo && !b[0].value) || (hi && !b[1].value)) {
     std::vector<int> ins{0};
-    if (lo) ins.push_back(1);
-    if (hi) ins.push_back(2);
+    for (const ops::ClipBound& c : b) {
+      if (c.given) ins.push_back(c.input);
+    }
     return {ew("ClipInputs<" + flags(lo, hi) + ">"), "", ins};
   }
-  auto bound = [&](int i) -> std::string {
-    const bool given = n.has_input(i);
-    if (is_float(t)) return float_literal(given ? n.input(i).constant().f64_at(0) : 0.0);
-    return int_literal(given ? n.input(i).constant().i64_at(0) : 0);
+  auto bound = [&](const ops::ClipBound& c) -> std::string {
+    if (is_float(t)) return float_literal(c.value ? c.value->f64_at(0) : 0.0);
+    return int_literal(c.value ? c.value->i64_at(0) : 0);
   };
-  return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(1) + ", " + bound(2), {0}};
+  return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(b[0]) + ", " + bound(b[1]), {0}};
 }
 
 OpSpec op_spec(const Kernel& k) {
@@ -87,16 +79,14 @@ OpSpec op_spec(const Kernel& k) {
     if (op == p) return {ew(op), "", present_inputs(k)};
   }
   if (op == "Identity" || op == "Dropout") return {ew("Identity"), "", {0}, true};
-  if (op == "LeakyRelu") return {ew(op), float_literal(float_attr(n, "alpha", 0.01)), {0}};
-  if (op == "Elu") return {ew(op), float_literal(float_attr(n, "alpha", 1.0)), {0}};
+  if (op == "LeakyRelu" || op == "Elu") return {ew(op), float_literal(ops::activation_attrs(n).alpha), {0}};
   if (op == "Selu") {
-    return {ew(op),
-            float_literal(float_attr(n, "alpha", 1.67326319217681884765625)) + ", " +
-                float_literal(float_attr(n, "gamma", 1.05070102214813232421875)),
-            {0}};
+    const ops::ActivationAttrs a = ops::activation_attrs(n);
+    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.gamma), {0}};
   }
   if (op == "HardSigmoid") {
-    return {ew(op), float_literal(float_attr(n, "alpha", 0.2)) + ", " + float_literal(float_attr(n, "beta", 0.5)), {0}};
+    const ops::ActivationAttrs a = ops::activation_attrs(n);
+    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.beta), {0}};
   }
   if (op == "Clip") return clip_spec(k);
   if (op == "Where") return {ew(op), "", {0, 1, 2}, true, true};
