@@ -13,6 +13,8 @@
 
 #include "codegen/families/elementwise_util.h"
 #include "ops/activation.h"
+#include "ops/elementwise.h"
+#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -95,35 +97,19 @@ OpSpec op_spec(const Kernel& k) {
     return {ew("Identity"), "", {0}, k.inputs[0].dtype == k.outputs[0].dtype};
   }
   if (op == "BatchNormalization") {
-    return {ew("BatchNorm"), float_literal(n.attr_float("epsilon", 1e-5)), {0, 1, 2, 3, 4}, false, false, true};
+    return {ew("BatchNorm"), float_literal(ops::norm_epsilon(n)), {0, 1, 2, 3, 4}, false, false, true};
   }
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
 }
 
-// Add/Sub/Mul/Div (1, 6) and Pow (1) with broadcast=1 align B with A's dims from 'axis' on (the
-// last dims when absent); PRelu 1 and 6 take a slope of one element or one per channel (dim 1).
-// Both are the numpy form once B has trailing dims of length 1 (as compiler/ops normalizes them).
-TensorView legacy_numpy_view(const Node& n, const TensorView& a, const TensorView& b) {
-  const bool prelu = n.op() == "PRelu";
-  if (!prelu && n.attr_int("broadcast", 0) == 0) return b;
-  TensorView v = b;
-  if (num_elements(b.shape) == 1) {
-    v.shape.clear();
-    v.strides.clear();
-    return v;
-  }
-  const auto ra = static_cast<int64_t>(a.shape.size()), rb = static_cast<int64_t>(b.shape.size());
-  const int64_t axis = prelu ? 1 : n.has_attr("axis") ? n.attr_int("axis", 0) : ra - rb;
-  if (axis < 0 || axis + rb > ra) throw n.error("legacy broadcast: B does not fit A at axis " + std::to_string(axis));
-  v.shape.resize(static_cast<std::size_t>(ra - axis), 1);
-  v.strides.resize(static_cast<std::size_t>(ra - axis), 0);
-  return v;
-}
-
-bool is_legacy_broadcast(const Node& n) {
-  const std::string& op = n.op();
-  if (op == "PRelu") return n.opset() < 7;
-  return n.opset() < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow");
+// The legacy broadcast before opset 7 (Add/Sub/Mul/Div/Pow with 'broadcast' and 'axis', PRelu's
+// shared or per-channel slope) is the numpy form once B's view has the shape of
+// ops::legacy_numpy_shape: its own dims, then dims of length 1 (stride 0).
+void legacy_to_numpy(const Node& n, const TensorView& a, TensorView& b) {
+  const std::optional<Shape> s = ops::legacy_numpy_shape(n, a.shape, b.shape);
+  if (!s) return;
+  b.strides.resize(s->size(), 0);
+  b.shape = *s;
 }
 
 // BatchNormalization's parameters ([C] or, with spatial=0, [C, D1, ...]) align with dims 1.. of X.
@@ -148,7 +134,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   const OpSpec spec = op_spec(k);
   const TensorView& y = k.outputs[0];
   std::vector<TensorView> inputs = k.inputs;
-  if (k.node && is_legacy_broadcast(*k.node)) inputs.at(1) = legacy_numpy_view(*k.node, inputs.at(0), inputs.at(1));
+  if (k.node && inputs.size() == 2) legacy_to_numpy(*k.node, inputs[0], inputs[1]);
   Shape shape = y.shape;
 
   if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to compute\n"};

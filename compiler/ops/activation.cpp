@@ -64,23 +64,6 @@ std::vector<Tensor> eval_prelu(const Node& n, const TensorRefs& in) {
       [](int64_t x, int64_t s) { return x < 0 ? wrap_mul(s, x) : x; })};
 }
 
-// PRelu 1 and 6 do not broadcast the numpy way: a slope of one element is
-// shared by every channel, otherwise it holds one value per channel (X's
-// axis 1), as the test data exported at opset 6 shows (slope [C] on X
-// [N,C,...]). Returns slope's shape in numpy form ([C,1,...,1], or a scalar).
-Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope) {
-  if (num_elements(slope) == 1) return {};
-  if (x.size() >= 2 && slope.size() == 1 && slope[0] == x[1]) {
-    Shape r(x.size() - 1, 1);
-    r[0] = slope[0];
-    return r;
-  }
-  throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) + "; PRelu at opset " +
-                    std::to_string(n.opset()) + " takes a slope of one element or one value per channel ([C] for X " +
-                    shape_str(x) + ", C = X's dim 1)",
-                "re-export the model at opset 7 or newer for numpy-style slope broadcasting");
-}
-
 void infer_prelu_legacy(Node& n) {
   legacy_slope_shape(n, n.input(0).shape(), n.input(1).shape());
   infer_same_as_input(n);
@@ -132,6 +115,23 @@ void validate_clip11(const Node& n) {
 }
 
 }  // namespace
+
+// PRelu 1 and 6 do not broadcast the numpy way: a slope of one element is
+// shared by every channel, otherwise it holds one value per channel (X's
+// axis 1), as the test data exported at opset 6 shows (slope [C] on X
+// [N,C,...]). Returns slope's shape in numpy form ([C,1,...,1], or a scalar).
+Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope) {
+  if (num_elements(slope) == 1) return {};
+  if (x.size() >= 2 && slope.size() == 1 && slope[0] == x[1]) {
+    Shape r(x.size() - 1, 1);
+    r[0] = slope[0];
+    return r;
+  }
+  throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) + "; PRelu at opset " +
+                    std::to_string(n.opset()) + " takes a slope of one element or one value per channel ([C] for X " +
+                    shape_str(x) + ", C = X's dim 1)",
+                "re-export the model at opset 7 or newer for numpy-style slope broadcasting");
+}
 
 ActivationAttrs activation_attrs(const Node& n) {
   ActivationAttrs a;
