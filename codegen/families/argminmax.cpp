@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/reduce.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -10,16 +11,13 @@ namespace {
 
 using namespace reduction_codegen;
 
-Split arg_split(const Kernel& k, int64_t* axis_out) {
+// The column dim is the one ArgMax / ArgMin runs along (ops::arg_reduce, ops/reduce.h).
+Split arg_split(const Kernel& k, ops::ArgReduce* arg_out) {
   if (!k.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
-  const TensorView& x = k.inputs[0];
-  const int64_t axis = normalized_axis(k, k.node->attr_int("axis", 0), static_cast<int64_t>(x.shape.size()), "axis");
-  Split s;
-  s.shape = x.shape;
-  s.col.assign(x.shape.size(), false);
-  s.col[static_cast<std::size_t>(axis)] = true;
-  if (axis_out) *axis_out = axis;
-  return s;
+  const Shape& x = k.inputs[0].shape;
+  const ops::ArgReduce a = ops::arg_reduce(*k.node, x);
+  if (arg_out) *arg_out = a;
+  return split_range(x, a.axis, a.axis + 1);
 }
 
 Tile arg_tile(const Split& s, const OperandMaps& xm, const Target& t) {
@@ -27,26 +25,25 @@ Tile arg_tile(const Split& s, const OperandMaps& xm, const Target& t) {
 }
 
 void plan_argminmax(Kernel& k, const Target& t) {
-  int64_t axis = 0;
-  const Split s = arg_split(k, &axis);
+  ops::ArgReduce a;
+  const Split s = arg_split(k, &a);
   const Tile tile = arg_tile(s, maps_of(s, view_strides(k.inputs[0])), t);
-  const bool last = k.node->attr_int("select_last_index", 0) != 0;
   set_tactic(k, tile,
-             fmt::format("axis {}, {} index on ties: {} outputs of {} elements; {}", axis, last ? "last" : "first",
-                         s.rows(), s.cols(), tile_note(tile, s.cols(), "output", false)));
+             fmt::format("axis {}, {} index on ties: {} outputs of {} elements; {}", a.axis,
+                         a.select_last_index ? "last" : "first", s.rows(), s.cols(),
+                         tile_note(tile, s.cols(), "output", false)));
 }
 
 Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
-  int64_t axis = 0;
-  const Split s = arg_split(k, &axis);
+  ops::ArgReduce a;
+  const Split s = arg_split(k, &a);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
   if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
-  if (s.cols() == 0) throw n.error(fmt::format("axis {} of input 'data' is empty: no {}", axis, n.op()));
   const bool is_max = n.op() == "ArgMax";
-  const bool last = n.attr_int("select_last_index", 0) != 0;
+  const bool last = a.select_last_index;
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(s, view_strides(x));
   const OperandMaps ym = maps_of(s, strides_rows_only(k, s, y, "output 'reduced'"));

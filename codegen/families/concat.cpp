@@ -1,16 +1,13 @@
 // codegen/families/concat.cpp — the "concat" family: Concat as one strided copy per input into its
 // place along the axis of the output (mc::dm::Copy).
 #include "codegen/families/data_movement.h"
+#include "ops/tensor.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
 
 std::vector<StridedCopy> concat_plan(const Node& n, const std::vector<TensorView>& xs, const TensorView& y) {
-  const auto rank = static_cast<int64_t>(y.shape.size());
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) throw n.error("attribute 'axis' is out of range");
-  const auto a = static_cast<std::size_t>(axis);
+  const auto a = static_cast<std::size_t>(ops::concat_axis(n, static_cast<int64_t>(y.shape.size())));
   std::vector<StridedCopy> copies;
   int64_t at = 0;  // where the next input starts along the axis
   for (const TensorView& x : xs) {

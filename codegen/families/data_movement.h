@@ -1,7 +1,8 @@
 // codegen/families/data_movement.h — the emit-time plans of the data-movement families
 // (transpose, slice, concat, split, expand, tile, depth_space, pad, gather, resize): the index math
-// of each op, worked out from its node and views before any code is written. The family files
-// emit these plans; tests check them against the reference interpreter.
+// of each op, worked out before any code is written by applying the op's axes, ranges and
+// parameters (compiler/ops, the reference's own rules) to its views. The family files emit these
+// plans; tests check them against the reference interpreter.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace modelc::codegen {
 
 /// Transpose: y[i] = x[perm(i)].
 StridedCopy transpose_plan(const Node& n, const TensorView& x, const TensorView& y);
-/// Slice (attributes before opset 10, constant inputs from 10): an offset and stepped strides.
+/// Slice: the ranges of ops::slice_ranges as an offset and stepped strides.
 StridedCopy slice_plan(const Node& n, const TensorView& x, const TensorView& y);
 /// Expand: x's broadcast strides over y's shape.
 StridedCopy expand_plan(const TensorView& x, const TensorView& y);

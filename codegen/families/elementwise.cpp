@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "codegen/families/elementwise_util.h"
+#include "ops/activation.h"
+#include "ops/elementwise.h"
+#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -26,10 +29,6 @@ struct OpSpec {
   bool condition = false;       ///< Where: operand 0 is the bool condition (not raw bits)
   bool channel_params = false;  ///< BatchNormalization: operands 1.. align with dims 1.. of X
 };
-
-double float_attr(const Node& n, const char* name, double def) {
-  return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
-}
 
 std::string ew(const std::string& op) { return "mc::ew::" + op; }
 std::string flags(bool lo, bool hi) { return std::string(lo ? "true" : "false") + ", " + (hi ? "true" : "false"); }
@@ -48,30 +47,25 @@ std::vector<int> present_inputs(const Kernel& k) {
   return r;
 }
 
-// Clip: bounds as attributes (opset 6) or as optional scalar inputs (11+). Constant bounds become
-// members of the Op; bounds computed at run time are operands.
+// Clip: the bounds of ops::clip_bounds (attributes before opset 11, optional inputs from 11). When
+// every given bound is known at compile time they are members of the Op, else the given bounds are
+// operands.
 OpSpec clip_spec(const Kernel& k) {
-  const Node& n = *k.node;
   const DType t = k.inputs[0].dtype;
-  if (n.opset() < 11) {
-    const bool lo = n.has_attr("min"), hi = n.has_attr("max");
-    return {ew("Clip<float, " + flags(lo, hi) + ">"),
-            float_literal(lo ? float_attr(n, "min", 0) : 0) + ", " + float_literal(hi ? float_attr(n, "max", 0) : 0),
-            {0}};
-  }
-  const bool lo = n.has_input(1), hi = n.has_input(2);
-  if ((lo && !n.input(1).is_constant()) || (hi && !n.input(2).is_constant())) {
+  const std::array<ops::ClipBound, 2> b = ops::clip_bounds(*k.node);
+  const bool lo = b[0].given, hi = b[1].given;
+  if ((lo && !b[0].value) || (hi && !b[1].value)) {
     std::vector<int> ins{0};
-    if (lo) ins.push_back(1);
-    if (hi) ins.push_back(2);
+    for (const ops::ClipBound& c : b) {
+      if (c.given) ins.push_back(c.input);
+    }
     return {ew("ClipInputs<" + flags(lo, hi) + ">"), "", ins};
   }
-  auto bound = [&](int i) -> std::string {
-    const bool given = n.has_input(i);
-    if (is_float(t)) return float_literal(given ? n.input(i).constant().f64_at(0) : 0.0);
-    return int_literal(given ? n.input(i).constant().i64_at(0) : 0);
+  auto bound = [&](const ops::ClipBound& c) -> std::string {
+    if (is_float(t)) return float_literal(c.value ? c.value->f64_at(0) : 0.0);
+    return int_literal(c.value ? c.value->i64_at(0) : 0);
   };
-  return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(1) + ", " + bound(2), {0}};
+  return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(b[0]) + ", " + bound(b[1]), {0}};
 }
 
 OpSpec op_spec(const Kernel& k) {
@@ -87,16 +81,14 @@ OpSpec op_spec(const Kernel& k) {
     if (op == p) return {ew(op), "", present_inputs(k)};
   }
   if (op == "Identity" || op == "Dropout") return {ew("Identity"), "", {0}, true};
-  if (op == "LeakyRelu") return {ew(op), float_literal(float_attr(n, "alpha", 0.01)), {0}};
-  if (op == "Elu") return {ew(op), float_literal(float_attr(n, "alpha", 1.0)), {0}};
+  if (op == "LeakyRelu" || op == "Elu") return {ew(op), float_literal(ops::activation_attrs(n).alpha), {0}};
   if (op == "Selu") {
-    return {ew(op),
-            float_literal(float_attr(n, "alpha", 1.67326319217681884765625)) + ", " +
-                float_literal(float_attr(n, "gamma", 1.05070102214813232421875)),
-            {0}};
+    const ops::ActivationAttrs a = ops::activation_attrs(n);
+    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.gamma), {0}};
   }
   if (op == "HardSigmoid") {
-    return {ew(op), float_literal(float_attr(n, "alpha", 0.2)) + ", " + float_literal(float_attr(n, "beta", 0.5)), {0}};
+    const ops::ActivationAttrs a = ops::activation_attrs(n);
+    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.beta), {0}};
   }
   if (op == "Clip") return clip_spec(k);
   if (op == "Where") return {ew(op), "", {0, 1, 2}, true, true};
@@ -105,35 +97,19 @@ OpSpec op_spec(const Kernel& k) {
     return {ew("Identity"), "", {0}, k.inputs[0].dtype == k.outputs[0].dtype};
   }
   if (op == "BatchNormalization") {
-    return {ew("BatchNorm"), float_literal(n.attr_float("epsilon", 1e-5)), {0, 1, 2, 3, 4}, false, false, true};
+    return {ew("BatchNorm"), float_literal(ops::norm_epsilon(n)), {0, 1, 2, 3, 4}, false, false, true};
   }
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
 }
 
-// Add/Sub/Mul/Div (1, 6) and Pow (1) with broadcast=1 align B with A's dims from 'axis' on (the
-// last dims when absent); PRelu 1 and 6 take a slope of one element or one per channel (dim 1).
-// Both are the numpy form once B has trailing dims of length 1 (as compiler/ops normalizes them).
-TensorView legacy_numpy_view(const Node& n, const TensorView& a, const TensorView& b) {
-  const bool prelu = n.op() == "PRelu";
-  if (!prelu && n.attr_int("broadcast", 0) == 0) return b;
-  TensorView v = b;
-  if (num_elements(b.shape) == 1) {
-    v.shape.clear();
-    v.strides.clear();
-    return v;
-  }
-  const auto ra = static_cast<int64_t>(a.shape.size()), rb = static_cast<int64_t>(b.shape.size());
-  const int64_t axis = prelu ? 1 : n.has_attr("axis") ? n.attr_int("axis", 0) : ra - rb;
-  if (axis < 0 || axis + rb > ra) throw n.error("legacy broadcast: B does not fit A at axis " + std::to_string(axis));
-  v.shape.resize(static_cast<std::size_t>(ra - axis), 1);
-  v.strides.resize(static_cast<std::size_t>(ra - axis), 0);
-  return v;
-}
-
-bool is_legacy_broadcast(const Node& n) {
-  const std::string& op = n.op();
-  if (op == "PRelu") return n.opset() < 7;
-  return n.opset() < 7 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow");
+// The legacy broadcast before opset 7 (Add/Sub/Mul/Div/Pow with 'broadcast' and 'axis', PRelu's
+// shared or per-channel slope) is the numpy form once B's view has the shape of
+// ops::legacy_numpy_shape: its own dims, then dims of length 1 (stride 0).
+void legacy_to_numpy(const Node& n, const TensorView& a, TensorView& b) {
+  const std::optional<Shape> s = ops::legacy_numpy_shape(n, a.shape, b.shape);
+  if (!s) return;
+  b.strides.resize(s->size(), 0);
+  b.shape = *s;
 }
 
 // BatchNormalization's parameters ([C] or, with spatial=0, [C, D1, ...]) align with dims 1.. of X.
@@ -150,7 +126,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   const OpSpec spec = op_spec(k);
   const TensorView& y = k.outputs[0];
   std::vector<TensorView> inputs = k.inputs;
-  if (k.node && is_legacy_broadcast(*k.node)) inputs.at(1) = legacy_numpy_view(*k.node, inputs.at(0), inputs.at(1));
+  if (k.node && inputs.size() == 2) legacy_to_numpy(*k.node, inputs[0], inputs[1]);
   Shape shape = y.shape;
 
   if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to compute\n"};

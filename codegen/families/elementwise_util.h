@@ -1,6 +1,7 @@
 // codegen/families/elementwise_util.h — what the elementwise and data-movement families share:
-// C++ spellings of element types, shapes and literals for templates/tensor_index.cuh, dim
-// collapsing, broadcast strides, and the strided copy (mc::dm::Copy) that most data ops reduce to.
+// C++ spellings of element types and shapes for templates/tensor_index.cuh (literals: codegen/
+// literals.h), dim collapsing, broadcast strides, and the strided copy (mc::dm::Copy) that most data
+// ops reduce to.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "codegen/family.h"
+#include "codegen/literals.h"
 
 namespace modelc::codegen {
 
@@ -23,14 +25,6 @@ std::string elem_type(DType t);
 std::string bits_type(DType t);
 /// The compute type of t's elements in the templates: "float", "int64_t" or "bool".
 std::string compute_type(DType t);
-/// A float literal that reads back as the float nearest to v ("0.01f", "-INFINITY").
-std::string float_literal(double v);
-/// A double literal that reads back as v exactly.
-std::string double_literal(double v);
-/// An int64_t literal ("INT64_MIN" where a plain literal would not be one).
-std::string int_literal(int64_t v);
-/// "0x3c00": the bits of element 0 of a tensor, as an unsigned literal of its bits type.
-std::string bits_literal(const Tensor& t);
 /// "2x3x4 float32" for comments.
 std::string view_str(const TensorView& v);
 /// `PTR + offset` (elements) of a view's pointer, or PTR when offset is 0.

@@ -1,15 +1,13 @@
 // codegen/families/gather.cpp — the "gather" family: Gather along an axis, int32 or int64 indices
 // (negative ones count from the end), any element type copied as bits (mc::dm::Gather).
 #include "codegen/families/data_movement.h"
+#include "ops/tensor.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
 
 GatherPlan gather_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  const auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) throw n.error("attribute 'axis' is out of range");
+  const int64_t axis = ops::gather_axis(n, x.shape);
   const auto a = static_cast<std::size_t>(axis);
   GatherPlan p;
   p.outer.assign(x.shape.begin(), x.shape.begin() + axis);

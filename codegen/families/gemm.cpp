@@ -53,15 +53,6 @@ Emitted emit_instance(const Kernel& k, const std::string& comment_text, const st
   return e;
 }
 
-
-std::string float_literal(double v) {
-  if (v != v) return "NAN";
-  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-  std::string s = fmt::format("{}", static_cast<float>(v));
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::string* params, std::string* what) {
   const Node& n = *k.node;

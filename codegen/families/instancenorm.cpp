@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -14,19 +15,13 @@ namespace {
 
 using namespace reduction_codegen;
 
+// The columns are the dims from ops::instancenorm_axis (ops/normalization.h) on: the spatial dims.
 Split instancenorm_split(const Kernel& k) {
   if (!k.node || k.inputs.size() < 3 || k.outputs.empty()) {
     throw Error("internal: instancenorm kernel " + k.id + " is incomplete");
   }
-  const TensorView& x = k.inputs[0];
-  if (x.shape.size() < 3) {
-    throw k.node->error("input X has shape " + shape_str(x.shape) + ", expected rank 3 or more (N x C x D1 x ...)");
-  }
-  Split s;
-  s.shape = x.shape;
-  s.col.assign(x.shape.size(), true);
-  s.col[0] = s.col[1] = false;
-  return s;
+  const Shape& x = k.inputs[0].shape;
+  return split_range(x, ops::instancenorm_axis(*k.node, x), static_cast<int64_t>(x.size()));
 }
 
 void plan_instancenorm(Kernel& k, const Target& t) {
@@ -36,18 +31,18 @@ void plan_instancenorm(Kernel& k, const Target& t) {
       choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
   set_tactic(k, tile,
              fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(),
-                         k.node->attr_float("epsilon", 1e-5), tile_note(tile, s.cols(), "row", true)));
+                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = instancenorm_split(k);
-  NormalizeOperands ops;
-  ops.x = &k.inputs[0];
-  ops.scale = &k.inputs[1];
-  ops.bias = &k.inputs[2];
-  ops.y = &k.outputs[0];
+  NormalizeOperands operands;
+  operands.x = &k.inputs[0];
+  operands.scale = &k.inputs[1];
+  operands.bias = &k.inputs[2];
+  operands.y = &k.outputs[0];
   const int64_t channels = s.shape[1];
-  ops.param_strides = [&](const TensorView& v, const char* what) {
+  operands.param_strides = [&](const TensorView& v, const char* what) {
     if (v.shape != Shape{channels}) {
       throw k.node->error(fmt::format("{} has shape {}, expected [{}] (one value per channel)", what,
                                       shape_str(v.shape), channels));
@@ -56,7 +51,7 @@ Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
     st[1] = view_strides(v)[0];
     return st;
   };
-  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5));
+  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.node));
 }
 
 MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -15,17 +16,14 @@ namespace {
 
 using namespace reduction_codegen;
 
+// The columns are the dims from ops::layernorm_axis (ops/normalization.h) on.
 Split layernorm_split(const Kernel& k, int64_t* axis_out) {
   if (!k.node || k.inputs.size() < 2 || k.outputs.empty()) throw Error("internal: layernorm kernel " + k.id + " is incomplete");
-  const TensorView& x = k.inputs[0];
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const int64_t axis = normalized_axis(k, k.node->attr_int("axis", -1), rank, "axis");
-  Split s;
-  s.shape = x.shape;
-  s.col.assign(x.shape.size(), false);
-  for (int64_t d = axis; d < rank; ++d) s.col[static_cast<std::size_t>(d)] = true;
+  const Shape& x = k.inputs[0].shape;
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = ops::layernorm_axis(*k.node, rank);
   if (axis_out) *axis_out = axis;
-  return s;
+  return split_range(x, axis, rank);
 }
 
 void plan_layernorm(Kernel& k, const Target& t) {
@@ -36,20 +34,20 @@ void plan_layernorm(Kernel& k, const Target& t) {
       choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
   set_tactic(k, tile,
              fmt::format("axis {}: {} rows of {}, epsilon {}; {}", axis, s.rows(), s.cols(),
-                         k.node->attr_float("epsilon", 1e-5), tile_note(tile, s.cols(), "row", true)));
+                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = layernorm_split(k, nullptr);
-  NormalizeOperands ops;
-  ops.x = &k.inputs[0];
-  ops.scale = &k.inputs[1];
-  ops.bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined ? &k.inputs[2] : nullptr;
-  ops.y = &k.outputs[0];
-  ops.mean = k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined ? &k.outputs[1] : nullptr;
-  ops.inv_std_dev = k.outputs.size() > 2 && k.outputs[2].dtype != DType::undefined ? &k.outputs[2] : nullptr;
-  ops.param_strides = [&](const TensorView& v, const char* what) { return strides_broadcast(k, s, v, what); };
-  return emit_normalize(k, ctx, s, ops, k.node->attr_float("epsilon", 1e-5));
+  NormalizeOperands operands;
+  operands.x = &k.inputs[0];
+  operands.scale = &k.inputs[1];
+  operands.bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined ? &k.inputs[2] : nullptr;
+  operands.y = &k.outputs[0];
+  operands.mean = k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined ? &k.outputs[1] : nullptr;
+  operands.inv_std_dev = k.outputs.size() > 2 && k.outputs[2].dtype != DType::undefined ? &k.outputs[2] : nullptr;
+  operands.param_strides = [&](const TensorView& v, const char* what) { return strides_broadcast(k, s, v, what); };
+  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.node));
 }
 
 MODELC_REGISTER_FAMILY(layernorm_family)(KernelFamily{"layernorm", {"reduce.cuh", "normalization.cuh"}, plan_layernorm,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/family.h"
+#include "codegen/literals.h"
 #include "schedule/linear.h"
 #include "schedule/tactics.h"
 
@@ -36,8 +37,6 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 /// (" + relu + residual"). Input 3 (the residual) must have Y's layout.
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::string* params, std::string* what);
-/// A C++ float literal ("0.5f", "-INFINITY", "NAN").
-std::string float_literal(double v);
 
 /// \brief The code of a tensor-core kernel: one `using` per distinct tactic (decl(tile) gives its
 /// type), launched through mc::tc::kernel; with k.arch_tactic, the launch picks the tactic of the

@@ -1,58 +1,30 @@
 // codegen/families/pad.cpp — the "pad" family: Pad in every form (pads as an attribute before opset
 // 11, as an input from 11, with axes from 18, the wrap mode from 19), constant, edge, reflect and
-// wrap modes, negative pads cropping first, as the reference (compiler/ops/pad.cpp); mc::dm::Pad.
+// wrap modes, negative pads cropping first: the pads, mode and fill value of ops::pad_params and
+// ops::pad_fill (ops/pad.h), as the reference reads them; mc::dm::Pad.
 #include "codegen/families/data_movement.h"
+#include "ops/pad.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
 
 PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  const std::size_t rank = x.shape.size();
+  const ops::PadParams params = ops::pad_params(n, x.shape);
   PadPlan p;
-  p.mode = n.attr_string("mode", "constant");
-  std::vector<int64_t> pads;
-  std::vector<int64_t> axes;
-  if (n.opset() < 11) {
-    pads = n.attr_ints("pads");
+  p.mode = params.mode;
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    const int64_t begin = params.begin[d], end = params.end[d];
+    p.begin.push_back(begin);
+    p.lo.push_back(begin < 0 ? -begin : 0);
+    p.kept.push_back(x.shape[d] - p.lo.back() - (end < 0 ? -end : 0));
+    if (x.shape[d] + begin + end != y.shape[d]) throw n.error("internal: the pads disagree with the output shape");
+  }
+  // The fill value of the constant mode, in x's type: known now, or read from a tensor computed at
+  // run time.
+  if (n.has_input(2) && !n.input(2).is_constant()) {
+    p.fill_input = 2;
   } else {
-    if (!n.has_input(1) || !n.input(1).is_constant()) throw n.error("input 'pads' must be a constant");
-    pads = n.input(1).constant().to_i64();
-    if (n.opset() >= 18 && n.has_input(3)) {
-      if (!n.input(3).is_constant()) throw n.error("input 'axes' must be a constant");
-      axes = n.input(3).constant().to_i64();
-    }
-  }
-  if (axes.empty() && !(n.opset() >= 18 && n.has_input(3))) {
-    for (std::size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
-  }
-  const std::size_t k = axes.size();
-  if (pads.size() != 2 * k)
-    throw n.error("'pads' has " + std::to_string(pads.size()) + " values for " + std::to_string(k) + " axes");
-  std::vector<int64_t> begin(rank, 0), end(rank, 0);
-  for (std::size_t i = 0; i < k; ++i) {
-    const int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
-    if (a < 0 || a >= static_cast<int64_t>(rank)) throw n.error("'axes' holds " + std::to_string(axes[i]));
-    begin[static_cast<std::size_t>(a)] = pads[i];
-    end[static_cast<std::size_t>(a)] = pads[k + i];
-  }
-  for (std::size_t d = 0; d < rank; ++d) {
-    p.begin.push_back(begin[d]);
-    p.lo.push_back(begin[d] < 0 ? -begin[d] : 0);
-    p.kept.push_back(x.shape[d] - p.lo.back() - (end[d] < 0 ? -end[d] : 0));
-    if (x.shape[d] + begin[d] + end[d] != y.shape[d])
-      throw n.error("internal: the pads disagree with the output shape");
-  }
-  // The fill value of the constant mode, in x's type.
-  if (n.opset() < 11) {
-    p.fill = Tensor::from_f64(x.dtype, {}, {n.attr_float("value", 0.0)});
-  } else if (n.has_input(2)) {
-    if (n.input(2).is_constant()) {
-      p.fill = n.input(2).constant().cast(x.dtype).reshaped({});
-    } else {
-      p.fill_input = 2;
-    }
-  } else {
-    p.fill = Tensor(x.dtype, {});
+    p.fill = ops::pad_fill(n, x.dtype, n.has_input(2) ? &n.input(2).constant() : nullptr);
   }
   return p;
 }

@@ -1,7 +1,8 @@
 // codegen/families/reduce.cpp — the `reduce` family: every Reduce* op over any set of axes
 // (templates/reduce.cuh, mc::reduction::Reduce).
 //
-// The reduced axes become the column dims of the kernel's index space, the kept ones its row dims;
+// The reduced axes (ops::reduce_dims, ops/reduce.h) become the column dims of the kernel's index
+// space, the kept ones its row dims;
 // non-contiguous reduced axes (axes {0, 2} of a 3-D input) are a column map of several dims, so no
 // transpose is ever needed. keepdims only changes the output's shape, not its row map.
 // noop_with_empty_axes with empty axes reduces nothing: every element is its own row (one column),
@@ -11,6 +12,7 @@
 #include <map>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/reduce.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -34,40 +36,17 @@ struct ReduceLayout {
   bool noop = false;
 };
 
-// The axes come from input 1 (a constant) when the node has it, else from the 'axes' attribute
-// (the opset < 13/18 form); empty axes reduce everything unless noop_with_empty_axes says none.
 ReduceLayout reduce_layout(const Kernel& k) {
   if (!k.node) throw Error("internal: reduce kernel " + k.id + " has no node");
   const Node& n = *k.node;
   if (k.inputs.empty() || k.outputs.empty()) throw n.error("internal: reduce kernel without input or output");
-  const TensorView& x = k.inputs[0];
-  std::vector<int64_t> axes;
-  if (n.num_inputs() > 1 && n.has_input(1)) {
-    if (!n.input(1).is_constant()) {
-      throw n.error("input 'axes' is computed at run time; modelc needs it constant to generate the kernel",
-                    "make the axes an initializer or a Constant when exporting");
-    }
-    axes = n.input(1).constant().to_i64();
-  } else {
-    axes = n.attr_ints("axes");
-  }
+  const Shape& x = k.inputs[0].shape;
+  const ops::ReduceDims r = ops::reduce_dims(n, static_cast<int64_t>(x.size()));
   ReduceLayout l;
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  l.split.shape = x.shape;
-  l.split.col.assign(x.shape.size(), false);
-  if (axes.empty()) {
-    l.noop = n.attr_int("noop_with_empty_axes", 0) != 0;
-    if (!l.noop) {
-      l.split.col.assign(x.shape.size(), true);
-      for (int64_t d = 0; d < rank; ++d) l.axes.push_back(d);
-    }
-    return l;
-  }
-  for (int64_t a : axes) {
-    const int64_t d = normalized_axis(k, a, rank, "axes");
-    l.split.col[static_cast<std::size_t>(d)] = true;
-  }
-  for (int64_t d = 0; d < rank; ++d) if (l.split.col[static_cast<std::size_t>(d)]) l.axes.push_back(d);
+  l.split.shape = x;
+  l.split.col = r.reduced;
+  l.noop = r.noop;
+  for (std::size_t d = 0; d < x.size(); ++d) if (r.reduced[d]) l.axes.push_back(static_cast<int64_t>(d));
   return l;
 }
 

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "support/error.h"
@@ -46,6 +45,14 @@ int64_t Split::cols() const {
   int64_t n = 1;
   for (std::size_t d = 0; d < shape.size(); ++d) if (col[d]) n *= shape[d];
   return n;
+}
+
+Split split_range(const Shape& x, int64_t first, int64_t last) {
+  Split s;
+  s.shape = x;
+  s.col.assign(x.size(), false);
+  for (int64_t d = first; d < last; ++d) s.col[static_cast<std::size_t>(d)] = true;
+  return s;
 }
 
 std::vector<MapDim> simplify(const std::vector<MapDim>& dims) {
@@ -220,14 +227,6 @@ void check_index_range(const Kernel& k) {
   for (const TensorView& v : k.outputs) check(v);
 }
 
-std::string float_literal(float v) {
-  if (std::isnan(v)) return "NAN";
-  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-  std::string s = fmt::format("{}", v);  // shortest text that reads back as the same float
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
 std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in_registers) {
   std::string s = fmt::format("{} thread{} per {}", t.group, t.group == 1 ? "" : "s", per);
   if (!t.lanes_contiguous) s += fmt::format(", interleaved (consecutive threads take consecutive {}s)", per);
@@ -284,18 +283,10 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
                                        operand_type(ctype_of(k, ctx, ops.y->dtype, "output Y"), ym),
                                        stat(ops.mean, "output Mean"), stat(ops.inv_std_dev, "output InvStdDev"),
                                        tiling_type(tile));
-  const std::string eps = float_literal(static_cast<float>(epsilon));
+  const std::string eps = float_literal(epsilon);
   return emit_kernel(k, type,
                      {ptr(ops.x, true), ptr(ops.scale, true), ptr(ops.bias, true), ptr(ops.y, false),
                       ptr(ops.mean, false), ptr(ops.inv_std_dev, false), eps});
-}
-
-int64_t normalized_axis(const Kernel& k, int64_t a, int64_t rank, const char* what) {
-  const int64_t n = a < 0 ? a + rank : a;
-  if (n < 0 || n >= rank) {
-    throw kernel_error(k, fmt::format("attribute '{}' is {}, out of range for rank {}", what, a, rank));
-  }
-  return n;
 }
 
 }  // namespace modelc::reduction_codegen

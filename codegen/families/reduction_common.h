@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen/family.h"
+#include "codegen/literals.h"
 
 namespace modelc::reduction_codegen {
 
@@ -26,6 +27,9 @@ struct Split {
   int64_t rows() const;
   int64_t cols() const;
 };
+/// \brief The split of X's shape whose column dims are [first, last) (the dims an ops/ rule says
+/// a row runs over).
+Split split_range(const Shape& x, int64_t first, int64_t last);
 
 /// One (extent, stride) pair of a map.
 struct MapDim {
@@ -87,8 +91,6 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
 /// type); an Error naming the node otherwise.
 void check_index_range(const Kernel& k);
 
-/// A C++ float literal that reads back as exactly v ("1e-05f", "1.0f").
-std::string float_literal(float v);
 /// \brief How a tiling splits the work, for k.note: "4 threads per row, interleaved (...), row kept
 /// in registers". kept_in_registers: the template keeps a row of at most 16 per thread
 /// (softmax, normalization) and the note says whether this one fits.
@@ -117,9 +119,5 @@ struct NormalizeOperands {
 /// \brief The Normalize instantiation and launch (mean and inv_std_dev: row maps only).
 Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
                        double epsilon);
-
-/// \brief Axis `a` of a rank-`rank` tensor, negative counted from the end; an Error naming the
-/// node when out of range.
-int64_t normalized_axis(const Kernel& k, int64_t a, int64_t rank, const char* what);
 
 }  // namespace modelc::reduction_codegen

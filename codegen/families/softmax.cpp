@@ -1,12 +1,13 @@
 // codegen/families/softmax.cpp — the `softmax` family: Softmax and LogSoftmax
 // (templates/softmax.cuh, mc::reduction::Softmax).
 //
-// Opset < 13 coerces the input to 2-D at `axis` (default 1): the columns are every dim from axis
-// on. Opset >= 13 runs along the one dim `axis` (default -1): the columns are that dim, and when
-// it is not the innermost the column map is strided and the rows interleave (see reduction_common).
+// The columns are the dims ops::softmax_dims names (ops/softmax.h): every dim from `axis` on before
+// opset 13, the one dim `axis` from 13; when they are not the innermost the column map is strided
+// and the rows interleave (see reduction_common).
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/softmax.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -14,20 +15,12 @@ namespace {
 
 using namespace reduction_codegen;
 
-Split softmax_split(const Kernel& k, int64_t* axis_out) {
+Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out) {
   if (!k.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: softmax kernel " + k.id + " is incomplete");
-  const Node& n = *k.node;
-  const TensorView& x = k.inputs[0];
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const bool per_axis = n.opset() >= 13;
-  Split s;
-  s.shape = x.shape;
-  s.col.assign(x.shape.size(), false);
-  if (rank == 0) return s;  // one element: one row of one column
-  const int64_t axis = normalized_axis(k, n.attr_int("axis", per_axis ? -1 : 1), rank, "axis");
-  for (int64_t d = axis; d < (per_axis ? axis + 1 : rank); ++d) s.col[static_cast<std::size_t>(d)] = true;
-  if (axis_out) *axis_out = axis;
-  return s;
+  const Shape& x = k.inputs[0].shape;
+  const ops::SoftmaxDims d = ops::softmax_dims(*k.node, static_cast<int64_t>(x.size()));
+  if (dims_out) *dims_out = d;
+  return split_range(x, d.axis, d.end);
 }
 
 Tile softmax_tile(const Split& s, const OperandMaps& xm, const Target& t) {
@@ -35,13 +28,12 @@ Tile softmax_tile(const Split& s, const OperandMaps& xm, const Target& t) {
 }
 
 void plan_softmax(Kernel& k, const Target& t) {
-  int64_t axis = 0;
-  const Split s = softmax_split(k, &axis);
+  ops::SoftmaxDims d;
+  const Split s = softmax_split(k, &d);
   const Tile tile = softmax_tile(s, maps_of(s, view_strides(k.inputs[0])), t);
   set_tactic(k, tile,
-             fmt::format("axis {} ({}): {} rows of {}; {}", axis,
-                         k.node->opset() >= 13 ? "one dim" : "the input coerced to 2-D", s.rows(), s.cols(),
-                         tile_note(tile, s.cols(), "row", true)));
+             fmt::format("axis {} ({}): {} rows of {}; {}", d.axis, d.coerced ? "the input coerced to 2-D" : "one dim",
+                         s.rows(), s.cols(), tile_note(tile, s.cols(), "row", true)));
 }
 
 Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {

@@ -1,36 +1,16 @@
 // codegen/families/split.cpp — the "split" family: Split as one strided copy per output from its
-// place along the axis of the input (mc::dm::Copy). The part lengths come from the outputs' shapes,
-// or, where an output is left out, from the rules the reference follows (compiler/ops/tensor.cpp).
+// place along the axis of the input (mc::dm::Copy). The axis and the part lengths, also of an output
+// left out, are ops::split_parts (ops/tensor.h), the reference's.
 #include "codegen/families/data_movement.h"
+#include "ops/tensor.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
-namespace {
-
-// The length of every part along the axis: the 'split' attribute (< 13) or input (13+), else
-// equal parts (ceil(len / num_outputs) from opset 18, the last part smaller).
-std::vector<int64_t> part_lengths(const Node& n, int64_t len) {
-  if (n.opset() < 13 && n.has_attr("split")) return n.attr_ints("split");
-  if (n.opset() >= 13 && n.has_input(1)) {
-    if (!n.input(1).is_constant()) throw n.error("input 'split' must be a constant");
-    return n.input(1).constant().to_i64();
-  }
-  const int64_t parts = n.num_outputs();
-  const int64_t chunk = n.opset() >= 18 ? len / parts + (len % parts != 0 ? 1 : 0) : len / parts;
-  std::vector<int64_t> r(static_cast<std::size_t>(parts), chunk);
-  r.back() = len - chunk * (parts - 1);
-  return r;
-}
-
-}  // namespace
 
 std::vector<StridedCopy> split_plan(const Node& n, const TensorView& x, const std::vector<TensorView>& ys) {
-  const auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) throw n.error("attribute 'axis' is out of range");
-  const auto a = static_cast<std::size_t>(axis);
-  const std::vector<int64_t> lengths = part_lengths(n, x.shape[a]);
+  const ops::SplitParts parts = ops::split_parts(n, x.shape);
+  const auto a = static_cast<std::size_t>(parts.axis);
+  const std::vector<int64_t>& lengths = parts.sizes;
   if (lengths.size() < ys.size()) throw n.error("internal: fewer split lengths than outputs");
   std::vector<StridedCopy> copies;
   int64_t at = 0;  // where the next part starts along the axis

@@ -1,12 +1,13 @@
 // codegen/families/topk.cpp — the `topk` family: TopK along one axis, largest or smallest, sorted,
 // ties to the lower index, Values + int64 Indices (templates/topk.cuh, mc::reduction::TopK).
 //
-// k is the outputs' extent along the axis (shape inference took it from the attribute or the
-// constant K input); one block per row, sorting in shared memory up to the template's kMaxSort
-// columns, k selection rounds beyond.
+// Axis, k and largest are ops::topk_params (ops/reduce.h): k from the attribute or the constant K
+// input, the outputs' extent along the axis; one block per row, sorting in shared memory up to the
+// template's kMaxSort columns, k selection rounds beyond.
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
+#include "ops/reduce.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -16,37 +17,26 @@ using namespace reduction_codegen;
 
 struct TopKLayout {
   Split split;
-  int64_t axis = 0;
-  int64_t k = 0;
+  ops::TopKParams p;
   const TensorView* values = nullptr;
   const TensorView* indices = nullptr;
 };
 
 TopKLayout topk_layout(const Kernel& k) {
   if (!k.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
-  const TensorView& x = k.inputs[0];
+  const Shape& x = k.inputs[0].shape;
   TopKLayout l;
-  l.axis = normalized_axis(k, k.node->attr_int("axis", -1), static_cast<int64_t>(x.shape.size()), "axis");
-  l.split.shape = x.shape;
-  l.split.col.assign(x.shape.size(), false);
-  l.split.col[static_cast<std::size_t>(l.axis)] = true;
+  l.p = ops::topk_params(*k.node, x);
+  l.split = split_range(x, l.p.axis, l.p.axis + 1);
   if (k.outputs.size() > 0 && k.outputs[0].dtype != DType::undefined) l.values = &k.outputs[0];
   if (k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined) l.indices = &k.outputs[1];
-  const TensorView* any = l.values ? l.values : l.indices;
-  if (any) {
-    if (any->shape.size() != x.shape.size()) {
-      throw k.node->error(fmt::format("internal: output '{}' has shape {} for input {}", any->value,
-                                      shape_str(any->shape), shape_str(x.shape)));
-    }
-    l.k = any->shape[static_cast<std::size_t>(l.axis)];
-  }
   return l;
 }
 
 // The K-wide outputs' strides per logical dim (their axis extent is k, not the input's).
 std::vector<int64_t> output_strides(const Kernel& k, const TopKLayout& l, const TensorView& v) {
   Shape want = l.split.shape;
-  want[static_cast<std::size_t>(l.axis)] = l.k;
+  want[static_cast<std::size_t>(l.p.axis)] = l.p.k;
   if (v.shape != want) {
     throw k.node->error(fmt::format("internal: output '{}' has shape {}, expected {}", v.value, shape_str(v.shape),
                                     shape_str(want)));
@@ -57,7 +47,7 @@ std::vector<int64_t> output_strides(const Kernel& k, const TopKLayout& l, const 
 // Each output's maps: the row side as X's, the column side of extent k.
 OperandMaps output_maps(const Kernel& k, const TopKLayout& l, const TensorView& v) {
   Split s = l.split;
-  s.shape[static_cast<std::size_t>(l.axis)] = l.k;
+  s.shape[static_cast<std::size_t>(l.p.axis)] = l.p.k;
   return maps_of(s, output_strides(k, l, v));
 }
 
@@ -72,18 +62,16 @@ void plan_topk(Kernel& k, const Target&) {
   const TopKLayout l = topk_layout(k);
   const bool sort = sorts(l, k.inputs[0].dtype);
   set_tactic(k, choose_block_per_row(l.split.cols(), sort),
-             fmt::format("axis {}, k = {}, {}: {} rows of {}; one block per row, {}", l.axis, l.k,
-                         k.node->attr_int("largest", 1) != 0 ? "largest" : "smallest", l.split.rows(), l.split.cols(),
+             fmt::format("axis {}, k = {}, {}: {} rows of {}; one block per row, {}", l.p.axis, l.p.k,
+                         l.p.largest ? "largest" : "smallest", l.split.rows(), l.split.cols(),
                          sort ? "bitonic sort in shared memory" : "k selection rounds (the row is too long to sort)"));
 }
 
 Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
   check_index_range(k);
   const TopKLayout l = topk_layout(k);
   const TensorView& x = k.inputs[0];
-  const bool largest = n.attr_int("largest", 1) != 0;
-  if (l.k == 0 || l.split.rows() == 0 || (!l.values && !l.indices)) {
+  if (l.p.k == 0 || l.split.rows() == 0 || (!l.values && !l.indices)) {
     return Emitted{"", "// nothing to run: the outputs are empty\n"};
   }
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'X'");
@@ -92,7 +80,7 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
   const std::string indices =
       l.indices ? operand_type("int64_t", output_maps(k, l, *l.indices)) : "mc::reduction::Absent";
   const Tile tile = tile_of(k, choose_block_per_row(l.split.cols(), sorts(l, x.dtype)));
-  const std::string type = fmt::format("mc::reduction::TopK<{}, {}, {}, {}, {}, {}>", largest ? "true" : "false", l.k,
+  const std::string type = fmt::format("mc::reduction::TopK<{}, {}, {}, {}, {}, {}>", l.p.largest ? "true" : "false", l.p.k,
                                        operand_type(t, xm), values, indices, tiling_type(tile));
   return emit_kernel(k, type,
                      {ctx.ptr(x, true), l.values ? ctx.ptr(*l.values, false) : "nullptr",

@@ -1,23 +1,16 @@
 // codegen/families/transpose.cpp — the "transpose" family: Transpose as a strided copy whose source
 // strides are x's, permuted (templates/data_movement.cuh, mc::dm::Copy).
 #include "codegen/families/data_movement.h"
+#include "ops/tensor.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
 
 StridedCopy transpose_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  const std::size_t r = x.shape.size();
-  std::vector<int64_t> perm = n.attr_ints("perm");
-  if (!n.has_attr("perm")) {
-    for (std::size_t d = r; d-- > 0;) perm.push_back(static_cast<int64_t>(d));  // default: reversed dims
-  }
-  if (perm.size() != r)
-    throw n.error("attribute 'perm' has " + std::to_string(perm.size()) + " values for rank " + std::to_string(r));
   StridedCopy c;
   c.shape = y.shape;
   c.y_strides = y.strides;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(r)) throw n.error("attribute 'perm' holds " + std::to_string(p));
+  for (int64_t p : ops::transpose_perm(n, static_cast<int64_t>(x.shape.size()))) {
     c.x_strides.push_back(x.strides[static_cast<std::size_t>(p)]);
   }
   return c;

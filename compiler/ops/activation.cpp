@@ -4,13 +4,14 @@
 // PRelu 1 and 6 (slope shared or per channel) are normalized to the numpy
 // form of PRelu 7 (slope reshaped to [C,1,...,1]) and evaluated by its rule.
 //
-// Float attributes (alpha, beta, gamma, Clip-6's min/max) are ONNX floats:
-// they are read rounded to float32 so the result is the same whichever way the
-// graph was built. Values are computed in double and rounded once.
+// Float attributes (alpha, beta, gamma, Clip-6's min/max) are ONNX floats,
+// read rounded to float32 (activation_attrs, clip_bounds). Values are computed
+// in double and rounded once.
+#include "ops/activation.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "ops/common.h"
 #include "ops/elementwise_rules.h"
@@ -21,6 +22,8 @@ namespace {
 double float_attr(const Node& n, const char* name, double def) {
   return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
 }
+
+const Tensor* bound_tensor(const ClipBound& b) { return b.value ? &*b.value : nullptr; }
 
 // Most activations: float16/float32 (modelc has no double), bfloat16 from the
 // opset named per op.
@@ -59,23 +62,6 @@ std::vector<Tensor> eval_prelu(const Node& n, const TensorRefs& in) {
   return {map_binary(
       n, *in[0], *in[1], [](double x, double s) { return x < 0 ? s * x : x; }, DType::undefined,
       [](int64_t x, int64_t s) { return x < 0 ? wrap_mul(s, x) : x; })};
-}
-
-// PRelu 1 and 6 do not broadcast the numpy way: a slope of one element is
-// shared by every channel, otherwise it holds one value per channel (X's
-// axis 1), as the test data exported at opset 6 shows (slope [C] on X
-// [N,C,...]). Returns slope's shape in numpy form ([C,1,...,1], or a scalar).
-Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope) {
-  if (num_elements(slope) == 1) return {};
-  if (x.size() >= 2 && slope.size() == 1 && slope[0] == x[1]) {
-    Shape r(x.size() - 1, 1);
-    r[0] = slope[0];
-    return r;
-  }
-  throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) + "; PRelu at opset " +
-                    std::to_string(n.opset()) + " takes a slope of one element or one value per channel ([C] for X " +
-                    shape_str(x) + ", C = X's dim 1)",
-                "re-export the model at opset 7 or newer for numpy-style slope broadcasting");
 }
 
 void infer_prelu_legacy(Node& n) {
@@ -130,6 +116,63 @@ void validate_clip11(const Node& n) {
 
 }  // namespace
 
+// PRelu 1 and 6 do not broadcast the numpy way: a slope of one element is
+// shared by every channel, otherwise it holds one value per channel (X's
+// axis 1), as the test data exported at opset 6 shows (slope [C] on X
+// [N,C,...]). Returns slope's shape in numpy form ([C,1,...,1], or a scalar).
+Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope) {
+  if (num_elements(slope) == 1) return {};
+  if (x.size() >= 2 && slope.size() == 1 && slope[0] == x[1]) {
+    Shape r(x.size() - 1, 1);
+    r[0] = slope[0];
+    return r;
+  }
+  throw n.error("input 1 ('slope', '" + n.input(1).name() + "') has shape " + shape_str(slope) + "; PRelu at opset " +
+                    std::to_string(n.opset()) + " takes a slope of one element or one value per channel ([C] for X " +
+                    shape_str(x) + ", C = X's dim 1)",
+                "re-export the model at opset 7 or newer for numpy-style slope broadcasting");
+}
+
+ActivationAttrs activation_attrs(const Node& n) {
+  ActivationAttrs a;
+  const std::string& op = n.op();
+  if (op == "LeakyRelu") {
+    a.alpha = float_attr(n, "alpha", kLeakyReluAlpha);
+  } else if (op == "Elu") {
+    a.alpha = float_attr(n, "alpha", kEluAlpha);
+  } else if (op == "Selu") {
+    a.alpha = float_attr(n, "alpha", kSeluAlpha);
+    a.gamma = float_attr(n, "gamma", kSeluGamma);
+  } else if (op == "HardSigmoid") {
+    a.alpha = float_attr(n, "alpha", kHardSigmoidAlpha);
+    a.beta = float_attr(n, "beta", kHardSigmoidBeta);
+  } else {
+    throw n.error("internal: " + op + " has no activation attributes");
+  }
+  return a;
+}
+
+std::array<ClipBound, 2> clip_bounds(const Node& n) {
+  std::array<ClipBound, 2> b;
+  if (n.opset() < 11) {
+    const char* names[] = {"min", "max"};
+    for (int i = 0; i < 2; ++i) {
+      if (!n.has_attr(names[i])) continue;
+      b[i].given = true;
+      b[i].value = Tensor::from_f64(DType::float32, {}, {float_attr(n, names[i], 0)});
+    }
+    return b;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!n.has_input(i + 1)) continue;
+    const Value& v = n.input(i + 1);
+    b[i].given = true;
+    b[i].input = i + 1;
+    if (v.is_constant()) b[i].value = v.constant();
+  }
+  return b;
+}
+
 MODELC_REGISTER_OP(Relu)
     .since(6)
     .inputs(1, 1)
@@ -154,7 +197,7 @@ MODELC_REGISTER_OP(LeakyRelu)
     .validate(same_type_inputs({{6, kFloat16_32}, {16, kFloats}}))
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
-      const double alpha = float_attr(n, "alpha", 0.01);
+      const double alpha = activation_attrs(n).alpha;
       return std::vector<Tensor>{map_unary(*in[0], [alpha](double x) { return x < 0 ? alpha * x : x; })};
     })
     .precision(Precision::fp16)
@@ -215,7 +258,7 @@ MODELC_REGISTER_OP(Elu)
     .validate(same_type_inputs(kFloatTypes))
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
-      const double alpha = float_attr(n, "alpha", 1.0);
+      const double alpha = activation_attrs(n).alpha;
       return std::vector<Tensor>{
           map_unary(*in[0], [alpha](double x) { return x < 0 ? alpha * std::expm1(x) : x; })};
     })
@@ -234,8 +277,8 @@ MODELC_REGISTER_OP(Selu)
     .validate(same_type_inputs(kFloatTypes))
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
-      const double alpha = float_attr(n, "alpha", 1.67326319217681884765625);
-      const double gamma = float_attr(n, "gamma", 1.05070102214813232421875);
+      const ActivationAttrs a = activation_attrs(n);
+      const double alpha = a.alpha, gamma = a.gamma;
       return std::vector<Tensor>{map_unary(
           *in[0], [alpha, gamma](double x) { return x > 0 ? gamma * x : gamma * (alpha * std::exp(x) - alpha); })};
     })
@@ -268,7 +311,8 @@ MODELC_REGISTER_OP(HardSigmoid)
     .validate(same_type_inputs(kFloatTypes))
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
-      const double alpha = float_attr(n, "alpha", 0.2), beta = float_attr(n, "beta", 0.5);
+      const ActivationAttrs a = activation_attrs(n);
+      const double alpha = a.alpha, beta = a.beta;
       return std::vector<Tensor>{map_unary(*in[0], [alpha, beta](double x) {
         return std::max(0.0, std::min(1.0, alpha * x + beta));
       })};
@@ -335,10 +379,8 @@ MODELC_REGISTER_OP(Clip)
     })
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
-      std::optional<Tensor> lo, hi;
-      if (n.has_attr("min")) lo = Tensor::from_f64(DType::float32, {}, {float_attr(n, "min", 0)});
-      if (n.has_attr("max")) hi = Tensor::from_f64(DType::float32, {}, {float_attr(n, "max", 0)});
-      return std::vector<Tensor>{clip(*in[0], lo ? &*lo : nullptr, hi ? &*hi : nullptr)};
+      const std::array<ClipBound, 2> b = clip_bounds(n);
+      return std::vector<Tensor>{clip(*in[0], bound_tensor(b[0]), bound_tensor(b[1]))};
     })
     .precision(Precision::fp16)
     .fusion(Fusion::epilogue_activation)

@@ -11,6 +11,8 @@
 // type (for + - * / and sqrt this is exactly the float32 result). Integer
 // inputs are computed exactly in int64 and wrap to the output type the way a
 // C cast does; integer division by zero is an Error, not a crash.
+#include "ops/elementwise.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -364,6 +366,14 @@ std::vector<Tensor> eval_where(const Node& n, const TensorRefs& in) {
 }
 
 }  // namespace
+
+std::optional<Shape> legacy_numpy_shape(const Node& n, const Shape& a, const Shape& b) {
+  if (n.opset() >= 7) return std::nullopt;
+  const std::string& op = n.op();
+  if (op == "PRelu") return legacy_slope_shape(n, a, b);
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") return legacy_b_shape(n, a, b);
+  return std::nullopt;
+}
 
 // ---- binary arithmetic ------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // compiler/ops/elementwise_rules.h — type rules and evaluation helpers shared
 // by the elementwise op files (elementwise.cpp, logical.cpp, activation.cpp).
-// Defined in elementwise.cpp.
+// Defined in elementwise.cpp unless said otherwise.
 #pragma once
 
 #include <cstdint>
@@ -60,5 +60,10 @@ Tensor map_unary_exact(const Tensor& x, const std::function<double(double)>& f,
 EvalFn eval_unary(std::function<double(double)> f);
 /// Reference evaluation of a unary op that also takes integers (exact).
 EvalFn eval_unary_exact(std::function<double(double)> f, std::function<int64_t(int64_t)> fi);
+
+/// PRelu 1 and 6: the slope's shape in numpy form (one element: a scalar; one value per channel:
+/// [C, 1, ..., 1]) for X of shape `x`; Error naming the node for another slope. Defined in
+/// activation.cpp.
+Shape legacy_slope_shape(const Node& n, const Shape& x, const Shape& slope);
 
 }  // namespace modelc::ops

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <memory>
 
+#include "ops/activation.h"
 #include "ops/common.h"
 
 namespace modelc::ops {
@@ -101,10 +102,6 @@ ProducerCopy producer_copy(const Node& n, bool widen) {
   p.node->add_output(out.get());
   p.values.push_back(std::move(out));
   return p;
-}
-
-double float_attr(const Node& n, const char* name, double def) {
-  return static_cast<double>(static_cast<float>(n.attr_float(name, def)));
 }
 
 double sigmoid(double x) {
@@ -307,31 +304,28 @@ std::optional<EpilogueActivation> epilogue_activation_of(const Node& n) {
     a.kind = Activation::relu;
   } else if (op == "LeakyRelu") {
     a.kind = Activation::leaky_relu;
-    a.alpha = float_attr(n, "alpha", 0.01);
+    a.alpha = activation_attrs(n).alpha;
   } else if (op == "Sigmoid") {
     a.kind = Activation::sigmoid;
   } else if (op == "Tanh") {
     a.kind = Activation::tanh;
   } else if (op == "HardSigmoid") {
     a.kind = Activation::hard_sigmoid;
-    a.alpha = float_attr(n, "alpha", 0.2);
-    a.beta = float_attr(n, "beta", 0.5);
+    const ActivationAttrs attrs = activation_attrs(n);
+    a.alpha = attrs.alpha;
+    a.beta = attrs.beta;
   } else if (op == "HardSwish") {
     a.kind = Activation::hard_swish;
-    a.alpha = 1.0 / 6.0;
-    a.beta = 0.5;
+    a.alpha = kHardSwishAlpha;
+    a.beta = kHardSwishBeta;
   } else if (op == "Clip") {
     a.kind = Activation::clip;
-    if (n.opset() < 11) {
-      if (n.has_attr("min")) a.min = float_attr(n, "min", 0);
-      if (n.has_attr("max")) a.max = float_attr(n, "max", 0);
-    } else {
-      for (int i = 1; i <= 2; ++i) {
-        if (!n.has_input(i)) continue;
-        const Value& b = n.input(i);
-        if (!b.is_constant() || b.numel() != 1) return std::nullopt;
-        (i == 1 ? a.min : a.max) = b.constant().f64_at(0);
-      }
+    const std::array<ClipBound, 2> bounds = clip_bounds(n);
+    for (int i = 0; i < 2; ++i) {
+      const ClipBound& b = bounds[i];
+      if (!b.given) continue;
+      if (!b.value || b.value->numel() != 1) return std::nullopt;
+      (i == 0 ? a.min : a.max) = b.value->f64_at(0);
     }
   } else {
     return std::nullopt;  // an activation without an epilogue form (Elu, Selu, Softplus)
@@ -384,9 +378,13 @@ EpilogueActivation activation_of_fused(const Node& n) {
     refuse("activation_min");
     refuse("activation_max");
   }
-  const double def_alpha = a.kind == Activation::leaky_relu ? 0.01 : a.kind == Activation::hard_swish ? 1.0 / 6.0 : 0.2;
+  // The defaults of the ONNX op each activation stands for; the kinds without an alpha or a beta
+  // carry HardSigmoid's (unused).
+  const double def_alpha = a.kind == Activation::leaky_relu   ? kLeakyReluAlpha
+                           : a.kind == Activation::hard_swish ? kHardSwishAlpha
+                                                              : kHardSigmoidAlpha;
   a.alpha = n.attr_float("activation_alpha", def_alpha);
-  a.beta = n.attr_float("activation_beta", 0.5);
+  a.beta = n.attr_float("activation_beta", a.kind == Activation::hard_swish ? kHardSwishBeta : kHardSigmoidBeta);
   if (n.has_attr("activation_min")) a.min = n.attr_float("activation_min", 0);
   if (n.has_attr("activation_max")) a.max = n.attr_float("activation_max", 0);
   return a;

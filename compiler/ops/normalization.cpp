@@ -1,5 +1,7 @@
 // compiler/ops/normalization.cpp — BatchNormalization (inference),
 // InstanceNormalization, LayerNormalization.
+#include "ops/normalization.h"
+
 #include <cmath>
 
 #include "ops/common.h"
@@ -22,10 +24,10 @@ void require_shape(const Node& n, int i, const char* what, const Shape& want, co
   }
 }
 
-void require_rank_at_least(const Node& n, int64_t r) {
-  const Value& x = n.input(0);
-  if (x.rank() < r) {
-    throw n.error("input X ('" + x.name() + "') has shape " + shape_str(x.shape()) + ", expected rank " +
+// X (input 0, of shape `x`) has rank r or more.
+void require_rank_at_least(const Node& n, const Shape& x, int64_t r) {
+  if (static_cast<int64_t>(x.size()) < r) {
+    throw n.error("input X ('" + n.input(0).name() + "') has shape " + shape_str(x) + ", expected rank " +
                   std::to_string(r) + " or more (N x C" + (r > 2 ? " x D1 x ...)" : " x ...)"));
   }
 }
@@ -57,7 +59,7 @@ void validate_batchnorm(const Node& n) {
   if (spatial != 0 && spatial != 1) {
     throw n.error("attribute 'spatial' is " + std::to_string(spatial) + ", expected 0 or 1");
   }
-  n.attr_float("epsilon", 1e-5);
+  norm_epsilon(n);
   n.attr_float("momentum", 0.9);
   for (int i = 0; i < 5; ++i) require_float_input(n, i);
 }
@@ -71,7 +73,7 @@ Shape batchnorm_param_shape(const Node& n) {
 }
 
 void infer_batchnorm(Node& n) {
-  require_rank_at_least(n, 2);
+  require_rank_at_least(n, n.input(0).shape(), 2);
   const Shape p = batchnorm_param_shape(n);
   const std::string why = n.attr_int("spatial", 1) == 0 ? "spatial=0: one value per activation" : "one value per channel";
   require_shape(n, 1, "scale", p, why);
@@ -83,7 +85,7 @@ void infer_batchnorm(Node& n) {
 
 // Y = (X - mean) / sqrt(var + eps) * scale + B, as Y = X * a + b per parameter.
 Tensor eval_batchnorm(const Node& n, const TensorRefs& in) {
-  const double eps = n.attr_float("epsilon", 1e-5);
+  const double eps = norm_epsilon(n);
   const Shape& xs = in[0]->shape();
   const std::vector<double> scale = in[1]->to_f64(), bias = in[2]->to_f64(), mean = in[3]->to_f64(),
                             var = in[4]->to_f64();
@@ -108,7 +110,7 @@ Tensor eval_batchnorm(const Node& n, const TensorRefs& in) {
 // ---- InstanceNormalization -------------------------------------------------
 
 void infer_instancenorm(Node& n) {
-  require_rank_at_least(n, 3);
+  instancenorm_axis(n, n.input(0).shape());
   const Shape c{n.input(0).shape()[1]};
   require_shape(n, 1, "scale", c, "one value per channel");
   require_shape(n, 2, "B", c, "one value per channel");
@@ -117,7 +119,7 @@ void infer_instancenorm(Node& n) {
 
 // Per (n, c): Y = scale * (X - mean) / sqrt(var + eps) + B over the spatial dims.
 Tensor eval_instancenorm(const Node& n, const TensorRefs& in) {
-  const double eps = n.attr_float("epsilon", 1e-5);
+  const double eps = norm_epsilon(n);
   const Shape& xs = in[0]->shape();
   const std::vector<double> scale = in[1]->to_f64(), bias = in[2]->to_f64();
   const int64_t N = xs[0], C = xs[1], inner = num_elements(xs) / std::max<int64_t>(1, N * C);
@@ -151,7 +153,7 @@ DType stash_dtype(const Node& n) {
 
 void validate_layernorm(const Node& n) {
   stash_dtype(n);
-  n.attr_float("epsilon", 1e-5);
+  norm_epsilon(n);
   for (int i = 0; i < 3; ++i) require_float_input(n, i);
 }
 
@@ -172,7 +174,7 @@ void require_broadcasts_to(const Node& n, int i, const char* what, const Shape& 
 
 void infer_layernorm(Node& n) {
   const Shape& x = n.input(0).shape();
-  const int64_t axis = normalize_axis(n, n.attr_int("axis", -1), static_cast<int64_t>(x.size()));
+  const int64_t axis = layernorm_axis(n, static_cast<int64_t>(x.size()));
   require_broadcasts_to(n, 1, "Scale", x);
   require_broadcasts_to(n, 2, "B", x);
   infer_same_as_input(n);
@@ -189,8 +191,8 @@ void infer_layernorm(Node& n) {
 std::vector<Tensor> eval_layernorm(const Node& n, const TensorRefs& in) {
   const Shape& xs = in[0]->shape();
   const int64_t rank = static_cast<int64_t>(xs.size());
-  const int64_t axis = normalize_axis(n, n.attr_int("axis", -1), rank);
-  const double eps = n.attr_float("epsilon", 1e-5);
+  const int64_t axis = layernorm_axis(n, rank);
+  const double eps = norm_epsilon(n);
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
   const int64_t inner = outer > 0 ? num_elements(xs) / outer : 0;
@@ -230,6 +232,15 @@ std::vector<Tensor> eval_layernorm(const Node& n, const TensorRefs& in) {
 }
 
 }  // namespace
+
+double norm_epsilon(const Node& n) { return n.attr_float("epsilon", 1e-5); }
+
+int64_t layernorm_axis(const Node& n, int64_t rank) { return normalize_axis(n, n.attr_int("axis", -1), rank); }
+
+int64_t instancenorm_axis(const Node& n, const Shape& x) {
+  require_rank_at_least(n, x, 3);
+  return 2;
+}
 
 MODELC_REGISTER_OP(BatchNormalization)
     .since(6)
@@ -300,7 +311,7 @@ MODELC_REGISTER_OP(InstanceNormalization)
     .attrs({"epsilon"})
     .inputs(3, 3)
     .validate([](const Node& n) {
-      n.attr_float("epsilon", 1e-5);
+      norm_epsilon(n);
       for (int i = 0; i < 3; ++i) require_float_input(n, i);
     })
     .infer(infer_instancenorm)

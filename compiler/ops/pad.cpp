@@ -2,6 +2,8 @@
 // an optional constant_value input (11), with an optional axes input (18), and
 // the wrap mode (19). Negative pads crop; the padding modes then work on the
 // cropped tensor (crop first, as ONNX's reference and onnxruntime do).
+#include "ops/pad.h"
+
 #include <cstring>
 
 #include "ops/common.h"
@@ -10,6 +12,13 @@ namespace modelc::ops {
 namespace {
 
 enum class Form { attribute2, input11, axes18, wrap19 };
+
+// The form of the node's opset (the registrations below, one per form).
+Form pad_form(const Node& n) {
+  if (n.opset() < 11) return Form::attribute2;
+  if (n.opset() < 18) return Form::input11;
+  return n.opset() < 19 ? Form::axes18 : Form::wrap19;
+}
 
 std::string pad_mode(const Node& n, Form f) {
   const std::string m = n.attr_string("mode", "constant");
@@ -20,7 +29,8 @@ std::string pad_mode(const Node& n, Form f) {
                 m == "wrap" ? "wrap needs opset 19" : "");
 }
 
-void validate_pad(const Node& n, Form f) {
+void validate_pad(const Node& n) {
+  const Form f = pad_form(n);
   pad_mode(n, f);
   if (f == Form::attribute2 && !n.has_attr("pads")) throw n.error("attribute 'pads' is required");
   if (f != Form::attribute2 && n.has_input(1) && n.input(1).has_type()) require_dtype(n, 1, {DType::int64});
@@ -47,14 +57,9 @@ std::vector<int64_t> checked_axes(const Node& n, const std::vector<int64_t>& axe
   return normalize_axes(n, axes, rank);
 }
 
-/// Per axis: begin and end pads (negative crops).
-struct Pads {
-  std::vector<int64_t> begin, end;
-};
-
 // `pads`: the pads attribute or input; `axes`: the axes input's data (null
 // when absent: every axis).
-Pads full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& pads, const std::vector<int64_t>* axes_in) {
+PadParams full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& pads, const std::vector<int64_t>* axes_in) {
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> axes;
   if (axes_in) {
@@ -69,7 +74,7 @@ Pads full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& pads,
                                                                                   std::to_string(rank) + " axes") +
                   ")");
   }
-  Pads p;
+  PadParams p;
   p.begin.assign(in.size(), 0);
   p.end.assign(in.size(), 0);
   for (std::size_t i = 0; i < k; ++i) {
@@ -90,7 +95,8 @@ Pads full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& pads,
 
 // The output shape; Error when a non-constant mode must pad an axis left
 // with no elements to repeat.
-Shape padded_shape(const Node& n, const Shape& in, const Pads& p, const std::string& mode) {
+Shape padded_shape(const Node& n, const Shape& in, const PadParams& p) {
+  const std::string& mode = p.mode;
   Shape out = in;
   for (std::size_t d = 0; d < in.size(); ++d) {
     out[d] = in[d] + p.begin[d] + p.end[d];
@@ -109,13 +115,9 @@ Shape padded_shape(const Node& n, const Shape& in, const Pads& p, const std::str
   return out;
 }
 
-void infer_pad(Node& n, Form f) {
+void infer_pad(Node& n) {
   const Value& x = n.input(0);
-  const std::vector<int64_t> pads = f == Form::attribute2 ? n.attr_ints("pads") : *const_ints(n, 1, "pads");
-  std::optional<std::vector<int64_t>> axes;
-  if (f == Form::axes18 || f == Form::wrap19) axes = const_ints(n, 3, "axes");
-  const Pads p = full_pads(n, x.shape(), pads, axes ? &*axes : nullptr);
-  n.output(0).set_type(x.dtype(), padded_shape(n, x.shape(), p, pad_mode(n, f)));
+  n.output(0).set_type(x.dtype(), padded_shape(n, x.shape(), pad_params(n, x.shape())));
 }
 
 // Source coordinate (in the input) of output coordinate o along one axis, or
@@ -136,27 +138,14 @@ int64_t source_index(const std::string& mode, int64_t o, int64_t len, int64_t be
   return lo + r;
 }
 
-std::vector<Tensor> eval_pad(const Node& n, const TensorRefs& in, Form f) {
+std::vector<Tensor> eval_pad(const Node& n, const TensorRefs& in) {
   const Tensor& x = *in[0];
   auto input = [&](int i) -> const Tensor* { return static_cast<int>(in.size()) > i ? in[i] : nullptr; };
-  const std::vector<int64_t> pads = f == Form::attribute2 ? n.attr_ints("pads") : ints_of(input(1));
-  std::vector<int64_t> axes;
-  const bool has_axes = (f == Form::axes18 || f == Form::wrap19) && input(3);
-  if (has_axes) axes = ints_of(input(3));
-  const Pads p = full_pads(n, x.shape(), pads, has_axes ? &axes : nullptr);
-  const std::string mode = pad_mode(n, f);
-  const Shape out = padded_shape(n, x.shape(), p, mode);
-
-  // The fill value, as the data's element type.
-  Tensor fill;
-  if (f == Form::attribute2) {
-    fill = Tensor::from_f64(x.dtype(), {}, {n.attr_float("value", 0.0)});
-  } else if (const Tensor* cv = input(2)) {
-    if (cv->numel() != 1) throw n.error("input 'constant_value' must hold one value");
-    fill = cv->cast(x.dtype()).reshaped({});
-  } else {
-    fill = Tensor(x.dtype(), {});
-  }
+  const std::vector<int64_t> pads = ints_of(input(1)), axes = ints_of(input(3));
+  const PadParams p = pad_params(n, x.shape(), &pads, input(3) ? &axes : nullptr);
+  const std::string& mode = p.mode;
+  const Shape out = padded_shape(n, x.shape(), p);
+  const Tensor fill = pad_fill(n, x.dtype(), input(2));
 
   const std::size_t rank = out.size();
   std::vector<std::vector<int64_t>> src(rank);
@@ -195,13 +184,35 @@ std::vector<Tensor> eval_pad(const Node& n, const TensorRefs& in, Form f) {
 
 }  // namespace
 
+PadParams pad_params(const Node& n, const Shape& in, const std::vector<int64_t>* pads_input,
+                     const std::vector<int64_t>* axes_input) {
+  const Form f = pad_form(n);
+  const std::vector<int64_t> pads =
+      f == Form::attribute2 ? n.attr_ints("pads") : pads_input ? *pads_input : std::vector<int64_t>{};
+  PadParams p = full_pads(n, in, pads, f == Form::axes18 || f == Form::wrap19 ? axes_input : nullptr);
+  p.mode = pad_mode(n, f);
+  return p;
+}
+
+PadParams pad_params(const Node& n, const Shape& in) {
+  const std::optional<std::vector<int64_t>> pads = const_ints(n, 1, "pads"), axes = const_ints(n, 3, "axes");
+  return pad_params(n, in, pads ? &*pads : nullptr, axes ? &*axes : nullptr);
+}
+
+Tensor pad_fill(const Node& n, DType dtype, const Tensor* constant_value) {
+  if (pad_form(n) == Form::attribute2) return Tensor::from_f64(dtype, {}, {n.attr_float("value", 0.0)});
+  if (!constant_value) return Tensor(dtype, {});
+  if (constant_value->numel() != 1) throw n.error("input 'constant_value' must hold one value");
+  return constant_value->cast(dtype).reshaped({});
+}
+
 MODELC_REGISTER_OP(Pad)
     .since(2)
     .attrs({"mode", "pads", "value"})
     .inputs(1, 1)
-    .validate([](const Node& n) { validate_pad(n, Form::attribute2); })
-    .infer([](Node& n) { infer_pad(n, Form::attribute2); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_pad(n, in, Form::attribute2); })
+    .validate(validate_pad)
+    .infer(infer_pad)
+    .eval(eval_pad)
     .precision(Precision::fp16)
     .kernel("pad")
     .family("data")
@@ -212,9 +223,9 @@ MODELC_REGISTER_OP(Pad)
     .const_inputs({1})
     .attrs({"mode"})
     .inputs(2, 3)
-    .validate([](const Node& n) { validate_pad(n, Form::input11); })
-    .infer([](Node& n) { infer_pad(n, Form::input11); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_pad(n, in, Form::input11); })
+    .validate(validate_pad)
+    .infer(infer_pad)
+    .eval(eval_pad)
     .precision(Precision::fp16)
     .kernel("pad")
     .family("data")
@@ -225,9 +236,9 @@ MODELC_REGISTER_OP(Pad)
     .const_inputs({1, 3})
     .attrs({"mode"})
     .inputs(2, 4)
-    .validate([](const Node& n) { validate_pad(n, Form::axes18); })
-    .infer([](Node& n) { infer_pad(n, Form::axes18); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_pad(n, in, Form::axes18); })
+    .validate(validate_pad)
+    .infer(infer_pad)
+    .eval(eval_pad)
     .precision(Precision::fp16)
     .kernel("pad")
     .family("data")
@@ -238,9 +249,9 @@ MODELC_REGISTER_OP(Pad)
     .const_inputs({1, 3})
     .attrs({"mode"})
     .inputs(2, 4)
-    .validate([](const Node& n) { validate_pad(n, Form::wrap19); })
-    .infer([](Node& n) { infer_pad(n, Form::wrap19); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_pad(n, in, Form::wrap19); })
+    .validate(validate_pad)
+    .infer(infer_pad)
+    .eval(eval_pad)
     .precision(Precision::fp16)
     .kernel("pad")
     .family("data")

@@ -6,6 +6,8 @@
 // the others before 18) and axes as an optional input (with
 // noop_with_empty_axes). Floats reduce in double; integer Sum/Prod/Max/Min/
 // L1/SumSquare reduce exactly in int64 and wrap to the element type like a C cast.
+#include "ops/reduce.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -50,32 +52,6 @@ std::pair<int64_t, int64_t> int_range(DType t) {
   }
 }
 
-// Which axes a Reduce* node reduces: `reduced[d]` per axis, or `noop` when
-// the input form gets empty axes with noop_with_empty_axes = 1. `axes_input`
-// is the axes input's data (null when the input is absent).
-struct ReducePlan {
-  std::vector<bool> reduced;
-  bool noop = false;
-};
-
-ReducePlan reduce_plan(const Node& n, int64_t rank, AxesFrom from, const std::vector<int64_t>* axes_input) {
-  std::vector<int64_t> axes;
-  if (from == AxesFrom::attribute) {
-    axes = n.attr_ints("axes");
-  } else if (axes_input) {
-    axes = *axes_input;
-  }
-  ReducePlan p;
-  if (axes.empty()) {
-    if (from == AxesFrom::input && n.attr_int("noop_with_empty_axes", 0) != 0) p.noop = true;
-    p.reduced.assign(static_cast<std::size_t>(rank), !p.noop);
-    return p;
-  }
-  p.reduced.assign(static_cast<std::size_t>(rank), false);
-  for (int64_t a : checked_axes(n, axes, rank)) p.reduced[static_cast<std::size_t>(a)] = true;
-  return p;
-}
-
 Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
   Shape out;
   for (std::size_t d = 0; d < in.size(); ++d) {
@@ -112,16 +88,14 @@ void validate_reduce(const Node& n, Reduction r, AxesFrom from) {
   }
 }
 
-void infer_reduce(Node& n, AxesFrom from) {
+void infer_reduce(Node& n) {
   const Value& x = n.input(0);
-  std::optional<std::vector<int64_t>> axes;
-  if (from == AxesFrom::input) axes = const_ints(n, 1, "axes");
-  const ReducePlan p = reduce_plan(n, x.rank(), from, axes ? &*axes : nullptr);
+  const ReduceDims p = reduce_dims(n, x.rank());
   if (p.noop) {
     n.output(0).set_type(x.dtype(), x.shape());
     return;
   }
-  n.output(0).set_type(x.dtype(), reduced_shape(x.shape(), p.reduced, n.attr_int("keepdims", 1) != 0));
+  n.output(0).set_type(x.dtype(), reduced_shape(x.shape(), p.reduced, p.keepdims));
 }
 
 // The value of reducing a single element: what noop_with_empty_axes gives
@@ -215,12 +189,10 @@ Tensor reduce_floats(const Tensor& x, Reduction r, const std::vector<int64_t>& t
   return Tensor::from_f64(x.dtype(), out_shape, acc);
 }
 
-std::vector<Tensor> eval_reduce(const Node& n, const TensorRefs& in, Reduction r, AxesFrom from) {
+std::vector<Tensor> eval_reduce(const Node& n, const TensorRefs& in, Reduction r) {
   const Tensor& x = *in[0];
-  std::vector<int64_t> axes;
-  if (from == AxesFrom::input && in.size() > 1 && in[1]) axes = ints_of(in[1]);
-  const ReducePlan p =
-      reduce_plan(n, x.rank(), from, from == AxesFrom::input && in.size() > 1 && in[1] ? &axes : nullptr);
+  const std::vector<int64_t> axes = in.size() > 1 ? ints_of(in[1]) : std::vector<int64_t>{};
+  const ReduceDims p = reduce_dims(n, x.rank(), in.size() > 1 && in[1] ? &axes : nullptr);
   const bool ints = !is_float(x.dtype());
   if (p.noop) {
     if (ints && has_int_path(r)) {
@@ -233,7 +205,7 @@ std::vector<Tensor> eval_reduce(const Node& n, const TensorRefs& in, Reduction r
     }
     return {map_unary(x, [r](double e) { return reduce_one(r, e); })};
   }
-  const Shape out_shape = reduced_shape(x.shape(), p.reduced, n.attr_int("keepdims", 1) != 0);
+  const Shape out_shape = reduced_shape(x.shape(), p.reduced, p.keepdims);
   const std::vector<int64_t> to_out = reduce_index(x.shape(), p.reduced);
   if (ints && has_int_path(r)) return {reduce_integers(x, r, to_out, out_shape)};
   return {reduce_floats(x, r, to_out, out_shape)};
@@ -261,21 +233,12 @@ void validate_arg(const Node& n) {
   }
 }
 
-int64_t arg_axis(const Node& n, const Shape& x) {
-  if (x.empty()) throw n.error("input 'data' is a scalar; " + n.op() + " needs rank >= 1");
-  const int64_t axis = normalize_axis(n, n.attr_int("axis", 0), static_cast<int64_t>(x.size()));
-  if (x[static_cast<std::size_t>(axis)] == 0) {
-    throw n.error("axis " + std::to_string(axis) + " of input 'data' (" + shape_str(x) + ") is empty: no " + n.op());
-  }
-  return axis;
-}
-
 void infer_arg(Node& n) {
   const Shape& x = n.input(0).shape();
-  const int64_t axis = arg_axis(n, x);
+  const ArgReduce a = arg_reduce(n, x);
   std::vector<bool> reduced(x.size(), false);
-  reduced[static_cast<std::size_t>(axis)] = true;
-  n.output(0).set_type(DType::int64, reduced_shape(x, reduced, n.attr_int("keepdims", 1) != 0));
+  reduced[static_cast<std::size_t>(a.axis)] = true;
+  n.output(0).set_type(DType::int64, reduced_shape(x, reduced, a.keepdims));
 }
 
 template <class T>
@@ -306,13 +269,13 @@ std::vector<int64_t> arg_index(const std::vector<T>& v, const Shape& x, int64_t 
 
 std::vector<Tensor> eval_arg(const Node& n, const TensorRefs& in, bool is_max) {
   const Tensor& x = *in[0];
-  const int64_t axis = arg_axis(n, x.shape());
-  const bool last = n.attr_int("select_last_index", 0) != 0;
+  const ArgReduce a = arg_reduce(n, x.shape());
   std::vector<bool> reduced(x.shape().size(), false);
-  reduced[static_cast<std::size_t>(axis)] = true;
-  const Shape out_shape = reduced_shape(x.shape(), reduced, n.attr_int("keepdims", 1) != 0);
-  const std::vector<int64_t> idx = is_float(x.dtype()) ? arg_index(x.to_f64(), x.shape(), axis, is_max, last)
-                                                       : arg_index(x.to_i64(), x.shape(), axis, is_max, last);
+  reduced[static_cast<std::size_t>(a.axis)] = true;
+  const Shape out_shape = reduced_shape(x.shape(), reduced, a.keepdims);
+  const bool last = a.select_last_index;
+  const std::vector<int64_t> idx = is_float(x.dtype()) ? arg_index(x.to_f64(), x.shape(), a.axis, is_max, last)
+                                                       : arg_index(x.to_i64(), x.shape(), a.axis, is_max, last);
   return {Tensor::from_i64(DType::int64, out_shape, idx)};
 }
 
@@ -334,32 +297,11 @@ void validate_topk(const Node& n, KFrom from) {
   if (from == KFrom::input && n.has_input(1) && n.input(1).has_type()) require_dtype(n, 1, {DType::int64});
 }
 
-// Axis and k checked against the input's shape.
-std::pair<int64_t, int64_t> topk_axis_k(const Node& n, const Shape& x, const std::vector<int64_t>& k_values) {
-  if (x.empty()) throw n.error("input 'X' is a scalar; TopK needs rank >= 1");
-  const int64_t axis = normalize_axis(n, n.attr_int("axis", -1), static_cast<int64_t>(x.size()));
-  if (k_values.size() != 1) {
-    throw n.error("input 'K' must hold exactly one value, it holds " + std::to_string(k_values.size()));
-  }
-  const int64_t k = k_values[0];
-  const int64_t len = x[static_cast<std::size_t>(axis)];
-  if (k < 0 || k > len) {
-    throw n.error("k = " + std::to_string(k) + " is out of range for axis " + std::to_string(axis) + " of size " +
-                  std::to_string(len));
-  }
-  return {axis, k};
-}
-
-std::vector<int64_t> topk_k_values(const Node& n, KFrom from) {
-  if (from == KFrom::attribute) return {n.attr_int("k", 0)};
-  return *const_ints(n, 1, "K");
-}
-
-void infer_topk(Node& n, KFrom from) {
+void infer_topk(Node& n) {
   const Value& x = n.input(0);
-  const auto [axis, k] = topk_axis_k(n, x.shape(), topk_k_values(n, from));
+  const TopKParams p = topk_params(n, x.shape());
   Shape out = x.shape();
-  out[static_cast<std::size_t>(axis)] = k;
+  out[static_cast<std::size_t>(p.axis)] = p.k;
   if (n.has_output(0)) n.output(0).set_type(x.dtype(), out);
   if (n.has_output(1)) n.output(1).set_type(DType::int64, out);
 }
@@ -399,11 +341,11 @@ std::vector<int64_t> topk_indices(const std::vector<T>& v, const Shape& x, int64
   return out;
 }
 
-std::vector<Tensor> eval_topk(const Node& n, const TensorRefs& in, KFrom from) {
+std::vector<Tensor> eval_topk(const Node& n, const TensorRefs& in) {
   const Tensor& x = *in[0];
-  const std::vector<int64_t> kv = from == KFrom::attribute ? topk_k_values(n, from) : ints_of(in[1]);
-  const auto [axis, k] = topk_axis_k(n, x.shape(), kv);
-  const bool largest = n.attr_int("largest", 1) != 0;
+  const TopKParams p = in.size() > 1 ? topk_params(n, x.shape(), ints_of(in[1])) : topk_params(n, x.shape());
+  const int64_t axis = p.axis, k = p.k;
+  const bool largest = p.largest;
   const std::vector<int64_t> along = is_float(x.dtype()) ? topk_indices(x.to_f64(), x.shape(), axis, k, largest)
                                                          : topk_indices(x.to_i64(), x.shape(), axis, k, largest);
   Shape out_shape = x.shape();
@@ -426,6 +368,62 @@ std::vector<Tensor> eval_topk(const Node& n, const TensorRefs& in, KFrom from) {
 
 }  // namespace
 
+ReduceDims reduce_dims(const Node& n, int64_t rank, const std::vector<int64_t>* axes_input) {
+  // The forms that take an 'axes' input know no 'axes' attribute, and the attribute forms no
+  // input nor noop_with_empty_axes (validate_node refuses them): one rule reads every form.
+  const std::vector<int64_t> axes = axes_input ? *axes_input : n.attr_ints("axes");
+  ReduceDims p;
+  p.keepdims = n.attr_int("keepdims", 1) != 0;
+  if (axes.empty()) {
+    p.noop = n.attr_int("noop_with_empty_axes", 0) != 0;
+    p.reduced.assign(static_cast<std::size_t>(rank), !p.noop);
+    return p;
+  }
+  p.reduced.assign(static_cast<std::size_t>(rank), false);
+  for (int64_t a : checked_axes(n, axes, rank)) p.reduced[static_cast<std::size_t>(a)] = true;
+  return p;
+}
+
+ReduceDims reduce_dims(const Node& n, int64_t rank) {
+  const std::optional<std::vector<int64_t>> axes = const_ints(n, 1, "axes");
+  return reduce_dims(n, rank, axes ? &*axes : nullptr);
+}
+
+ArgReduce arg_reduce(const Node& n, const Shape& x) {
+  if (x.empty()) throw n.error("input 'data' is a scalar; " + n.op() + " needs rank >= 1");
+  ArgReduce a;
+  a.axis = normalize_axis(n, n.attr_int("axis", 0), static_cast<int64_t>(x.size()));
+  if (x[static_cast<std::size_t>(a.axis)] == 0) {
+    throw n.error("axis " + std::to_string(a.axis) + " of input 'data' (" + shape_str(x) + ") is empty: no " + n.op());
+  }
+  a.keepdims = n.attr_int("keepdims", 1) != 0;
+  a.select_last_index = n.attr_int("select_last_index", 0) != 0;
+  return a;
+}
+
+TopKParams topk_params(const Node& n, const Shape& x, const std::vector<int64_t>& k_values) {
+  if (x.empty()) throw n.error("input 'X' is a scalar; TopK needs rank >= 1");
+  TopKParams p;
+  p.axis = normalize_axis(n, n.attr_int("axis", -1), static_cast<int64_t>(x.size()));
+  if (k_values.size() != 1) {
+    throw n.error("input 'K' must hold exactly one value, it holds " + std::to_string(k_values.size()));
+  }
+  p.k = k_values[0];
+  const int64_t len = x[static_cast<std::size_t>(p.axis)];
+  if (p.k < 0 || p.k > len) {
+    throw n.error("k = " + std::to_string(p.k) + " is out of range for axis " + std::to_string(p.axis) +
+                  " of size " + std::to_string(len));
+  }
+  p.largest = n.attr_int("largest", 1) != 0;
+  p.sorted = n.attr_int("sorted", 1) != 0;
+  return p;
+}
+
+TopKParams topk_params(const Node& n, const Shape& x) {
+  if (n.opset() < 10) return topk_params(n, x, {n.attr_int("k", 0)});
+  return topk_params(n, x, *const_ints(n, 1, "K"));
+}
+
 // Every Reduce* form shares one set of rules; only the reduction and where the
 // axes come from differ.
 #define MODELC_REGISTER_REDUCE(NAME, SINCE, R, FROM, DOC)                                           \
@@ -435,8 +433,8 @@ std::vector<Tensor> eval_topk(const Node& n, const TensorRefs& in, KFrom from) {
       .inputs(1, (FROM) == AxesFrom::input ? 2 : 1)                                                 \
       .const_inputs((FROM) == AxesFrom::input ? std::vector<int>{1} : std::vector<int>{})           \
       .validate([](const Node& n) { validate_reduce(n, R, FROM); })                                 \
-      .infer([](Node& n) { infer_reduce(n, FROM); })                                                \
-      .eval([](const Node& n, const TensorRefs& in) { return eval_reduce(n, in, R, FROM); })        \
+      .infer(infer_reduce)                                                                          \
+      .eval([](const Node& n, const TensorRefs& in) { return eval_reduce(n, in, R); })              \
       .precision(Precision::fp32_compute)                                                           \
       .kernel("reduce")                                                                             \
       .family("reduce")                                                                             \
@@ -528,8 +526,8 @@ MODELC_REGISTER_OP(TopK)
     .inputs(1, 1)
     .outputs(2, 2)
     .validate([](const Node& n) { validate_topk(n, KFrom::attribute); })
-    .infer([](Node& n) { infer_topk(n, KFrom::attribute); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_topk(n, in, KFrom::attribute); })
+    .infer(infer_topk)
+    .eval(eval_topk)
     .precision(Precision::never)
     .kernel("topk")
     .family("reduce")
@@ -542,8 +540,8 @@ MODELC_REGISTER_OP(TopK)
     .inputs(2, 2)
     .outputs(2, 2)
     .validate([](const Node& n) { validate_topk(n, KFrom::input); })
-    .infer([](Node& n) { infer_topk(n, KFrom::input); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_topk(n, in, KFrom::input); })
+    .infer(infer_topk)
+    .eval(eval_topk)
     .precision(Precision::never)
     .kernel("topk")
     .family("reduce")
@@ -556,8 +554,8 @@ MODELC_REGISTER_OP(TopK)
     .inputs(2, 2)
     .outputs(2, 2)
     .validate([](const Node& n) { validate_topk(n, KFrom::input); })
-    .infer([](Node& n) { infer_topk(n, KFrom::input); })
-    .eval([](const Node& n, const TensorRefs& in) { return eval_topk(n, in, KFrom::input); })
+    .infer(infer_topk)
+    .eval(eval_topk)
     .precision(Precision::never)
     .kernel("topk")
     .family("reduce")

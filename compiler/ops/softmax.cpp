@@ -5,6 +5,8 @@
 // it runs along the one dim `axis` (default -1). Both are evaluated as
 // (outer, len, inner) with the softmax along len; numerically stable (the max
 // is subtracted first).
+#include "ops/softmax.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,17 +20,11 @@ struct SoftmaxLayout {
 };
 
 SoftmaxLayout softmax_layout(const Node& n, const Shape& s) {
-  const int64_t rank = static_cast<int64_t>(s.size());
-  const bool per_axis = n.opset() >= 13;
-  const int64_t axis = normalize_axis(n, n.attr_int("axis", per_axis ? -1 : 1), rank);
+  const SoftmaxDims d = softmax_dims(n, static_cast<int64_t>(s.size()));
   SoftmaxLayout l;
-  for (int64_t d = 0; d < axis; ++d) l.outer *= s[d];
-  if (per_axis) {
-    l.len = rank > 0 ? s[axis] : 1;
-    for (int64_t d = axis + 1; d < rank; ++d) l.inner *= s[d];
-  } else {
-    for (int64_t d = axis; d < rank; ++d) l.len *= s[d];
-  }
+  for (int64_t i = 0; i < d.axis; ++i) l.outer *= s[i];
+  for (int64_t i = d.axis; i < d.end; ++i) l.len *= s[i];
+  for (int64_t i = d.end; i < static_cast<int64_t>(s.size()); ++i) l.inner *= s[i];
   return l;
 }
 
@@ -67,6 +63,14 @@ void infer_softmax(Node& n) {
 }
 
 }  // namespace
+
+SoftmaxDims softmax_dims(const Node& n, int64_t rank) {
+  SoftmaxDims d;
+  d.coerced = n.opset() < 13;
+  d.axis = normalize_axis(n, n.attr_int("axis", d.coerced ? 1 : -1), rank);
+  d.end = d.coerced ? rank : d.axis + 1;
+  return d;
+}
 
 MODELC_REGISTER_OP(Softmax)
     .since(1)

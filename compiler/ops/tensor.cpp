@@ -3,10 +3,11 @@
 // Every evaluation here copies raw bytes (never a round trip through double),
 // so it is bit-exact for every dtype: float16, bfloat16, bool and int64 alike.
 // Index and size arithmetic is int64 throughout.
+#include "ops/tensor.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include "ops/common.h"
 
@@ -88,13 +89,12 @@ struct ConcatPlan {
 };
 
 ConcatPlan concat_plan(const Node& n, const std::vector<Shape>& shapes, const std::vector<DType>& dtypes) {
-  if (!n.has_attr("axis")) throw n.error("attribute 'axis' is required");
   if (shapes.empty()) throw n.error("needs at least one input");
   const Shape& first = shapes[0];
   const int64_t rank = static_cast<int64_t>(first.size());
   if (rank == 0) throw n.error("input 0 is a scalar; Concat needs inputs of rank 1 or more");
   ConcatPlan p;
-  p.axis = checked_axis(n, n.attr_int("axis", 0), rank, "attribute 'axis'");
+  p.axis = concat_axis(n, rank);
   p.out = first;
   p.out[p.axis] = 0;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -162,16 +162,11 @@ std::vector<Tensor> eval_concat(const Node& n, const TensorRefs& in) {
 
 // ---- Split --------------------------------------------------------------------
 
-struct SplitPlan {
-  int64_t axis = 0;
-  std::vector<int64_t> sizes;  // one per output
-};
-
 // `split`: the explicit lengths (attribute before opset 13, input from 13), if any.
-SplitPlan split_plan(const Node& n, const Shape& in, const std::optional<std::vector<int64_t>>& split) {
+SplitParts split_plan(const Node& n, const Shape& in, const std::optional<std::vector<int64_t>>& split) {
   const int64_t rank = static_cast<int64_t>(in.size());
   if (rank == 0) throw n.error("input 0 is a scalar; Split needs an input of rank 1 or more");
-  SplitPlan p;
+  SplitParts p;
   // Split-2 leaves a negative axis undefined; ONNX's own shape inference
   // counts it from the back, since models exported at opsets 2-10 use -1
   // (pytorch-converted/test_GLU), and so does modelc.
@@ -244,13 +239,7 @@ void validate_split(const Node& n) {
 
 void infer_split(Node& n) {
   const Value& x = n.input(0);
-  std::optional<std::vector<int64_t>> split;
-  if (n.opset() < 13) {
-    if (n.has_attr("split")) split = n.attr_ints("split");
-  } else {
-    split = const_ints(n, 1, "split");
-  }
-  const SplitPlan p = split_plan(n, x.shape(), split);
+  const SplitParts p = split_parts(n, x.shape());
   for (int i = 0; i < n.num_outputs(); ++i) {
     if (!n.has_output(i)) continue;
     Shape s = x.shape();
@@ -261,13 +250,8 @@ void infer_split(Node& n) {
 
 std::vector<Tensor> eval_split(const Node& n, const TensorRefs& in) {
   const Tensor& x = *in[0];
-  std::optional<std::vector<int64_t>> split;
-  if (n.opset() < 13) {
-    if (n.has_attr("split")) split = n.attr_ints("split");
-  } else if (in.size() > 1 && in[1]) {
-    split = ints_of(in[1]);
-  }
-  const SplitPlan p = split_plan(n, x.shape(), split);
+  const std::vector<int64_t> split = in.size() > 1 ? ints_of(in[1]) : std::vector<int64_t>{};
+  const SplitParts p = split_parts(n, x.shape(), in.size() > 1 && in[1] ? &split : nullptr);
   const std::size_t esize = dtype_size(x.dtype());
   const int64_t outer = product(x.shape(), 0, static_cast<std::size_t>(p.axis));
   const int64_t inner = product(x.shape(), static_cast<std::size_t>(p.axis) + 1, x.shape().size());
@@ -294,11 +278,6 @@ std::vector<Tensor> eval_split(const Node& n, const TensorRefs& in) {
 
 // ---- Slice --------------------------------------------------------------------
 
-struct SliceParams {
-  std::vector<int64_t> starts, ends;
-  std::optional<std::vector<int64_t>> axes, steps;
-};
-
 struct SliceView {
   Shape out;
   std::vector<int64_t> strides;  // in elements of the input, per output dim
@@ -306,78 +285,12 @@ struct SliceView {
 };
 
 SliceView slice_plan(const Node& n, const Shape& in, const SliceParams& sp) {
-  const int64_t rank = static_cast<int64_t>(in.size());
-  const bool inputs = n.opset() >= 10;
-  const std::string starts_name = inputs ? "input 'starts'" : "attribute 'starts'";
-  const std::string ends_name = inputs ? "input 'ends'" : "attribute 'ends'";
-  const std::string axes_name = inputs ? "input 'axes'" : "attribute 'axes'";
-  const std::size_t k = sp.starts.size();
-  if (sp.ends.size() != k) {
-    throw n.error(starts_name + " has " + std::to_string(k) + " values, " + ends_name + " has " +
-                  std::to_string(sp.ends.size()));
-  }
-  std::vector<int64_t> axes;
-  if (sp.axes) {
-    if (sp.axes->size() != k) {
-      throw n.error(axes_name + " has " + std::to_string(sp.axes->size()) + " values, " + starts_name + " has " +
-                    std::to_string(k));
-    }
-    for (int64_t a : *sp.axes) axes.push_back(checked_axis(n, a, rank, axes_name));
-    std::vector<int64_t> sorted = axes;
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      throw n.error(axes_name + " " + ints_str(*sp.axes) + " repeats an axis");
-    }
-  } else {
-    if (static_cast<int64_t>(k) > rank) {
-      throw n.error(starts_name + " has " + std::to_string(k) + " values for an input of rank " +
-                    std::to_string(rank));
-    }
-    for (std::size_t i = 0; i < k; ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  std::vector<int64_t> steps(k, 1);
-  if (sp.steps) {
-    if (sp.steps->size() != k) {
-      throw n.error("input 'steps' has " + std::to_string(sp.steps->size()) + " values, " + starts_name + " has " +
-                    std::to_string(k));
-    }
-    steps = *sp.steps;
-  }
+  const std::vector<SliceRange> ranges = slice_ranges(n, in, sp);
   SliceView v;
   v.out = in;
-  const std::vector<int64_t> in_strides = strides_of(in);
-  v.strides = in_strides;
-  for (std::size_t i = 0; i < k; ++i) {
-    const int64_t a = axes[i];
-    const int64_t dim = in[a];
-    const int64_t step = steps[i];
-    if (step == 0) throw n.error("input 'steps' " + ints_str(steps) + " has a 0 step");
-    // No overflow: dim >= 0, so INT64_MIN + dim and INT64_MAX stay representable.
-    int64_t start = sp.starts[i], end = sp.ends[i];
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    int64_t count = 0;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      if (end > start) count = (end - start - 1) / step + 1;
-    } else {
-      start = std::max<int64_t>(0, std::min<int64_t>(start, dim - 1));
-      end = std::max<int64_t>(-1, std::min<int64_t>(end, dim - 1));
-      if (dim > 0 && start > end) {
-        // (start - end - 1) / -step without negating INT64_MIN.
-        const uint64_t span = static_cast<uint64_t>(start - end - 1);
-        const uint64_t mag = static_cast<uint64_t>(-(step + 1)) + 1;
-        count = static_cast<int64_t>(span / mag) + 1;
-      }
-    }
-    v.out[a] = count;
-    if (count > 0) {
-      v.offset += start * in_strides[a];
-      // |step| may be huge with a count of 1: the stride is then never applied.
-      v.strides[a] = count > 1 ? step * in_strides[a] : 0;
-    }
-  }
+  for (const SliceRange& r : ranges) v.out[r.axis] = r.count;
+  v.strides = strides_of(in);
+  v.offset = slice_view(ranges, v.strides);
   return v;
 }
 
@@ -394,23 +307,8 @@ void validate_slice(const Node& n) {
   }
 }
 
-SliceParams slice_params_static(const Node& n) {
-  SliceParams sp;
-  if (n.opset() < 10) {
-    sp.starts = n.attr_ints("starts");
-    sp.ends = n.attr_ints("ends");
-    if (n.has_attr("axes")) sp.axes = n.attr_ints("axes");
-    return sp;
-  }
-  sp.starts = *const_ints(n, 1, "starts");
-  sp.ends = *const_ints(n, 2, "ends");
-  sp.axes = const_ints(n, 3, "axes");
-  sp.steps = const_ints(n, 4, "steps");
-  return sp;
-}
-
 void infer_slice(Node& n) {
-  const SliceView v = slice_plan(n, n.input(0).shape(), slice_params_static(n));
+  const SliceView v = slice_plan(n, n.input(0).shape(), slice_params(n));
   n.output(0).set_type(n.input(0).dtype(), v.out);
 }
 
@@ -418,7 +316,7 @@ std::vector<Tensor> eval_slice(const Node& n, const TensorRefs& in) {
   const Tensor& x = *in[0];
   SliceParams sp;
   if (n.opset() < 10) {
-    sp = slice_params_static(n);
+    sp = slice_params(n);
   } else {
     if (in.size() < 3 || !in[1] || !in[2]) throw n.error("inputs 'starts' and 'ends' are required");
     sp.starts = ints_of(in[1]);
@@ -433,12 +331,6 @@ std::vector<Tensor> eval_slice(const Node& n, const TensorRefs& in) {
 }
 
 // ---- Gather -------------------------------------------------------------------
-
-int64_t gather_axis(const Node& n, const Shape& data) {
-  const int64_t rank = static_cast<int64_t>(data.size());
-  if (rank == 0) throw n.error("input 'data' is a scalar; Gather needs data of rank 1 or more");
-  return checked_axis(n, n.attr_int("axis", 0), rank, "attribute 'axis'");
-}
 
 Shape gather_shape(const Shape& data, const Shape& indices, int64_t axis) {
   Shape out(data.begin(), data.begin() + axis);
@@ -490,28 +382,6 @@ std::vector<Tensor> eval_gather(const Node& n, const TensorRefs& in) {
 
 // ---- Transpose ----------------------------------------------------------------
 
-std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
-  std::vector<int64_t> perm;
-  if (!n.has_attr("perm")) {
-    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);  // default: reverse the dims
-    return perm;
-  }
-  perm = n.attr_ints("perm");
-  if (static_cast<int64_t>(perm.size()) != rank) {
-    throw n.error("attribute 'perm' " + ints_str(perm) + " has " + std::to_string(perm.size()) +
-                  " values, the input has rank " + std::to_string(rank));
-  }
-  std::vector<bool> seen(static_cast<std::size_t>(rank), false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen[static_cast<std::size_t>(p)]) {
-      throw n.error("attribute 'perm' " + ints_str(perm) + " is not a permutation of 0.." +
-                    std::to_string(rank - 1));
-    }
-    seen[static_cast<std::size_t>(p)] = true;
-  }
-  return perm;
-}
-
 void validate_transpose(const Node& n) {
   // Rank-independent checks; the rank check is in infer.
   if (!n.has_attr("perm")) return;
@@ -544,6 +414,149 @@ std::vector<Tensor> eval_transpose(const Node& n, const TensorRefs& in) {
 }
 
 }  // namespace
+
+int64_t concat_axis(const Node& n, int64_t rank) {
+  if (!n.has_attr("axis")) throw n.error("attribute 'axis' is required");
+  return checked_axis(n, n.attr_int("axis", 0), rank, "attribute 'axis'");
+}
+
+SplitParts split_parts(const Node& n, const Shape& in, const std::vector<int64_t>* split_input) {
+  std::optional<std::vector<int64_t>> split;
+  if (n.opset() < 13) {
+    if (n.has_attr("split")) split = n.attr_ints("split");
+  } else if (split_input) {
+    split = *split_input;
+  }
+  return split_plan(n, in, split);
+}
+
+SplitParts split_parts(const Node& n, const Shape& in) {
+  const std::optional<std::vector<int64_t>> split = n.opset() < 13 ? std::nullopt : const_ints(n, 1, "split");
+  return split_parts(n, in, split ? &*split : nullptr);
+}
+
+SliceParams slice_params(const Node& n) {
+  SliceParams sp;
+  if (n.opset() < 10) {
+    sp.starts = n.attr_ints("starts");
+    sp.ends = n.attr_ints("ends");
+    if (n.has_attr("axes")) sp.axes = n.attr_ints("axes");
+    return sp;
+  }
+  sp.starts = *const_ints(n, 1, "starts");
+  sp.ends = *const_ints(n, 2, "ends");
+  sp.axes = const_ints(n, 3, "axes");
+  sp.steps = const_ints(n, 4, "steps");
+  return sp;
+}
+
+std::vector<SliceRange> slice_ranges(const Node& n, const Shape& in, const SliceParams& sp) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const bool inputs = n.opset() >= 10;
+  const std::string starts_name = inputs ? "input 'starts'" : "attribute 'starts'";
+  const std::string ends_name = inputs ? "input 'ends'" : "attribute 'ends'";
+  const std::string axes_name = inputs ? "input 'axes'" : "attribute 'axes'";
+  const std::size_t k = sp.starts.size();
+  if (sp.ends.size() != k) {
+    throw n.error(starts_name + " has " + std::to_string(k) + " values, " + ends_name + " has " +
+                  std::to_string(sp.ends.size()));
+  }
+  std::vector<int64_t> axes;
+  if (sp.axes) {
+    if (sp.axes->size() != k) {
+      throw n.error(axes_name + " has " + std::to_string(sp.axes->size()) + " values, " + starts_name + " has " +
+                    std::to_string(k));
+    }
+    for (int64_t a : *sp.axes) axes.push_back(checked_axis(n, a, rank, axes_name));
+    std::vector<int64_t> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      throw n.error(axes_name + " " + ints_str(*sp.axes) + " repeats an axis");
+    }
+  } else {
+    if (static_cast<int64_t>(k) > rank) {
+      throw n.error(starts_name + " has " + std::to_string(k) + " values for an input of rank " +
+                    std::to_string(rank));
+    }
+    for (std::size_t i = 0; i < k; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<int64_t> steps(k, 1);
+  if (sp.steps) {
+    if (sp.steps->size() != k) {
+      throw n.error("input 'steps' has " + std::to_string(sp.steps->size()) + " values, " + starts_name + " has " +
+                    std::to_string(k));
+    }
+    steps = *sp.steps;
+  }
+  std::vector<SliceRange> ranges;
+  for (std::size_t i = 0; i < k; ++i) {
+    const int64_t a = axes[i];
+    const int64_t dim = in[a];
+    const int64_t step = steps[i];
+    if (step == 0) throw n.error("input 'steps' " + ints_str(steps) + " has a 0 step");
+    // No overflow: dim >= 0, so INT64_MIN + dim and INT64_MAX stay representable.
+    int64_t start = sp.starts[i], end = sp.ends[i];
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    int64_t count = 0;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      if (end > start) count = (end - start - 1) / step + 1;
+    } else {
+      start = std::max<int64_t>(0, std::min<int64_t>(start, dim - 1));
+      end = std::max<int64_t>(-1, std::min<int64_t>(end, dim - 1));
+      if (dim > 0 && start > end) {
+        // (start - end - 1) / -step without negating INT64_MIN.
+        const uint64_t span = static_cast<uint64_t>(start - end - 1);
+        const uint64_t mag = static_cast<uint64_t>(-(step + 1)) + 1;
+        count = static_cast<int64_t>(span / mag) + 1;
+      }
+    }
+    ranges.push_back(SliceRange{a, start, step, count});
+  }
+  return ranges;
+}
+
+int64_t slice_view(const std::vector<SliceRange>& ranges, std::vector<int64_t>& strides) {
+  int64_t offset = 0;
+  for (const SliceRange& r : ranges) {
+    if (r.count == 0) continue;
+    const auto a = static_cast<std::size_t>(r.axis);
+    offset += r.start * strides[a];
+    // |step| may be huge with a count of 1: the stride is then never applied.
+    strides[a] = r.count > 1 ? r.step * strides[a] : 0;
+  }
+  return offset;
+}
+
+int64_t gather_axis(const Node& n, const Shape& data) {
+  const int64_t rank = static_cast<int64_t>(data.size());
+  if (rank == 0) throw n.error("input 'data' is a scalar; Gather needs data of rank 1 or more");
+  return checked_axis(n, n.attr_int("axis", 0), rank, "attribute 'axis'");
+}
+
+std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
+  std::vector<int64_t> perm;
+  if (!n.has_attr("perm")) {
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);  // default: reverse the dims
+    return perm;
+  }
+  perm = n.attr_ints("perm");
+  if (static_cast<int64_t>(perm.size()) != rank) {
+    throw n.error("attribute 'perm' " + ints_str(perm) + " has " + std::to_string(perm.size()) +
+                  " values, the input has rank " + std::to_string(rank));
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<std::size_t>(p)]) {
+      throw n.error("attribute 'perm' " + ints_str(perm) + " is not a permutation of 0.." +
+                    std::to_string(rank - 1));
+    }
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  return perm;
+}
 
 // Data movement is exact in any dtype, so it runs in FP16 wherever its
 // producer does: no casts around a Concat or a Transpose.

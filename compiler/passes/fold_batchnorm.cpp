@@ -27,6 +27,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ops/normalization.h"
 #include "ops/registry.h"
 #include "passes/pass.h"
 
@@ -122,7 +123,7 @@ std::optional<Affine> affine_of(const Node& u, const Value& y, Kind kind) {
       if (!v.is_constant() || v.shape() != Shape{static_cast<int64_t>(C)}) return std::nullopt;
       p.push_back(v.constant().to_f64());
     }
-    const double eps = u.attr_float("epsilon", 1e-5);  // as the reference evaluation reads it
+    const double eps = ops::norm_epsilon(u);
     for (std::size_t c = 0; c < C; ++c) {
       a.s[c] = p[0][c] / std::sqrt(p[3][c] + eps);
       a.t[c] = p[1][c] - p[2][c] * a.s[c];

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/graph.h"
+#include "ops/activation.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -264,4 +265,51 @@ TEST_CASE("Activation facts") {
   CHECK(r.find("Clip", 10)->since == 6);
   CHECK(r.find("Clip", 11)->since == 11);
   CHECK(r.find("PRelu", 21)->family == "activation");
+}
+
+TEST_CASE("activation_attrs: the spec's defaults, attributes read as float32, other ops refused") {
+  Node leaky("LeakyRelu", "lr", 16);
+  CHECK(ops::activation_attrs(leaky).alpha == static_cast<double>(0.01f));
+  leaky.set_attr_float("alpha", 0.1);
+  CHECK(ops::activation_attrs(leaky).alpha == static_cast<double>(0.1f));
+  CHECK(ops::activation_attrs(Node("Elu", "e", 6)).alpha == 1.0);
+  const ops::ActivationAttrs selu = ops::activation_attrs(Node("Selu", "s", 6));
+  CHECK(selu.alpha == static_cast<double>(static_cast<float>(ops::kSeluAlpha)));
+  CHECK(selu.gamma == static_cast<double>(static_cast<float>(ops::kSeluGamma)));
+  Node hs("HardSigmoid", "hs", 6);
+  hs.set_attr_float("beta", 0.25);
+  const ops::ActivationAttrs h = ops::activation_attrs(hs);
+  CHECK(h.alpha == static_cast<double>(0.2f));
+  CHECK(h.beta == 0.25);
+  CHECK_THROWS_WITH_AS(ops::activation_attrs(Node("Relu", "r", 14)), doctest::Contains("node 'r'"), Error);
+}
+
+TEST_CASE("clip_bounds: attributes before opset 11, optional inputs from 11 (constant or computed)") {
+  Node c6("Clip", "c6", 6);
+  c6.set_attr_float("max", 6.1);
+  std::array<ops::ClipBound, 2> b = ops::clip_bounds(c6);
+  CHECK_FALSE(b[0].given);
+  REQUIRE(b[1].given);
+  REQUIRE(b[1].value);
+  CHECK(b[1].value->dtype() == DType::float32);
+  CHECK(b[1].value->f64_at(0) == static_cast<double>(6.1f));
+  CHECK(b[1].input == -1);
+
+  Value x("x"), lo("lo"), hi("hi");
+  x.set_type(DType::int32, {4});
+  lo.set_constant(Tensor::from_i64(DType::int32, {}, {-3}));
+  hi.set_type(DType::int32, {});
+  Node c11("Clip", "c11", 13);
+  c11.add_input(&x);
+  c11.add_input(&lo);
+  b = ops::clip_bounds(c11);
+  REQUIRE(b[0].value);
+  CHECK(b[0].value->i64_at(0) == -3);
+  CHECK(b[0].input == 1);
+  CHECK_FALSE(b[1].given);
+  c11.add_input(&hi);  // computed at run time
+  b = ops::clip_bounds(c11);
+  CHECK(b[1].given);
+  CHECK_FALSE(b[1].value);
+  CHECK(b[1].input == 2);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "ir/graph.h"
+#include "ops/elementwise.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -514,4 +515,40 @@ TEST_CASE("Elementwise facts: precision, fusion, layout, kernel, family, FLOPs")
   ops::infer_graph(g);
   CHECK(add->flops(*n) == 6);
   CHECK(r.find("Sum", 14)->flops(*s) == 12);
+}
+
+TEST_CASE("legacy_numpy_shape: B's numpy-form shape for the forms before opset 7, none for the others") {
+  Value a("A"), b("B");
+  a.set_type(DType::float32, {2, 3, 4});
+  b.set_type(DType::float32, {3});
+  Node add("Add", "add", 6);
+  add.add_input(&a);
+  add.add_input(&b);
+  CHECK_THROWS_WITH_AS(ops::legacy_numpy_shape(add, {2, 3, 4}, {3}), doctest::Contains("needs equal shapes"), Error);
+  CHECK(ops::legacy_numpy_shape(add, {2, 3, 4}, {2, 3, 4}) == Shape{2, 3, 4});  // broadcast=0: B as it is
+  add.set_attr_int("broadcast", 1);
+  CHECK(ops::legacy_numpy_shape(add, {2, 3, 4}, {4}) == Shape{4});  // suffix
+  CHECK(ops::legacy_numpy_shape(add, {2, 3, 4}, {1}) == Shape{});   // one element
+  add.set_attr_int("axis", 1);
+  CHECK(ops::legacy_numpy_shape(add, {2, 3, 4}, {3}) == Shape{3, 1});
+  CHECK_THROWS_WITH_AS(ops::legacy_numpy_shape(add, {2, 3, 4}, {4}), doctest::Contains("node 'add'"), Error);
+
+  Node pow1("Pow", "pow", 1);
+  pow1.add_input(&a);
+  pow1.add_input(&b);
+  pow1.set_attr_int("broadcast", 1);
+  pow1.set_attr_int("axis", 0);
+  CHECK(ops::legacy_numpy_shape(pow1, {2, 3}, {2}) == Shape{2, 1});
+
+  Node prelu("PRelu", "prelu", 6);
+  prelu.add_input(&a);
+  prelu.add_input(&b);
+  CHECK(ops::legacy_numpy_shape(prelu, {2, 3, 4}, {3}) == Shape{3, 1});  // one slope per channel
+  CHECK(ops::legacy_numpy_shape(prelu, {2, 3, 4}, {1}) == Shape{});       // one shared slope
+  CHECK_THROWS_WITH_AS(ops::legacy_numpy_shape(prelu, {2, 3, 4}, {4}), doctest::Contains("one value per channel"),
+                       Error);
+
+  CHECK_FALSE(ops::legacy_numpy_shape(Node("Add", "add7", 7), {2, 3}, {3}));  // numpy broadcasting
+  CHECK_FALSE(ops::legacy_numpy_shape(Node("PRelu", "prelu7", 7), {2, 3}, {3}));
+  CHECK_FALSE(ops::legacy_numpy_shape(Node("Equal", "eq", 1), {2, 3}, {3}));
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "op_test_util.h"
+#include "ops/normalization.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -161,4 +162,25 @@ TEST_CASE("LayerNormalization: axis, epsilon, broadcast Scale/B, Mean and InvStd
   CHECK_THROWS_AS(ln(f32({2}, {1, 1}), [](Node& e) { e.set_attr_int("stash_type", 11); }), Error);  // double
   OneNode old("LayerNormalization", 16, {x, f32({2}, {1, 1})});
   CHECK_THROWS_AS(old.run(), Error);  // no form before opset 17
+}
+
+TEST_CASE("norm_epsilon, layernorm_axis, instancenorm_axis: defaults, negative axes, errors") {
+  Node bn("BatchNormalization", "bn", 15);
+  CHECK(ops::norm_epsilon(bn) == doctest::Approx(1e-5));
+  bn.set_attr_float("epsilon", 1e-3);
+  CHECK(ops::norm_epsilon(bn) == doctest::Approx(1e-3));
+
+  Node ln("LayerNormalization", "ln", 17);
+  CHECK(ops::layernorm_axis(ln, 3) == 2);  // default -1: the last dim
+  ln.set_attr_int("axis", -3);
+  CHECK(ops::layernorm_axis(ln, 3) == 0);
+  ln.set_attr_int("axis", 3);
+  CHECK_THROWS_WITH_AS(ops::layernorm_axis(ln, 3), doctest::Contains("node 'ln'"), Error);
+
+  Value x("x");
+  x.set_type(DType::float32, {1, 2});
+  Node in("InstanceNormalization", "in", 6);
+  in.add_input(&x);
+  CHECK(ops::instancenorm_axis(in, {1, 2, 5}) == 2);
+  CHECK_THROWS_WITH_AS(ops::instancenorm_axis(in, {1, 2}), doctest::Contains("expected rank 3 or more"), Error);
 }

@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "op_test_util.h"
+#include "ops/pad.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -143,4 +144,54 @@ TEST_CASE("Pad: bad attributes and inputs are Errors") {
     ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, 1, 0, 1}), f32({2}, {3, 4})});  // two values
     CHECK_THROWS_AS(t.infer(), Error);
   }
+}
+
+TEST_CASE("pad_params: pads by form (attribute 2, input 11, axes 18), modes by opset, errors") {
+  using V = std::vector<int64_t>;
+  Node a("Pad", "pad2", 2);
+  a.set_attr_ints("pads", {1, -1, 0, 2});
+  ops::PadParams p = ops::pad_params(a, {3, 4});
+  CHECK(p.mode == "constant");
+  CHECK(p.begin == V{1, -1});
+  CHECK(p.end == V{0, 2});
+
+  Value x("x"), pads("pads"), axes("axes");
+  x.set_type(DType::float32, {3, 4});
+  pads.set_constant(i64({2}, {2, 3}));
+  axes.set_constant(i64({1}, {-1}));
+  Node b("Pad", "pad18", 18);
+  b.add_input(&x);
+  b.add_input(&pads);
+  b.add_input(nullptr);
+  b.add_input(&axes);
+  b.set_attr_string("mode", "reflect");
+  p = ops::pad_params(b, {3, 4});  // only the last axis
+  CHECK(p.mode == "reflect");
+  CHECK(p.begin == V{0, 2});
+  CHECK(p.end == V{0, 3});
+  const V four{1, 1, 1, 1};
+  CHECK(ops::pad_params(b, {3, 4}, &four, nullptr).begin == V{1, 1});  // no axes input: every axis
+  CHECK_THROWS_WITH_AS(ops::pad_params(b, {3, 4}, &four, &four), doctest::Contains("node 'pad18'"), Error);
+  const V crop{-3, -2};
+  const V last{1};
+  CHECK_THROWS_WITH_AS(ops::pad_params(b, {3, 4}, &crop, &last), doctest::Contains("crop 5 elements"), Error);
+  b.set_attr_string("mode", "wrap");
+  CHECK_THROWS_WITH_AS(ops::pad_params(b, {3, 4}), doctest::Contains("wrap needs opset 19"), Error);
+  b.set_opset(19);
+  CHECK(ops::pad_params(b, {3, 4}).mode == "wrap");
+}
+
+TEST_CASE("pad_fill: the value attribute before opset 11, the constant_value input from 11, else 0") {
+  Node a("Pad", "pad2", 2);
+  a.set_attr_float("value", 1.5);
+  CHECK(ops::pad_fill(a, DType::float16, nullptr).f64_at(0) == 1.5);
+  CHECK(ops::pad_fill(a, DType::float16, nullptr).dtype() == DType::float16);
+  Node b("Pad", "pad11", 11);
+  const Tensor seven = Tensor::from_i64(DType::int32, {1}, {7});
+  const Tensor fill = ops::pad_fill(b, DType::int32, &seven);
+  CHECK(fill.shape() == Shape{});
+  CHECK(fill.i64_at(0) == 7);
+  CHECK(ops::pad_fill(b, DType::int32, nullptr).i64_at(0) == 0);
+  const Tensor two = Tensor::from_i64(DType::int32, {2}, {7, 8});
+  CHECK_THROWS_WITH_AS(ops::pad_fill(b, DType::int32, &two), doctest::Contains("must hold one value"), Error);
 }

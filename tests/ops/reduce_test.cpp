@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "op_test_util.h"
+#include "ops/reduce.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -344,4 +345,100 @@ TEST_CASE("reduction facts") {
   CHECK(ops::lookup(r18).since == 18);
   Node s13("ReduceSum", "s", 13);
   CHECK(ops::lookup(s13).since == 13);
+}
+
+TEST_CASE("reduce_dims: the axes attribute and input forms, empty axes, noop_with_empty_axes, keepdims") {
+  using V = std::vector<bool>;
+  Node a("ReduceSum", "rs", 11);  // axes as an attribute
+  ops::ReduceDims d = ops::reduce_dims(a, 3, nullptr);
+  CHECK(d.reduced == V{true, true, true});  // no axes: every dim
+  CHECK_FALSE(d.noop);
+  CHECK(d.keepdims);
+  a.set_attr_ints("axes", {-1, 0});
+  a.set_attr_int("keepdims", 0);
+  d = ops::reduce_dims(a, 3, nullptr);
+  CHECK(d.reduced == V{true, false, true});
+  CHECK_FALSE(d.keepdims);
+
+  Node b("ReduceMax", "rm", 18);  // axes as an input
+  const std::vector<int64_t> one{1}, none{};
+  CHECK(ops::reduce_dims(b, 3, &one).reduced == V{false, true, false});
+  CHECK(ops::reduce_dims(b, 3, &none).reduced == V{true, true, true});
+  CHECK(ops::reduce_dims(b, 3, nullptr).reduced == V{true, true, true});
+  b.set_attr_int("noop_with_empty_axes", 1);
+  d = ops::reduce_dims(b, 3, &none);
+  CHECK(d.noop);
+  CHECK(d.reduced == V{false, false, false});
+  CHECK(ops::reduce_dims(b, 3, &one).reduced == V{false, true, false});  // axes given: noop has no effect
+
+  const std::vector<int64_t> repeated{0, -3}, out_of_range{3}, zero{0};
+  CHECK_THROWS_WITH_AS(ops::reduce_dims(b, 3, &repeated), doctest::Contains("axes repeat an axis"), Error);
+  CHECK_THROWS_WITH_AS(ops::reduce_dims(b, 3, &out_of_range), doctest::Contains("node 'rm'"), Error);
+  CHECK_THROWS_WITH_AS(ops::reduce_dims(b, 0, &zero), doctest::Contains("of a scalar input"), Error);
+}
+
+TEST_CASE("reduce_dims: the axes input read as a constant of the graph") {
+  Value x("x"), axes("axes"), computed("computed");
+  x.set_type(DType::float32, {2, 3});
+  axes.set_constant(i64({1}, {-1}));
+  computed.set_type(DType::int64, {1});
+  Node n("ReduceSum", "rs", 13);
+  n.add_input(&x);
+  CHECK(ops::reduce_dims(n, 2).reduced == std::vector<bool>{true, true});  // no axes input
+  n.add_input(&axes);
+  CHECK(ops::reduce_dims(n, 2).reduced == std::vector<bool>{false, true});
+  n.set_input(1, &computed);
+  CHECK_THROWS_WITH_AS(ops::reduce_dims(n, 2), doctest::Contains("must be a constant"), Error);
+}
+
+TEST_CASE("arg_reduce: axis, keepdims and select_last_index defaults; negative axes; errors") {
+  Node n("ArgMax", "am", 13);
+  ops::ArgReduce a = ops::arg_reduce(n, {2, 3});
+  CHECK(a.axis == 0);
+  CHECK(a.keepdims);
+  CHECK_FALSE(a.select_last_index);
+  n.set_attr_int("axis", -1);
+  n.set_attr_int("keepdims", 0);
+  n.set_attr_int("select_last_index", 1);
+  a = ops::arg_reduce(n, {2, 3});
+  CHECK(a.axis == 1);
+  CHECK_FALSE(a.keepdims);
+  CHECK(a.select_last_index);
+  CHECK_THROWS_WITH_AS(ops::arg_reduce(n, {2, 0}), doctest::Contains("is empty: no ArgMax"), Error);
+  CHECK_THROWS_WITH_AS(ops::arg_reduce(n, {}), doctest::Contains("is a scalar"), Error);
+  n.set_attr_int("axis", 2);
+  CHECK_THROWS_WITH_AS(ops::arg_reduce(n, {2, 3}), doctest::Contains("node 'am'"), Error);
+}
+
+TEST_CASE("topk_params: k from the attribute (opset 1) or the K input (10), axis, largest, sorted") {
+  Node a("TopK", "tk", 1);
+  a.set_attr_int("k", 2);
+  ops::TopKParams p = ops::topk_params(a, {3, 4});
+  CHECK(p.axis == 1);  // default -1
+  CHECK(p.k == 2);
+  CHECK(p.largest);
+  CHECK(p.sorted);
+
+  Value x("x"), k("K");
+  x.set_type(DType::float32, {3, 4});
+  k.set_constant(i64({1}, {3}));
+  Node b("TopK", "tk11", 11);
+  b.add_input(&x);
+  b.add_input(&k);
+  b.set_attr_int("axis", -2);
+  b.set_attr_int("largest", 0);
+  b.set_attr_int("sorted", 0);
+  p = ops::topk_params(b, {3, 4});
+  CHECK(p.axis == 0);
+  CHECK(p.k == 3);
+  CHECK_FALSE(p.largest);
+  CHECK_FALSE(p.sorted);
+  CHECK(ops::topk_params(b, {3, 4}, {0}).k == 0);
+
+  CHECK_THROWS_WITH_AS(ops::topk_params(b, {3, 4}, {4}), doctest::Contains("k = 4 is out of range"), Error);
+  CHECK_THROWS_WITH_AS(ops::topk_params(b, {3, 4}, {-1}), doctest::Contains("out of range"), Error);
+  CHECK_THROWS_WITH_AS(ops::topk_params(b, {3, 4}, {1, 2}), doctest::Contains("exactly one value"), Error);
+  CHECK_THROWS_WITH_AS(ops::topk_params(b, {}, {1}), doctest::Contains("is a scalar"), Error);
+  b.set_attr_int("axis", 2);
+  CHECK_THROWS_WITH_AS(ops::topk_params(b, {3, 4}, {1}), doctest::Contains("node 'tk11'"), Error);
 }

@@ -9,6 +9,7 @@
 #include "op_test_util.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
+#include "ops/softmax.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
@@ -79,4 +80,25 @@ TEST_CASE("Softmax facts and errors") {
   CHECK_THROWS_AS(softmax("LogSoftmax", 11, x, [](Node& n) { n.set_attr_int("axis", -3); }), Error);
   CHECK_THROWS_AS(softmax("Softmax", 13, x, [](Node& n) { n.set_attr_float("beta", 2.0); }), Error);
   CHECK_THROWS_AS(softmax("Softmax", 13, Tensor::from_i64(DType::int64, {2}, {1, 2})), Error);
+}
+
+TEST_CASE("softmax_dims: the opset < 13 coercion from axis on, the opset 13 single axis, defaults, negative axes") {
+  auto dims = [](const Node& n, int64_t rank) {
+    const ops::SoftmaxDims d = ops::softmax_dims(n, rank);
+    return std::vector<int64_t>{d.axis, d.end, d.coerced ? 1 : 0};
+  };
+  Node n("Softmax", "sm", 11);
+  CHECK(dims(n, 3) == std::vector<int64_t>{1, 3, 1});  // default axis 1, every dim from it on
+  n.set_attr_int("axis", -3);
+  CHECK(dims(n, 3) == std::vector<int64_t>{0, 3, 1});
+
+  Node m("LogSoftmax", "lsm", 13);
+  CHECK(dims(m, 3) == std::vector<int64_t>{2, 3, 0});  // default axis -1, that dim alone
+  m.set_attr_int("axis", -2);
+  CHECK(dims(m, 3) == std::vector<int64_t>{1, 2, 0});
+
+  m.set_attr_int("axis", 3);
+  CHECK_THROWS_WITH_AS(ops::softmax_dims(m, 3), doctest::Contains("node 'lsm'"), Error);
+  CHECK_THROWS_WITH_AS(ops::softmax_dims(m, 3), doctest::Contains("axis 3 is out of range for rank 3"), Error);
+  CHECK_THROWS_AS(ops::softmax_dims(Node("Softmax", "s0", 13), 0), Error);  // a scalar has no axis
 }

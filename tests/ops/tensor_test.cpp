@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ops/shape_inference.h"
+#include "ops/tensor.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
@@ -451,4 +452,112 @@ TEST_CASE("data movement copies float16 and int64 bit-exactly") {
   const Tensor b = bl.run1();
   CHECK(b.dtype() == DType::boolean);
   CHECK(b.to_i64() == std::vector<int64_t>{1, 0});
+}
+
+TEST_CASE("concat_axis, gather_axis: required or defaulted, negative from opset 11") {
+  Node c("Concat", "cat", 11);
+  CHECK_THROWS_WITH_AS(ops::concat_axis(c, 3), doctest::Contains("attribute 'axis' is required"), Error);
+  c.set_attr_int("axis", -1);
+  CHECK(ops::concat_axis(c, 3) == 2);
+  c.set_opset(4);
+  CHECK_THROWS_WITH_AS(ops::concat_axis(c, 3), doctest::Contains("allowed from opset 11"), Error);
+
+  Node g("Gather", "gather", 13);
+  CHECK(ops::gather_axis(g, {4, 5}) == 0);
+  g.set_attr_int("axis", -1);
+  CHECK(ops::gather_axis(g, {4, 5}) == 1);
+  CHECK_THROWS_WITH_AS(ops::gather_axis(g, {}), doctest::Contains("is a scalar"), Error);
+  g.set_attr_int("axis", 2);
+  CHECK_THROWS_WITH_AS(ops::gather_axis(g, {4, 5}), doctest::Contains("node 'gather'"), Error);
+}
+
+TEST_CASE("split_parts: the split attribute (before 13), the split input (13), equal parts, num_outputs (18)") {
+  Value x("x"), lengths("split"), y0("y0"), y1("y1"), y2("y2");
+  x.set_type(DType::float32, {2, 7});
+  lengths.set_constant(Tensor::from_i64(DType::int64, {3}, {1, 2, 4}));
+  auto node = [&](int opset) {
+    auto n = std::make_unique<Node>("Split", "split", opset);
+    n->add_input(&x);
+    for (Value* y : {&y0, &y1, &y2}) n->add_output(y);
+    n->set_attr_int("axis", -1);
+    return n;
+  };
+  auto n2 = node(2);
+  n2->set_attr_ints("split", {3, 3, 1});
+  ops::SplitParts p = ops::split_parts(*n2, {2, 7});
+  CHECK(p.axis == 1);
+  CHECK(p.sizes == std::vector<int64_t>{3, 3, 1});
+
+  auto n13 = node(13);
+  CHECK_THROWS_WITH_AS(ops::split_parts(*n13, {2, 7}), doctest::Contains("3 equal parts"), Error);
+  CHECK(ops::split_parts(*n13, {2, 6}).sizes == std::vector<int64_t>{2, 2, 2});
+  const std::vector<int64_t> given{7, 0, 0};
+  CHECK(ops::split_parts(*n13, {2, 7}, &given).sizes == given);
+  n13->add_input(&lengths);
+  CHECK(ops::split_parts(*n13, {2, 7}).sizes == std::vector<int64_t>{1, 2, 4});
+  CHECK_THROWS_WITH_AS(ops::split_parts(*n13, {2, 8}), doctest::Contains("does not add up"), Error);
+
+  auto n18 = node(18);
+  n18->set_attr_int("num_outputs", 3);
+  CHECK(ops::split_parts(*n18, {2, 7}).sizes == std::vector<int64_t>{3, 3, 1});  // ceil(7 / 3), the last smaller
+}
+
+TEST_CASE("slice_params and slice_ranges: both forms, negative and clamped bounds, negative steps, errors") {
+  Node a("Slice", "slice1", 1);
+  a.set_attr_ints("starts", {-2, 0});
+  a.set_attr_ints("ends", {100, -1});
+  a.set_attr_ints("axes", {1, -3});
+  CHECK_THROWS_WITH_AS(ops::slice_ranges(a, {4, 5, 6}, ops::slice_params(a)), doctest::Contains("from opset 11"), Error);
+  a.set_attr_ints("axes", {1, 0});
+  std::vector<ops::SliceRange> r = ops::slice_ranges(a, {4, 5, 6}, ops::slice_params(a));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].axis == 1);
+  CHECK(r[0].start == 3);  // -2 from the end of 5
+  CHECK(r[0].count == 2);  // the end clamped to 5
+  CHECK(r[1].axis == 0);
+  CHECK(r[1].count == 3);
+
+  Value x("x"), starts("starts"), ends("ends"), axes("axes"), steps("steps");
+  x.set_type(DType::float32, {10});
+  starts.set_constant(Tensor::from_i64(DType::int64, {1}, {8}));
+  ends.set_constant(Tensor::from_i64(DType::int64, {1}, {std::numeric_limits<int64_t>::min()}));
+  steps.set_constant(Tensor::from_i64(DType::int64, {1}, {-3}));
+  axes.set_type(DType::int64, {1});  // computed at run time
+  Node b("Slice", "slice13", 13);
+  for (Value* v : {&x, &starts, &ends}) b.add_input(v);
+  b.add_input(nullptr);
+  b.add_input(&steps);
+  const ops::SliceParams p = ops::slice_params(b);
+  r = ops::slice_ranges(b, {10}, p);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].start == 8);
+  CHECK(r[0].step == -3);
+  CHECK(r[0].count == 3);  // 8, 5, 2
+
+  std::vector<int64_t> strides{2};  // every other element of a larger buffer
+  CHECK(ops::slice_view(r, strides) == 16);
+  CHECK(strides == std::vector<int64_t>{-6});
+  std::vector<ops::SliceRange> one{{0, 4, 1000, 1}};
+  strides = {3};
+  CHECK(ops::slice_view(one, strides) == 12);
+  CHECK(strides == std::vector<int64_t>{0});  // one element: the huge step is never applied
+
+  ops::SliceParams bad = p;
+  bad.steps = std::vector<int64_t>{0};
+  CHECK_THROWS_WITH_AS(ops::slice_ranges(b, {10}, bad), doctest::Contains("has a 0 step"), Error);
+  bad = p;
+  bad.axes = std::vector<int64_t>{0, 0};
+  CHECK_THROWS_WITH_AS(ops::slice_ranges(b, {10}, bad), doctest::Contains("node 'slice13'"), Error);
+  b.set_input(3, &axes);
+  CHECK_THROWS_WITH_AS(ops::slice_params(b), doctest::Contains("must be a constant"), Error);
+}
+
+TEST_CASE("transpose_perm: the attribute, the reversed default, non-permutations refused") {
+  Node t("Transpose", "t", 13);
+  CHECK(ops::transpose_perm(t, 3) == std::vector<int64_t>{2, 1, 0});
+  t.set_attr_ints("perm", {0, 2, 1});
+  CHECK(ops::transpose_perm(t, 3) == std::vector<int64_t>{0, 2, 1});
+  CHECK_THROWS_WITH_AS(ops::transpose_perm(t, 4), doctest::Contains("has 3 values"), Error);
+  t.set_attr_ints("perm", {0, 0, 1});
+  CHECK_THROWS_WITH_AS(ops::transpose_perm(t, 3), doctest::Contains("not a permutation"), Error);
 }

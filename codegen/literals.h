@@ -1,0 +1,22 @@
+// codegen/literals.h — C++ literals of values the families print into the generated code: every
+// family spells a number the same way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace modelc {
+
+/// A float literal that reads back as the float nearest to v ("0.01f", "1e-05f", "6.0f"; "NAN",
+/// "INFINITY", "-INFINITY" where the float is not finite).
+std::string float_literal(double v);
+/// A double literal that reads back as v exactly.
+std::string double_literal(double v);
+/// An int64_t literal ("INT64_MIN" where a plain literal would not be one).
+std::string int_literal(int64_t v);
+/// "0x3c00": the bits of element 0 of a tensor, as an unsigned literal of its bits type.
+std::string bits_literal(const Tensor& t);
+
+}  // namespace modelc
