@@ -1,5 +1,6 @@
-// codegen/family.h — a template family: how a Kernel of the Schedule is planned
-// (tactic) and emitted (an instantiation of templates/<family>.cuh and its launch).
+// codegen/family.h — a template family's printer: how a Kernel of the Schedule is emitted (an
+// instantiation of templates/<family>.cuh and its launch). What a family can do and how its
+// tactic is chosen are the schedule's (compiler/schedule/families.h); codegen decides nothing.
 //
 // One file per family in codegen/families/, registered with MODELC_REGISTER_FAMILY.
 #pragma once
@@ -9,7 +10,6 @@
 #include <vector>
 
 #include "schedule/schedule.h"
-#include "schedule/target.h"
 
 namespace modelc {
 
@@ -38,9 +38,7 @@ struct Emitted {
 struct KernelFamily {
   std::string name;                   ///< "gemm", "elementwise", ...
   std::vector<std::string> headers;   ///< templates/ files the code includes (copied into kernels/)
-  /// Optional: picks the tactic (k.tactic, k.note) for the oldest target, where the family's
-  /// tactic rule is not yet in schedule/ (FamilyFacts::choose_tactic).
-  std::function<void(Kernel& k, const Target& t)> plan;
+  /// Prints the kernel as the schedule decided it (family, views, tactic): decides nothing.
   std::function<Emitted(const Kernel& k, const EmitContext& ctx)> emit;
 };
 

@@ -41,6 +41,6 @@ Emitted emit_concat(const Kernel& k, const EmitContext& ctx) {
 
 MODELC_REGISTER_FAMILY(concat_family)
 (KernelFamily{
-    "concat", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("one strided copy per input"), emit_concat});
+    "concat", {"tensor_index.cuh", "data_movement.cuh"}, emit_concat});
 
 }  // namespace modelc::codegen

@@ -108,6 +108,6 @@ Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, nullptr, emit_conv});
+MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, emit_conv});
 
 }  // namespace modelc::linear

@@ -35,7 +35,6 @@ Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"gemm.cuh", "conv.cuh", "conv_depthwise.cuh"},
-                                               nullptr, emit_depthwise});
+MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"gemm.cuh", "conv.cuh", "conv_depthwise.cuh"}, emit_depthwise});
 
 }  // namespace modelc::linear

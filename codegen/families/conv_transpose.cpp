@@ -27,7 +27,6 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"gemm.cuh", "conv.cuh", "conv_transpose.cuh"},
-                                               nullptr, emit_transpose});
+MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"gemm.cuh", "conv.cuh", "conv_transpose.cuh"}, emit_transpose});
 
 }  // namespace modelc::linear

@@ -12,8 +12,6 @@
 
 namespace modelc::codegen {
 
-/// Transpose: y[i] = x[perm(i)].
-StridedCopy transpose_plan(const Node& n, const TensorView& x, const TensorView& y);
 /// Slice: the ranges of ops::slice_ranges as an offset and stepped strides.
 StridedCopy slice_plan(const Node& n, const TensorView& x, const TensorView& y);
 /// Expand: x's broadcast strides over y's shape.

@@ -43,7 +43,6 @@ Emitted emit_depth_space(const Kernel& k, const EmitContext& ctx) {
 MODELC_REGISTER_FAMILY(depth_space_family)
 (KernelFamily{"depth_space",
               {"tensor_index.cuh", "data_movement.cuh"},
-              data_plan("strided copy over six dims"),
               emit_depth_space});
 
 }  // namespace modelc::codegen

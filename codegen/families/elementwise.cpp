@@ -178,6 +178,6 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
 }  // namespace
 
 MODELC_REGISTER_FAMILY(elementwise_family)
-(KernelFamily{"elementwise", {"tensor_index.cuh", "elementwise.cuh"}, nullptr, emit_elementwise});
+(KernelFamily{"elementwise", {"tensor_index.cuh", "elementwise.cuh"}, emit_elementwise});
 
 }  // namespace modelc::codegen

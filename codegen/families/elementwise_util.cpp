@@ -76,53 +76,6 @@ Error kernel_error(const Kernel& k, const std::string& message) {
   return k.node->error(message);
 }
 
-Strides broadcast_strides(const TensorView& v, const Shape& out) {
-  const std::size_t r = out.size(), rv = v.shape.size();
-  if (rv > r) throw Error("internal: view '" + v.value + "' has a higher rank than the output");
-  Strides s(r, 0);
-  for (std::size_t i = 0; i < rv; ++i) {
-    if (v.shape[i] != 1) s[r - rv + i] = v.strides[i];
-  }
-  return s;
-}
-
-void collapse(Shape& shape, std::vector<Strides*> strides) {
-  Shape out_shape;
-  std::vector<Strides> out(strides.size());
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !out_shape.empty();
-    for (std::size_t k = 0; merge && k < strides.size(); ++k) {
-      merge = out[k].back() == (*strides[k])[d] * shape[d];
-    }
-    if (merge) {
-      out_shape.back() *= shape[d];
-      for (std::size_t k = 0; k < strides.size(); ++k) out[k].back() = (*strides[k])[d];
-    } else {
-      out_shape.push_back(shape[d]);
-      for (std::size_t k = 0; k < strides.size(); ++k) out[k].push_back((*strides[k])[d]);
-    }
-  }
-  shape = out_shape;
-  for (std::size_t k = 0; k < strides.size(); ++k) *strides[k] = out[k];
-}
-
-int tiled_dim(const StridedCopy& c) {
-  const std::size_t r = c.shape.size();
-  if (r < 2 || c.y_strides[r - 1] != 1 || c.shape[r - 1] < 8) return -1;
-  for (std::size_t d = 0; d + 1 < r; ++d) {
-    if (c.x_strides[d] == 1 && c.shape[d] >= 8) return static_cast<int>(d);
-  }
-  return -1;
-}
-
-std::function<void(Kernel&, const Target&)> data_plan(const std::string& note) {
-  return [note](Kernel& k, const Target&) {
-    k.tactic = GridStrideTactic{256, std::nullopt};
-    k.note = note;
-  };
-}
-
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size) {
   const int64_t total = num_elements(c.shape);
   const std::size_t r = c.shape.size();

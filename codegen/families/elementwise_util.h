@@ -1,7 +1,7 @@
 // codegen/families/elementwise_util.h — what the elementwise and data-movement families share:
 // C++ spellings of element types and shapes for templates/tensor_index.cuh (literals: codegen/
-// literals.h), dim collapsing, broadcast strides, and the strided copy (mc::dm::Copy) that most data
-// ops reduce to.
+// literals.h), and the printing of the strided copy (mc::dm::Copy) that most data ops reduce to
+// (the copy itself, dim collapsing and broadcast strides: schedule/copy.h).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +11,9 @@
 
 #include "codegen/family.h"
 #include "codegen/literals.h"
+#include "schedule/copy.h"
 
 namespace modelc::codegen {
-
-using Strides = std::vector<int64_t>;
 
 /// "mc::ix::Dims<2, 3, 4>" ("mc::ix::Dims<>" for a scalar).
 std::string dims(const std::vector<int64_t>& v);
@@ -33,29 +32,6 @@ std::string ptr_at(const EmitContext& ctx, const TensorView& v, bool is_const, i
 std::string node_str(const Kernel& k);
 /// An Error naming the kernel's node: what the family cannot do.
 [[nodiscard]] Error kernel_error(const Kernel& k, const std::string& message);
-
-/// Strides of view v as an operand over `out` (numpy broadcasting: v's dims align with the last
-/// dims of out; a dim of length 1 and every missing leading dim get stride 0).
-Strides broadcast_strides(const TensorView& v, const Shape& out);
-
-/// Drops dims of length 1 and merges neighbouring dims that every stride list walks as one
-/// (s[d] == s[d+1] * shape[d+1]), so the kernels do the least index math. Keeps the element order.
-void collapse(Shape& shape, std::vector<Strides*> strides);
-
-/// \brief A strided copy: y[offset(i, y_strides) + y_offset] = x[offset(i, x_strides) + x_offset]
-/// for every element i (C order) of `shape`. Offsets and strides are in elements.
-struct StridedCopy {
-  Shape shape;
-  Strides y_strides, x_strides;
-  int64_t y_offset = 0, x_offset = 0;
-};
-
-/// The dim along which x is contiguous when a (collapsed) copy should go through shared-memory
-/// tiles: x and y contiguous along different dims, both at least 8 long. -1 otherwise.
-int tiled_dim(const StridedCopy& collapsed);
-
-/// A plan function for the data families: block size and `note` (report.md).
-std::function<void(Kernel&, const Target&)> data_plan(const std::string& note);
 
 /// y = x, element for element, through a copy plan (for tests and the reference of a plan).
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size);

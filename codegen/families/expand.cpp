@@ -24,7 +24,6 @@ Emitted emit_expand(const Kernel& k, const EmitContext& ctx) {
 MODELC_REGISTER_FAMILY(expand_family)
 (KernelFamily{"expand",
               {"tensor_index.cuh", "data_movement.cuh"},
-              data_plan("strided copy, zero strides on the broadcast dims"),
               emit_expand});
 
 }  // namespace modelc::codegen

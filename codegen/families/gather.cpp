@@ -52,7 +52,6 @@ Emitted emit_gather(const Kernel& k, const EmitContext& ctx) {
 MODELC_REGISTER_FAMILY(gather_family)
 (KernelFamily{"gather",
               {"tensor_index.cuh", "data_movement.cuh"},
-              data_plan("one thread per output element, indices read at run time"),
               emit_gather});
 
 }  // namespace modelc::codegen

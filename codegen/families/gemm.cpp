@@ -20,7 +20,6 @@ static std::string strides_text(const MatrixStrides& s) {
   return fmt::format("mc::gemm::Strides<{}, {}, {}, {}, {}>", s.batch[0], s.batch[1], s.batch[2], s.row, s.col);
 }
 
-
 std::string acc_type(DType t) {
   switch (t) {
     case DType::float32:
@@ -191,6 +190,6 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, nullptr, emit_gemm});
+MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, emit_gemm});
 
 }  // namespace modelc::linear

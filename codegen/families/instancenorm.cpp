@@ -15,25 +15,6 @@ namespace {
 
 using namespace reduction_codegen;
 
-// The columns are the dims from ops::instancenorm_axis (ops/normalization.h) on: the spatial dims.
-Split instancenorm_split(const Kernel& k) {
-  if (!k.node || k.inputs.size() < 3 || k.outputs.empty()) {
-    throw Error("internal: instancenorm kernel " + k.id + " is incomplete");
-  }
-  const Shape& x = k.inputs[0].shape;
-  return split_range(x, ops::instancenorm_axis(*k.node, x), static_cast<int64_t>(x.size()));
-}
-
-void plan_instancenorm(Kernel& k, const Target& t) {
-  const Split s = instancenorm_split(k);
-  const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
-  const Tile tile =
-      choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile,
-             fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
-}
-
 Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = instancenorm_split(k);
   NormalizeOperands operands;
@@ -54,8 +35,7 @@ Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.node));
 }
 
-MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"},
-                                                         plan_instancenorm, emit_instancenorm});
+MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"}, emit_instancenorm});
 
 }  // namespace
 }  // namespace modelc

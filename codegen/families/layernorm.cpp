@@ -16,27 +16,6 @@ namespace {
 
 using namespace reduction_codegen;
 
-// The columns are the dims from ops::layernorm_axis (ops/normalization.h) on.
-Split layernorm_split(const Kernel& k, int64_t* axis_out) {
-  if (!k.node || k.inputs.size() < 2 || k.outputs.empty()) throw Error("internal: layernorm kernel " + k.id + " is incomplete");
-  const Shape& x = k.inputs[0].shape;
-  const auto rank = static_cast<int64_t>(x.size());
-  const int64_t axis = ops::layernorm_axis(*k.node, rank);
-  if (axis_out) *axis_out = axis;
-  return split_range(x, axis, rank);
-}
-
-void plan_layernorm(Kernel& k, const Target& t) {
-  int64_t axis = 0;
-  const Split s = layernorm_split(k, &axis);
-  const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
-  const Tile tile =
-      choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-  set_tactic(k, tile,
-             fmt::format("axis {}: {} rows of {}, epsilon {}; {}", axis, s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
-}
-
 Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = layernorm_split(k, nullptr);
   NormalizeOperands operands;
@@ -50,8 +29,7 @@ Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.node));
 }
 
-MODELC_REGISTER_FAMILY(layernorm_family)(KernelFamily{"layernorm", {"reduce.cuh", "normalization.cuh"}, plan_layernorm,
-                                                      emit_layernorm});
+MODELC_REGISTER_FAMILY(layernorm_family)(KernelFamily{"layernorm", {"reduce.cuh", "normalization.cuh"}, emit_layernorm});
 
 }  // namespace
 }  // namespace modelc

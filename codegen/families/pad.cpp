@@ -64,7 +64,6 @@ Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
 MODELC_REGISTER_FAMILY(pad_family)
 (KernelFamily{"pad",
               {"tensor_index.cuh", "data_movement.cuh"},
-              data_plan("one thread per output element, source index per dim by the mode"),
               emit_pad});
 
 }  // namespace modelc::codegen

@@ -62,6 +62,6 @@ Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(pool_family)({"pool", {"gemm.cuh", "conv.cuh", "pool.cuh"}, nullptr, emit_pool});
+MODELC_REGISTER_FAMILY(pool_family)({"pool", {"gemm.cuh", "conv.cuh", "pool.cuh"}, emit_pool});
 
 }  // namespace modelc::linear

@@ -30,39 +30,7 @@ const std::map<std::string, std::string>& op_names() {
   return m;
 }
 
-struct ReduceLayout {
-  Split split;
-  std::vector<int64_t> axes;  // normalized, for the note
-  bool noop = false;
-};
-
-ReduceLayout reduce_layout(const Kernel& k) {
-  if (!k.node) throw Error("internal: reduce kernel " + k.id + " has no node");
-  const Node& n = *k.node;
-  if (k.inputs.empty() || k.outputs.empty()) throw n.error("internal: reduce kernel without input or output");
-  const Shape& x = k.inputs[0].shape;
-  const ops::ReduceDims r = ops::reduce_dims(n, static_cast<int64_t>(x.size()));
-  ReduceLayout l;
-  l.split.shape = x;
-  l.split.col = r.reduced;
-  l.noop = r.noop;
-  for (std::size_t d = 0; d < x.size(); ++d) if (r.reduced[d]) l.axes.push_back(static_cast<int64_t>(d));
-  return l;
-}
-
-Tile reduce_tile(const ReduceLayout& l, const OperandMaps& xm, const Target& t) {
-  return choose_tile(l.split.rows(), l.split.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row),
-                     t);
-}
-
-void plan_reduce(Kernel& k, const Target& t) {
-  const ReduceLayout l = reduce_layout(k);
-  const Tile tile = reduce_tile(l, maps_of(l.split, view_strides(k.inputs[0])), t);
-  const std::string what = l.noop ? std::string("no axes (noop_with_empty_axes): each element on its own")
-                                  : fmt::format("axes {}: {} outputs of {} elements", list_str(l.axes), l.split.rows(),
-                                                l.split.cols());
-  set_tactic(k, tile, what + "; " + tile_note(tile, l.split.cols(), "output", false));
-}
+;
 
 Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
@@ -76,14 +44,14 @@ Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(l.split, view_strides(x));
   const OperandMaps ym = maps_of(l.split, strides_rows_only(k, l.split, y, "output 'reduced'"));
-  const Tile tile = tile_of(k, reduce_tile(l, xm, Target{}));
+  const Tile tile = tile_of(k);
   const std::string type =
       fmt::format("mc::reduction::Reduce<mc::reduction::{}<{}>, {}, {}, {}>", op->second, t, operand_type(t, xm),
                   operand_type(ctype_of(k, ctx, y.dtype, "output 'reduced'"), ym, false), tiling_type(tile));
   return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 
-MODELC_REGISTER_FAMILY(reduce_family)(KernelFamily{"reduce", {"reduce.cuh"}, plan_reduce, emit_reduce});
+MODELC_REGISTER_FAMILY(reduce_family)(KernelFamily{"reduce", {"reduce.cuh"}, emit_reduce});
 
 }  // namespace
 }  // namespace modelc

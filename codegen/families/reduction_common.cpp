@@ -35,159 +35,15 @@ std::string ints(const std::vector<MapDim>& dims, bool extents) {
 
 }  // namespace
 
-int64_t Split::rows() const {
-  int64_t n = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) if (!col[d]) n *= shape[d];
-  return n;
-}
-
-int64_t Split::cols() const {
-  int64_t n = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) if (col[d]) n *= shape[d];
-  return n;
-}
-
-Split split_range(const Shape& x, int64_t first, int64_t last) {
-  Split s;
-  s.shape = x;
-  s.col.assign(x.size(), false);
-  for (int64_t d = first; d < last; ++d) s.col[static_cast<std::size_t>(d)] = true;
-  return s;
-}
-
-std::vector<MapDim> simplify(const std::vector<MapDim>& dims) {
-  for (const MapDim& d : dims) if (d.extent == 0) return {MapDim{0, 0}};
-  std::vector<MapDim> out;
-  for (const MapDim& d : dims) {
-    if (d.extent == 1) continue;
-    if (!out.empty() && out.back().stride == d.extent * d.stride) {
-      out.back().extent *= d.extent;
-      out.back().stride = d.stride;
-    } else {
-      out.push_back(d);
-    }
-  }
-  return out;
-}
-
 std::string map_type(const std::vector<MapDim>& dims) {
   if (dims.empty()) return "mc::reduction::NoDims";
   return fmt::format("mc::reduction::Strided<mc::reduction::Dims<{}>, mc::reduction::Strides<{}>>", ints(dims, true),
                      ints(dims, false));
 }
 
-int64_t OperandMaps::inner_stride(const std::vector<MapDim>& side) { return side.empty() ? 0 : side.back().stride; }
-
-OperandMaps maps_of(const Split& s, const std::vector<int64_t>& strides) {
-  std::vector<MapDim> row, col;
-  for (std::size_t d = 0; d < s.shape.size(); ++d) {
-    (s.col[d] ? col : row).push_back(MapDim{s.shape[d], strides[d]});
-  }
-  return OperandMaps{simplify(row), simplify(col)};
-}
-
 std::string operand_type(const std::string& ctype, const OperandMaps& m, bool with_col) {
   if (!with_col || m.col.empty()) return fmt::format("mc::reduction::Operand<{}, {}>", ctype, map_type(m.row));
   return fmt::format("mc::reduction::Operand<{}, {}, {}>", ctype, map_type(m.row), map_type(m.col));
-}
-
-std::vector<int64_t> view_strides(const TensorView& v) {
-  if (v.strides.size() == v.shape.size()) return v.strides;
-  return strides_of(v.shape);
-}
-
-std::vector<int64_t> strides_same(const Kernel& k, const Split& s, const TensorView& v, const char* what) {
-  if (v.shape != s.shape) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, expected {}", what, v.value, shape_str(v.shape),
-                                      shape_str(s.shape)));
-  }
-  return view_strides(v);
-}
-
-std::vector<int64_t> strides_rows_only(const Kernel& k, const Split& s, const TensorView& v, const char* what) {
-  const std::vector<int64_t> vs = view_strides(v);
-  std::vector<int64_t> out(s.shape.size(), 0);
-  if (v.shape.size() == s.shape.size()) {  // column dims kept as 1
-    for (std::size_t d = 0; d < s.shape.size(); ++d) {
-      const int64_t want = s.col[d] ? 1 : s.shape[d];
-      if (v.shape[d] != want) {
-        throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}",
-                                          what, v.value, shape_str(v.shape), shape_str(s.shape)));
-      }
-      if (!s.col[d]) out[d] = vs[d];
-    }
-    return out;
-  }
-  std::size_t j = 0;
-  for (std::size_t d = 0; d < s.shape.size(); ++d) {
-    if (s.col[d]) continue;
-    if (j >= v.shape.size() || v.shape[j] != s.shape[d]) break;
-    out[d] = vs[j++];
-  }
-  if (j != v.shape.size() || static_cast<int64_t>(j) != static_cast<int64_t>(std::count(s.col.begin(), s.col.end(), false))) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}", what,
-                                      v.value, shape_str(v.shape), shape_str(s.shape)));
-  }
-  return out;
-}
-
-std::vector<int64_t> strides_broadcast(const Kernel& k, const Split& s, const TensorView& v, const char* what) {
-  const std::vector<int64_t> vs = view_strides(v);
-  const std::size_t r = s.shape.size(), vr = v.shape.size();
-  if (vr > r) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
-                                      shape_str(v.shape), shape_str(s.shape)));
-  }
-  std::vector<int64_t> out(r, 0);
-  for (std::size_t j = 0; j < vr; ++j) {
-    const std::size_t d = r - vr + j;
-    if (v.shape[j] == s.shape[d]) {
-      out[d] = s.shape[d] == 1 ? 0 : vs[j];
-    } else if (v.shape[j] != 1) {
-      throw kernel_error(k, fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
-                                        shape_str(v.shape), shape_str(s.shape)));
-    }
-  }
-  return out;
-}
-
-Tile choose_tile(int64_t rows, int64_t cols, int64_t col_inner_stride, int64_t row_inner_stride, const Target& t) {
-  Tile tile;
-  if (cols <= 1) {
-    tile.group = 1;
-    tile.threads = static_cast<int>(std::clamp<int64_t>(pow2_at_least(rows), 32, 256));
-  } else if (col_inner_stride == 1 || row_inner_stride != 1) {
-    tile.group = static_cast<int>(std::clamp<int64_t>(pow2_at_least((cols + 3) / 4), 1, 512));
-    const int64_t want = std::min<int64_t>(pow2_at_least(std::min<int64_t>(rows, 1 << 20) * tile.group), 128);
-    tile.threads = static_cast<int>(std::max<int64_t>({tile.group, want, 32}));
-  } else {
-    // Columns strided, rows contiguous: consecutive threads take consecutive rows. More threads
-    // per row only while the rows alone leave the GPU idle.
-    const int64_t enough = static_cast<int64_t>(std::max(t.sm_count, 1)) * 2048;
-    tile.lanes_contiguous = false;
-    tile.threads = 256;
-    tile.group = 1;
-    while (tile.group < 8 && tile.group * 2 <= cols && rows * tile.group < enough) tile.group *= 2;
-  }
-  return tile;
-}
-
-Tile choose_block_per_row(int64_t cols, bool sorts) {
-  Tile tile;
-  tile.lanes_contiguous = true;
-  tile.threads = sorts ? static_cast<int>(std::clamp<int64_t>(pow2_at_least(cols) / 2, 32, 256)) : 256;
-  tile.group = tile.threads;
-  return tile;
-}
-
-void set_tactic(Kernel& k, const Tile& tile, const std::string& note) {
-  k.tactic = tile;
-  k.note = note;
-}
-
-Tile tile_of(const Kernel& k, const Tile& fallback) {
-  const ReductionTile* t = std::get_if<ReductionTile>(&k.tactic);
-  return t ? *t : fallback;
 }
 
 std::string tiling_type(const Tile& t) {
@@ -207,40 +63,6 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
   }
   throw kernel_error(k, fmt::format("{} has element type {}, which the {} template does not support", what,
                                     dtype_name(t), k.family));
-}
-
-void check_index_range(const Kernel& k) {
-  auto check = [&](const TensorView& v) {
-    if (v.dtype == DType::undefined) return;
-    const std::vector<int64_t> vs = view_strides(v);
-    int64_t last = 0;
-    for (std::size_t d = 0; d < v.shape.size(); ++d) {
-      if (v.shape[d] > 0) last += (v.shape[d] - 1) * vs[d];
-    }
-    if (v.numel() > kIntMax || last > kIntMax) {
-      throw kernel_error(k, fmt::format("tensor '{}' ({}) has more elements than the {} template indexes (2^31 - 1)",
-                                        v.value, shape_str(v.shape), k.family),
-                         "split the model's largest tensors, or export with a smaller batch");
-    }
-  };
-  for (const TensorView& v : k.inputs) check(v);
-  for (const TensorView& v : k.outputs) check(v);
-}
-
-std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in_registers) {
-  std::string s = fmt::format("{} thread{} per {}", t.group, t.group == 1 ? "" : "s", per);
-  if (!t.lanes_contiguous) s += fmt::format(", interleaved (consecutive threads take consecutive {}s)", per);
-  if (kept_in_registers) {
-    const int64_t per_thread = (cols + t.group - 1) / t.group;
-    s += per_thread <= 16 ? fmt::format(", {} kept in registers", per) : fmt::format(", {} re-read each pass", per);
-  }
-  return s;
-}
-
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "}";
 }
 
 std::string alias_of(const Kernel& k) { return k.id + "_" + k.family; }
@@ -276,8 +98,7 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
   };
   auto ptr = [&](const TensorView* v, bool is_const) { return v ? ctx.ptr(*v, is_const) : std::string("nullptr"); };
   const std::string t = ctype_of(k, ctx, x.dtype, "input X");
-  const Tile tile = tile_of(
-      k, choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), Target{}));
+  const Tile tile = tile_of(k);
   const std::string type = fmt::format("mc::reduction::Normalize<{}, {}, {}, {}, {}, {}, {}>", operand_type(t, xm),
                                        param(ops.scale, "input Scale"), param(ops.bias, "input B"),
                                        operand_type(ctype_of(k, ctx, ops.y->dtype, "output Y"), ym),

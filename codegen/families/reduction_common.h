@@ -1,13 +1,7 @@
-// codegen/families/reduction_common.h — what the reduction-shaped families share (reduce,
-// argminmax, softmax, layernorm, instancenorm, topk): the row/column split of a kernel's index
-// space, each operand's compile-time strided maps, the block tiling, and the launch text.
-//
-// The model (templates/reduce.cuh says the same from the device side): a kernel's logical dims are
-// the dims of its main input X, each either a row dim (one output row each) or a column dim (what
-// a row reduces over). Every operand gives a stride per logical dim (0 where it repeats, e.g. a
-// broadcast Scale); its row map and column map are its strides over the row dims and over the
-// column dims, with extent-1 dims dropped and chained dims merged, written as
-// mc::reduction::Strided<Dims<...>, Strides<...>>.
+// codegen/families/reduction_common.h — what the reduction-shaped families share to print a kernel
+// (reduce, argminmax, softmax, layernorm, instancenorm, topk): the maps and tiling as template
+// arguments (mc::reduction::Strided<Dims<...>, Strides<...>>, Tiling<...>) and the launch text.
+// The row/column split, the maps and the tiling are the schedule's (schedule/reduction.h).
 #pragma once
 
 #include <cstdint>
@@ -17,86 +11,28 @@
 
 #include "codegen/family.h"
 #include "codegen/literals.h"
+#include "schedule/reduction.h"
+#include "schedule/tactics.h"
 
 namespace modelc::reduction_codegen {
 
-/// \brief The logical index space: X's shape, and which dims are column dims.
-struct Split {
-  Shape shape;
-  std::vector<bool> col;
-  int64_t rows() const;
-  int64_t cols() const;
-};
-/// \brief The split of X's shape whose column dims are [first, last) (the dims an ops/ rule says
-/// a row runs over).
-Split split_range(const Shape& x, int64_t first, int64_t last);
-
-/// One (extent, stride) pair of a map.
-struct MapDim {
-  int64_t extent;
-  int64_t stride;
-};
-
-/// \brief The dims of a map after dropping extent-1 dims and merging dims whose strides chain
-/// (outer stride == inner extent * inner stride). A map over an empty extent is {(0, 0)}.
-std::vector<MapDim> simplify(const std::vector<MapDim>& dims);
+// The split, maps and tiling are the schedule's (schedule/reduction.h, schedule/tactics.h).
+using namespace ::modelc::reduction;
 
 /// \brief "mc::reduction::Strided<mc::reduction::Dims<4, 3>, mc::reduction::Strides<12, 1>>",
 /// or "mc::reduction::NoDims" for no dims.
 std::string map_type(const std::vector<MapDim>& dims);
 
-/// \brief One operand's maps: its strides (one per logical dim) split into the row side and the
-/// column side, simplified.
-struct OperandMaps {
-  std::vector<MapDim> row, col;
-  /// The stride of the innermost dim of a side (0 when the side has no dim).
-  static int64_t inner_stride(const std::vector<MapDim>& side);
-};
-OperandMaps maps_of(const Split& s, const std::vector<int64_t>& strides);
-
 /// \brief "mc::reduction::Operand<float, ROW, COL>" (COL left out when `with_col` is false).
 std::string operand_type(const std::string& ctype, const OperandMaps& m, bool with_col = true);
 
-/// The strides of a view (C order when the view gives none).
-std::vector<int64_t> view_strides(const TensorView& v);
-/// \brief Strides per logical dim of a view that has X's shape.
-std::vector<int64_t> strides_same(const Kernel& k, const Split& s, const TensorView& v, const char* what);
-/// \brief Strides per logical dim of an output that holds only the row dims: rank == X's rank
-/// (column dims kept as 1: keepdims) or rank == the number of row dims. Column dims get 0.
-std::vector<int64_t> strides_rows_only(const Kernel& k, const Split& s, const TensorView& v, const char* what);
-/// \brief Strides per logical dim of a view that broadcasts to X's shape (numpy, right-aligned):
-/// 0 on the dims it repeats over.
-std::vector<int64_t> strides_broadcast(const Kernel& k, const Split& s, const TensorView& v, const char* what);
-
 /// \brief The block tiling (templates/reduce.cuh Tiling<kThreads, kGroup, kLanesContiguous>).
 using Tile = ReductionTile;
-/// \brief Picks the tiling for `rows` rows of `cols` columns. Contiguous columns (inner stride 1)
-/// get a group of consecutive threads per row (about 4 columns per thread, at most 512 threads);
-/// columns that are strided while the rows are contiguous get interleaved groups (consecutive
-/// threads serve consecutive rows: coalesced), at most 8 threads per row, fewer when the rows alone
-/// fill the GPU.
-Tile choose_tile(int64_t rows, int64_t cols, int64_t col_inner_stride, int64_t row_inner_stride, const Target& t);
-/// One block per row (TopK): threads for a row of `cols` columns.
-Tile choose_block_per_row(int64_t cols, bool sorts);
-void set_tactic(Kernel& k, const Tile& tile, const std::string& note);
-/// The tiling plan() chose (k.tactic); `fallback` when plan did not run.
-Tile tile_of(const Kernel& k, const Tile& fallback);
 std::string tiling_type(const Tile& t);
 
 /// \brief C++ element type of a dtype, through the emitter; an Error naming the node when the
 /// templates do not support it (bfloat16).
 std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const char* what);
-
-/// \brief Checks that every view of k is addressable with 32-bit offsets (the templates' index
-/// type); an Error naming the node otherwise.
-void check_index_range(const Kernel& k);
-
-/// \brief How a tiling splits the work, for k.note: "4 threads per row, interleaved (...), row kept
-/// in registers". kept_in_registers: the template keeps a row of at most 16 per thread
-/// (softmax, normalization) and the note says whether this one fits.
-std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in_registers);
-/// "{0, 2}"
-std::string list_str(const std::vector<int64_t>& v);
 
 /// \brief The emitted code of one kernel: `using ALIAS = TYPE;` and a launch of
 /// mc::reduction::kernel<ALIAS> with ALIAS::kBlocks blocks of ALIAS::kThreads threads and

@@ -85,13 +85,9 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
   return {decl, s + "}\n"};
 }
 
-void plan_resize(Kernel& k, const Target&) {
-  k.note = "tap tables computed at emit time; FP32 accumulation (float64 for integer data)";
-}
-
 }  // namespace
 
 MODELC_REGISTER_FAMILY(resize_family)
-(KernelFamily{"resize", {"tensor_index.cuh", "resize.cuh"}, plan_resize, emit_resize});
+(KernelFamily{"resize", {"tensor_index.cuh", "resize.cuh"}, emit_resize});
 
 }  // namespace modelc::codegen

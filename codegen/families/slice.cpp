@@ -32,6 +32,6 @@ Emitted emit_slice(const Kernel& k, const EmitContext& ctx) {
 
 MODELC_REGISTER_FAMILY(slice_family)
 (KernelFamily{
-    "slice", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("strided copy from an offset"), emit_slice});
+    "slice", {"tensor_index.cuh", "data_movement.cuh"}, emit_slice});
 
 }  // namespace modelc::codegen

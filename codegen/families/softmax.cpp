@@ -15,27 +15,6 @@ namespace {
 
 using namespace reduction_codegen;
 
-Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out) {
-  if (!k.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: softmax kernel " + k.id + " is incomplete");
-  const Shape& x = k.inputs[0].shape;
-  const ops::SoftmaxDims d = ops::softmax_dims(*k.node, static_cast<int64_t>(x.size()));
-  if (dims_out) *dims_out = d;
-  return split_range(x, d.axis, d.end);
-}
-
-Tile softmax_tile(const Split& s, const OperandMaps& xm, const Target& t) {
-  return choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), t);
-}
-
-void plan_softmax(Kernel& k, const Target& t) {
-  ops::SoftmaxDims d;
-  const Split s = softmax_split(k, &d);
-  const Tile tile = softmax_tile(s, maps_of(s, view_strides(k.inputs[0])), t);
-  set_tactic(k, tile,
-             fmt::format("axis {} ({}): {} rows of {}; {}", d.axis, d.coerced ? "the input coerced to 2-D" : "one dim",
-                         s.rows(), s.cols(), tile_note(tile, s.cols(), "row", true)));
-}
-
 Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
@@ -47,14 +26,14 @@ Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'input'");
   const OperandMaps xm = maps_of(s, view_strides(x));
   const OperandMaps ym = maps_of(s, strides_same(k, s, y, "output 'output'"));
-  const Tile tile = tile_of(k, softmax_tile(s, xm, Target{}));
+  const Tile tile = tile_of(k);
   const std::string type = fmt::format("mc::reduction::Softmax<{}, {}, {}, {}>", n.op() == "LogSoftmax" ? "true" : "false",
                                        operand_type(t, xm), operand_type(ctype_of(k, ctx, y.dtype, "output 'output'"), ym),
                                        tiling_type(tile));
   return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
 }
 
-MODELC_REGISTER_FAMILY(softmax_family)(KernelFamily{"softmax", {"reduce.cuh", "softmax.cuh"}, plan_softmax, emit_softmax});
+MODELC_REGISTER_FAMILY(softmax_family)(KernelFamily{"softmax", {"reduce.cuh", "softmax.cuh"}, emit_softmax});
 
 }  // namespace
 }  // namespace modelc

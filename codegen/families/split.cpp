@@ -52,6 +52,6 @@ Emitted emit_split(const Kernel& k, const EmitContext& ctx) {
 
 MODELC_REGISTER_FAMILY(split_family)
 (KernelFamily{
-    "split", {"tensor_index.cuh", "data_movement.cuh"}, data_plan("one strided copy per output"), emit_split});
+    "split", {"tensor_index.cuh", "data_movement.cuh"}, emit_split});
 
 }  // namespace modelc::codegen

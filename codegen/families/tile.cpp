@@ -28,7 +28,6 @@ Emitted emit_tile(const Kernel& k, const EmitContext& ctx) {
 MODELC_REGISTER_FAMILY(tile_family)
 (KernelFamily{"tile",
               {"tensor_index.cuh", "data_movement.cuh"},
-              data_plan("strided copy over [repeat, length] dim pairs"),
               emit_tile});
 
 }  // namespace modelc::codegen

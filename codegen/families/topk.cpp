@@ -15,24 +15,6 @@ namespace {
 
 using namespace reduction_codegen;
 
-struct TopKLayout {
-  Split split;
-  ops::TopKParams p;
-  const TensorView* values = nullptr;
-  const TensorView* indices = nullptr;
-};
-
-TopKLayout topk_layout(const Kernel& k) {
-  if (!k.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
-  const Shape& x = k.inputs[0].shape;
-  TopKLayout l;
-  l.p = ops::topk_params(*k.node, x);
-  l.split = split_range(x, l.p.axis, l.p.axis + 1);
-  if (k.outputs.size() > 0 && k.outputs[0].dtype != DType::undefined) l.values = &k.outputs[0];
-  if (k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined) l.indices = &k.outputs[1];
-  return l;
-}
-
 // The K-wide outputs' strides per logical dim (their axis extent is k, not the input's).
 std::vector<int64_t> output_strides(const Kernel& k, const TopKLayout& l, const TensorView& v) {
   Shape want = l.split.shape;
@@ -51,22 +33,6 @@ OperandMaps output_maps(const Kernel& k, const TopKLayout& l, const TensorView& 
   return maps_of(s, output_strides(k, l, v));
 }
 
-bool sorts(const TopKLayout& l, DType t) {
-  // templates/topk.cuh kMaxSort: 4096 columns of 4-byte keys, 2048 of 8-byte (int64) keys.
-  int64_t p = 1;
-  while (p < l.split.cols()) p *= 2;
-  return p <= (t == DType::int64 ? 2048 : 4096);
-}
-
-void plan_topk(Kernel& k, const Target&) {
-  const TopKLayout l = topk_layout(k);
-  const bool sort = sorts(l, k.inputs[0].dtype);
-  set_tactic(k, choose_block_per_row(l.split.cols(), sort),
-             fmt::format("axis {}, k = {}, {}: {} rows of {}; one block per row, {}", l.p.axis, l.p.k,
-                         l.p.largest ? "largest" : "smallest", l.split.rows(), l.split.cols(),
-                         sort ? "bitonic sort in shared memory" : "k selection rounds (the row is too long to sort)"));
-}
-
 Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
   check_index_range(k);
   const TopKLayout l = topk_layout(k);
@@ -79,7 +45,7 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
   const std::string values = l.values ? operand_type(t, output_maps(k, l, *l.values)) : "mc::reduction::Absent";
   const std::string indices =
       l.indices ? operand_type("int64_t", output_maps(k, l, *l.indices)) : "mc::reduction::Absent";
-  const Tile tile = tile_of(k, choose_block_per_row(l.split.cols(), sorts(l, x.dtype)));
+  const Tile tile = tile_of(k);
   const std::string type = fmt::format("mc::reduction::TopK<{}, {}, {}, {}, {}, {}>", l.p.largest ? "true" : "false", l.p.k,
                                        operand_type(t, xm), values, indices, tiling_type(tile));
   return emit_kernel(k, type,
@@ -87,7 +53,7 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
                       l.indices ? ctx.ptr(*l.indices, false) : "nullptr"});
 }
 
-MODELC_REGISTER_FAMILY(topk_family)(KernelFamily{"topk", {"reduce.cuh", "topk.cuh"}, plan_topk, emit_topk});
+MODELC_REGISTER_FAMILY(topk_family)(KernelFamily{"topk", {"reduce.cuh", "topk.cuh"}, emit_topk});
 
 }  // namespace
 }  // namespace modelc

@@ -6,16 +6,6 @@
 
 namespace modelc::codegen {
 
-StridedCopy transpose_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  StridedCopy c;
-  c.shape = y.shape;
-  c.y_strides = y.strides;
-  for (int64_t p : ops::transpose_perm(n, static_cast<int64_t>(x.shape.size()))) {
-    c.x_strides.push_back(x.strides[static_cast<std::size_t>(p)]);
-  }
-  return c;
-}
-
 namespace {
 
 Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
@@ -28,15 +18,7 @@ Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-void plan_transpose(Kernel& k, const Target&) {
-  StridedCopy c = transpose_plan(*k.node, k.inputs.at(0), k.outputs.at(0));
-  collapse(c.shape, {&c.y_strides, &c.x_strides});
-  k.tactic = GridStrideTactic{256, std::nullopt};
-  k.note = tiled_dim(c) >= 0 ? "copy through 32x32 shared-memory tiles (reads and writes coalesced)"
-                             : "strided copy (writes coalesced)";
-}
-
 MODELC_REGISTER_FAMILY(transpose_family)
-(KernelFamily{"transpose", {"tensor_index.cuh", "data_movement.cuh"}, plan_transpose, emit_transpose});
+(KernelFamily{"transpose", {"tensor_index.cuh", "data_movement.cuh"}, emit_transpose});
 
 }  // namespace modelc::codegen

@@ -35,9 +35,21 @@ std::vector<FamilyFacts> make_table() {
     FamilyFacts& f = add("concat");
     f.strided_operands = true;
     f.follows_layout = LayoutFollow::same_rank;
+    f.choose_tactic = data_tactic("one strided copy per input");
   }
-  add("transpose").strided_operands = true;
-  for (const char* name : {"depth_space", "expand", "gather", "pad", "resize", "slice", "split", "tile"}) add(name);
+  {
+    FamilyFacts& f = add("transpose");
+    f.strided_operands = true;
+    f.choose_tactic = transpose_tactic;
+  }
+  add("depth_space").choose_tactic = data_tactic("strided copy over six dims");
+  add("expand").choose_tactic = data_tactic("strided copy, zero strides on the broadcast dims");
+  add("gather").choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  add("pad").choose_tactic = data_tactic("one thread per output element, source index per dim by the mode");
+  add("resize").choose_tactic = resize_tactic;
+  add("slice").choose_tactic = data_tactic("strided copy from an offset");
+  add("split").choose_tactic = data_tactic("one strided copy per output");
+  add("tile").choose_tactic = data_tactic("strided copy over [repeat, length] dim pairs");
   {
     FamilyFacts& f = add("gemm");
     f.tensor_cores = true;
@@ -64,9 +76,28 @@ std::vector<FamilyFacts> make_table() {
     f.pitch = ChannelPitch::always;
     f.choose_tactic = linear::pool_tactic;
   }
-  for (const char* name : {"softmax", "layernorm", "instancenorm", "reduce"}) add(name).converts_types = true;
-  add("argminmax");
-  add("topk");
+  {
+    FamilyFacts& f = add("softmax");
+    f.converts_types = true;
+    f.choose_tactic = reduction::softmax_tactic;
+  }
+  {
+    FamilyFacts& f = add("layernorm");
+    f.converts_types = true;
+    f.choose_tactic = reduction::layernorm_tactic;
+  }
+  {
+    FamilyFacts& f = add("instancenorm");
+    f.converts_types = true;
+    f.choose_tactic = reduction::instancenorm_tactic;
+  }
+  {
+    FamilyFacts& f = add("reduce");
+    f.converts_types = true;
+    f.choose_tactic = reduction::reduce_tactic;
+  }
+  add("argminmax").choose_tactic = reduction::argminmax_tactic;
+  add("topk").choose_tactic = reduction::topk_tactic;
   return t;
 }
 

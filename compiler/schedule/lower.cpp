@@ -4,7 +4,6 @@
 #include <cstring>
 #include <set>
 
-#include "codegen/family.h"  // the families whose tactics are not yet in schedule/
 #include "ops/registry.h"
 #include "schedule/families.h"
 #include "schedule/memory_plan.h"
@@ -356,16 +355,7 @@ class Lowering {
       k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
       for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
       for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
-      if (family_facts(k.family).choose_tactic) {
-        choose_tactic(k, targets);
-      } else if (const KernelFamily* f = FamilyRegistry::instance().find(k.family); f && f->plan) {
-        try {
-          f->plan(k, targets.front());
-        } catch (const Error& e) {
-          if (!e.where().node.empty()) throw;
-          throw e.with_node(n->name(), n->op(), n->opset());
-        }
-      }
+      choose_tactic(k, targets);
       if (folded_into_.count(n)) {
         for (const std::string& c : folded_into_.at(n)) k.note += "; boundary Cast '" + c + "' folded in";
       }

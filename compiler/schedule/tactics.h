@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ void choose_tactics(Schedule& s, bool fp16_accumulate);
 
 /// elementwise: a grid-stride loop of 256 threads per block, at most 4096 blocks.
 void elementwise_tactic(Kernel& k, const std::vector<Target>& targets);
+/// The data-movement families (concat, split, slice, ...): a grid-stride loop of 256 threads; the
+/// note says how the family copies.
+std::function<void(Kernel&, const std::vector<Target>&)> data_tactic(std::string note);
+/// transpose: a strided copy, through shared-memory tiles where reads and writes run along
+/// different dims (tiled_dim).
+void transpose_tactic(Kernel& k, const std::vector<Target>& targets);
+/// resize: no compile-time parameter beyond the tap tables the family builds.
+void resize_tactic(Kernel& k, const std::vector<Target>& targets);
 
 }  // namespace modelc
 
@@ -87,3 +96,33 @@ void conv_transpose_tactic(Kernel& k, const std::vector<Target>& targets);
 void pool_tactic(Kernel& k, const std::vector<Target>& targets);
 
 }  // namespace modelc::linear
+
+namespace modelc::reduction {
+
+/// \brief Picks the tiling for `rows` rows of `cols` columns. Contiguous columns (inner stride 1)
+/// get a group of consecutive threads per row (about 4 columns per thread, at most 512 threads);
+/// columns that are strided while the rows are contiguous get interleaved groups (consecutive
+/// threads serve consecutive rows: coalesced), at most 8 threads per row, fewer when the rows alone
+/// fill the GPU.
+ReductionTile choose_tile(int64_t rows, int64_t cols, int64_t col_inner_stride, int64_t row_inner_stride,
+                          const Target& t);
+/// One block per row (TopK): threads for a row of `cols` columns.
+ReductionTile choose_block_per_row(int64_t cols, bool sorts);
+/// The tiling of k's tactic; an internal Error when it has none.
+ReductionTile tile_of(const Kernel& k);
+/// \brief How a tiling splits the work, for k.note: "4 threads per row, interleaved (...), row kept
+/// in registers". kept_in_registers: the template keeps a row of at most 16 per thread
+/// (softmax, normalization) and the note says whether this one fits.
+std::string tile_note(const ReductionTile& t, int64_t cols, const char* per, bool kept_in_registers);
+
+// The families' rules: the tiling of the split's rows (schedule/reduction.h), and a note with the
+// op's dims.
+void reduce_tactic(Kernel& k, const std::vector<Target>& targets);
+void softmax_tactic(Kernel& k, const std::vector<Target>& targets);
+void argminmax_tactic(Kernel& k, const std::vector<Target>& targets);
+void layernorm_tactic(Kernel& k, const std::vector<Target>& targets);
+void instancenorm_tactic(Kernel& k, const std::vector<Target>& targets);
+/// topk: one block per row, a bitonic sort when the row fits (topk_sorts), else selection rounds.
+void topk_tactic(Kernel& k, const std::vector<Target>& targets);
+
+}  // namespace modelc::reduction

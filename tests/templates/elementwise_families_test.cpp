@@ -42,11 +42,7 @@ Emitted emit(OneNode& c, const std::string& family = "") {
   for (const Value* v : c.n->outputs()) k.outputs.push_back(v ? dense_view(*v) : absent);
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
-  if (family_facts(k.family).choose_tactic) {
-    choose_tactic(k, {Target{}});
-  } else if (f->plan) {
-    f->plan(k, Target{});
-  }
+  choose_tactic(k, {Target{}});
   return f->emit(k, FakeContext{});
 }
 

@@ -136,11 +136,7 @@ class FakeContext : public EmitContext {
 inline Emitted plan_and_emit(Kernel& k) {
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
-  if (family_facts(k.family).choose_tactic) {
-    choose_tactic(k, {Target{}});
-  } else if (f->plan) {
-    f->plan(k, Target{});
-  }
+  choose_tactic(k, {Target{}});
   return f->emit(k, FakeContext());
 }
 
