@@ -71,10 +71,7 @@ std::string node_str(const Kernel& k) {
   return k.node->op() + " '" + k.node->name() + "'";
 }
 
-Error kernel_error(const Kernel& k, const std::string& message) {
-  if (!k.node) return Error("kernel " + k.id + " (" + k.family + "): " + message);
-  return k.node->error(message);
-}
+Error kernel_error(const Kernel& k, const std::string& message) { return k.error(message); }
 
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size) {
   const int64_t total = num_elements(c.shape);

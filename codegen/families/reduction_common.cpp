@@ -13,11 +13,6 @@ namespace {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
-Error kernel_error(const Kernel& k, const std::string& msg, const std::string& hint = {}) {
-  if (k.node) return k.node->error(msg, hint);
-  return Error("kernel " + k.id + " (" + k.family + "): " + msg, hint);
-}
-
 int64_t pow2_at_least(int64_t n) {
   int64_t p = 1;
   while (p < n) p *= 2;
@@ -61,7 +56,7 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
     case DType::boolean: return ctx.ctype(t);
     default: break;
   }
-  throw kernel_error(k, fmt::format("{} has element type {}, which the {} template does not support", what,
+  throw k.error(fmt::format("{} has element type {}, which the {} template does not support", what,
                                     dtype_name(t), k.family));
 }
 
@@ -84,7 +79,7 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
   const TensorView& x = *ops.x;
   if (s.rows() == 0) return Emitted{"", "// nothing to run: no rows\n"};
   if (!is_float(x.dtype)) {
-    throw kernel_error(k, fmt::format("input X has element type {}; normalization needs floats", dtype_name(x.dtype)));
+    throw k.error(fmt::format("input X has element type {}; normalization needs floats", dtype_name(x.dtype)));
   }
   const OperandMaps xm = maps_of(s, view_strides(x));
   const OperandMaps ym = maps_of(s, strides_same(k, s, *ops.y, "output Y"));

@@ -76,25 +76,14 @@ std::vector<FamilyFacts> make_table() {
     f.pitch = ChannelPitch::always;
     f.choose_tactic = linear::pool_tactic;
   }
-  {
-    FamilyFacts& f = add("softmax");
+  // Reduction-shaped families whose operands each keep their element type.
+  for (const auto& [name, rule] : {std::make_pair("softmax", reduction::softmax_tactic),
+                                   std::make_pair("layernorm", reduction::layernorm_tactic),
+                                   std::make_pair("instancenorm", reduction::instancenorm_tactic),
+                                   std::make_pair("reduce", reduction::reduce_tactic)}) {
+    FamilyFacts& f = add(name);
     f.converts_types = true;
-    f.choose_tactic = reduction::softmax_tactic;
-  }
-  {
-    FamilyFacts& f = add("layernorm");
-    f.converts_types = true;
-    f.choose_tactic = reduction::layernorm_tactic;
-  }
-  {
-    FamilyFacts& f = add("instancenorm");
-    f.converts_types = true;
-    f.choose_tactic = reduction::instancenorm_tactic;
-  }
-  {
-    FamilyFacts& f = add("reduce");
-    f.converts_types = true;
-    f.choose_tactic = reduction::reduce_tactic;
+    f.choose_tactic = rule;
   }
   add("argminmax").choose_tactic = reduction::argminmax_tactic;
   add("topk").choose_tactic = reduction::topk_tactic;

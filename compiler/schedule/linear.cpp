@@ -14,10 +14,7 @@
 
 namespace modelc::linear {
 
-void refuse_node(const Kernel& k, const std::string& message, const std::string& hint) {
-  if (k.node) throw k.node->error(message, hint);
-  throw Error("kernel " + k.id + ": " + message, hint);
-}
+void refuse_node(const Kernel& k, const std::string& message, const std::string& hint) { throw k.error(message, hint); }
 
 std::string shape_text(const Shape& s) {
   std::string r = "[";

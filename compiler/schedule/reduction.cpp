@@ -14,11 +14,6 @@ namespace {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
-Error kernel_error(const Kernel& k, const std::string& msg, const std::string& hint = {}) {
-  if (k.node) return k.node->error(msg, hint);
-  return Error("kernel " + k.id + " (" + k.family + "): " + msg, hint);
-}
-
 }  // namespace
 
 int64_t Split::rows() const {
@@ -73,7 +68,7 @@ std::vector<int64_t> view_strides(const TensorView& v) {
 
 std::vector<int64_t> strides_same(const Kernel& k, const Split& s, const TensorView& v, const char* what) {
   if (v.shape != s.shape) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, expected {}", what, v.value, shape_str(v.shape),
+    throw k.error(fmt::format("internal: {} '{}' has shape {}, expected {}", what, v.value, shape_str(v.shape),
                                       shape_str(s.shape)));
   }
   return view_strides(v);
@@ -86,7 +81,7 @@ std::vector<int64_t> strides_rows_only(const Kernel& k, const Split& s, const Te
     for (std::size_t d = 0; d < s.shape.size(); ++d) {
       const int64_t want = s.col[d] ? 1 : s.shape[d];
       if (v.shape[d] != want) {
-        throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}",
+        throw k.error(fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}",
                                           what, v.value, shape_str(v.shape), shape_str(s.shape)));
       }
       if (!s.col[d]) out[d] = vs[d];
@@ -100,7 +95,7 @@ std::vector<int64_t> strides_rows_only(const Kernel& k, const Split& s, const Te
     out[d] = vs[j++];
   }
   if (j != v.shape.size() || static_cast<int64_t>(j) != static_cast<int64_t>(std::count(s.col.begin(), s.col.end(), false))) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}", what,
+    throw k.error(fmt::format("internal: {} '{}' has shape {}, which does not match the kept dims of {}", what,
                                       v.value, shape_str(v.shape), shape_str(s.shape)));
   }
   return out;
@@ -110,7 +105,7 @@ std::vector<int64_t> strides_broadcast(const Kernel& k, const Split& s, const Te
   const std::vector<int64_t> vs = view_strides(v);
   const std::size_t r = s.shape.size(), vr = v.shape.size();
   if (vr > r) {
-    throw kernel_error(k, fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
+    throw k.error(fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
                                       shape_str(v.shape), shape_str(s.shape)));
   }
   std::vector<int64_t> out(r, 0);
@@ -119,7 +114,7 @@ std::vector<int64_t> strides_broadcast(const Kernel& k, const Split& s, const Te
     if (v.shape[j] == s.shape[d]) {
       out[d] = s.shape[d] == 1 ? 0 : vs[j];
     } else if (v.shape[j] != 1) {
-      throw kernel_error(k, fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
+      throw k.error(fmt::format("internal: {} '{}' ({}) does not broadcast to {}", what, v.value,
                                         shape_str(v.shape), shape_str(s.shape)));
     }
   }
@@ -135,7 +130,7 @@ void check_index_range(const Kernel& k) {
       if (v.shape[d] > 0) last += (v.shape[d] - 1) * vs[d];
     }
     if (v.numel() > kIntMax || last > kIntMax) {
-      throw kernel_error(k, fmt::format("tensor '{}' ({}) has more elements than the {} template indexes (2^31 - 1)",
+      throw k.error(fmt::format("tensor '{}' ({}) has more elements than the {} template indexes (2^31 - 1)",
                                         v.value, shape_str(v.shape), k.family),
                          "split the model's largest tensors, or export with a smaller batch");
     }

@@ -12,6 +12,11 @@ const char* space_name(Space s) {
   return "?";
 }
 
+Error Kernel::error(const std::string& message, const std::string& hint) const {
+  if (node) return node->error(message, hint);
+  return Error("kernel " + id + " (" + family + "): " + message, hint);
+}
+
 bool TensorView::dense() const { return strides == strides_of(shape); }
 
 TensorView TensorView::reshaped(const Shape& s) const {

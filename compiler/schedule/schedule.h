@@ -65,6 +65,9 @@ struct Kernel {
   /// The tactic per --arch (SM number, e.g. 75 or 90) where the choice depends on the target;
   /// `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
   std::map<int, Tactic> arch_tactic;
+
+  /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
+  Error error(const std::string& message, const std::string& hint = {}) const;
 };
 
 /// \brief A weight in the blob (constants the kernels read).

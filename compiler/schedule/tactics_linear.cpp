@@ -128,6 +128,18 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t
 
 namespace {
 
+// The epilogue's operands (inputs 2..: bias / C, residual) do not share one element type: the
+// tensor-core epilogue reads them as one type.
+bool mixed_epilogue_types(const Kernel& k) {
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return true;
+    epi = k.inputs[i].dtype;
+  }
+  return false;
+}
+
 /// Why a GEMM cannot run on the tensor-core template ("" when it can). Documented thresholds:
 /// float16 A and B (FP16 storage), at least kTinyGemmMacs multiply-adds per product, 16-byte
 /// aligned operands, one element type for the epilogue's operands (C / bias and residual).
@@ -143,13 +155,7 @@ std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
   if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) || !aligned16(k.outputs[0])) {
     return "an operand not 16-byte aligned";
   }
-  DType epi = DType::undefined;
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
-    if (k.inputs[i].dtype == DType::undefined) continue;
-    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
-    epi = k.inputs[i].dtype;
-  }
-  return "";
+  return mixed_epilogue_types(k) ? "bias and residual of different types" : "";
 }
 
 std::string equation_prefix(const Kernel& k) {
@@ -210,13 +216,7 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   if (wp != cp) return "weights not in OHWI at the input's channel pitch";
   if (cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
   if (!aligned16(x) || !aligned16(w) || !aligned16(y)) return "a buffer not 16-byte aligned";
-  DType epi = DType::undefined;
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
-    if (k.inputs[i].dtype == DType::undefined) continue;
-    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
-    epi = k.inputs[i].dtype;
-  }
-  return "";
+  return mixed_epilogue_types(k) ? "bias and residual of different types" : "";
 }
 
 void simt_conv(Kernel& k, const ConvGeometry& g, const Target& t) {
