@@ -1,17 +1,17 @@
 // codegen/families/depth_space.cpp — the "depth_space" family: DepthToSpace (DCR, CRD) and
 // SpaceToDepth as strided copies over the six dims [N, C, H, b, W, b] of the space side
 // (mc::dm::Copy): the depth side's channel is (i * b + j) * C + c in DCR order (and SpaceToDepth),
-// (c * b + i) * b + j in CRD order.
+// (c * b + i) * b + j in CRD order; block size and order from ops::depth_space (ops/depth_space.h).
 #include "codegen/families/data_movement.h"
+#include "ops/depth_space.h"
 
 namespace modelc::codegen {
 
 StridedCopy depth_space_plan(const Node& n, const TensorView& x, const TensorView& y) {
   const bool to_space = n.op() == "DepthToSpace";
-  const bool crd = to_space && n.attr_string("mode", "DCR") == "CRD";
-  const int64_t b = n.attr_int("blocksize", 0);
-  if (x.shape.size() != 4 || y.shape.size() != 4 || b < 1)
-    throw n.error("expects 4-D input and output and a blocksize");
+  const ops::DepthSpace ds = ops::depth_space(n);
+  const int64_t b = ds.blocksize;
+  if (x.shape.size() != 4 || y.shape.size() != 4) throw n.error("expects 4-D input and output");
   const TensorView& space = to_space ? y : x;
   const TensorView& depth = to_space ? x : y;
   const int64_t N = space.shape[0], C = space.shape[1], H = depth.shape[2], W = depth.shape[3];
@@ -19,7 +19,7 @@ StridedCopy depth_space_plan(const Node& n, const TensorView& x, const TensorVie
   const Strides& d = depth.strides;
   // Coordinates (n, c, h, i, w, j): space element (n, c, h*b + i, w*b + j).
   const Strides space_strides{s[0], s[1], b * s[2], s[2], b * s[3], s[3]};
-  const Strides depth_strides = crd ? Strides{d[0], b * b * d[1], d[2], b * d[1], d[3], d[1]}
+  const Strides depth_strides = ds.crd ? Strides{d[0], b * b * d[1], d[2], b * d[1], d[3], d[1]}
                                     : Strides{d[0], d[1], d[2], b * C * d[1], d[3], C * d[1]};
   StridedCopy c;
   c.shape = {N, C, H, b, W, b};
@@ -33,8 +33,9 @@ namespace {
 Emitted emit_depth_space(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const Node& n = *k.node;
-  const std::string what = ", blocksize " + std::to_string(n.attr_int("blocksize", 0)) +
-                           (n.op() == "DepthToSpace" ? " " + n.attr_string("mode", "DCR") : "");
+  const ops::DepthSpace ds = ops::depth_space(n);
+  const std::string what =
+      ", blocksize " + std::to_string(ds.blocksize) + (n.op() == "DepthToSpace" ? (ds.crd ? " CRD" : " DCR") : "");
   return {"", emit_copy(ctx, y, x, depth_space_plan(n, x, y), n.op() + what)};
 }
 

@@ -422,49 +422,9 @@ Attribute convert_attribute(const onnx::AttributeProto& a) {
   return r;
 }
 
-// Constant outputs larger than this are not materialised (the same limit as
-// ops::infer_graph: shape subgraphs are tiny).
-constexpr int64_t kMaxFoldElements = int64_t{1} << 24;
-
-// ops::infer_graph for one node, the way `inspect` needs it: the caller
-// decides what to do with an Error. Mirrors shape_inference.cpp.
-void infer_node(Node& n, const ops::OpDef& def) {
-  ops::validate_node(n, def);
-  if (!def.infer) throw n.error("internal: op has no shape rule");
-  def.infer(n);
-  for (Value* o : n.outputs()) {
-    if (!o) continue;
-    for (int64_t d : o->shape()) {
-      if (d < 0) throw n.error("inferred a negative dimension for output '" + o->name() + "': " + o->type_str());
-    }
-  }
-  if (!def.eval) return;
-  ops::TensorRefs in;
-  for (int i = 0; i < n.num_inputs(); ++i) {
-    if (!n.has_input(i)) {
-      in.push_back(nullptr);
-      continue;
-    }
-    if (!n.input(i).is_constant()) return;
-    in.push_back(&n.input(i).constant());
-  }
-  for (Value* o : n.outputs()) {
-    if (o && o->numel() > kMaxFoldElements) return;
-  }
-  std::vector<Tensor> out = def.eval(n, in);
-  for (int i = 0; i < n.num_outputs(); ++i) {
-    if (!n.has_output(i)) continue;
-    Value& o = n.output(i);
-    if (i >= static_cast<int>(out.size()) || out[i].dtype() != o.dtype() || out[i].shape() != o.shape()) {
-      throw n.error("internal: reference evaluation of output " + std::to_string(i) +
-                    " does not match its inferred type " + o.type_str());
-    }
-    o.set_constant(out[i]);
-  }
-}
-
-// Shape inference that lists failing nodes instead of stopping at the first;
-// nodes reading a value left untyped by a failure are skipped.
+// Shape inference (ops::infer_node, node by node as ops::infer_graph) that
+// lists failing nodes instead of stopping at the first; nodes reading a value
+// left untyped by a failure are skipped.
 void infer_collecting(Graph& g, const std::map<const Node*, std::string>& problems,
                       std::vector<ops::Unsupported>& out) {
   for (const auto& up : g.nodes()) {
@@ -493,7 +453,7 @@ void infer_collecting(Graph& g, const std::map<const Node*, std::string>& proble
     for (Value* v : n.inputs()) typed = typed && (!v || v->has_type());
     if (!typed) continue;
     try {
-      infer_node(n, *def);
+      ops::infer_node(n, *def);
     } catch (const Error& e) {
       record(e.message());
     }

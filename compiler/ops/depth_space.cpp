@@ -1,6 +1,8 @@
 // compiler/ops/depth_space.cpp — DepthToSpace (blocksize; mode DCR or CRD from
 // opset 11) and SpaceToDepth, on NCHW tensors. Both are permutations, copied
 // bit for bit.
+#include "ops/depth_space.h"
+
 #include <cstring>
 
 #include "ops/common.h"
@@ -29,10 +31,7 @@ void require_rank4(const Node& n, const Shape& x) {
   if (x.size() != 4) throw n.error("input must be 4-D (N, C, H, W), it is " + shape_str(x));
 }
 
-void validate_depth_space(const Node& n) {
-  blocksize(n);
-  is_crd(n);
-}
+void validate_depth_space(const Node& n) { depth_space(n); }
 
 Shape depth_to_space_shape(const Node& n, const Shape& x) {
   require_rank4(n, x);
@@ -57,8 +56,9 @@ Shape space_to_depth_shape(const Node& n, const Shape& x) {
 // Copies element (n, c_in, h_in, w_in) of x to (n, c, h, w) of y for every
 // element of the space (large) side; `to_space` picks the direction.
 std::vector<Tensor> eval_depth_space(const Node& n, const Tensor& x, bool to_space) {
-  const int64_t b = blocksize(n);
-  const bool crd = to_space && is_crd(n);
+  const DepthSpace ds = depth_space(n);
+  const int64_t b = ds.blocksize;
+  const bool crd = ds.crd;
   const Shape out = to_space ? depth_to_space_shape(n, x.shape()) : space_to_depth_shape(n, x.shape());
   // The "space" tensor is N x C x (H*b) x (W*b); the "depth" one N x C*b*b x H x W.
   const Shape& space = to_space ? out : x.shape();
@@ -88,6 +88,8 @@ std::vector<Tensor> eval_depth_space(const Node& n, const Tensor& x, bool to_spa
 }
 
 }  // namespace
+
+DepthSpace depth_space(const Node& n) { return DepthSpace{blocksize(n), is_crd(n)}; }
 
 MODELC_REGISTER_OP(DepthToSpace)
     .since(1)

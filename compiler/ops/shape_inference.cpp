@@ -41,26 +41,30 @@ void propagate_constants(Node& n, const OpDef& def) {
 
 }  // namespace
 
+void infer_node(Node& n, const OpDef& def) {
+  validate_node(n, def);
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    if (n.has_input(i) && !n.input(i).has_type()) {
+      throw n.error("input '" + n.input(i).name() + "' has no type (it is not produced by an earlier node)");
+    }
+  }
+  if (!def.infer) throw n.error("internal: op has no shape rule");
+  def.infer(n);
+  for (Value* o : n.outputs()) {
+    if (!o) continue;
+    for (int64_t d : o->shape()) {
+      if (d < 0) throw n.error("inferred a negative dimension for output '" + o->name() + "': " + o->type_str());
+    }
+  }
+  propagate_constants(n, def);
+}
+
 void infer_graph(Graph& g) {
   for (const auto& up : g.nodes()) {
     Node& n = *up;
     const OpDef& def = lookup(n);
     try {
-      validate_node(n, def);
-      for (int i = 0; i < n.num_inputs(); ++i) {
-        if (n.has_input(i) && !n.input(i).has_type()) {
-          throw n.error("input '" + n.input(i).name() + "' has no type (it is not produced by an earlier node)");
-        }
-      }
-      if (!def.infer) throw n.error("internal: op has no shape rule");
-      def.infer(n);
-      for (Value* o : n.outputs()) {
-        if (!o) continue;
-        for (int64_t d : o->shape()) {
-          if (d < 0) throw n.error("inferred a negative dimension for output '" + o->name() + "': " + o->type_str());
-        }
-      }
-      propagate_constants(n, def);
+      infer_node(n, def);
     } catch (const Error& e) {
       throw e.with_node(n.name(), n.op(), n.opset());
     }

@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "op_test_util.h"
+#include "ops/depth_space.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
@@ -112,4 +113,22 @@ TEST_CASE("DepthToSpace / SpaceToDepth: bad attributes and shapes are Errors") {
     t.n->set_attr_int("blocksize", 2);
     CHECK_THROWS_AS(t.infer(), Error);
   }
+}
+
+TEST_CASE("depth_space: blocksize required and positive, DCR by default, CRD from the mode") {
+  Node d("DepthToSpace", "d2s", 13);
+  CHECK_THROWS_WITH_AS(ops::depth_space(d), doctest::Contains("attribute 'blocksize' is required"), Error);
+  d.set_attr_int("blocksize", 0);
+  CHECK_THROWS_WITH_AS(ops::depth_space(d), doctest::Contains("node 'd2s'"), Error);
+  d.set_attr_int("blocksize", 3);
+  ops::DepthSpace ds = ops::depth_space(d);
+  CHECK(ds.blocksize == 3);
+  CHECK_FALSE(ds.crd);
+  d.set_attr_string("mode", "CRD");
+  CHECK(ops::depth_space(d).crd);
+  d.set_attr_string("mode", "RCD");
+  CHECK_THROWS_WITH_AS(ops::depth_space(d), doctest::Contains("expected DCR or CRD"), Error);
+  Node s("SpaceToDepth", "s2d", 13);
+  s.set_attr_int("blocksize", 2);
+  CHECK_FALSE(ops::depth_space(s).crd);
 }

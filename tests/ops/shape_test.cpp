@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
@@ -544,4 +545,25 @@ TEST_CASE("Range rejects zero delta, run-time inputs, mixed dtypes, huge lengths
   Case vec(11);
   vec.cst("s", i64({2}, {0, 1})).cst("l", i64({}, {4})).cst("d", i64({}, {1})).node("Range");
   CHECK(has(error_of([&] { vec.infer(); }), "'start'"));
+}
+
+TEST_CASE("infer_node: types the outputs, folds a node of constant inputs, names untyped inputs") {
+  Graph g;
+  g.set_opset(13);
+  // One node reading `in`, inferred on its own; returns its output.
+  auto infer = [&g](const std::string& op, Value* in) {
+    Value* out = g.add_value(op + "_out");
+    Node* n = g.add_node(op, op, {in}, {out});
+    ops::infer_node(*n, ops::lookup(*n));
+    return out;
+  };
+  Value* x = g.add_value("x");
+  x->set_type(DType::float32, {2, 3});
+  const Value* relu = infer("Relu", x);
+  CHECK(relu->shape() == Shape{2, 3});
+  CHECK_FALSE(relu->is_constant());  // x is computed at run time
+  const Value* sqrt = infer("Sqrt", g.add_constant("c", Tensor::from_f32({2}, {1, 4})));
+  REQUIRE(sqrt->is_constant());
+  CHECK(sqrt->constant().to_f64() == std::vector<double>{1, 2});
+  CHECK_THROWS_WITH_AS(infer("Size", g.add_value("untyped")), doctest::Contains("input 'untyped' has no type"), Error);
 }
