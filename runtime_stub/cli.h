@@ -256,7 +256,7 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
         if (a.dtype == mc_npy::kFloat32) {
           std::memcpy(p + 4 * k, &f, 4);
         } else {
-          const uint16_t h = mc_npy::float_to_half(f);
+          const uint16_t h = mc_half::float_to_half_bits(f);
           std::memcpy(p + 2 * k, &h, 2);
         }
       }

@@ -37,7 +37,7 @@ inline double element(const Array& a, std::size_t i) {
   const unsigned char* p = a.data.data() + i * dtype_size(a.dtype);
   switch (a.dtype) {
     case kFloat32: { float f; std::memcpy(&f, p, 4); return f; }
-    case kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
+    case kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return mc_half::half_bits_to_float(h); }
     case kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case kInt8: return static_cast<int8_t>(*p);

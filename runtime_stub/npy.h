@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "half_bits.h"
+
 namespace mc_npy {
 
 /// \brief ONNX TensorProto.DataType codes of the supported element types.
@@ -112,56 +114,6 @@ struct Array {
     return n;
   }
 };
-
-/// \brief IEEE binary16 bits from a float, rounded to nearest even (CUDA's __float2half).
-inline uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (abs < 0x38800000u) {                                               // below 2^-14: subnormal or 0
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);          // below 2^-25: rounds to 0
-    const int exp = static_cast<int>(abs >> 23);
-    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - exp;  // 14..24 (value = mant * 2^(exp-150), unit 2^-24)
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1u);
-    const uint32_t half_unit = 1u << (shift - 1);
-    if (rem > half_unit || (rem == half_unit && (h & 1u))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = ((abs >> 13) - (112u << 10));
-  const uint32_t rem = abs & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-/// \brief The float value of IEEE binary16 bits (exact).
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t x;
-  if (exp == 0x1fu) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    x = sign | ((exp + 112u) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    x = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while (!(mant & 0x400u));
-    x = sign | ((112u - static_cast<uint32_t>(e)) << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
 namespace detail {
 

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "io/tensor_io.h"
-#include "ir/dtype.h"
 #include "support/error.h"
 #include "onnx/onnx_pb.h"
 #include "runtime_stub/compare.h"
@@ -368,33 +367,6 @@ TEST_CASE("npy.h: every ONNX node-test .pb file decodes as modelc's protobuf rea
   }
   MESSAGE(same << " .pb files decoded identically, " << refused_both << " refused by both readers");
   CHECK(same > 1000);
-}
-
-TEST_CASE("npy.h: float16 conversion matches modelc's (round to nearest even) bit for bit") {
-  for (uint32_t h = 0; h < 0x10000u; ++h) {
-    const float a = mc_npy::half_to_float(static_cast<uint16_t>(h));
-    const float b = modelc::half_to_float(static_cast<uint16_t>(h));
-    if (std::isnan(b)) {
-      CHECK(std::isnan(a));
-    } else {
-      REQUIRE(std::memcmp(&a, &b, 4) == 0);
-    }
-  }
-  std::mt19937 rng(1);
-  for (int i = 0; i < 2000000; ++i) {
-    uint32_t bits = static_cast<uint32_t>(rng());
-    if (i % 2) bits = (bits & 0x83ffffffu) | 0x38000000u;  // half of them near half's range
-    float f;
-    std::memcpy(&f, &bits, 4);
-    if (std::isnan(f)) continue;
-    REQUIRE_MESSAGE(mc_npy::float_to_half(f) == modelc::float_to_half(f), "bits ", bits);
-  }
-  CHECK(mc_npy::float_to_half(65519.0f) == 0x7bff);
-  CHECK(mc_npy::float_to_half(65520.0f) == 0x7c00);
-  CHECK(mc_npy::float_to_half(std::ldexp(1.0f, -25)) == 0x0000);  // tie: to even (0)
-  CHECK(mc_npy::float_to_half(std::ldexp(1.5f, -25)) == 0x0001);
-  CHECK(mc_npy::float_to_half(-0.0f) == 0x8000);
-  CHECK((mc_npy::float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7fff) > 0x7c00);
 }
 
 TEST_CASE("npy.h: output file names as run-reference gives them") {

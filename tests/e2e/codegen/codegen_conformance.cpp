@@ -685,7 +685,7 @@ mc_npy::Array widen(mc_npy::Array a, int want) {
   if (a.dtype == 10 && want == 1) {
     std::vector<unsigned char> f(a.data.size() * 2);
     for (size_t i = 0; i < a.data.size() / 2; ++i) {
-      const float v = mc_npy::half_to_float(static_cast<uint16_t>(a.data[2 * i] | a.data[2 * i + 1] << 8));
+      const float v = mc_half::half_bits_to_float(static_cast<uint16_t>(a.data[2 * i] | a.data[2 * i + 1] << 8));
       std::memcpy(&f[4 * i], &v, 4);
     }
     a.dtype = 1;
