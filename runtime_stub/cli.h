@@ -242,7 +242,7 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
     a.dtype = m.input_dtype(i);
     a.shape = detail::shape_of(m.input_shape(i), m.input_rank(i));
     const std::size_t esize = mc_npy::dtype_size(a.dtype);
-    if (esize == 0) {
+    if (esize == 0 || a.dtype == mc_npy::kBfloat16) {
       throw Failure{kExitUsage, std::string("input '") + m.input_name(i) + "' has dtype " + mc_npy::dtype_name(a.dtype) +
                                     ", which this program cannot generate or read"};
     }
