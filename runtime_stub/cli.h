@@ -242,7 +242,7 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
     a.dtype = m.input_dtype(i);
     a.shape = detail::shape_of(m.input_shape(i), m.input_rank(i));
     const std::size_t esize = mc_npy::dtype_size(a.dtype);
-    if (esize == 0) {
+    if (esize == 0 || a.dtype == mc_npy::kBfloat16) {
       throw Failure{kExitUsage, std::string("input '") + m.input_name(i) + "' has dtype " + mc_npy::dtype_name(a.dtype) +
                                     ", which this program cannot generate or read"};
     }
@@ -256,7 +256,7 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
         if (a.dtype == mc_npy::kFloat32) {
           std::memcpy(p + 4 * k, &f, 4);
         } else {
-          const uint16_t h = mc_npy::float_to_half(f);
+          const uint16_t h = mc_half::float_to_half_bits(f);
           std::memcpy(p + 2 * k, &h, 2);
         }
       }

@@ -37,7 +37,13 @@ inline double element(const Array& a, std::size_t i) {
   const unsigned char* p = a.data.data() + i * dtype_size(a.dtype);
   switch (a.dtype) {
     case kFloat32: { float f; std::memcpy(&f, p, 4); return f; }
-    case kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
+    case kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return mc_half::half_bits_to_float(h); }
+    case kBfloat16: {  // the high half of a float32
+      const uint32_t x = static_cast<uint32_t>(p[0] | p[1] << 8) << 16;
+      float f;
+      std::memcpy(&f, &x, 4);
+      return f;
+    }
     case kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case kInt8: return static_cast<int8_t>(*p);
@@ -65,7 +71,7 @@ inline Comparison compare(const Array& got, const Array& want, double rtol, doub
     c.problem = "malformed arrays";
     return c;
   }
-  const bool exact = got.dtype != kFloat32 && got.dtype != kFloat16;
+  const bool exact = got.dtype != kFloat32 && got.dtype != kFloat16 && got.dtype != kBfloat16;
   c.count = got.numel();
   double diff2 = 0, want2 = 0;
   for (std::size_t i = 0; i < c.count; ++i) {

@@ -1,6 +1,7 @@
-// runtime_stub/npy.h — tensor files for a generated program: .npy read/write and ONNX TensorProto
-// (.pb) read, header-only and standalone (the C++17 standard library and POSIX only: it ships in
-// every generated folder, with no modelc or protobuf behind it).
+// runtime_stub/npy.h — tensor files: .npy read/write and ONNX TensorProto (.pb) read, header-only
+// and standalone (the C++17 standard library and POSIX only: it ships in every generated folder,
+// with no modelc or protobuf behind it). It is modelc's one codec: the generated program uses it,
+// and the compiler's compiler/io/tensor_io.cpp is a thin adapter over it.
 //
 //   mc_npy::Array a = mc_npy::read("x.npy");      // or "input_0.pb" (by extension)
 //   mc_npy::write_npy("out/y.npy", a);             // atomic: temp file in out/, then rename
@@ -8,12 +9,16 @@
 // .npy: format versions 1.0, 2.0 and 3.0, C order (Fortran order only where it lays out the same
 // bytes: at most one dimension other than 1), little-endian, dtypes float32 '<f4', float16 '<f2',
 // int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1'. Writes version 1.0 (2.0 when the
-// header needs it), header padded to a multiple of 64 bytes as numpy does.
+// header needs it), header padded to a multiple of 64 bytes as numpy does, byte-identical to np.save.
+// bfloat16 has no numpy dtype: it is neither read nor written as .npy.
 // .pb: a serialized onnx.TensorProto, decoded by hand (protobuf wire format) from the fields
 // dims (1), data_type (2), float_data (4), int32_data (5), int64_data (7), name (8) and
-// raw_data (9), packed or not; segments, external data and other dtypes are refused.
+// raw_data (9), packed or not, for the dtypes above and bfloat16; the data in exactly one of
+// raw_data or the dtype's typed field (float_data for float32, int64_data for int64, int32_data for
+// the rest: float16/bfloat16 bit patterns, int8/uint8 values in range, bools); segments, external
+// data, string/double/uint64 data and other dtypes are refused.
 // Every problem (unreadable, malformed, truncated, unsupported) throws mc_npy::Error, whose
-// message names the file and says what is wrong.
+// message names the file and says what is wrong (and, where there is one, what to do).
 //
 // dtype codes are ONNX's TensorProto.DataType numbers, as in the generated C API.
 #pragma once
@@ -32,6 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "half_bits.h"
+
 namespace mc_npy {
 
 /// \brief ONNX TensorProto.DataType codes of the supported element types.
@@ -43,12 +50,27 @@ enum DTypeCode : int {
   kInt64 = 7,
   kBool = 9,
   kFloat16 = 10,
+  kBfloat16 = 16,  ///< read from .pb files only: numpy has no bfloat16
 };
 
-/// \brief A file problem: the message names the file (or what was decoded) and the cause.
+/// \brief A file problem. what() is "FILE: MESSAGE; HINT" (without the parts that are empty);
+/// the parts are kept apart for callers that print them their own way (the compiler does).
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  Error(std::string file, std::string message, std::string hint = {})
+      : std::runtime_error((file.empty() ? "" : file + ": ") + message + (hint.empty() ? "" : "; " + hint)),
+        file_(std::move(file)),
+        message_(std::move(message)),
+        hint_(std::move(hint)) {}
+  /// \brief The file (or what was decoded); "" when the problem is not about one (encode_npy).
+  const std::string& file() const { return file_; }
+  /// \brief What is wrong.
+  const std::string& message() const { return message_; }
+  /// \brief What to do about it; "" when there is nothing to suggest.
+  const std::string& hint() const { return hint_; }
+
+ private:
+  std::string file_, message_, hint_;
 };
 
 /// \brief Bytes per element of a supported dtype code; 0 for any other code.
@@ -56,13 +78,13 @@ inline std::size_t dtype_size(int code) {
   switch (code) {
     case kFloat32: case kInt32: return 4;
     case kInt64: return 8;
-    case kFloat16: return 2;
+    case kFloat16: case kBfloat16: return 2;
     case kUint8: case kInt8: case kBool: return 1;
     default: return 0;
   }
 }
 
-/// \brief "float32", "int64", ... (the names modelc prints); ONNX's name for other codes.
+/// \brief "float32", "int64", ... (the names modelc prints), for unsupported codes too.
 inline std::string dtype_name(int code) {
   switch (code) {
     case kFloat32: return "float32";
@@ -72,17 +94,17 @@ inline std::string dtype_name(int code) {
     case kInt64: return "int64";
     case kBool: return "bool";
     case kFloat16: return "float16";
+    case kBfloat16: return "bfloat16";
     case 0: return "undefined";
-    case 4: return "uint16 (unsupported)";
-    case 5: return "int16 (unsupported)";
-    case 8: return "string (unsupported)";
-    case 11: return "float64 (unsupported)";
-    case 12: return "uint32 (unsupported)";
-    case 13: return "uint64 (unsupported)";
-    case 14: return "complex64 (unsupported)";
-    case 15: return "complex128 (unsupported)";
-    case 16: return "bfloat16 (unsupported)";
-    default: return "dtype code " + std::to_string(code) + " (unsupported)";
+    case 4: return "uint16";
+    case 5: return "int16";
+    case 8: return "string";
+    case 11: return "float64";
+    case 12: return "uint32";
+    case 13: return "uint64";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    default: return "code " + std::to_string(code);
   }
 }
 
@@ -113,84 +135,36 @@ struct Array {
   }
 };
 
-/// \brief IEEE binary16 bits from a float, rounded to nearest even (CUDA's __float2half).
-inline uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (abs < 0x38800000u) {                                               // below 2^-14: subnormal or 0
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);          // below 2^-25: rounds to 0
-    const int exp = static_cast<int>(abs >> 23);
-    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - exp;  // 14..24 (value = mant * 2^(exp-150), unit 2^-24)
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1u);
-    const uint32_t half_unit = 1u << (shift - 1);
-    if (rem > half_unit || (rem == half_unit && (h & 1u))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = ((abs >> 13) - (112u << 10));
-  const uint32_t rem = abs & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-/// \brief The float value of IEEE binary16 bits (exact).
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t x;
-  if (exp == 0x1fu) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    x = sign | ((exp + 112u) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    x = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while (!(mant & 0x400u));
-    x = sign | ((112u - static_cast<uint32_t>(e)) << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
 namespace detail {
 
-[[noreturn]] inline void fail(const std::string& what, const std::string& message) {
-  throw Error(what + ": " + message);
+[[noreturn]] inline void fail(const std::string& what, const std::string& message, const std::string& hint = {}) {
+  throw Error(what, message, hint);
 }
 
-// numel * dtype size with overflow checks (the shape comes from a file).
+// numel * dtype size with overflow checks (the shape comes from a file): every partial product of
+// the dims at most 2^52 and the element count at most 2^49, far beyond any file there can be.
 inline uint64_t byte_count(const std::vector<int64_t>& shape, int dtype, const std::string& what) {
+  constexpr uint64_t kLimit = uint64_t{1} << 52;
   uint64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) fail(what, "negative dimension in shape " + shape_str(shape));
-    if (d != 0 && n > (std::numeric_limits<uint64_t>::max() / 16) / static_cast<uint64_t>(d)) {
-      fail(what, "shape " + shape_str(shape) + " is too large");
-    }
+    if (d != 0 && n > kLimit / static_cast<uint64_t>(d)) fail(what, "shape " + shape_str(shape) + " is too large");
     n *= static_cast<uint64_t>(d);
   }
+  if (n > kLimit / 8) fail(what, "shape " + shape_str(shape) + " is too large");
   return n * dtype_size(dtype);
 }
 
-inline bool ends_with_ci(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  if (s.size() < n) return false;
-  for (std::size_t i = 0; i < n; ++i) {
-    char c = s[s.size() - n + i];
+// The extension of the file `path` names, lower-cased ("" when it has none): ".npy".
+inline std::string extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string e = path.substr(dot);
+  for (char& c : e) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != suffix[i]) return false;
   }
-  return true;
+  return e;
 }
 
 // The Python dict literal of a .npy header: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -273,7 +247,7 @@ class HeaderReader {
     ++pos_;
     std::string r;
     while (peek() != q) {
-      if (s_[pos_] == '\\') bad("escapes are not supported");
+      if (s_[pos_] == '\\') bad("escapes are not supported in header strings");
       r += s_[pos_++];
     }
     ++pos_;
@@ -310,6 +284,8 @@ class HeaderReader {
   std::size_t pos_ = 0;
 };
 
+// descr -> dtype code. One-byte types carry no byte order: numpy writes '|', and '<' / '>' mean the
+// same for them.
 inline int dtype_from_descr(const std::string& d, const std::string& what) {
   if (d.size() >= 2) {
     const char order = d[0];
@@ -324,12 +300,12 @@ inline int dtype_from_descr(const std::string& d, const std::string& what) {
       if (code == "i8") return kInt64;
     }
     if (order == '>') {
-      fail(what, "big-endian data ('" + d + "') is not supported; save the array little-endian: "
-                 "np.save(f, a.astype(a.dtype.newbyteorder('<')))");
+      fail(what, "big-endian data ('" + d + "') is not supported",
+           "save the array little-endian: np.save(f, a.astype(a.dtype.newbyteorder('<')))");
     }
   }
-  fail(what, "dtype '" + d + "' is not supported (supported: <f4 <f2 <i8 <i4 |i1 |u1 |b1)" +
-                 (d.find("f8") != std::string::npos ? "; convert float64 arrays: a.astype(np.float32)" : ""));
+  fail(what, "dtype '" + d + "' is not supported (supported: <f4 <f2 <i8 <i4 |i1 |u1 |b1)",
+       d.find("f8") != std::string::npos ? "convert float64 arrays to float32: a.astype(np.float32)" : "");
 }
 
 inline const char* descr_of(int dtype) {
@@ -421,18 +397,24 @@ inline void read_varints(Wire& w, int wire_type, uint64_t field, std::vector<uin
 // ---- .npy ---------------------------------------------------------------------------------------
 
 /// \brief The bytes of a .npy file holding `a` (version 1.0, or 2.0 for a header over 64 KiB).
+/// Error (with no file) for a dtype numpy cannot hold or data that does not fit the shape.
 inline std::string encode_npy(const Array& a) {
   const char* descr = detail::descr_of(a.dtype);
-  if (!descr) throw Error("cannot write a " + dtype_name(a.dtype) + " tensor as .npy");
+  if (!descr) {
+    throw Error("", "cannot write a " + dtype_name(a.dtype) + " tensor as .npy: numpy has no such dtype",
+                a.dtype == kBfloat16 ? "cast the tensor to float32 first" : "");
+  }
   if (a.data.size() != detail::byte_count(a.shape, a.dtype, "array")) {
-    throw Error("cannot write an array of " + std::to_string(a.data.size()) + " bytes as " +
-                type_str(a.dtype, a.shape));
+    throw Error("", "cannot write an array of " + std::to_string(a.data.size()) + " bytes as " +
+                        type_str(a.dtype, a.shape));
   }
   std::string shape = "(";
   for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
   if (a.shape.size() == 1) shape += ",";
   shape += ")";
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Version 1.0 while the header length fits a uint16, 2.0 beyond; the whole header (magic,
+  // version, length, dict, '\n') a multiple of 64 bytes.
   const bool v2 = dict.size() + 1 + 10 > 65535;
   const std::size_t prefix = 6 + 2 + (v2 ? 4 : 2);
   const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
@@ -452,7 +434,7 @@ inline std::string encode_npy(const Array& a) {
   return out;
 }
 
-/// \brief Decodes the bytes of a .npy file; `what` (the file name) prefixes every error.
+/// \brief Decodes the bytes of a .npy file; `what` (the file name) is the file of every error.
 inline Array decode_npy(const std::string& b, const std::string& what) {
   if (b.empty()) detail::fail(what, "empty file (not a .npy file)");
   const std::size_t head = b.size() < 6 ? b.size() : 6;
@@ -461,7 +443,8 @@ inline Array decode_npy(const std::string& b, const std::string& what) {
   const int major = static_cast<unsigned char>(b[6]);
   if (major < 1 || major > 3) {
     detail::fail(what, ".npy format version " + std::to_string(major) + "." +
-                           std::to_string(static_cast<unsigned char>(b[7])) + " is not supported (1.0, 2.0, 3.0 are)");
+                           std::to_string(static_cast<unsigned char>(b[7])) +
+                           " is not supported (1.0, 2.0 and 3.0 are)");
   }
   const int len_bytes = major == 1 ? 2 : 4;
   const std::size_t header_at = 8 + static_cast<std::size_t>(len_bytes);
@@ -483,9 +466,13 @@ inline Array decode_npy(const std::string& b, const std::string& what) {
   a.dtype = detail::dtype_from_descr(h.descr, what);
   a.shape = h.shape;
   if (h.fortran_order) {
+    // With at most one dim other than 1 the two orders lay out the same bytes.
     int non_one = 0;
     for (int64_t d : a.shape) non_one += d != 1;
-    if (non_one > 1) detail::fail(what, "Fortran-order arrays are not supported; save np.ascontiguousarray(a)");
+    if (non_one > 1) {
+      detail::fail(what, "Fortran-order arrays are not supported",
+                   "save a C-order array: np.save(f, np.ascontiguousarray(a))");
+    }
   }
   const uint64_t want = detail::byte_count(a.shape, a.dtype, what);
   const uint64_t have = b.size() - header_at - header_len;
@@ -504,7 +491,7 @@ inline Array decode_npy(const std::string& b, const std::string& what) {
 
 // ---- .pb ----------------------------------------------------------------------------------------
 
-/// \brief Decodes a serialized onnx.TensorProto; `what` (the file name) prefixes every error.
+/// \brief Decodes a serialized onnx.TensorProto; `what` (the file name) is the file of every error.
 inline Array decode_pb(const std::string& bytes, const std::string& what) {
   detail::Wire w(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
   std::vector<uint64_t> dims, int32_data, int64_data;
@@ -512,6 +499,13 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   const unsigned char* raw = nullptr;
   std::size_t raw_size = 0;
   bool has_raw = false;
+  std::vector<std::string> other_data;  // string_data, double_data, uint64_data: present, never read
+  auto skip_data = [&](int wt, uint64_t field, const char* name) {
+    w.skip(wt, field);
+    bool seen = false;
+    for (const std::string& s : other_data) seen = seen || s == name;
+    if (!seen) other_data.push_back(name);
+  };
   uint64_t data_type = 0;
   Array a;
   const std::string bad = "not a valid serialized onnx.TensorProto";
@@ -542,7 +536,7 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
         }
         break;
       case 5: detail::read_varints(w, wt, field, int32_data, what); break;
-      case 6: detail::fail(what, "string tensors are not supported");
+      case 6: skip_data(wt, field, "string_data"); break;
       case 7: detail::read_varints(w, wt, field, int64_data, what); break;
       case 8: {
         if (wt != 2) detail::fail(what, bad + " (name is not length-delimited)");
@@ -558,9 +552,8 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
         has_raw = true;
         break;
       }
-      case 10: case 11:
-        detail::fail(what, "tensor data in double_data/uint64_data is not supported (dtype " +
-                               dtype_name(static_cast<int>(data_type)) + ")");
+      case 10: skip_data(wt, field, "double_data"); break;
+      case 11: skip_data(wt, field, "uint64_data"); break;
       case 13: w.skip(wt, field); break;  // external_data entries: data_location says whether they apply
       case 14: {
         if (wt != 0) detail::fail(what, bad + " (data_location is not a varint)");
@@ -573,25 +566,33 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   if (data_type == 0 && dims.empty() && !has_raw && float_data.empty() && int32_data.empty() && int64_data.empty()) {
     detail::fail(what, bad + " (no data type, no data)");
   }
-  if (data_type > 1000 || dtype_size(static_cast<int>(data_type)) == 0) {
-    detail::fail(what, "tensor dtype " + dtype_name(static_cast<int>(data_type)) +
-                           " is not supported (float32, float16, int64, int32, int8, uint8, bool are)");
+  const std::string tensor = a.name.empty() ? "tensor" : "tensor '" + a.name + "'";
+  if (data_type > 1000 || dtype_size(static_cast<int>(data_type)) == 0) {  // no dtype code is near 1000
+    const std::string dtype =
+        data_type > 1000 ? "code " + std::to_string(data_type) : dtype_name(static_cast<int>(data_type));
+    detail::fail(what,
+                 tensor + " has dtype " + dtype +
+                     ", which is not supported (float32, float16, bfloat16, int64, int32, int8, uint8 and bool are)",
+                 data_type == 11 ? "convert the data to float32" : "");
   }
   a.dtype = static_cast<int>(data_type);
-  for (uint64_t d : dims) {
-    if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) detail::fail(what, "negative dimension");
-    a.shape.push_back(static_cast<int64_t>(d));
-  }
+  for (uint64_t d : dims) a.shape.push_back(static_cast<int64_t>(d));  // int64 in the proto
   const uint64_t nbytes = detail::byte_count(a.shape, a.dtype, what);
   const std::size_t esize = dtype_size(a.dtype);
   const uint64_t numel = nbytes / esize;
-  const std::size_t typed = float_data.size() + int32_data.size() + int64_data.size();
   const std::string tstr = type_str(a.dtype, a.shape);
+  // The typed fields that hold data: the data must be in exactly one place.
+  std::vector<std::string> sources;
+  if (!float_data.empty()) sources.push_back("float_data");
+  if (!int32_data.empty()) sources.push_back("int32_data");
+  if (!int64_data.empty()) sources.push_back("int64_data");
+  sources.insert(sources.end(), other_data.begin(), other_data.end());
   if (has_raw) {
-    if (typed) detail::fail(what, bad + " (both raw_data and typed data fields are set)");
+    if (!sources.empty()) detail::fail(what, tensor + " stores its data in both raw_data and " + sources[0]);
     if (raw_size != nbytes) {
-      detail::fail(what, std::string(raw_size < nbytes ? "truncated" : "malformed") + " tensor: " + tstr + " needs " +
-                             std::to_string(nbytes) + " bytes of raw_data, the file has " + std::to_string(raw_size));
+      detail::fail(what, std::string(raw_size < nbytes ? "truncated " : "malformed ") + tensor + ": " + tstr +
+                             " needs " + std::to_string(nbytes) + " bytes of raw_data, the file has " +
+                             std::to_string(raw_size));
     }
     a.data.assign(raw, raw + raw_size);
     if (a.dtype == kBool) {
@@ -599,25 +600,52 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
     }
     return a;
   }
-  // Typed fields: float_data for float32, int64_data for int64, int32_data for the rest (float16
-  // as its bit pattern, bool as 0/1).
+  if (sources.size() > 1) {
+    detail::fail(what, tensor + " stores its data in both " + sources[0] + " and " + sources[1]);
+  }
+  // The typed field of the dtype (onnx.proto): float_data for float32, int64_data for int64,
+  // int32_data for the rest (float16 and bfloat16 as their bit patterns, bool as 0/1).
   const char* field_name = a.dtype == kFloat32 ? "float_data" : a.dtype == kInt64 ? "int64_data" : "int32_data";
+  if (!sources.empty() && sources[0] != field_name) {
+    detail::fail(what, tensor + " is " + dtype_name(a.dtype) + " but stores its data in " + sources[0] +
+                           " (expected " + field_name + " or raw_data)");
+  }
   const std::size_t count = a.dtype == kFloat32 ? float_data.size()
                             : a.dtype == kInt64 ? int64_data.size()
                                                 : int32_data.size();
-  if (count != typed) {
-    detail::fail(what, bad + " (a " + dtype_name(a.dtype) + " tensor with data outside " + field_name + ")");
-  }
   if (count != numel) {
-    detail::fail(what, std::string(count < numel ? "truncated" : "malformed") + " tensor: " + tstr + " needs " +
+    detail::fail(what, std::string(count < numel ? "truncated " : "malformed ") + tensor + ": " + tstr + " needs " +
                            std::to_string(numel) + " values in " + field_name + ", the file has " +
                            std::to_string(count));
   }
   a.data.resize(static_cast<std::size_t>(nbytes));
   for (std::size_t i = 0; i < count; ++i) {
     unsigned char* dst = a.data.data() + i * esize;
-    uint64_t v = a.dtype == kFloat32 ? float_data[i] : a.dtype == kInt64 ? int64_data[i] : int32_data[i];
-    if (a.dtype == kBool) v = (v & 0xffffffffu) != 0;
+    uint64_t v;
+    if (a.dtype == kFloat32) {
+      v = float_data[i];
+    } else if (a.dtype == kInt64) {
+      v = int64_data[i];
+    } else {
+      // int32_data is an int32 field: protobuf keeps the low 32 bits of each varint.
+      const int32_t x = static_cast<int32_t>(static_cast<uint32_t>(int32_data[i]));
+      int64_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+      if (a.dtype == kInt8) {
+        lo = -128;
+        hi = 127;
+      } else if (a.dtype == kUint8) {
+        lo = 0;
+        hi = 255;
+      } else if (a.dtype == kFloat16 || a.dtype == kBfloat16) {  // bit patterns
+        lo = 0;
+        hi = 65535;
+      }
+      if (x < lo || x > hi) {
+        detail::fail(what, tensor + ": int32_data value " + std::to_string(x) + " at " + std::to_string(i) +
+                               " is out of range for " + dtype_name(a.dtype));
+      }
+      v = a.dtype == kBool ? (x != 0) : static_cast<uint64_t>(static_cast<int64_t>(x));
+    }
     for (std::size_t k = 0; k < esize; ++k) dst[k] = static_cast<unsigned char>(v >> (8 * k));
   }
   return a;
@@ -647,9 +675,11 @@ inline Array read_pb(const std::string& path) { return decode_pb(read_file(path)
 
 /// \brief .npy or .pb by the file's extension (case-insensitive); Error for anything else.
 inline Array read(const std::string& path) {
-  if (detail::ends_with_ci(path, ".npy")) return read_npy(path);
-  if (detail::ends_with_ci(path, ".pb")) return read_pb(path);
-  detail::fail(path, "unknown tensor file type (expected a .npy or .pb file)");
+  const std::string ext = detail::extension(path);
+  if (ext == ".npy") return read_npy(path);
+  if (ext == ".pb") return read_pb(path);
+  detail::fail(path, "unknown tensor file type " + (ext.empty() ? std::string("(no extension)") : "'" + ext + "'") +
+                         ": expected a .npy or .pb file");
 }
 
 /// \brief Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed over
@@ -685,13 +715,14 @@ inline void write_file_atomic(const std::string& path, const std::string& bytes)
   if (::rename(tmp.c_str(), path.c_str()) != 0) give_up("cannot write", errno, false);
 }
 
-/// \brief Writes `a` as a .npy file, atomically.
+/// \brief Writes `a` as a .npy file, atomically; Error naming the file (nothing is written when
+/// `a` cannot be encoded).
 inline void write_npy(const std::string& path, const Array& a) {
   std::string bytes;
   try {
     bytes = encode_npy(a);
   } catch (const Error& e) {
-    detail::fail(path, e.what());
+    throw Error(path, e.message(), e.hint());
   }
   write_file_atomic(path, bytes);
 }

@@ -1,24 +1,27 @@
-// compiler/io/tensor_io.h — .npy and ONNX TensorProto (.pb) files.
+// compiler/io/tensor_io.h — .npy and ONNX TensorProto (.pb) files as Tensors: an adapter over
+// runtime_stub/npy.h, the codec the generated program uses too (one reader, one writer, the same
+// bytes and the same checks on both sides). Its errors become Errors naming the file.
 #pragma once
 
 #include <string>
 
 #include "ir/tensor.h"
+#include "runtime_stub/npy.h"
 
 namespace modelc {
 
 /// \brief Reads a .npy file (format 1.0/2.0/3.0; C order; little-endian; the
-/// dtypes of DType). Throws Error naming the file for anything else
+/// dtypes of DType but bfloat16). Throws Error naming the file for anything else
 /// (Fortran order, big-endian, unsupported dtype, truncated data).
 Tensor read_npy(const std::string& path);
-/// Writes `t` as .npy version 1.0 (bool as '|b1', float16 as '<f2',
+/// Writes `t` as .npy version 1.0, atomically (bool as '|b1', float16 as '<f2',
 /// bfloat16 is refused: numpy has no such dtype).
 void write_npy(const std::string& path, const Tensor& t);
 /// Encodes / decodes .npy bytes (the functions above are these plus file I/O).
 std::string encode_npy(const Tensor& t);
 Tensor decode_npy(const std::string& bytes, const std::string& what);
 
-/// Reads a serialized onnx.TensorProto (the ONNX test-data format).
+/// Reads a serialized onnx.TensorProto (the ONNX test-data format): every dtype of DType.
 Tensor read_tensor_pb(const std::string& path);
 
 /// By extension: .npy or .pb; Error otherwise.
@@ -29,9 +32,8 @@ Tensor read_tensor_file(const std::string& path);
 /// Throws Error naming the file.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 
-/// The file name an output gets: the name with every character other than
-/// letters, digits, '_', '-' and '.' replaced by '_' ("" and "." / ".."
-/// become underscores; at most 200 characters).
-std::string sanitize_file_name(const std::string& name);
+/// The same data as the runtime's array and back (the dtype codes are the same numbers).
+mc_npy::Array to_array(const Tensor& t);
+Tensor from_array(mc_npy::Array a);
 
 }  // namespace modelc

@@ -1,4 +1,5 @@
-// compiler/ir/dtype.h — element types modelc supports, and FP16/BF16 conversion.
+// compiler/ir/dtype.h — element types modelc supports, and BF16 conversion (FP16's is
+// runtime_stub/half_bits.h, the one the generated code and the host emulation use too).
 #pragma once
 
 #include <cstddef>
@@ -33,9 +34,6 @@ std::string onnx_dtype_name(int code);
 bool is_float(DType t);    ///< float32, float16, bfloat16
 bool is_integer(DType t);  ///< int8, uint8, int32, int64 (not bool)
 
-/// IEEE binary16 from float, round to nearest even (what CUDA's __float2half does).
-uint16_t float_to_half(float f);
-float half_to_float(uint16_t h);
 /// bfloat16 from float, round to nearest even.
 uint16_t float_to_bfloat16(float f);
 float bfloat16_to_float(uint16_t b);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime_stub/half_bits.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -64,7 +65,7 @@ double Tensor::f64_at(int64_t i) const {
   const uint8_t* p = raw();
   switch (dtype_) {
     case DType::float32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return half_to_float(v); }
+    case DType::float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return mc_half::half_bits_to_float(v); }
     case DType::bfloat16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return bfloat16_to_float(v); }
     case DType::int8: return static_cast<int8_t>(p[i]);
     case DType::uint8: return p[i];
@@ -140,7 +141,7 @@ Tensor Tensor::from_f64(DType dtype, Shape shape, const std::vector<double>& v) 
     const double d = v[i];
     switch (dtype) {
       case DType::float32: put(p, i, static_cast<float>(d)); break;
-      case DType::float16: put(p, i, float_to_half(static_cast<float>(d))); break;
+      case DType::float16: put(p, i, mc_half::float_to_half_bits(static_cast<float>(d))); break;
       case DType::bfloat16: put(p, i, float_to_bfloat16(static_cast<float>(d))); break;
       case DType::int8: put(p, i, to_int<int8_t>(d)); break;
       case DType::uint8: put(p, i, to_int<uint8_t>(d)); break;
@@ -168,7 +169,7 @@ Tensor Tensor::from_i64(DType dtype, Shape shape, const std::vector<int64_t>& v)
       case DType::uint8: put(p, i, static_cast<uint8_t>(x)); break;
       case DType::boolean: put(p, i, static_cast<uint8_t>(x != 0)); break;
       case DType::float32: put(p, i, static_cast<float>(x)); break;
-      case DType::float16: put(p, i, float_to_half(static_cast<float>(x))); break;
+      case DType::float16: put(p, i, mc_half::float_to_half_bits(static_cast<float>(x))); break;
       case DType::bfloat16: put(p, i, float_to_bfloat16(static_cast<float>(x))); break;
       case DType::undefined: throw Error("from_i64: undefined dtype");
     }

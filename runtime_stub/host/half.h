@@ -3,6 +3,7 @@
 // Part of the modelc runtime: copied into every generated folder, self-contained (no modelc headers).
 // Every operation is correctly rounded to nearest even, as the GPU's half instructions are:
 //   - conversions use integer arithmetic on the bits (no dependence on the FPU rounding mode);
+//     float <-> half is half_bits.h, the conversion the compiler and npy.h use too;
 //   - +, -, *, / and sqrt are computed in float and rounded to half: float's 24 bits are at least
 //     2*11+2, so the double rounding is innocuous (the result equals a single correct rounding);
 //   - fma is computed exactly in 128-bit integers, then rounded once.
@@ -16,6 +17,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "../half_bits.h"
 
 namespace mc {
 namespace host {
@@ -68,49 +71,10 @@ inline uint16_t round_to_half(bool neg, unsigned __int128 mag, int exp2, Round m
   return static_cast<uint16_t>(sign | bits);
 }
 
-/// \brief float -> half bits, round to nearest even (the hot path: pure bit manipulation).
-inline uint16_t float_to_half_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<uint16_t>(ax == 0x7f800000u ? (sign | 0x7c00u) : 0x7fffu);
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to Inf
-  if (ax >= 0x38800000u) {                                             // normal half
-    const uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u) - 0x38000000u;    // RNE; carries into the exponent
-    return static_cast<uint16_t>(sign | (r >> 13));
-  }
-  if (ax <= 0x33000000u) return static_cast<uint16_t>(sign);  // <= 2^-25: ties to even give 0
-  // Subnormal: value = mant24 * 2^(exp-150); the half unit is 2^-24.
-  const uint32_t shift = 126u - (ax >> 23);  // 14..24
-  const uint32_t mant = (ax & 0x7fffffu) | 0x800000u;
-  uint32_t q = mant >> shift;
-  const uint32_t rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u))) ++q;
-  return static_cast<uint16_t>(sign | q);
-}
-
-/// \brief half bits -> float (exact).
-inline float half_bits_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    uint32_t m = mant;
-    do { m <<= 1; ++e; } while (!(m & 0x400u));
-    bits = sign | ((112u - static_cast<uint32_t>(e)) << 23) | ((m & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// float <-> half bits, round to nearest even: the one conversion (half_bits.h), shared with the
+// compiler and npy.h. The overload below adds the other rounding modes.
+using mc_half::float_to_half_bits;
+using mc_half::half_bits_to_float;
 
 /// \brief Splits a finite double into sign, 53-bit integer mantissa and exponent.
 inline uint16_t double_to_half_bits(double d, Round mode = Round::nearest_even) {

@@ -1,4 +1,5 @@
-// Tensor I/O: .npy round trips and malformed files, TensorProto files, file names.
+// Tensor I/O (the adapter over runtime_stub/npy.h): .npy round trips and malformed files, TensorProto
+// files, errors as modelc Errors naming the file.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -112,13 +113,13 @@ TEST_CASE("npy: every malformed or truncated file is an Error naming the file") 
       {"{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }", "not supported"},
       {"{'descr': 'f4', 'fortran_order': False, 'shape': (2,), }", "not supported"},
       {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", "Fortran"},
-      {"{'descr': '<f4', 'shape': (2,), }", "keys"},
-      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", "unexpected value"},
-      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 'y'}", "keys"},
+      {"{'descr': '<f4', 'shape': (2,), }", "the keys 'descr', 'fortran_order' and 'shape' are required"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", "unexpected key 'extra'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 'y'}", "unexpected key 'x'"},
       {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "repeats"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", "non-negative"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3 }", "expected ','"},
-      {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", "unexpected value"},
+      {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", "'fortran_order' is not True or False"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } junk", "after the closing"},
       {"{'descr': '<f4, 'fortran_order': False, 'shape': (2,), }", "malformed"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", "too large"},
@@ -175,18 +176,62 @@ TEST_CASE("TensorProto .pb files") {
   d.add_double_data(1);
   d.SerializeToString(&bytes);
   write_bytes(dir / "d.pb", bytes);
-  const std::string e = error_of([&] { read_tensor_pb(dir / "d.pb"); });
-  CHECK(has(e, "d.pb"));
-  CHECK(has(e, "DOUBLE"));
+  try {
+    read_tensor_pb(dir / "d.pb");
+    FAIL("a DOUBLE tensor was read");
+  } catch (const Error& e) {
+    CHECK(e.where().file == dir / "d.pb");
+    CHECK(has(e.message(), "has dtype float64, which is not supported"));
+    CHECK(e.hint() == "convert the data to float32");
+  }
+
+  // bfloat16 reads from .pb (bit patterns in int32_data), though .npy cannot hold it.
+  onnx::TensorProto bf;
+  bf.set_data_type(onnx::TensorProto::BFLOAT16);
+  bf.add_dims(2);
+  bf.add_int32_data(0x3f80);  // 1.0
+  bf.add_int32_data(0xc040);  // -3.0
+  bf.SerializeToString(&bytes);
+  write_bytes(dir / "bf.pb", bytes);
+  const Tensor b = read_tensor_file(dir / "bf.pb");
+  CHECK(b.dtype() == DType::bfloat16);
+  CHECK(b.to_f64() == std::vector<double>{1, -3});
+  CHECK(has(error_of([&] { write_npy(dir / "bf.npy", b); }), "file '" + dir / "bf.npy" + "': cannot write a bfloat16"));
 }
 
-TEST_CASE("sanitize_file_name") {
-  CHECK(sanitize_file_name("output") == "output");
-  CHECK(sanitize_file_name("a/b:0") == "a_b_0");
-  CHECK(sanitize_file_name("../etc/passwd") == ".._etc_passwd");
-  CHECK(sanitize_file_name("x y\xc3\xa9") == "x_y__");
-  CHECK(sanitize_file_name("ok-name_1.2") == "ok-name_1.2");
-  CHECK(sanitize_file_name("") == "_");
-  CHECK(sanitize_file_name("..") == "___");
-  CHECK(sanitize_file_name(std::string(300, 'a')).size() == 200);
+TEST_CASE("npy errors keep their hint apart; Tensor <-> mc_npy::Array") {
+  const auto error = [](const std::string& dict) {
+    try {
+      decode_npy(npy(dict, kTwoFloats), "e.npy");
+    } catch (const Error& e) {
+      return e;
+    }
+    return Error("no error");
+  };
+  Error e = error("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }");
+  CHECK(e.where().file == "e.npy");
+  CHECK(e.message() == "big-endian data ('>f4') is not supported");
+  CHECK(has(e.hint(), "newbyteorder('<')"));
+  CHECK(has(e.what(), "file 'e.npy': big-endian data ('>f4') is not supported\nhint: save the array little-endian"));
+  CHECK(has(error("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }").hint(), "a.astype(np.float32)"));
+  CHECK(has(error("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }").hint(), "np.ascontiguousarray"));
+  e = Error("no error");
+  try {
+    encode_npy(Tensor::from_f64(DType::bfloat16, {1}, {1}));
+  } catch (const Error& x) {
+    e = x;
+  }
+  CHECK(e.where().file.empty());
+  CHECK(e.message() == "cannot write a bfloat16 tensor as .npy: numpy has no such dtype");
+  CHECK(e.hint() == "cast the tensor to float32 first");
+
+  const Tensor t = Tensor::from_f64(DType::int64, {2, 1}, {7, -8});
+  const mc_npy::Array a = to_array(t);
+  CHECK(a.dtype == mc_npy::kInt64);
+  CHECK(a.shape == std::vector<int64_t>{2, 1});
+  CHECK(a.data.size() == 16);
+  const Tensor back = from_array(a);
+  CHECK(back.dtype() == DType::int64);
+  CHECK(back.shape() == Shape{2, 1});
+  CHECK(back.to_i64() == std::vector<int64_t>{7, -8});
 }

@@ -1,25 +1,21 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "ir/dtype.h"
 #include "ir/tensor.h"
 
 using namespace modelc;
 
-TEST_CASE("float16 conversion rounds to nearest even, handles subnormals and overflow") {
-  CHECK(float_to_half(1.0f) == 0x3c00);
-  CHECK(float_to_half(-2.0f) == 0xc000);
-  CHECK(float_to_half(65504.0f) == 0x7bff);
-  CHECK(float_to_half(65519.0f) == 0x7bff);   // below the midpoint to 65536
-  CHECK(float_to_half(65520.0f) == 0x7c00);   // the midpoint rounds to even: Inf
-  CHECK(float_to_half(5.9604645e-8f) == 0x0001);  // smallest subnormal
-  CHECK(float_to_half(2.9802322e-8f) == 0x0000);  // exactly half of it: ties to even (0)
-  CHECK(float_to_half(2.9802326e-8f) == 0x0001);  // just above half
-  CHECK(float_to_half(6.097555e-5f) == 0x03ff);   // largest subnormal
-  CHECK(float_to_half(1.0f + 1.0f / 2048) == 0x3c00);  // tie, even stays
-  CHECK(float_to_half(1.0f + 3.0f / 2048) == 0x3c02);  // tie, odd rounds up
-  CHECK(half_to_float(0x0001) == doctest::Approx(5.9604645e-8f));
-  CHECK(half_to_float(0x3555) == doctest::Approx(0.33325195f));
-  for (uint32_t h = 0; h < 0x7c00; ++h) CHECK(float_to_half(half_to_float(static_cast<uint16_t>(h))) == h);
+TEST_CASE("float16 tensors convert as the generated code does (runtime_stub/half_bits.h)") {
+  const std::vector<double> v = {1.0, 65519.0, 65520.0, std::ldexp(1.0, -25), -0.0, std::nan("")};
+  const Tensor h = Tensor::from_f64(DType::float32, {6}, v).cast(DType::float16);
+  std::vector<uint16_t> bits(6);
+  std::memcpy(bits.data(), h.raw(), 12);
+  CHECK(bits == std::vector<uint16_t>{0x3c00, 0x7bff, 0x7c00, 0x0000, 0x8000, 0x7fff});
+  const std::vector<double> back = Tensor(DType::float16, {2}, {0x01, 0x00, 0x55, 0x35}).to_f64();
+  CHECK(back == std::vector<double>{std::ldexp(1.0, -24), 0.333251953125});
 }
 
 TEST_CASE("tensor conversions") {

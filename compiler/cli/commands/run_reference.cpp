@@ -25,6 +25,7 @@
 #include "io/tensor_io.h"
 #include "passes/pass.h"
 #include "reference/interpreter.h"
+#include "runtime_stub/npy.h"
 #include "support/error.h"
 
 namespace modelc::cli {
@@ -176,24 +177,28 @@ int run_run_reference(const RunReference& a) {
   }
   const TensorMap out = a.fp16 ? std::move(fp16_out) : run_reference(*g, feeds);
 
-  // Encode everything before writing anything: no partial output on error.
-  std::vector<std::pair<std::string, std::string>> files;  // (path, bytes)
-  std::set<std::string> used;
-  std::vector<std::string> lines;
+  // Encode everything before writing anything: no partial output on error. The files are named as
+  // the generated program names them (mc_npy::output_file_names).
+  std::vector<const Value*> outputs;
+  std::vector<std::string> output_names;
   std::set<const Value*> done;
   for (const Value* v : g->outputs()) {
     if (!done.insert(v).second) continue;  // an output listed twice is written once
-    const Tensor& t = out.at(v->name());
-    std::string base = sanitize_file_name(v->name());
-    std::string name = base + ".npy";
-    for (int k = 1; !used.insert(name).second; ++k) name = base + "_" + std::to_string(k) + ".npy";
+    outputs.push_back(v);
+    output_names.push_back(v->name());
+  }
+  const std::vector<std::string> file_names = mc_npy::output_file_names(output_names);
+  std::vector<std::pair<std::string, std::string>> files;  // (path, bytes)
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Value* v = outputs[i];
     std::string bytes;
     try {
-      bytes = encode_npy(t);
+      bytes = encode_npy(out.at(v->name()));
     } catch (const Error& e) {
       throw Error("output '" + v->name() + "': " + e.message(), e.hint());
     }
-    const std::string path = (std::filesystem::path(a.out_dir) / name).string();
+    const std::string path = (std::filesystem::path(a.out_dir) / file_names[i]).string();
     lines.push_back("  " + v->name() + "  " + v->type_str() + "  -> " + path);
     files.emplace_back(path, std::move(bytes));
   }

@@ -175,14 +175,6 @@ std::string local_gpu_arch() {
   return digits.size() >= 2 ? "sm_" + digits : "";
 }
 
-mc_npy::Array to_array(const Tensor& t) {
-  mc_npy::Array a;
-  a.dtype = static_cast<int>(t.dtype());
-  a.shape = t.shape();
-  a.data.assign(t.raw(), t.raw() + t.nbytes());
-  return a;
-}
-
 // A temporary folder, removed with everything in it unless release()d.
 struct TempFolder {
   std::string path;
@@ -290,7 +282,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (!fs::is_directory(v.inputs_dir)) throw file_error(v.inputs_dir, "--inputs: not a folder");
     for (const Value* in : g->inputs()) {
       if (in->is_constant()) continue;
-      const std::string path = (fs::path(v.inputs_dir) / (sanitize_file_name(in->name()) + ".npy")).string();
+      const std::string path = (fs::path(v.inputs_dir) / (mc_npy::sanitize_file_name(in->name()) + ".npy")).string();
       if (!fs::exists(path)) {
         throw file_error(path, "--inputs: no file for input '" + in->name() + "' " + in->type_str(),
                          "the folder needs one <input name>.npy per input");
@@ -350,7 +342,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     fs::create_directories(work / "inputs");
     for (const auto& [in_name, t] : feeds) {
       if (!v.inputs_dir.empty() && !half_inputs.count(in_name)) continue;
-      const std::string path = fs::absolute(work / "inputs" / (sanitize_file_name(in_name) + ".npy")).string();
+      const std::string path = fs::absolute(work / "inputs" / (mc_npy::sanitize_file_name(in_name) + ".npy")).string();
       write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16) : t);
       input_files[in_name] = path;
     }

@@ -256,14 +256,9 @@ std::set<std::string> inputs_needed_at_compile_time(const onnx::ModelProto& prot
   return r;
 }
 
-// bfloat16 has no .npy dtype: compare it as float32.
-mc_npy::Array to_array(const Tensor& t) {
-  const Tensor& u = t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t;
-  mc_npy::Array a;
-  a.dtype = static_cast<int>(u.dtype());
-  a.shape = u.shape();
-  a.data.assign(u.raw(), u.raw() + u.nbytes());
-  return a;
+// bfloat16 is compared as float32 (the emulated outputs are widened to it too).
+mc_npy::Array comparable(const Tensor& t) {
+  return to_array(t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t);
 }
 
 // NAME.h declares cudaStream_t itself on the emulation (struct CUstream_st; typedef ...), to stay
@@ -396,8 +391,8 @@ std::string prepare_case(const Case& c, const Options& o) {
       Tensor want = read_case_tensor(output_files[i], out);
       auto it = results.find(out.name());
       if (it == results.end()) return "SKIP reference: output '" + out.name() + "' missing";
-      const mc_npy::Comparison cmp = mc_npy::compare(to_array(it->second), to_array(want), kRtol, kAtol);
-      if (!cmp.pass) return "SKIP reference does not pass: " + one_line(mc_npy::comparison_line(out.name(), to_array(want), cmp));
+      const mc_npy::Comparison cmp = mc_npy::compare(comparable(it->second), comparable(want), kRtol, kAtol);
+      if (!cmp.pass) return "SKIP reference does not pass: " + one_line(mc_npy::comparison_line(out.name(), comparable(want), cmp));
       expected[out.name()] = std::move(want);
     }
   } catch (const std::exception& e) {
@@ -448,10 +443,10 @@ std::string prepare_case(const Case& c, const Options& o) {
         if (want == expected.end() || got == results.end()) continue;
         const Tensor g32 = got->second.dtype() == DType::float16 && want->second.dtype() == DType::float32
                                ? got->second.cast(DType::float32) : got->second;
-        const mc_npy::Comparison cmp = mc_npy::compare(to_array(g32), to_array(want->second), kRtolFp16, kAtolFp16);
+        const mc_npy::Comparison cmp = mc_npy::compare(comparable(g32), comparable(want->second), kRtolFp16, kAtolFp16);
         if (!cmp.pass) {
           return "SKIP --fp16: FP16 cannot represent the case: the FP16 graph on the reference interpreter misses the "
-                 "tolerance too: " + one_line(mc_npy::comparison_line(want->first, to_array(want->second), cmp), 300);
+                 "tolerance too: " + one_line(mc_npy::comparison_line(want->first, comparable(want->second), cmp), 300);
         }
       }
     }
@@ -500,7 +495,7 @@ std::string prepare_case(const Case& c, const Options& o) {
         m += "output -\n";  // no shipped data for it
         continue;
       }
-      const mc_npy::Array a = to_array(it->second);
+      const mc_npy::Array a = comparable(it->second);
       const fs::path raw = c.out / ("output_" + std::to_string(i) + ".raw");
       write_text(raw, std::string(reinterpret_cast<const char*>(a.data.data()), a.data.size()));
       m += "output " + raw.string() + " " + std::to_string(a.dtype) + " " + std::to_string(a.shape.size());
@@ -685,7 +680,7 @@ mc_npy::Array widen(mc_npy::Array a, int want) {
   if (a.dtype == 10 && want == 1) {
     std::vector<unsigned char> f(a.data.size() * 2);
     for (size_t i = 0; i < a.data.size() / 2; ++i) {
-      const float v = mc_npy::half_to_float(static_cast<uint16_t>(a.data[2 * i] | a.data[2 * i + 1] << 8));
+      const float v = mc_half::half_bits_to_float(static_cast<uint16_t>(a.data[2 * i] | a.data[2 * i + 1] << 8));
       std::memcpy(&f[4 * i], &v, 4);
     }
     a.dtype = 1;
@@ -734,7 +729,7 @@ std::string run_case(const CaseEntry& e) {
     a.dtype = m.input_dtype(i);
     const int64_t* d = m.input_shape(i);
     a.shape.assign(d, d + m.input_rank(i));
-    const size_t want = a.numel() * (a.dtype == 16 ? 2 : mc_npy::dtype_size(a.dtype));
+    const size_t want = a.numel() * mc_npy::dtype_size(a.dtype);
     if (in[static_cast<size_t>(i)].size() != want) {
       return "FAIL input " + std::to_string(i) + " " + shape_text(m, false, i) + ": the data has " +
              std::to_string(in[static_cast<size_t>(i)].size()) + " bytes";
@@ -748,7 +743,7 @@ std::string run_case(const CaseEntry& e) {
     a.dtype = m.output_dtype(i);
     const int64_t* d = m.output_shape(i);
     a.shape.assign(d, d + m.output_rank(i));
-    a.data.assign(a.numel() * (a.dtype == 16 ? 2 : mc_npy::dtype_size(a.dtype)) + 1, 0);
+    a.data.assign(a.numel() * mc_npy::dtype_size(a.dtype) + 1, 0);
     a.data.pop_back();  // a valid pointer for empty outputs too (capacity kept)
     out_ptr.push_back(a.data.data());
   }
