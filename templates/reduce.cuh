@@ -431,10 +431,12 @@ struct Reduce {
   static constexpr int kThreads = Tile::kThreads;
   static constexpr int kBlocks = (kRows + Tile::kRowsPerBlock - 1) / Tile::kRowsPerBlock;
   static_assert(Y::Row::kSize == kRows, "Reduce: X and Y disagree on the number of rows");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    typename Y::Elem* y;  ///< output
+    const T* x = nullptr;               ///< input
+    typename Y::Elem* y = nullptr;      ///< output
   };
 
   struct Combine {
@@ -494,10 +496,12 @@ struct ArgMinMax {
   static constexpr int kThreads = Tile::kThreads;
   static constexpr int kBlocks = (kRows + Tile::kRowsPerBlock - 1) / Tile::kRowsPerBlock;
   static_assert(kCols >= 1, "ArgMinMax: the axis must not be empty");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    int64_t* y;  ///< output (indices)
+    const T* x = nullptr;  ///< input
+    int64_t* y = nullptr;  ///< output (indices)
   };
 
   struct Better {

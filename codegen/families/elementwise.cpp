@@ -202,7 +202,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   std::string s = "{  // " + comment + "\n";
   s += "  using K = " + type + ";\n";
   s += "  const K::Params p{" + ctx.ptr(y, false) + ", {" + pointers + "}, " + spec.op + "{" + spec.args + "}};\n";
-  s += "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n";
+  s += "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid(), K::block(), 0, p);\n";
   s += "}\n";
   return {"", s};
 }

@@ -214,14 +214,14 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
          std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " +
          std::to_string(c.x_strides[p]) + ", " + std::to_string(c.x_strides[q]) + ">;\n";
     s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
-    s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
+    s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid(), K::block(), 0, p);\n";
     return s + "}\n";
   }
   std::string s = "{  // " + comment + ": a strided copy over " + over + "\n";
   s += "  using K = mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
        dims(c.x_strides) + ">;\n";
   s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::copy_kernel<K>, K::grid, K::block, 0, p);\n";
+  s += "  MC_LAUNCH(mc::dm::copy_kernel<K>, K::grid(), K::block(), 0, p);\n";
   return s + "}\n";
 }
 

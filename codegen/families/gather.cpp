@@ -45,7 +45,7 @@ Emitted emit_gather(const Kernel& k, const EmitContext& ctx) {
        std::to_string(p.x_axis_stride) + ", " + dims(p.inner) + ", " + dims(p.x_inner_strides) + ",\n      " +
        dims(idx_shape) + ", " + dims(idx_strides) + ", " + dims(y_shape) + ", " + dims(y_strides) + ">;\n";
   s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + ctx.ptr(indices, true) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::gather_kernel<K>, K::grid, K::block, 0, p);\n";
+  s += "  MC_LAUNCH(mc::dm::gather_kernel<K>, K::grid(), K::block(), 0, p);\n";
   return {"", s + "}\n"};
 }
 

@@ -83,7 +83,7 @@ Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
   const std::string fill_bits = p.fill_input >= 0 ? "0" : bits_literal(p.fill);
   s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + fill_ptr + ", " + fill_bits +
        "};\n";
-  s += "  MC_LAUNCH(mc::dm::pad_kernel<K>, K::grid, K::block, 0, p);\n";
+  s += "  MC_LAUNCH(mc::dm::pad_kernel<K>, K::grid(), K::block(), 0, p);\n";
   return {"", s + "}\n"};
 }
 

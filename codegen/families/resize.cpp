@@ -81,7 +81,7 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
        ",\n      " + dims(y.strides) + ", " + dims(x.strides) + ", " + dims(p.taps) + ", " + dims(p.start) + ">;\n";
   s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " +
        (exact ? double_literal(p.extrapolation) : float_literal(p.extrapolation)) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::resize_kernel<K>, K::grid, K::block, 0, p);\n";
+  s += "  MC_LAUNCH(mc::dm::resize_kernel<K>, K::grid(), K::block(), 0, p);\n";
   return {decl, s + "}\n"};
 }
 

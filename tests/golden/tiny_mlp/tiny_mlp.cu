@@ -117,7 +117,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     const K::Params p{reinterpret_cast<float*>(arena + 2048),
                       {reinterpret_cast<const float*>(arena + 0)},
                       mc::ew::Sigmoid{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid(), K::block(), 0, p);
   }
 
   // k3 (elementwise): Mul '/Mul': float32[4x64], float32[4x64] -> float32[4x64]
@@ -131,7 +131,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
         reinterpret_cast<float*>(arena + 3072),
         {reinterpret_cast<const float*>(arena + 1024), reinterpret_cast<const float*>(arena + 2048)},
         mc::ew::Mul{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid(), K::block(), 0, p);
   }
 
   // k4 (elementwise): Add '/Add': float32[4x64], float32[4x64] -> float32[4x64]
@@ -145,7 +145,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
         reinterpret_cast<float*>(arena + 1024),
         {reinterpret_cast<const float*>(arena + 0), reinterpret_cast<const float*>(arena + 3072)},
         mc::ew::Add{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid(), K::block(), 0, p);
   }
 
   // k5 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
