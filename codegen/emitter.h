@@ -7,6 +7,9 @@
 //   NAME_main.cu    the CLI program: a table of the API for runtime/cli.h
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
+// Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
+// per distinct instantiation, NAME_<kernel id> (extern "C": the symbol ptxas and the report name),
+// and a block of the enqueue function that sets the Params fields and launches it.
 // The folder is written into a temporary sibling folder and renamed into place, so an error
 // leaves no partial output. The same Schedule and options give byte-identical files.
 #pragma once
@@ -63,13 +66,6 @@ class ViewPointers : public EmitContext {
   std::string ptr(const TensorView& v, bool is_const) const override;
   std::string ctype(DType t) const override;
 };
-
-/// \brief The __global__ functions a kernel's code launches: the first argument of every
-/// `MC_LAUNCH(` in `launch`, with the aliases it uses (`using X = ...;` in `declarations` at file
-/// scope, or earlier in `launch`) replaced by what they name, as one line of C++, e.g.
-/// "mc::gemm::kernel<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, ...>>". The report
-/// lists them per kernel; `make resources` matches them with ptxas's names.
-std::vector<std::string> launched_functions(const std::string& declarations, const std::string& launch);
 
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);

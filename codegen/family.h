@@ -1,5 +1,6 @@
 // codegen/family.h — a template family: how a Kernel of the Schedule is planned
-// (tactic) and emitted (an instantiation of templates/<family>.cuh and its launch).
+// (tactic) and emitted (instantiations of templates/<family>.cuh and their launches, described
+// as codegen/launch.h's KernelLaunches; the emitter prints them).
 //
 // One file per family in codegen/families/, registered with MODELC_REGISTER_FAMILY.
 #pragma once
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/launch.h"
 #include "schedule/schedule.h"
 
 namespace modelc {
@@ -32,24 +34,14 @@ class EmitContext {
   virtual std::string ctype(DType t) const = 0;
 };
 
-/// \brief Code for one kernel. `declarations` go at namespace scope in the
-/// generated .cu (identical text is emitted once: a kernel instantiated twice
-/// with the same parameters appears once); `launch` is a block of statements in
-/// the run function, where `stream` (cudaStream_t) is in scope and launches are
-/// written `MC_LAUNCH(kernel_function, grid, block, dynamic_smem_bytes, args...);`
-/// (runtime.h: checks the launch and returns the error from run).
-struct Emitted {
-  std::string declarations;
-  std::string launch;
-};
-
 struct KernelFamily {
   std::string name;                   ///< "gemm", "elementwise", ...
   std::vector<std::string> headers;   ///< templates/ files the code includes (copied into kernels/)
   /// Optional: picks the tactic (k.tactic, k.note) for the target; may change
   /// k.family (e.g. conv -> conv_depthwise).
   std::function<void(Kernel& k, const Target& t)> plan;
-  std::function<Emitted(const Kernel& k, const EmitContext& ctx)> emit;
+  /// The kernel's launches (pointers through ctx); throws Error for what the templates cannot run.
+  std::function<KernelLaunches(const Kernel& k, const EmitContext& ctx)> emit;
   /// Optional, used instead of `plan` when set: plans for every --arch target at once (ascending
   /// SM numbers; never empty), recording a tactic per arch in k.arch_tactic where they differ.
   std::function<void(Kernel& k, const std::vector<Target>& targets)> plan_archs = {};

@@ -383,7 +383,8 @@ struct Gemm {
   }
 };
 
-/// \brief The kernel of any template here with a Params and a static run (Gemm, Conv, ...).
+/// \brief The kernel of any template here with a Params and a static run (Gemm, Conv, ...), for the
+/// template tests (the emitted code has an entry point per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);

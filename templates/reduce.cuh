@@ -266,7 +266,8 @@ struct Tiling {
   }
 };
 
-/// \brief The kernel of every template here: K::run(p) with K's block size as launch bound.
+/// \brief The kernel of every template here: K::run(p) with K's block size as launch bound (the
+/// template tests' entry point; the emitted code has one per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);

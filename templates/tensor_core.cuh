@@ -31,7 +31,8 @@
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data).
-// Entry point: mc::tc::kernel<K>.
+// Each follows the kernel contract of codegen/launch.h (Params, kThreads, grid(), block(), run);
+// the emitted code gives every instantiation an entry point of its own, the tests use mc::tc::kernel<K>.
 #pragma once
 
 #include "conv.cuh"
@@ -552,8 +553,8 @@ struct Conv {
   }
 };
 
-/// \brief The kernel of the templates here (Gemm, Conv): a demangled name starting with
-/// "void mc::tc::kernel<" is a tensor-core kernel.
+/// \brief A kernel of the templates here (Gemm, Conv) for the template tests (the emitted code has an
+/// entry point per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);

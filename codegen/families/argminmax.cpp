@@ -36,14 +36,14 @@ void plan_argminmax(Kernel& k, const Target& t) {
                          s.rows(), s.cols(), tile_note(tile, s.cols(), "output", false)));
 }
 
-Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
   int64_t axis = 0;
   const Split s = arg_split(k, &axis);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
+  if (y.numel() == 0) return nothing_to_run("the output is empty");
   if (s.cols() == 0) throw n.error(fmt::format("axis {} of input 'data' is empty: no {}", axis, n.op()));
   const bool is_max = n.op() == "ArgMax";
   const bool last = n.attr_int("select_last_index", 0) != 0;
@@ -54,7 +54,7 @@ Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const std::string type = fmt::format("mc::reduction::ArgMinMax<{}, {}, {}, {}, {}>", is_max ? "true" : "false",
                                        last ? "true" : "false", operand_type(t, xm), operand_type("int64_t", ym, false),
                                        tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
+  return reduction_launch(k, type, {{"x", ctx.ptr(x, true)}, {"y", ctx.ptr(y, false)}});
 }
 
 MODELC_REGISTER_FAMILY(argminmax_family)(KernelFamily{"argminmax", {"reduce.cuh"}, plan_argminmax, emit_argminmax});

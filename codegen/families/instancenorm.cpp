@@ -39,7 +39,7 @@ void plan_instancenorm(Kernel& k, const Target& t) {
                          k.node->attr_float("epsilon", 1e-5), tile_note(tile, s.cols(), "row", true)));
 }
 
-Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = instancenorm_split(k);
   NormalizeOperands ops;
   ops.x = &k.inputs[0];

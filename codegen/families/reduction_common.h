@@ -100,12 +100,9 @@ std::string tile_note(const Tile& t, int64_t cols, const char* per, bool kept_in
 /// "{0, 2}"
 std::string list_str(const std::vector<int64_t>& v);
 
-/// \brief The emitted code of one kernel: `using ALIAS = TYPE;` and a launch of
-/// mc::reduction::kernel<ALIAS> with ALIAS::kBlocks blocks of ALIAS::kThreads threads and
-/// ALIAS::Params{params...}. (The emitter writes the comment: node, shapes, tactic, k.note.)
-Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params);
-/// The alias of a kernel's instantiation: "<id>_<family>".
-std::string alias_of(const Kernel& k);
+/// \brief The one launch of a kernel: its instantiation `type` with the Params fields `params`,
+/// commented with the node (the emitter writes the kernel's own comment: shapes, tactic, k.note).
+KernelLaunches reduction_launch(const Kernel& k, const std::string& type, std::vector<LaunchParam> params);
 
 /// \brief The operands of a Normalize kernel (layernorm, instancenorm); absent optional ones null.
 struct NormalizeOperands {
@@ -119,8 +116,8 @@ struct NormalizeOperands {
   std::function<std::vector<int64_t>(const TensorView&, const char*)> param_strides;
 };
 /// \brief The Normalize instantiation and launch (mean and inv_std_dev: row maps only).
-Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
-                       double epsilon);
+KernelLaunches emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
+                              double epsilon);
 
 /// \brief Axis `a` of a rank-`rank` tensor, negative counted from the end; an Error naming the
 /// node when out of range.
