@@ -1,10 +1,12 @@
 // codegen/emitter.h — Schedule -> the generated folder (see CODEGEN.md, "Generated folder").
 //
 //   NAME.h          the C API (Doxygen comments)
-//   NAME.cu         the API, the model description, the weights table, and, up to
-//                   kMaxKernelsPerFile kernels, the kernels and the run function; beyond that
-//                   the kernels go in NAME_part0.cu, NAME_part1.cu, ... (parallel builds)
+//   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the
+//                   kernels and the run function; beyond that the kernels go in NAME_part0.cu,
+//                   NAME_part1.cu, ... (parallel builds)
 //   NAME_main.cu    the CLI program: a table of the API for runtime/cli.h
+//   NAME_weights.h  the weights table: a named offset per tensor (kW_fc_weight), which the
+//                   kernels' pointers use
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
 // Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
@@ -59,12 +61,33 @@ std::string weights_blob(const Schedule& s);
 /// source tree modelc was built from. Throws Error when they are not there.
 std::string data_dir();
 
+/// \brief The names of the weights' offsets (NAME_weights.h): per WeightEntry, in order, `kW_` and
+/// its value's name as an identifier ("fc.weight" -> kW_fc_weight; runs of other characters become
+/// one '_'), with _2, _3, ... after a name already taken.
+class WeightNames {
+ public:
+  explicit WeightNames(const std::vector<WeightEntry>& weights);  ///< keeps a reference
+  const std::vector<std::string>& names() const { return names_; }
+  /// The offset of a weights view in the blob: "kW_fc_weight", or "kW_fc_weight + 64" for a view
+  /// inside it (the entry of the view's own value where several share the bytes). Throws an
+  /// internal Error for a view outside every entry.
+  std::string offset(const TensorView& v) const;
+
+ private:
+  const std::vector<WeightEntry>* weights_;
+  std::vector<std::string> names_;
+};
+
 /// The EmitContext of the generated run functions: pointers are expressions over `arena`,
-/// `weights`, `inputs` and `outputs` (see codegen/emitter.cpp).
+/// `weights` (at the named offsets), `inputs` and `outputs` (see codegen/emitter.cpp).
 class ViewPointers : public EmitContext {
  public:
+  explicit ViewPointers(const WeightNames& weights) : weights_(weights) {}
   std::string ptr(const TensorView& v, bool is_const) const override;
   std::string ctype(DType t) const override;
+
+ private:
+  const WeightNames& weights_;
 };
 
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).

@@ -43,7 +43,7 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   EmitOptions o;
   o.source = "/some/where/sample.onnx";
   const auto files = render_model(s, o);
-  for (const char* f : {"sample.h", "sample.cu", "sample_main.cu", "sample_weights.S", "Makefile", "report.md",
+  for (const char* f : {"sample.h", "sample.cu", "sample_main.cu", "sample_weights.h", "sample_weights.S", "Makefile", "report.md",
                         "report.json", "runtime/runtime.h", "runtime/device.h", "runtime/model_api.h",
                         "runtime/host/engine.cpp", "runtime/host/runtime_api.h"}) {
     CHECK_MESSAGE(files.count(f), f);
@@ -64,7 +64,10 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   CHECK(has(cu, "MC_LAUNCH(sample_k0, sample_k0_t::grid(), sample_k0_t::block(), 0, p);"));
   CHECK(has(cu, "int sample_create(sample_ctx** ctx, int device)"));
   CHECK(has(cu, "#define MODELC_ARCHS 75"));
-  CHECK(has(cu, "reinterpret_cast<const float*>(weights + "));
+  CHECK(has(cu, "#include \"sample_weights.h\""));
+  CHECK(has(cu, "reinterpret_cast<const float*>(weights + kW_W)"));
+  CHECK(has(files.at("sample_weights.h"), "constexpr size_t kW_W = 0;"));
+  CHECK(has(files.at("sample_weights.h"), "// float32[6x4] 'W'\n"));
   const std::string& h = files.at("sample.h");
   for (const char* fn : {"sample_create(", "sample_run(", "sample_run_host(", "sample_error(", "sample_destroy(",
                          "sample_num_inputs(", "sample_num_outputs(", "sample_input_name(", "sample_input_dtype(",
@@ -134,6 +137,7 @@ TEST_CASE("emitter: many kernels are split into parts; the API stays in NAME.cu"
   CHECK_FALSE(files.count("sample_part3.cu"));
   const std::string& cu = files.at("sample.cu");
   CHECK(count(cu, "MC_LAUNCH(") == 0);
+  CHECK_FALSE(has(cu, "#include \"sample_weights.h\""));  // no kernel pointers here
   CHECK(has(cu, "sample_part2_enqueue(mc_status, mc_bindings, stream)"));
   int launches = 0;
   for (int p = 0; p < 3; ++p) {
@@ -142,6 +146,7 @@ TEST_CASE("emitter: many kernels are split into parts; the API stays in NAME.cu"
     CHECK(count(part, "MC_LAUNCH(") >= 3);  // 11 kernels evenly: 3, 4, 4
     CHECK(count(part, "MC_LAUNCH(") <= 4);
     CHECK(has(part, "int sample_part" + std::to_string(p) + "_enqueue("));
+    CHECK(has(part, "#include \"sample_weights.h\""));
   }
   // The Relus share an instantiation within a part (its first kernel's entry point), not across
   // parts: every part has entry points of its own.
@@ -193,8 +198,47 @@ TEST_CASE("emitter: report.json and report.md") {
   CHECK(has(md, " | sample_k0 | test family (sm_75) |"));
 }
 
+TEST_CASE("emitter: the weights' names") {
+  std::vector<WeightEntry> w(6);
+  const char* names[] = {"fc.weight", "/conv/Conv_output_0", "fc_weight", "fc.weight", "..", "caf\xc3\xa9 2"};
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    w[i].value = names[i];
+    w[i].offset = 256 * static_cast<int64_t>(i);
+    w[i].data = Tensor(DType::float32, {8});
+  }
+  const WeightNames n(w);
+  CHECK(n.names() == std::vector<std::string>{"kW_fc_weight", "kW_conv_Conv_output_0", "kW_fc_weight_2",
+                                              "kW_fc_weight_3", "kW_weight", "kW_caf_2"});
+  TensorView v;
+  v.space = Space::weights;
+  v.value = "anything";
+  v.offset = 256;
+  CHECK(n.offset(v) == "kW_conv_Conv_output_0");
+  v.offset = 256 + 16;
+  CHECK(n.offset(v) == "kW_conv_Conv_output_0 + 16");  // inside a weight
+  v.offset = 256 + 32;
+  CHECK_THROWS_AS(n.offset(v), Error);  // in the padding: no weight
+  // Entries that share their bytes: the view's own value names it.
+  w[3].offset = 0;
+  const WeightNames shared(w);
+  v.offset = 0;
+  v.value = "fc.weight";
+  CHECK(shared.offset(v) == "kW_fc_weight");
+  v.value = "x";
+  CHECK(shared.offset(v) == "kW_fc_weight");
+  w[0].value = "y";
+  const WeightNames second(w);
+  v.value = "fc.weight";
+  CHECK(second.offset(v) == "kW_fc_weight_2");
+}
+
 TEST_CASE("emitter: pointers and literals") {
-  ViewPointers p;
+  std::vector<WeightEntry> weights(1);
+  weights[0].value = "w";
+  weights[0].offset = 256;
+  weights[0].data = Tensor(DType::float16, {4});
+  const WeightNames names(weights);
+  ViewPointers p(names);
   TensorView v;
   v.dtype = DType::float32;
   v.shape = {4};
@@ -214,7 +258,7 @@ TEST_CASE("emitter: pointers and literals") {
   v.space = Space::weights;
   v.offset = 256;
   v.dtype = DType::float16;
-  CHECK(p.ptr(v, true) == "reinterpret_cast<const __half*>(weights + 256)");
+  CHECK(p.ptr(v, true) == "reinterpret_cast<const __half*>(weights + kW_w)");
   CHECK_THROWS_AS(p.ptr(v, false), Error);
   v.dtype = DType::undefined;
   CHECK(p.ptr(v, true) == "nullptr");

@@ -5,6 +5,7 @@
 //   output output  float32[4x10]
 #include "runtime/runtime.h"
 #include "tiny_mlp.h"
+#include "tiny_mlp_weights.h"
 #include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/gemm.cuh"
@@ -21,14 +22,7 @@
 #define MODELC_PTX_ARCH 75
 #endif
 
-// Weights (256-byte aligned; identical tensors are stored once):
-//   offset   bytes  value
-//        0    8192  fc1.weight  float32[64x32]
-//     8192     256  fc1.bias  float32[64]
-//     8448   16384  fc2.weight  float32[64x64]
-//    24832     256  fc2.bias  float32[64]
-//    25088    2560  fc3.weight  float32[10x64]
-//    27648      40  fc3.bias  float32[10]
+// The weights (tiny_mlp_weights.h: where each tensor lies in them).
 extern "C" const unsigned char tiny_mlp_weights[];  // tiny_mlp_weights.S
 extern "C" const unsigned char tiny_mlp_weights_end[];
 
@@ -123,9 +117,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   {
     tiny_mlp_k0_t::Params p{};
     p.A = static_cast<const float*>(inputs[0]);
-    p.B = reinterpret_cast<const float*>(weights + 0);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc1_weight);
     p.Y = reinterpret_cast<float*>(arena + 0);
-    p.epilogue.bias = reinterpret_cast<const float*>(weights + 8192);
+    p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc1_bias);
     MC_LAUNCH(tiny_mlp_k0, tiny_mlp_k0_t::grid(), tiny_mlp_k0_t::block(), 0, p);
   }
 
@@ -136,9 +130,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   {
     tiny_mlp_k1_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 0);
-    p.B = reinterpret_cast<const float*>(weights + 8448);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc2_weight);
     p.Y = reinterpret_cast<float*>(arena + 1024);
-    p.epilogue.bias = reinterpret_cast<const float*>(weights + 24832);
+    p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc2_bias);
     MC_LAUNCH(tiny_mlp_k1, tiny_mlp_k1_t::grid(), tiny_mlp_k1_t::block(), 0, p);
   }
 
@@ -181,9 +175,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   {
     tiny_mlp_k5_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 1024);
-    p.B = reinterpret_cast<const float*>(weights + 25088);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc3_weight);
     p.Y = reinterpret_cast<float*>(arena + 0);
-    p.epilogue.C = reinterpret_cast<const float*>(weights + 27648);
+    p.epilogue.C = reinterpret_cast<const float*>(weights + kW_fc3_bias);
     MC_LAUNCH(tiny_mlp_k5, tiny_mlp_k5_t::grid(), tiny_mlp_k5_t::block(), 0, p);
   }
 
