@@ -150,14 +150,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw Error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 /// The weights checksum of runtime.h (mc::checksum64: FNV-1a 64 over little-endian 64-bit
 /// words, then the bytes of a last partial word), over bytes that come in pieces.
 class Checksum {
@@ -711,7 +703,7 @@ void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, s
       throw Error("template header '" + h + "' is not in " + templates.string(),
                   "a family lists a header that does not exist, or MODELC_DATA_DIR points elsewhere");
     }
-    const std::string text = read_file(p);
+    const std::string text = read_text_file(p);
     files["kernels/" + h] = text;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
@@ -738,10 +730,18 @@ void add_runtime(const fs::path& stub, std::map<std::string, std::string>& files
     for (const auto& part : rel) hidden = hidden || part.string().front() == '.';
     if (!hidden) paths.push_back(rel);
   }
-  for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_file(stub / rel);
+  for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_text_file(stub / rel);
 }
 
 }  // namespace
+
+std::string read_text_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw Error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 std::string data_dir() {
   const char* env = std::getenv("MODELC_DATA_DIR");
@@ -846,7 +846,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
     for (auto& [text, f] : formatted) *text = f.get();
   }
 
-  std::string makefile = read_file(data / "Makefile.gen");
+  std::string makefile = read_text_file(data / "Makefile.gen");
   makefile = replace_all(makefile, "@NAME@", n);
   makefile = replace_all(makefile, "@ARCHS@", join_ints(m.archs, " "));
   makefile = replace_all(makefile, "@PARTS@", part_list);
@@ -867,7 +867,7 @@ namespace {
 bool same_content(const fs::path& p, const std::string& text) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != text.size()) return false;
-  return read_file(p) == text;
+  return read_text_file(p) == text;
 }
 
 // A folder emit_model may replace: empty, or a previous output (report.json says modelc wrote it).
@@ -876,7 +876,7 @@ bool replaceable(const fs::path& dir) {
   const fs::path report = dir / "report.json";
   if (!fs::is_regular_file(report)) return false;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(report));
+    const nlohmann::json j = nlohmann::json::parse(read_text_file(report));
     return j.is_object() && j.value("generator", "") == "modelc";
   } catch (const std::exception&) {
     return false;

@@ -16,6 +16,7 @@
 // leaves no partial output. The same Schedule and options give byte-identical files.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,9 @@ class ViewPointers : public EmitContext {
  private:
   const WeightNames& weights_;
 };
+
+/// The bytes of a file (the data folder's, a generated folder's report); Error when it cannot be read.
+std::string read_text_file(const std::filesystem::path& p);
 
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "codegen/emitter.h"
 #include "codegen/report.h"
 #include "support/error.h"
 
@@ -398,14 +399,6 @@ std::string with_resources_section(const std::string& md, const std::string& sec
 
 namespace {
 
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw Error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Writes through a temporary sibling: an interrupted write leaves the previous file.
 void write_text(const fs::path& p, const std::string& text) {
   const fs::path tmp = p.string() + ".tmp";
@@ -442,7 +435,7 @@ ResourcesOutcome report_resources(const std::string& dir, const std::string& obj
   }
   Json report;
   try {
-    report = Json::parse(read_text(report_path));
+    report = Json::parse(read_text_file(report_path));
   } catch (const nlohmann::json::exception& e) {
     throw Error(report_path.string() + " is not JSON: " + e.what());
   }
@@ -468,15 +461,15 @@ ResourcesOutcome report_resources(const std::string& dir, const std::string& obj
       throw Error("no ptxas -v log " + log.string(),
                   "build the objects first: make -C " + dir + " objs (or give the folder of other ARCHS with --objects)");
     }
-    for (PtxasEntry& r : parse_ptxas_log(read_text(log))) compiled.push_back(std::move(r));
+    for (PtxasEntry& r : parse_ptxas_log(read_text_file(log))) compiled.push_back(std::move(r));
     for (const fs::path& f : files_with(objdir / "keep" / source, ".ptx")) {
-      for (PtxEntry& e : parse_ptx(read_text(f))) ptx.push_back(std::move(e));
+      for (PtxEntry& e : parse_ptx(read_text_file(f))) ptx.push_back(std::move(e));
     }
   }
   const ResourcesOutcome o = merge_resources(report, compiled, ptx, check);
   write_text(report_path, report.dump(2) + "\n");
   const fs::path md_path = folder / "report.md";
-  const std::string md = fs::is_regular_file(md_path) ? read_text(md_path) : std::string();
+  const std::string md = fs::is_regular_file(md_path) ? read_text_file(md_path) : std::string();
   write_text(md_path, with_resources_section(md, resources_markdown(report, o)));
   return o;
 }
