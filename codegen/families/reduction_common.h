@@ -1,6 +1,6 @@
 // codegen/families/reduction_common.h — what the reduction-shaped families share (reduce,
 // argminmax, softmax, layernorm, instancenorm, topk): the row/column split of a kernel's index
-// space, each operand's compile-time strided maps, the block tiling, and the launch text.
+// space, each operand's compile-time strided maps, the block tiling, and the launch.
 //
 // The model (templates/reduce.cuh says the same from the device side): a kernel's logical dims are
 // the dims of its main input X, each either a row dim (one output row each) or a column dim (what
