@@ -17,13 +17,54 @@
 
 #include "codegen/format.h"
 #include "codegen/report.h"
-#include "runtime_stub/tools/resources.h"
 #include "support/build_paths.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
 
 namespace modelc {
+
+// ---- the weights' names ----------------------------------------------------------------------
+
+WeightNames::WeightNames(const std::vector<WeightEntry>& weights) : weights_(&weights) {
+  std::set<std::string> taken;
+  for (const WeightEntry& w : weights) {
+    std::string id;
+    for (unsigned char c : w.value) {
+      const bool word = std::isalnum(c) != 0;
+      if (word) {
+        id += static_cast<char>(c);
+      } else if (!id.empty() && id.back() != '_') {
+        id += '_';
+      }
+    }
+    while (!id.empty() && id.back() == '_') id.pop_back();
+    const std::string base = "kW_" + (id.empty() ? std::string("weight") : id);
+    std::string name = base;
+    for (int k = 2; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    names_.push_back(name);
+  }
+}
+
+std::string WeightNames::offset(const TensorView& v) const {
+  // The entry the view lies in: its own value's when several share the bytes.
+  const std::vector<WeightEntry>& ws = *weights_;
+  std::size_t best = ws.size();
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    const int64_t end = ws[i].offset + std::max<int64_t>(1, static_cast<int64_t>(ws[i].data.nbytes()));
+    if (v.offset < ws[i].offset || v.offset >= end) continue;
+    if (ws[i].value == v.value) {
+      best = i;
+      break;
+    }
+    if (best == ws.size()) best = i;
+  }
+  if (best == ws.size()) {
+    throw Error("internal: view '" + v.value + "' at weights offset " + std::to_string(v.offset) + " lies in no weight");
+  }
+  const int64_t inside = v.offset - ws[best].offset;
+  return names_[best] + (inside == 0 ? "" : " + " + std::to_string(inside));
+}
 
 // ---- pointers and types in the emitted code -----------------------------------------------------
 
@@ -61,7 +102,7 @@ std::string ViewPointers::ptr(const TensorView& v, bool is_const) const {
     case Space::arena: return "reinterpret_cast<" + t + ">(arena + " + off + ")";
     case Space::weights:
       if (!is_const) throw Error("internal: a kernel writes weight '" + v.value + "'");
-      return "reinterpret_cast<" + t + ">(weights + " + off + ")";
+      return "reinterpret_cast<" + t + ">(weights + " + weights_.offset(v) + ")";
   }
   return "nullptr";
 }
@@ -107,14 +148,6 @@ std::string type_text(DType t, const Shape& s) {
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   return s;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw Error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 /// The weights checksum of runtime.h (mc::checksum64: FNV-1a 64 over little-endian 64-bit
@@ -207,120 +240,11 @@ std::string header_name(const std::string& h) {
 
 struct KernelCode {
   std::set<std::string> headers;          // kernels/ headers the file includes
-  std::vector<std::string> declarations;  // deduplicated, in order of first use
+  std::vector<std::string> declarations;  // the families' declarations: deduplicated, in order of first use
+  std::string entries;                    // per distinct instantiation: its alias and entry point
   std::string body;                       // the statements of the enqueue function
-  std::map<std::string, std::vector<std::string>> launches;  // kernel id -> launched_functions
+  std::map<std::string, std::vector<std::string>> launches;  // kernel id -> the entry points it launches
 };
-
-// ---- what a kernel launches (the report's "launches"; `make resources` maps ptxas's names) -----
-
-// C++ tokens (identifiers and numbers, "::", literals, single punctuation; comments and whitespace
-// dropped): the tokenizer of the resources tool, so both sides of its matching split text alike.
-std::vector<std::string> cpp_tokens(const std::string& s) { return mc_resources::detail::tokens(s); }
-
-bool is_word_token(const std::string& t) { return mc_resources::detail::is_word(t); }
-
-using AliasMap = std::map<std::string, std::vector<std::string>>;
-
-// Reads `using NAME = TOKENS ;` at tokens[i] (i at "using"); returns the index after the ';', or i
-// when it is not an alias declaration.
-std::size_t read_alias(const std::vector<std::string>& t, std::size_t i, AliasMap& aliases) {
-  if (i + 3 >= t.size() || t[i] != "using" || !is_word_token(t[i + 1]) || t[i + 2] != "=") return i;
-  std::vector<std::string> value;
-  int depth = 0;
-  std::size_t j = i + 3;
-  for (; j < t.size(); ++j) {
-    const std::string& x = t[j];
-    if (x == ";" && depth == 0) break;
-    if (x == "(" || x == "[" || x == "{" || x == "<") ++depth;
-    if (x == ")" || x == "]" || x == "}" || x == ">") --depth;
-    value.push_back(x);
-  }
-  if (j >= t.size()) return i;
-  aliases[t[i + 1]] = value;
-  return j + 1;
-}
-
-void resolve_into(const std::vector<std::string>& tokens, const AliasMap& local, const AliasMap& global, int depth,
-                  std::vector<std::string>& out) {
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& x = tokens[i];
-    const bool qualified = i > 0 && (tokens[i - 1] == "::" || tokens[i - 1] == "." || tokens[i - 1] == "->");
-    const AliasMap::const_iterator l = local.find(x), g = global.find(x);
-    const std::vector<std::string>* alias =
-        qualified || depth > 16 ? nullptr : l != local.end() ? &l->second : g != global.end() ? &g->second : nullptr;
-    if (alias) {
-      resolve_into(*alias, local, global, depth + 1, out);
-    } else {
-      out.push_back(x);
-    }
-  }
-}
-
-std::string join_tokens(const std::vector<std::string>& t) {
-  std::string s;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (i > 0 && ((is_word_token(t[i - 1]) && is_word_token(t[i])) || t[i - 1] == ",")) s += ' ';
-    s += t[i];
-  }
-  return s;
-}
-
-AliasMap file_scope_aliases(const std::string& declarations) {
-  AliasMap aliases;
-  const std::vector<std::string> t = cpp_tokens(declarations);
-  int depth = 0;
-  for (std::size_t i = 0; i < t.size();) {
-    if (t[i] == "{") ++depth;
-    if (t[i] == "}") --depth;
-    if (depth == 0 && t[i] == "using") {
-      const std::size_t next = read_alias(t, i, aliases);
-      if (next != i) {
-        i = next;
-        continue;
-      }
-    }
-    ++i;
-  }
-  return aliases;
-}
-
-std::vector<std::string> launched_functions(const AliasMap& global, const std::string& launch) {
-  std::vector<std::string> r;
-  AliasMap local;
-  const std::vector<std::string> t = cpp_tokens(launch);
-  for (std::size_t i = 0; i < t.size();) {
-    if (t[i] == "using") {
-      const std::size_t next = read_alias(t, i, local);
-      if (next != i) {
-        i = next;
-        continue;
-      }
-    }
-    if (t[i] == "MC_LAUNCH" && i + 1 < t.size() && t[i + 1] == "(") {
-      std::vector<std::string> f;
-      int depth = 0;
-      std::size_t j = i + 2;
-      for (; j < t.size(); ++j) {
-        const std::string& x = t[j];
-        if ((x == "," || x == ")") && depth == 0) break;
-        if (x == "(" || x == "[" || x == "{" || x == "<") ++depth;
-        if (x == ")" || x == "]" || x == "}" || x == ">") --depth;
-        f.push_back(x);
-      }
-      while (f.size() >= 2 && f.front() == "(" && f.back() == ")") f = std::vector<std::string>(f.begin() + 1, f.end() - 1);
-      if (!f.empty() && f.front() == "&") f.erase(f.begin());
-      std::vector<std::string> resolved;
-      resolve_into(f, local, global, 0, resolved);
-      const std::string text = join_tokens(resolved);
-      if (!text.empty() && std::find(r.begin(), r.end(), text) == r.end()) r.push_back(text);
-      i = j;
-      continue;
-    }
-    ++i;
-  }
-  return r;
-}
 
 std::string kernel_comment(const Kernel& k) {
   // "k3 (gemm): MatMul 'mm': float32[1x64], float32[64x10] -> float32[1x10]", then where the
@@ -353,66 +277,93 @@ std::string kernel_comment(const Kernel& k) {
   return c;
 }
 
-// True when `code` (trimmed) is one `{ ... }` block: its first '{' closes at its last character.
-// Comments and literals are skipped while matching.
-bool one_block(const std::string& code) {
-  if (code.empty() || code.front() != '{' || code.back() != '}') return false;
-  int depth = 0;
-  for (std::size_t i = 0; i < code.size(); ++i) {
-    const char c = code[i];
-    if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
-      i = code.find('\n', i);
-      if (i == std::string::npos) return false;
-    } else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
-      i = code.find("*/", i + 2);
-      if (i == std::string::npos) return false;
-      ++i;
-    } else if (c == '"' || c == '\'') {
-      for (++i; i < code.size() && code[i] != c; ++i) {
-        if (code[i] == '\\') ++i;
-      }
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) return i + 1 == code.size();
-    }
+// `using SYMBOL_t = TYPE;` and the entry point SYMBOL: C linkage, so ptxas and the report name
+// the kernel by this symbol, unmangled.
+std::string entry_point(const std::string& symbol, const Launch& l) {
+  const std::string t = symbol + "_t";
+  return "// " + comment(l.comment) + "\nusing " + t + " = " + l.type + ";\nextern \"C\" __global__ void __launch_bounds__(" +
+         t + "::kThreads) " + symbol + "(const " + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
+}
+
+// The statements that launch entry point `symbol` with the launch's params.
+std::string launch_statements(const std::string& symbol, const Launch& l) {
+  const std::string t = symbol + "_t";
+  std::string s = t + "::Params p{};\n";
+  for (const LaunchParam& p : l.params) s += "p." + p.field + " = " + p.value + ";\n";
+  return s + "MC_LAUNCH(" + symbol + ", " + t + "::grid(), " + t + "::block(), 0, p);\n";
+}
+
+// The launches are either all arch variants (min_sm > 0, ascending) or none is.
+bool arch_variants(const Kernel& k, const KernelLaunches& kl) {
+  int previous = 0;
+  bool variants = false;
+  for (std::size_t i = 0; i < kl.launches.size(); ++i) {
+    const int sm = kl.launches[i].min_sm;
+    if (i > 0 && (sm > 0) != variants) throw Error("internal: kernel " + k.id + " mixes arch variants with other launches");
+    if (sm > 0 && sm <= previous) throw Error("internal: kernel " + k.id + ": arch variants not in ascending order");
+    variants = sm > 0;
+    previous = sm;
   }
-  return false;
+  return variants;
 }
 
-std::string trimmed(const std::string& s) {
-  const std::size_t a = s.find_first_not_of(" \t\n");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\n") + 1 - a);
-}
-
-KernelCode kernel_code(const std::vector<const Kernel*>& kernels) {
+KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers) {
   KernelCode code;
-  std::set<std::string> seen;
-  AliasMap aliases;  // of the file's declarations so far
-  const ViewPointers pointers;
+  std::set<std::string> seen;                   // declarations written
+  std::map<std::string, std::string> symbol_of;  // instantiation -> its entry point (this file)
   for (const Kernel* k : kernels) {
     const KernelFamily* f = FamilyRegistry::instance().find(k->family);
     if (!f || !f->emit) {
       const std::string what = "no code generator for template family '" + k->family + "'";
       throw k->node ? k->node->error(what) : Error(what);
     }
-    Emitted e;
+    KernelLaunches kl;
     try {
-      e = f->emit(*k, pointers);
+      kl = f->emit(*k, pointers);
     } catch (const Error& err) {
       if (!k->node || !err.where().node.empty()) throw;
       throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
-    if (!e.declarations.empty() && seen.insert(e.declarations).second) {
-      code.declarations.push_back(e.declarations);
-      for (auto& [name, value] : file_scope_aliases(e.declarations)) aliases[name] = std::move(value);
+    if (!kl.declarations.empty() && seen.insert(kl.declarations).second) code.declarations.push_back(kl.declarations);
+    code.body += "\n" + kernel_comment(*k);
+    if (kl.launches.empty()) {
+      code.body += "// " + comment(kl.nothing_to_run.empty() ? "nothing to run" : kl.nothing_to_run) + "\n";
+      continue;
     }
-    code.launches[k->id] = launched_functions(aliases, e.launch);
-    // Each kernel's statements are a block of their own (their names stay local).
-    const std::string launch = trimmed(e.launch);
-    code.body += "\n" + kernel_comment(*k) + (one_block(launch) ? launch + "\n" : "{\n" + launch + "\n}\n");
+    const bool variants = arch_variants(*k, kl);
+    const std::size_t n = kl.launches.size();
+    std::vector<std::string> symbols;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Launch& l = kl.launches[i];
+      const std::string own = name + "_" + k->id +
+                              (variants ? "_sm" + std::to_string(l.min_sm) : n > 1 ? "_" + std::to_string(i) : "");
+      const auto [it, added] = symbol_of.emplace(l.type, own);
+      if (added) code.entries += entry_point(own, l);
+      symbols.push_back(it->second);
+      std::vector<std::string>& launched = code.launches[k->id];
+      if (std::find(launched.begin(), launched.end(), it->second) == launched.end()) launched.push_back(it->second);
+    }
+    if (variants) {
+      // The newest variant not above the device's SM; the oldest below all of them.
+      for (std::size_t i = n; i-- > 0;) {
+        if (n == 1) {
+          code.body += "{\n";
+        } else if (i > 0) {
+          code.body += (i + 1 == n ? "if" : "} else if") + std::string(" (mc_bindings.sm >= ") +
+                       std::to_string(kl.launches[i].min_sm) + ") {\n";
+        } else {
+          code.body += "} else {\n";
+        }
+        code.body += launch_statements(symbols[i], kl.launches[i]);
+      }
+      code.body += "}\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (n > 1) code.body += "// " + comment(kl.launches[i].comment) + "\n";
+      code.body += "{\n" + launch_statements(symbols[i], kl.launches[i]) + "}\n";
+    }
   }
   return code;
 }
@@ -431,13 +382,17 @@ std::string includes_of(const std::set<std::string>& headers) {
   return s;
 }
 
-// The kernels' declarations, in an unnamed namespace: what one file instantiates stays its own, so
-// the parts, and several models linked into one program, never clash.
+// The families' declarations in an unnamed namespace (what one file declares stays its own, so the
+// parts, and several models linked into one program, never clash), then the entry points (their
+// symbols start with the model's name and hold kernel ids: unique in a program).
 std::string declarations_of(const KernelCode& code) {
-  if (code.declarations.empty()) return "";
-  std::string s = "namespace {\n\n";
-  for (const std::string& d : code.declarations) s += d + (d.back() == '\n' ? "" : "\n") + "\n";
-  return s + "}  // namespace\n\n";
+  std::string s;
+  if (!code.declarations.empty()) {
+    s += "namespace {\n\n";
+    for (const std::string& d : code.declarations) s += d + (d.back() == '\n' ? "" : "\n") + "\n";
+    s += "}  // namespace\n\n";
+  }
+  return s + code.entries;
 }
 
 // ---- the files -------------------------------------------------------------------------------
@@ -531,7 +486,7 @@ std::string part_file(const Model& m, int p, const KernelCode& code) {
   std::string c = "// " + n + "_part" + std::to_string(p) + ".cu: kernels " + m.parts[p].front()->id + " to " +
                   m.parts[p].back()->id + " of model " + n + " (generated by modelc from " + comment(m.source) +
                   "; do not edit).\n";
-  c += "#include \"runtime/runtime.h\"\n" + includes_of(code.headers) + "\n";
+  c += "#include \"runtime/runtime.h\"\n#include \"" + n + "_weights.h\"\n" + includes_of(code.headers) + "\n";
   c += declarations_of(code);
   c += "// Enqueues this part's kernels; called by " + n + ".cu in order.\n";
   c += enqueue_function(n + "_part" + std::to_string(p) + "_enqueue", code, false);
@@ -574,26 +529,17 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   for (const ModelTensor& t : s.outputs) c += "//   output " + comment(t.name + "  " + type_text(t.dtype, t.shape)) + "\n";
   c += "#include \"runtime/runtime.h\"\n";
   c += "#include \"" + n + ".h\"\n";
-  if (code) c += includes_of(code->headers);
+  if (code) c += "#include \"" + n + "_weights.h\"\n" + includes_of(code->headers);
   c += "\n";
   c += "// The images compiled into the binary (the Makefile passes its ARCHS, '_' between them).\n";
   c += "#ifndef MODELC_ARCHS\n#define MODELC_ARCHS " + join_ints(archs, "_") + "\n#endif\n";
   c += "#ifndef MODELC_PTX_ARCH\n#define MODELC_PTX_ARCH " + std::to_string(archs.back()) + "\n#endif\n\n";
 
-  c += "// Weights (256-byte aligned; identical tensors are stored once):\n";
-  const std::size_t width = std::max<std::size_t>(6, std::to_string(s.weights_bytes).size());
-  auto column = [&](const std::string& t) { return std::string(width > t.size() ? width - t.size() : 0, ' ') + t; };
-  if (!s.weights.empty()) c += "//   " + column("offset") + "  " + column("bytes") + "  value\n";
-  for (const WeightEntry& w : s.weights) {
-    c += "//   " + column(std::to_string(w.offset)) + "  " + column(std::to_string(w.data.nbytes())) + "  " +
-         comment(w.value + "  " + type_text(w.data.dtype(), w.data.shape())) + "\n";
-  }
-  if (s.weights.empty()) c += "//   (none)\n";
   if (!m.o.weights_file) {
-    c += "extern \"C\" const unsigned char " + n + "_weights[];      // " + n + "_weights.S\n";
-    c += "extern \"C\" const unsigned char " + n + "_weights_end[];\n";
+    c += "// The weights (" + n + "_weights.h: where each tensor lies in them).\n";
+    c += "extern \"C\" const unsigned char " + n + "_weights[];  // " + n + "_weights.S\n";
+    c += "extern \"C\" const unsigned char " + n + "_weights_end[];\n\n";
   }
-  c += "\n";
 
   std::string enqueue_name;
   if (code) {
@@ -712,6 +658,21 @@ std::string cli_file(const Model& m) {
   return c;
 }
 
+std::string weights_header(const Model& m, const WeightNames& names) {
+  const std::string& n = m.name;
+  std::string h = "// " + n + "_weights.h: where each weight of model " + n + " lies in its weights (" + n +
+                  "_weights.bin), in bytes from their start: 256-byte aligned, identical tensors stored once. "
+                  "Generated by modelc.\n";
+  h += "#pragma once\n\n#include <stddef.h>\n\n";
+  for (std::size_t i = 0; i < m.s.weights.size(); ++i) {
+    const WeightEntry& w = m.s.weights[i];
+    h += "constexpr size_t " + names.names()[i] + " = " + std::to_string(w.offset) + ";  // " +
+         comment(type_text(w.data.dtype(), w.data.shape()) + " '" + w.value + "'") + "\n";
+  }
+  if (m.s.weights.empty()) h += "// (none)\n";
+  return h;
+}
+
 std::string weights_asm(const Model& m) {
   const std::string& n = m.name;
   std::string a;
@@ -742,7 +703,7 @@ void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, s
       throw Error("template header '" + h + "' is not in " + templates.string(),
                   "a family lists a header that does not exist, or MODELC_DATA_DIR points elsewhere");
     }
-    const std::string text = read_file(p);
+    const std::string text = read_text_file(p);
     files["kernels/" + h] = text;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
@@ -769,13 +730,17 @@ void add_runtime(const fs::path& stub, std::map<std::string, std::string>& files
     for (const auto& part : rel) hidden = hidden || part.string().front() == '.';
     if (!hidden) paths.push_back(rel);
   }
-  for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_file(stub / rel);
+  for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_text_file(stub / rel);
 }
 
 }  // namespace
 
-std::vector<std::string> launched_functions(const std::string& declarations, const std::string& launch) {
-  return launched_functions(file_scope_aliases(declarations), launch);
+std::string read_text_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw Error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 std::string data_dir() {
@@ -845,14 +810,16 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   const std::string& n = m.name;
   std::string part_list;
   std::map<std::string, std::vector<std::string>> launches;
+  const WeightNames weight_names(s.weights);
+  const ViewPointers pointers(weight_names);
   if (m.parts.empty()) {
-    const KernelCode code = kernel_code(all);
+    const KernelCode code = kernel_code(n, all, pointers);
     headers = code.headers;
     launches = code.launches;
     files[n + ".cu"] = main_cu_file(m, &code);
   } else {
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
-      const KernelCode code = kernel_code(m.parts[p]);
+      const KernelCode code = kernel_code(n, m.parts[p], pointers);
       headers.insert(code.headers.begin(), code.headers.end());
       launches.insert(code.launches.begin(), code.launches.end());
       const std::string file = n + "_part" + std::to_string(p) + ".cu";
@@ -862,6 +829,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
     files[n + ".cu"] = main_cu_file(m, nullptr);
   }
   files[n + ".h"] = header_file(m);
+  files[n + "_weights.h"] = weights_header(m, weight_names);
   files[n + "_main.cu"] = cli_file(m);
   if (!o.weights_file) files[n + "_weights.S"] = weights_asm(m);
   if (o.format) {
@@ -878,7 +846,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
     for (auto& [text, f] : formatted) *text = f.get();
   }
 
-  std::string makefile = read_file(data / "Makefile.gen");
+  std::string makefile = read_text_file(data / "Makefile.gen");
   makefile = replace_all(makefile, "@NAME@", n);
   makefile = replace_all(makefile, "@ARCHS@", join_ints(m.archs, " "));
   makefile = replace_all(makefile, "@PARTS@", part_list);
@@ -899,7 +867,7 @@ namespace {
 bool same_content(const fs::path& p, const std::string& text) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) != text.size()) return false;
-  return read_file(p) == text;
+  return read_text_file(p) == text;
 }
 
 // A folder emit_model may replace: empty, or a previous output (report.json says modelc wrote it).
@@ -908,7 +876,7 @@ bool replaceable(const fs::path& dir) {
   const fs::path report = dir / "report.json";
   if (!fs::is_regular_file(report)) return false;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(report));
+    const nlohmann::json j = nlohmann::json::parse(read_text_file(report));
     return j.is_object() && j.value("generator", "") == "modelc";
   } catch (const std::exception&) {
     return false;

@@ -1,16 +1,22 @@
 // codegen/emitter.h — Schedule -> the generated folder (see CODEGEN.md, "Generated folder").
 //
 //   NAME.h          the C API (Doxygen comments)
-//   NAME.cu         the API, the model description, the weights table, and, up to
-//                   kMaxKernelsPerFile kernels, the kernels and the run function; beyond that
-//                   the kernels go in NAME_part0.cu, NAME_part1.cu, ... (parallel builds)
+//   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the
+//                   kernels and the run function; beyond that the kernels go in NAME_part0.cu,
+//                   NAME_part1.cu, ... (parallel builds)
 //   NAME_main.cu    the CLI program: a table of the API for runtime/cli.h
+//   NAME_weights.h  the weights table: a named offset per tensor (kW_fc_weight), which the
+//                   kernels' pointers use
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
+// Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
+// per distinct instantiation, NAME_<kernel id> (extern "C": the symbol ptxas and the report name),
+// and a block of the enqueue function that sets the Params fields and launches it.
 // The folder is written into a temporary sibling folder and renamed into place, so an error
 // leaves no partial output. The same Schedule and options give byte-identical files.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,20 +62,37 @@ std::string weights_blob(const Schedule& s);
 /// source tree modelc was built from. Throws Error when they are not there.
 std::string data_dir();
 
-/// The EmitContext of the generated run functions: pointers are expressions over `arena`,
-/// `weights`, `inputs` and `outputs` (see codegen/emitter.cpp).
-class ViewPointers : public EmitContext {
+/// \brief The names of the weights' offsets (NAME_weights.h): per WeightEntry, in order, `kW_` and
+/// its value's name as an identifier ("fc.weight" -> kW_fc_weight; runs of other characters become
+/// one '_'), with _2, _3, ... after a name already taken.
+class WeightNames {
  public:
-  std::string ptr(const TensorView& v, bool is_const) const override;
-  std::string ctype(DType t) const override;
+  explicit WeightNames(const std::vector<WeightEntry>& weights);  ///< keeps a reference
+  const std::vector<std::string>& names() const { return names_; }
+  /// The offset of a weights view in the blob: "kW_fc_weight", or "kW_fc_weight + 64" for a view
+  /// inside it (the entry of the view's own value where several share the bytes). Throws an
+  /// internal Error for a view outside every entry.
+  std::string offset(const TensorView& v) const;
+
+ private:
+  const std::vector<WeightEntry>* weights_;
+  std::vector<std::string> names_;
 };
 
-/// \brief The __global__ functions a kernel's code launches: the first argument of every
-/// `MC_LAUNCH(` in `launch`, with the aliases it uses (`using X = ...;` in `declarations` at file
-/// scope, or earlier in `launch`) replaced by what they name, as one line of C++, e.g.
-/// "mc::gemm::kernel<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, ...>>". The report
-/// lists them per kernel; `make resources` matches them with ptxas's names.
-std::vector<std::string> launched_functions(const std::string& declarations, const std::string& launch);
+/// The EmitContext of the generated run functions: pointers are expressions over `arena`,
+/// `weights` (at the named offsets), `inputs` and `outputs` (see codegen/emitter.cpp).
+class ViewPointers : public EmitContext {
+ public:
+  explicit ViewPointers(const WeightNames& weights) : weights_(weights) {}
+  std::string ptr(const TensorView& v, bool is_const) const override;
+  std::string ctype(DType t) const override;
+
+ private:
+  const WeightNames& weights_;
+};
+
+/// The bytes of a file (the data folder's, a generated folder's report); Error when it cannot be read.
+std::string read_text_file(const std::filesystem::path& p);
 
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);

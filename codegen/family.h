@@ -1,6 +1,7 @@
-// codegen/family.h — a template family's printer: how a Kernel of the Schedule is emitted (an
-// instantiation of templates/<family>.cuh and its launch). What a family can do and how its
-// tactic is chosen are the schedule's (compiler/schedule/families.h); codegen decides nothing.
+// codegen/family.h — a template family's printer: how a Kernel of the Schedule is emitted
+// (instantiations of templates/<family>.cuh and their launches, described as codegen/launch.h's
+// KernelLaunches; the emitter prints them). What a family can do and how its tactic is chosen are
+// the schedule's (compiler/schedule/families.h); codegen decides nothing.
 //
 // One file per family in codegen/families/, registered with MODELC_REGISTER_FAMILY.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/launch.h"
 #include "schedule/schedule.h"
 
 namespace modelc {
@@ -24,22 +26,12 @@ class EmitContext {
   virtual std::string ctype(DType t) const = 0;
 };
 
-/// \brief Code for one kernel. `declarations` go at namespace scope in the
-/// generated .cu (identical text is emitted once: a kernel instantiated twice
-/// with the same parameters appears once); `launch` is a block of statements in
-/// the run function, where `stream` (cudaStream_t) is in scope and launches are
-/// written `MC_LAUNCH(kernel_function, grid, block, dynamic_smem_bytes, args...);`
-/// (runtime.h: checks the launch and returns the error from run).
-struct Emitted {
-  std::string declarations;
-  std::string launch;
-};
-
 struct KernelFamily {
   std::string name;                   ///< "gemm", "elementwise", ...
   std::vector<std::string> headers;   ///< templates/ files the code includes (copied into kernels/)
-  /// Prints the kernel as the schedule decided it (family, views, tactic): decides nothing.
-  std::function<Emitted(const Kernel& k, const EmitContext& ctx)> emit;
+  /// The kernel's launches as the schedule decided it (family, views, tactic; pointers through
+  /// ctx): decides nothing; throws Error for what the templates cannot run.
+  std::function<KernelLaunches(const Kernel& k, const EmitContext& ctx)> emit;
 };
 
 class FamilyRegistry {

@@ -378,16 +378,20 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += "\n## Template families\n\n| family | kernels |\n|---|---:|\n";
   for (const auto& [f, n] : families) m += "| " + f + " | " + std::to_string(n) + " |\n";
 
-  m += "\n## Kernels\n\n| id | family | op | nodes | inputs | outputs | tactic | FLOPs | note |\n";
-  m += "|---|---|---|---|---|---|---|---:|---|\n";
+  m += "\n## Kernels\n\n| id | family | op | nodes | inputs | outputs | tactic | FLOPs | launches | note |\n";
+  m += "|---|---|---|---|---|---|---|---:|---|---|\n";
   for (const Kernel& k : s.kernels) {
-    std::string in, out;
+    std::string in, out, launched;
     const std::string nodes = nodes_text(k);
+    const auto symbols = info.launches.find(k.id);
+    if (symbols != info.launches.end()) {
+      for (const std::string& l : symbols->second) launched += (launched.empty() ? "" : "<br>") + l;
+    }
     for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
     for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
     m += "| " + k.id + " | " + k.family + " | " + (k.node ? k.node->op() : "") + " | " + cell(nodes) + " | " +
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
-         cell(k.note) + " |\n";
+         cell(launched) + " | " + cell(k.note) + " |\n";
   }
   if (s.precision) m += precision_markdown(*s.precision);
   return m;

@@ -13,10 +13,10 @@ struct ReportInfo {
   std::string source;          ///< the model's file name (no folders: the report is deterministic)
   bool weights_file = false;   ///< --weights-file: NAME_weights.bin is read at create
   int parts = 0;               ///< NAME_partK.cu files (0: everything in NAME.cu)
-  /// Kernel id -> the __global__ functions its code launches, as C++ text with the emitted
-  /// aliases resolved (e.g. "mc::gemm::kernel<mc::gemm::Gemm<float, ...>>"): `make resources`
-  /// matches them with ptxas's (demangled) names to put registers and shared memory per kernel
-  /// into the report (runtime_stub/tools/resources.h).
+  /// Kernel id -> the entry points its code launches, by symbol ("resnet50_k12"; arch variants
+  /// "resnet50_k12_sm75", "resnet50_k12_sm90"; a kernel whose instantiation an earlier one of its
+  /// file has launches that one's). ptxas names them alike: `modelc resources` puts registers and
+  /// shared memory per kernel into the report by these names (codegen/resources.h).
   std::map<std::string, std::vector<std::string>> launches;
 };
 

@@ -139,10 +139,10 @@ struct Conv {
   static constexpr int kSmemBytes = 0;
 
   struct Params {
-    const T* X;
-    const T* W;
-    T* Y;
-    typename Epi::Params epi;
+    const T* X = nullptr;
+    const T* W = nullptr;
+    T* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() {
@@ -184,7 +184,7 @@ struct Conv {
         } else {
           off = (n * O::kSize + o) * kYP + channel;
         }
-        p.Y[off] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc[i][j], gemm::Coord{group, channel, col, off}));
+        p.Y[off] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], gemm::Coord{group, channel, col, off}));
       }
     }
   }

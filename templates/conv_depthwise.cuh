@@ -35,10 +35,10 @@ struct ConvDepthwise {
   static constexpr int64_t kOutputs = int64_t(Sh::kN) * Sh::kM * O::kSize;
 
   struct Params {
-    const T* X;
-    const T* W;
-    T* Y;
-    typename Epi::Params epi;
+    const T* X = nullptr;
+    const T* W = nullptr;
+    T* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() { return dim3(static_cast<unsigned>((kOutputs + NT - 1) / NT)); }
@@ -88,7 +88,7 @@ struct ConvDepthwise {
         }
       }
     }
-    p.Y[y_off] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc, gemm::Coord{c, m, n * O::kSize + o, y_off}));
+    p.Y[y_off] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc, gemm::Coord{c, m, n * O::kSize + o, y_off}));
   }
 };
 

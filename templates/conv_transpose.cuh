@@ -31,10 +31,10 @@ struct ConvTranspose {
   static constexpr int64_t kOutputs = int64_t(Sh::kN) * Sh::kM * O::kSize;
 
   struct Params {
-    const T* X;
-    const T* W;
-    T* Y;
-    typename Epi::Params epi;
+    const T* X = nullptr;
+    const T* W = nullptr;
+    T* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() { return dim3(static_cast<unsigned>((kOutputs + NT - 1) / NT)); }
@@ -96,7 +96,7 @@ struct ConvTranspose {
         }
       }
     }
-    p.Y[idx] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc, gemm::Coord{group, m, n * O::kSize + o, idx}));
+    p.Y[idx] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc, gemm::Coord{group, m, n * O::kSize + o, idx}));
   }
 };
 

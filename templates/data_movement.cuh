@@ -17,11 +17,12 @@ namespace mc::dm {
 template <class T, class Shape, class YStrides, class XStrides>
 struct Copy {
   using Index = ix::index_t<Shape, YStrides, XStrides>;
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = ix::grid_for(Shape::numel);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(ix::grid_for(Shape::numel)); }
+  static dim3 block() { return dim3(kThreads); }
   struct Params {
-    void* y;
-    const void* x;
+    void* y = nullptr;
+    const void* x = nullptr;
   };
   static __device__ void run(const Params& p) {
     T* y = static_cast<T*>(p.y);
@@ -33,7 +34,7 @@ struct Copy {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) copy_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) copy_kernel(const typename K::Params p) {
   K::run(p);
 }
 
@@ -48,11 +49,12 @@ struct TiledCopy {
   static constexpr int kRows = ix::kBlock / kTile;
   static constexpr int64_t tiles_p = (P + kTile - 1) / kTile, tiles_q = (Q + kTile - 1) / kTile;
   static constexpr int64_t tiles = Batch::numel * tiles_p * tiles_q;
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = static_cast<unsigned>(tiles < ix::kMaxBlocks ? tiles : ix::kMaxBlocks);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(static_cast<unsigned>(tiles < ix::kMaxBlocks ? tiles : ix::kMaxBlocks)); }
+  static dim3 block() { return dim3(kThreads); }
   struct Params {
-    void* y;
-    const void* x;
+    void* y = nullptr;
+    const void* x = nullptr;
   };
   static __device__ void run(const Params& p) {
     __shared__ T tile[kTile][kTile + 1];  // +1: the column reads hit different banks
@@ -75,7 +77,7 @@ struct TiledCopy {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) tiled_copy_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) tiled_copy_kernel(const typename K::Params p) {
   K::run(p);
 }
 
@@ -90,13 +92,14 @@ enum class PadMode : int { constant = 0, edge = 1, reflect = 2, wrap = 3 };
 template <class T, PadMode Mode, class Shape, class YStrides, class XStrides, class Lo, class Kept, class Begin>
 struct Pad {
   using Index = ix::index_t<Shape, YStrides, XStrides>;
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = ix::grid_for(Shape::numel);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(ix::grid_for(Shape::numel)); }
+  static dim3 block() { return dim3(kThreads); }
   struct Params {
-    void* y;
-    const void* x;
-    const void* fill;  ///< the fill value (constant mode) as a one-element tensor, or null for fill_bits
-    T fill_bits;       ///< the fill value's bits when it is known at emit time
+    void* y = nullptr;
+    const void* x = nullptr;
+    const void* fill = nullptr;  ///< the fill value (constant mode) as a one-element tensor, or null for fill_bits
+    T fill_bits = 0;             ///< the fill value's bits when it is known at emit time
   };
 
   /// Input coordinate of output coordinate o along dim D, or -1 for the fill value.
@@ -149,7 +152,7 @@ struct Pad {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) pad_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) pad_kernel(const typename K::Params p) {
   K::run(p);
 }
 
@@ -164,13 +167,14 @@ template <class T, class I, class Outer, class XOuterStrides, int64_t AxisLen, i
 struct Gather {
   using Index = ix::index_t<YShape, YStrides>;
   using Offset = int64_t;  // the source offset: x may be larger than y
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = ix::grid_for(YShape::numel);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(ix::grid_for(YShape::numel)); }
+  static dim3 block() { return dim3(kThreads); }
   static_assert(Outer::numel * Indices::numel * Inner::numel == YShape::numel, "Gather: shapes disagree");
   struct Params {
-    void* y;
-    const void* x;
-    const void* indices;
+    void* y = nullptr;
+    const void* x = nullptr;
+    const void* indices = nullptr;
   };
   static __device__ void run(const Params& p) {
     T* y = static_cast<T*>(p.y);
@@ -190,7 +194,7 @@ struct Gather {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) gather_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) gather_kernel(const typename K::Params p) {
   K::run(p);
 }
 

@@ -14,13 +14,16 @@
 // arithmetic that wraps like the reference's (two's complement). FP16 operands that are all
 // contiguous go two elements at a time through __half2 loads and stores (Elementwise::kPairs).
 //
-// Emitted use (codegen/families/elementwise.cpp):
-//   using K = mc::ew::Elementwise<mc::ew::Add, mc::ix::Dims<64, 3136>,
-//                                 mc::ew::Operand<float, mc::ix::Dims<3136, 1>>,   // y
-//                                 mc::ew::Operand<float, mc::ix::Dims<3136, 1>>,   // x0
-//                                 mc::ew::Operand<float, mc::ix::Dims<1, 0>>>;     // x1 (per channel)
-//   K::Params p{y, {x0, x1}, mc::ew::Add{}};
-//   MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+// Emitted use (codegen/families/elementwise.cpp; the entry point and the launch: codegen/launch.h):
+//   using resnet50_k3_t = mc::ew::Elementwise<mc::ew::Add, mc::ix::Dims<64, 3136>,
+//                                             mc::ew::Operand<float, mc::ix::Dims<3136, 1>>,  // y
+//                                             mc::ew::Operand<float, mc::ix::Dims<3136, 1>>,  // x0
+//                                             mc::ew::Operand<float, mc::ix::Dims<1, 0>>>;    // x1 (per channel)
+//   resnet50_k3_t::Params p{};
+//   p.y = y;
+//   p.x[0] = x0;
+//   p.x[1] = x1;  // p.op: the Op's attributes, for ops that have some (mc::ew::LeakyRelu{0.01f})
+//   MC_LAUNCH(resnet50_k3, resnet50_k3_t::grid(), resnet50_k3_t::block(), 0, p);
 #pragma once
 
 #include "tensor_index.cuh"
@@ -40,13 +43,14 @@ template <class Op, class Shape, class Y, class... X>
 struct Elementwise {
   static constexpr int kInputs = static_cast<int>(sizeof...(X));
   using Index = ix::index_t<Shape, typename Y::strides, typename X::strides...>;
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = ix::grid_for(Shape::numel);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(ix::grid_for(Shape::numel)); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    void* y;
-    const void* x[kInputs > 0 ? kInputs : 1];
-    Op op;
+    void* y = nullptr;
+    const void* x[kInputs > 0 ? kInputs : 1] = {};
+    Op op{};  ///< a default-constructed Op for the ops without attributes
   };
 
   template <std::size_t... K>
@@ -118,7 +122,7 @@ struct Elementwise {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) elementwise_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) elementwise_kernel(const typename K::Params p) {
   K::run(p);
 }
 

@@ -27,11 +27,13 @@
 // main loop.
 #pragma once
 
-#include "device.h"
-
+// Standard headers before device.h (the emulation's qualifier macros must not reach them).
+#include <math.h>  // INFINITY: ActParams' open bounds
 #include <stdint.h>
 
 #include <type_traits>
+
+#include "device.h"
 
 namespace mc {
 namespace gemm {
@@ -85,8 +87,8 @@ struct EpilogueIdentity {
 template <class T, class SC, bool kHasC>
 struct EpilogueLinear {
   struct Params {
-    float alpha, beta;
-    const T* C;  ///< null when kHasC is false
+    float alpha = 1.0f, beta = 1.0f;
+    const T* C = nullptr;  ///< null when kHasC is false
   };
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
@@ -103,7 +105,7 @@ struct EpilogueLinear {
 template <class T>
 struct EpilogueBias {
   struct Params {
-    const T* bias;
+    const T* bias = nullptr;
   };
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
@@ -115,9 +117,10 @@ struct EpilogueBias {
 enum class Act { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh };
 
 /// \brief An activation's parameters: leaky_relu's slope (alpha), hard_sigmoid's and hard_swish's
-/// alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open).
+/// alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open). The defaults are
+/// neutral (alpha x + beta = x, no bounds): an activation that uses none of them leaves them so.
 struct ActParams {
-  float alpha, beta, min, max;
+  float alpha = 1.0f, beta = 0.0f, min = -INFINITY, max = INFINITY;
 };
 
 template <Act A>
@@ -153,10 +156,10 @@ enum class Residual { none, before_activation, after_activation };
 template <class T, class SBias, bool kHasBias, Act A, Residual R>
 struct EpilogueFused {
   struct Params {
-    float alpha, beta;
-    const T* bias;      ///< null when kHasBias is false
-    const T* residual;  ///< null when R is Residual::none
-    ActParams act;
+    float alpha = 1.0f, beta = 1.0f;
+    const T* bias = nullptr;      ///< null when kHasBias is false
+    const T* residual = nullptr;  ///< null when R is Residual::none
+    ActParams act{};
   };
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
@@ -338,10 +341,10 @@ struct Gemm {
   static constexpr int kSmemBytes = 0;  // static shared memory only
 
   struct Params {
-    const T* A;
-    const T* B;
-    T* Y;
-    typename Epi::Params epi;
+    const T* A = nullptr;
+    const T* B = nullptr;
+    T* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() { return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch); }
@@ -373,14 +376,15 @@ struct Gemm {
         const int n = n0 + Tl::col(tx, j);
         if (m < Sh::kM && n < Sh::kN) {
           const int64_t o = y_batch + m * SY::kRow + n * SY::kCol;
-          p.Y[o] = static_cast<T>(Epi::template apply<Sh>(p.epi, acc[i][j], Coord{batch, m, n, o}));
+          p.Y[o] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], Coord{batch, m, n, o}));
         }
       }
     }
   }
 };
 
-/// \brief The kernel of any template here with a Params and a static run (Gemm, Conv, ...).
+/// \brief The kernel of any template here with a Params and a static run (Gemm, Conv, ...), for the
+/// template tests (the emitted code has an entry point per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);
@@ -426,8 +430,8 @@ struct StridedSum {
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
   struct Params {
-    const T* X;
-    T* Y;
+    const T* X = nullptr;
+    T* Y = nullptr;
   };
   static dim3 grid() { return dim3(static_cast<unsigned>((OutIndex::kSize + NT - 1) / NT)); }
   static dim3 block() { return dim3(NT); }

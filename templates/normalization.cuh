@@ -33,14 +33,16 @@ struct Normalize {
   static constexpr int kPerThread = (kCols + Tile::kGroup - 1) / Tile::kGroup;
   static constexpr bool kCached = kPerThread <= kMaxCached;
   static_assert(Y::Row::kSize == kRows && Y::Col::kSize == kCols, "Normalize: X and Y disagree on the shape");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    const typename Scale::Elem* scale;
-    const typename Bias::Elem* bias;  ///< null when Bias is Absent
-    typename Y::Elem* y;  ///< output
-    typename MeanOut::Elem* mean;         ///< null when MeanOut is Absent
-    typename InvStdOut::Elem* inv_std_dev;  ///< null when InvStdOut is Absent
+    const T* x = nullptr;                             ///< input
+    const typename Scale::Elem* scale = nullptr;
+    const typename Bias::Elem* bias = nullptr;        ///< null when Bias is Absent
+    typename Y::Elem* y = nullptr;                    ///< output
+    typename MeanOut::Elem* mean = nullptr;           ///< null when MeanOut is Absent
+    typename InvStdOut::Elem* inv_std_dev = nullptr;  ///< null when InvStdOut is Absent
     float epsilon;
   };
 

@@ -88,9 +88,9 @@ struct Pool {
   static_assert(kPX >= Sh::kC && kPY >= Sh::kC, "Pool: a channel pitch below the channel count");
 
   struct Params {
-    const T* X;
-    T* Y;
-    int64_t* indices;  ///< null unless kIndices
+    const T* X = nullptr;
+    T* Y = nullptr;
+    int64_t* indices = nullptr;  ///< null unless kIndices
   };
 
   static dim3 grid() { return dim3(static_cast<unsigned>((kOutputs + NT - 1) / NT)); }
@@ -184,8 +184,8 @@ struct GlobalPool {
   static_assert(kPX >= kC && kPY >= kC, "GlobalPool: a channel pitch below the channel count");
 
   struct Params {
-    const T* X;
-    T* Y;
+    const T* X = nullptr;
+    T* Y = nullptr;
   };
 
   static dim3 grid() {

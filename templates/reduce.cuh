@@ -266,7 +266,8 @@ struct Tiling {
   }
 };
 
-/// \brief The kernel of every template here: K::run(p) with K's block size as launch bound.
+/// \brief The kernel of every template here: K::run(p) with K's block size as launch bound (the
+/// template tests' entry point; the emitted code has one per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);
@@ -431,10 +432,12 @@ struct Reduce {
   static constexpr int kThreads = Tile::kThreads;
   static constexpr int kBlocks = (kRows + Tile::kRowsPerBlock - 1) / Tile::kRowsPerBlock;
   static_assert(Y::Row::kSize == kRows, "Reduce: X and Y disagree on the number of rows");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    typename Y::Elem* y;  ///< output
+    const T* x = nullptr;               ///< input
+    typename Y::Elem* y = nullptr;      ///< output
   };
 
   struct Combine {
@@ -494,10 +497,12 @@ struct ArgMinMax {
   static constexpr int kThreads = Tile::kThreads;
   static constexpr int kBlocks = (kRows + Tile::kRowsPerBlock - 1) / Tile::kRowsPerBlock;
   static_assert(kCols >= 1, "ArgMinMax: the axis must not be empty");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    int64_t* y;  ///< output (indices)
+    const T* x = nullptr;  ///< input
+    int64_t* y = nullptr;  ///< output (indices)
   };
 
   struct Better {

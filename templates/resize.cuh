@@ -33,12 +33,13 @@ struct Resize {
   static constexpr int R = YShape::rank;
   using Index = ix::index_t<YShape, YStrides>;
   using Offset = int64_t;
-  static constexpr unsigned block = ix::kBlock;
-  static constexpr unsigned grid = ix::grid_for(YShape::numel);
+  static constexpr int kThreads = ix::kBlock;
+  static dim3 grid() { return dim3(ix::grid_for(YShape::numel)); }
+  static dim3 block() { return dim3(kThreads); }
   struct Params {
-    void* y;
-    const void* x;
-    Acc extrapolation;  ///< the value outside the crop box (tf_crop_and_resize)
+    void* y = nullptr;
+    const void* x = nullptr;
+    Acc extrapolation = 0;  ///< the value outside the crop box (tf_crop_and_resize)
   };
 
   // Sum over the taps of dims 0..D at the source offset `base` of dims D+1.. (dim D outermost).
@@ -87,7 +88,7 @@ struct Resize {
 };
 
 template <class K>
-__global__ void __launch_bounds__(ix::kBlock) resize_kernel(const typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads) resize_kernel(const typename K::Params p) {
   K::run(p);
 }
 

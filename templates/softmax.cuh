@@ -26,10 +26,12 @@ struct Softmax {
   static constexpr int kPerThread = (kCols + Tile::kGroup - 1) / Tile::kGroup;
   static constexpr bool kCached = kPerThread <= kMaxCached;
   static_assert(Y::Row::kSize == kRows && Y::Col::kSize == kCols, "Softmax: X and Y disagree on the shape");
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
 
   struct Params {
-    const T* x;  ///< input
-    typename Y::Elem* y;  ///< output
+    const T* x = nullptr;           ///< input
+    typename Y::Elem* y = nullptr;  ///< output
   };
 
   struct Plus {

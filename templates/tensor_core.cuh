@@ -31,7 +31,8 @@
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data).
-// Entry point: mc::tc::kernel<K>.
+// Each follows the kernel contract of codegen/launch.h (Params, kThreads, grid(), block(), run);
+// the emitted code gives every instantiation an entry point of its own, the tests use mc::tc::kernel<K>.
 #pragma once
 
 #include "conv.cuh"
@@ -337,10 +338,10 @@ struct Gemm {
       SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
 
   struct Params {
-    const __half* A;
-    const __half* B;
-    TY* Y;
-    typename Epi::Params epi;
+    const __half* A = nullptr;
+    const __half* B = nullptr;
+    TY* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() { return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch); }
@@ -373,7 +374,7 @@ struct Gemm {
         const int64_t o = row + static_cast<int64_t>(n + e) * SY::kCol;
         // Past the last column the epilogue must not run: it would read bias / residual there.
         out.t[e] = n + e < Sh::kN ? to_output<TY>(static_cast<float>(Epi::template apply<Sh>(
-                                      p.epi, v[e], gemm::Coord{batch, m, n + e, o})))
+                                      p.epilogue, v[e], gemm::Coord{batch, m, n + e, o})))
                                 : to_output<TY>(0.0f);
       }
       if (kVectorY && n + 8 <= Sh::kN) {
@@ -506,10 +507,10 @@ struct Conv {
   using EpiShape = gemm::Shape<1, 1, 1, kPixels, Sh::kM, kK>;
 
   struct Params {
-    const __half* X;
-    const __half* W;
-    TY* Y;
-    typename Epi::Params epi;
+    const __half* X = nullptr;
+    const __half* W = nullptr;
+    TY* Y = nullptr;
+    typename Epi::Params epilogue{};
   };
 
   static dim3 grid() { return dim3((kPixels + Tl::kBM - 1) / Tl::kBM, (Sh::kM + Tl::kBN - 1) / Tl::kBN, 1); }
@@ -537,7 +538,7 @@ struct Conv {
       MC_UNROLL
       for (int e = 0; e < 8; ++e) {
         out.t[e] = m + e < Sh::kM ? to_output<TY>(static_cast<float>(Epi::template apply<EpiShape>(
-                                      p.epi, v[e], gemm::Coord{0, m + e, j, row + m + e})))
+                                      p.epilogue, v[e], gemm::Coord{0, m + e, j, row + m + e})))
                                 : to_output<TY>(0.0f);
       }
       if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
@@ -552,8 +553,8 @@ struct Conv {
   }
 };
 
-/// \brief The kernel of the templates here (Gemm, Conv): a demangled name starting with
-/// "void mc::tc::kernel<" is a tensor-core kernel.
+/// \brief A kernel of the templates here (Gemm, Conv) for the template tests (the emitted code has an
+/// entry point per instantiation).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
   K::run(p);

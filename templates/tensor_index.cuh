@@ -22,7 +22,7 @@
 namespace mc::ix {
 
 /// Threads per block of every kernel here (grid-stride loops).
-constexpr unsigned kBlock = 256;
+constexpr int kBlock = 256;
 /// Most blocks a launch uses; larger tensors loop (each thread takes several elements).
 constexpr int64_t kMaxBlocks = 4096;
 

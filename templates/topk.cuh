@@ -42,10 +42,13 @@ struct TopK {
   static constexpr int kSortSize = pow2_at_least(kCols);
   static constexpr bool kSort = kSortSize <= kMaxSort;
 
+  static dim3 grid() { return dim3(kBlocks); }
+  static dim3 block() { return dim3(kThreads); }
+
   struct Params {
-    const T* x;  ///< input
-    T* values;          ///< null when Values is Absent
-    int64_t* indices;   ///< null when Indices is Absent
+    const T* x = nullptr;         ///< input
+    T* values = nullptr;          ///< null when Values is Absent
+    int64_t* indices = nullptr;   ///< null when Indices is Absent
   };
 
   struct Entry {

@@ -11,14 +11,14 @@ namespace {
 
 using namespace reduction_codegen;
 
-Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
   ops::ArgReduce a;
   const Split s = arg_split(k, &a);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
+  if (y.numel() == 0) return nothing_to_run("the output is empty");
   const bool is_max = n.op() == "ArgMax";
   const bool last = a.select_last_index;
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
@@ -28,7 +28,7 @@ Emitted emit_argminmax(const Kernel& k, const EmitContext& ctx) {
   const std::string type = fmt::format("mc::reduction::ArgMinMax<{}, {}, {}, {}, {}>", is_max ? "true" : "false",
                                        last ? "true" : "false", operand_type(t, xm), operand_type("int64_t", ym, false),
                                        tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
+  return reduction_launch(k, type, {{"x", ctx.ptr(x, true)}, {"y", ctx.ptr(y, false)}});
 }
 
 MODELC_REGISTER_FAMILY(argminmax_family)(KernelFamily{"argminmax", {"reduce.cuh"}, emit_argminmax});

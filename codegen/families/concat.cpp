@@ -25,16 +25,18 @@ std::vector<StridedCopy> concat_plan(const Node& n, const std::vector<TensorView
 
 namespace {
 
-Emitted emit_concat(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_concat(const Kernel& k, const EmitContext& ctx) {
   const TensorView& y = k.outputs.at(0);
   const std::vector<StridedCopy> copies = concat_plan(*k.node, k.inputs, y);
-  std::string s;
+  KernelLaunches r;
   for (std::size_t i = 0; i < copies.size(); ++i) {
-    s += emit_copy(ctx, y, k.inputs[i], copies[i],
-                   "input " + std::to_string(i) + " of " + std::to_string(copies.size()) + " (" +
-                       view_str(k.inputs[i]) + ") into its place");
+    std::optional<Launch> l = copy_launch(ctx, y, k.inputs[i], copies[i],
+                                          "input " + std::to_string(i) + " of " + std::to_string(copies.size()) +
+                                              " (" + view_str(k.inputs[i]) + ") into its place");
+    if (l) r.launches.push_back(std::move(*l));
   }
-  return {"", s};
+  if (r.launches.empty()) r.nothing_to_run = "every input is empty, nothing to copy";
+  return r;
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ std::string conv_shape(const ConvGeometry& g) {
       g.N, g.C, g.M, g.G, dims3(g.in), dims3(g.kernel), dims3(g.out), dims3(g.stride), dims3(g.pad),
       dims3(g.dilation));
 }
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params,
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::vector<LaunchParam>* params,
                           std::string* what) {
   const bool has_bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined;
   if (is_fused(*k.node)) {
@@ -34,10 +34,9 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
   }
   *what = has_bias ? " + bias" : "";
   if (has_bias) {
-    *params = "{" + ctx.ptr(k.inputs[2], true) + "}";
+    params->push_back({"epilogue.bias", ctx.ptr(k.inputs[2], true)});
     return "mc::gemm::EpilogueBias<" + T + ">";
   }
-  *params = "{}";
   return "mc::gemm::EpilogueIdentity";
 }
 
@@ -66,13 +65,15 @@ std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
   return ctx.ctype(k.outputs[0].dtype);
 }
 
-Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
+  std::vector<LaunchParam> params = {
+      {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
+  std::string what;
+  const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
   if (k.engine == "tensor_core") {
     const int64_t cp = channels_last_pitch(k.inputs[0]), yp = channels_last_pitch(vy);
-    std::string epi_params, what;
-    const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &epi_params, &what);
     const std::string TY = ctx.ctype(vy.dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
@@ -81,29 +82,25 @@ Emitted emit_conv(const Kernel& k, const EmitContext& ctx) {
                          t.async ? "true" : "false", epilogue);
     };
     const std::string comment =
-        fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores, tile {}",
-                    k.id, k.node->op(), k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
-                    shape_text(vy.shape), g.str(), what, cp, yp, tc_tile_of(k, k.tactic).name());
-    return emit_tc_instance(k, comment, k.id + "_tc", decl,
-                            {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+        fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores", k.node->op(),
+                    k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape),
+                    g.str(), what, cp, yp);
+    return tc_launches(k, comment, decl, params);
   }
   const Pitches p = conv_pitches(k);
   const bool nhwc = p.x != 0;
   const TileConfig tile = tile_of(k);
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params, what;
-  const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &epi_params, &what);
-  const std::string comment = fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, {}implicit GEMM, SIMT tile {}", k.id,
-                                          k.node->op(), k.node->name(), shape_text(k.inputs[0].shape),
-                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what,
+  const std::string comment = fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM, SIMT tile {}", k.node->op(),
+                                          k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
+                                          shape_text(vy.shape), g.str(), what,
                                           nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, p.y) : "", tile.name());
   const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}", p.x, p.y, p.w) : "";
-  const std::string decl =
+  const std::string type =
       fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>", T,
                   acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn, tile.bk, tile.tm,
                   tile.tn, epilogue, pitches);
-  return emit_instance(k, comment, k.id + "_conv", decl,
-                       {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+  return linear_launch(k, comment, type, std::move(params));
 }
 
 }  // namespace

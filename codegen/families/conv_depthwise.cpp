@@ -10,31 +10,32 @@
 namespace modelc::linear {
 namespace {
 
-Emitted emit_depthwise(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_depthwise(const Kernel& k, const EmitContext& ctx) {
   const KernelLayout l = kernel_layout(k);
   if (!l.channels_last) require_dense(k);
   const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params, what;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
+  std::vector<LaunchParam> params = {
+      {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
+  std::string what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
   const std::string comment =
-      fmt::format("{}: {} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.id, k.node->op(), k.node->name(),
+      fmt::format("{} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.node->op(), k.node->name(),
                   shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what,
                   l.channels_last ? ", NHWC" : "");
   // nhwc: the channel pitches (0: the channel count).
   const std::string pitches =
       l.channels_last ? fmt::format(", 128, {}, {}", l.x_pitch == g.C ? 0 : l.x_pitch, l.y_pitch == g.M ? 0 : l.y_pitch)
                       : "";
-  const std::string decl =
+  const std::string type =
       fmt::format("mc::conv::ConvDepthwise<{}, {}, {},\n    mc::conv::Layout::{}, {}{}>", T, acc_type(vy.dtype),
                   conv_shape(g), l.channels_last ? "nhwc" : "nchw", epilogue, pitches);
-  return emit_instance(k, comment, k.id + "_conv_dw", decl,
-                       {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+  return linear_launch(k, comment, type, std::move(params));
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"gemm.cuh", "conv.cuh", "conv_depthwise.cuh"}, emit_depthwise});
+MODELC_REGISTER_FAMILY(conv_depthwise_family)({"conv_depthwise", {"conv_depthwise.cuh"}, emit_depthwise});
 
 }  // namespace modelc::linear

@@ -9,24 +9,25 @@
 namespace modelc::linear {
 namespace {
 
-Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
   require_dense(k);
   const ConvGeometry g = conv_transpose_geometry(k);
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  std::string epi_params, what;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &epi_params, &what);
-  const std::string comment = fmt::format("{}: ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.id,
-                                          k.node->name(), shape_text(k.inputs[0].shape),
-                                          shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what);
-  const std::string decl = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
+  std::vector<LaunchParam> params = {
+      {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
+  std::string what;
+  const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
+  const std::string comment = fmt::format("ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.node->name(),
+                                          shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
+                                          shape_text(vy.shape), g.str(), what);
+  const std::string type = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,
                                        acc_type(vy.dtype), conv_shape(g), epilogue);
-  return emit_instance(k, comment, k.id + "_conv_t", decl,
-                       {ctx.ptr(k.inputs[0], true), ctx.ptr(k.inputs[1], true), ctx.ptr(vy, false), epi_params});
+  return linear_launch(k, comment, type, std::move(params));
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"gemm.cuh", "conv.cuh", "conv_transpose.cuh"}, emit_transpose});
+MODELC_REGISTER_FAMILY(conv_transpose_family)({"conv_transpose", {"conv_transpose.cuh"}, emit_transpose});
 
 }  // namespace modelc::linear

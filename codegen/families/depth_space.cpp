@@ -30,13 +30,13 @@ StridedCopy depth_space_plan(const Node& n, const TensorView& x, const TensorVie
 
 namespace {
 
-Emitted emit_depth_space(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_depth_space(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const Node& n = *k.node;
   const ops::DepthSpace ds = ops::depth_space(n);
   const std::string what =
       ", blocksize " + std::to_string(ds.blocksize) + (n.op() == "DepthToSpace" ? (ds.crd ? " CRD" : " DCR") : "");
-  return {"", emit_copy(ctx, y, x, depth_space_plan(n, x, y), n.op() + what)};
+  return copy_kernel(ctx, y, x, depth_space_plan(n, x, y), n.op() + what);
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ Strides channel_strides(const TensorView& v, const Shape& out) {
   return s;
 }
 
-Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "elementwise kernel without input or output");
   const OpSpec spec = op_spec(k);
   const TensorView& y = k.outputs[0];
@@ -129,7 +129,7 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.node && inputs.size() == 2) legacy_to_numpy(*k.node, inputs[0], inputs[1]);
   Shape shape = y.shape;
 
-  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to compute\n"};
+  if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");
 
   Strides y_strides = y.strides;
   std::vector<Strides> x_strides;
@@ -157,22 +157,20 @@ Emitted emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   auto type_of = [&](const TensorView& v, bool value) {
     return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype);
   };
-  std::string type = "mc::ew::Elementwise<" + spec.op + ", " + dims(shape) + ",\n      mc::ew::Operand<" +
-                     type_of(y, true) + ", " + dims(y_strides) + ">";
-  std::string pointers;
+  Launch l;
+  l.comment = comment;
+  l.type = "mc::ew::Elementwise<" + spec.op + ", " + dims(shape) + ",\n      mc::ew::Operand<" + type_of(y, true) + ", " +
+           dims(y_strides) + ">";
+  l.params.push_back({"y", ctx.ptr(y, false)});
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
     const TensorView& v = inputs[static_cast<std::size_t>(spec.inputs[i])];
-    type += ",\n      mc::ew::Operand<" + type_of(v, !(spec.condition && i == 0)) + ", " + dims(x_strides[i]) + ">";
-    pointers += (i ? ", " : "") + ctx.ptr(v, true);
+    l.type += ",\n      mc::ew::Operand<" + type_of(v, !(spec.condition && i == 0)) + ", " + dims(x_strides[i]) + ">";
+    l.params.push_back({"x[" + std::to_string(i) + "]", ctx.ptr(v, true)});
   }
-  type += ">";
-
-  std::string s = "{  // " + comment + "\n";
-  s += "  using K = " + type + ";\n";
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", {" + pointers + "}, " + spec.op + "{" + spec.args + "}};\n";
-  s += "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n";
-  s += "}\n";
-  return {"", s};
+  l.type += ">";
+  // The Op's attributes; an Op without any is default-constructed.
+  if (!spec.args.empty()) l.params.push_back({"op", spec.op + "{" + spec.args + "}"});
+  return single_launch(std::move(l));
 }
 
 }  // namespace

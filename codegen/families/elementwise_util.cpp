@@ -92,17 +92,18 @@ void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t 
   }
 }
 
-std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
-                      const std::string& comment) {
-  if (num_elements(c.shape) == 0) return "// " + comment + ": empty, nothing to copy\n";
+std::optional<Launch> copy_launch(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
+                                  const std::string& comment) {
+  if (num_elements(c.shape) == 0) return std::nullopt;
   collapse(c.shape, {&c.y_strides, &c.x_strides});
   const std::string over = c.shape.empty() ? std::string("one element") : shape_str(c.shape);
+  Launch l;
+  l.params = {{"y", ptr_at(ctx, y, false, c.y_offset)}, {"x", ptr_at(ctx, x, true, c.x_offset)}};
   // Reads contiguous along another dim than the writes (a transpose of the inner dims): through
   // shared-memory tiles, when both dims are long enough to fill them.
   const std::size_t r = c.shape.size();
   if (tiled_dim(c) >= 0) {
     const auto p = static_cast<std::size_t>(tiled_dim(c));
-    std::string s = "{  // " + comment + ": a copy over " + over + " through 32x32 shared-memory tiles\n";
     Shape batch;
     Strides yb, xb;
     for (std::size_t d = 0; d + 1 < r; ++d) {
@@ -112,20 +113,23 @@ std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorV
       xb.push_back(c.x_strides[d]);
     }
     const std::size_t q = r - 1;
-    s += "  using K = mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " +
-         dims(xb) + ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
-         std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " +
-         std::to_string(c.x_strides[p]) + ", " + std::to_string(c.x_strides[q]) + ">;\n";
-    s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
-    s += "  MC_LAUNCH(mc::dm::tiled_copy_kernel<K>, K::grid, K::block, 0, p);\n";
-    return s + "}\n";
+    l.comment = comment + ": a copy over " + over + " through 32x32 shared-memory tiles";
+    l.type = "mc::dm::TiledCopy<" + bits_type(x.dtype) + ", " + dims(batch) + ", " + dims(yb) + ", " + dims(xb) +
+             ",\n      " + std::to_string(c.shape[p]) + ", " + std::to_string(c.shape[q]) + ", " +
+             std::to_string(c.y_strides[p]) + ", " + std::to_string(c.y_strides[q]) + ", " +
+             std::to_string(c.x_strides[p]) + ", " + std::to_string(c.x_strides[q]) + ">";
+    return l;
   }
-  std::string s = "{  // " + comment + ": a strided copy over " + over + "\n";
-  s += "  using K = mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
-       dims(c.x_strides) + ">;\n";
-  s += "  const K::Params p{" + ptr_at(ctx, y, false, c.y_offset) + ", " + ptr_at(ctx, x, true, c.x_offset) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::copy_kernel<K>, K::grid, K::block, 0, p);\n";
-  return s + "}\n";
+  l.comment = comment + ": a strided copy over " + over;
+  l.type = "mc::dm::Copy<" + bits_type(x.dtype) + ", " + dims(c.shape) + ", " + dims(c.y_strides) + ", " +
+           dims(c.x_strides) + ">";
+  return l;
+}
+
+KernelLaunches copy_kernel(const EmitContext& ctx, const TensorView& y, const TensorView& x, const StridedCopy& c,
+                           const std::string& comment) {
+  std::optional<Launch> l = copy_launch(ctx, y, x, c, comment);
+  return l ? single_launch(std::move(*l)) : nothing_to_run(comment + ": empty, nothing to copy");
 }
 
 }  // namespace modelc::codegen

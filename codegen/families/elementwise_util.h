@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,12 @@ std::string node_str(const Kernel& k);
 /// y = x, element for element, through a copy plan (for tests and the reference of a plan).
 void apply_copy(const StridedCopy& c, const uint8_t* x, uint8_t* y, std::size_t elem_size);
 
-/// The code of one copy launch (collapsed; mc::dm::TiledCopy where reads and writes run along
-/// different dims, else mc::dm::Copy), in its own block, commented with `comment` and how it
-/// copies. Only a comment when the copy is empty.
-std::string emit_copy(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
-                      const std::string& comment);
+/// The launch of one copy (collapsed; mc::dm::TiledCopy where reads and writes run along different
+/// dims, else mc::dm::Copy), commented with `comment` and how it copies; none when the copy is empty.
+std::optional<Launch> copy_launch(const EmitContext& ctx, const TensorView& y, const TensorView& x, StridedCopy c,
+                                  const std::string& comment);
+/// A kernel of one copy: copy_launch's, or nothing to run when the copy is empty.
+KernelLaunches copy_kernel(const EmitContext& ctx, const TensorView& y, const TensorView& x, const StridedCopy& c,
+                           const std::string& comment);
 
 }  // namespace modelc::codegen

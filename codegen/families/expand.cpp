@@ -14,9 +14,9 @@ StridedCopy expand_plan(const TensorView& x, const TensorView& y) {
 
 namespace {
 
-Emitted emit_expand(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_expand(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, expand_plan(x, y), "x broadcast to " + shape_str(y.shape))};
+  return copy_kernel(ctx, y, x, expand_plan(x, y), "x broadcast to " + shape_str(y.shape));
 }
 
 }  // namespace

@@ -27,9 +27,9 @@ GatherPlan gather_plan(const Node& n, const TensorView& x, const TensorView& y) 
 
 namespace {
 
-Emitted emit_gather(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_gather(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &indices = k.inputs.at(1), &y = k.outputs.at(0);
-  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to gather\n"};
+  if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to gather");
   const std::string comment = "axis " + std::to_string(k.node->attr_int("axis", 0)) + ", " + elem_type(indices.dtype) +
                               " indices (negative ones count from the end)";
   const GatherPlan p = gather_plan(*k.node, x, y);
@@ -37,14 +37,14 @@ Emitted emit_gather(const Kernel& k, const EmitContext& ctx) {
   Strides idx_strides = indices.strides, y_strides = y.strides;
   collapse(idx_shape, {&idx_strides});
   collapse(y_shape, {&y_strides});
-  std::string s = "{  // " + comment + "\n";
-  s += "  using K = mc::dm::Gather<" + bits_type(x.dtype) + ", " + elem_type(indices.dtype) + ",\n      " +
-       dims(p.outer) + ", " + dims(p.x_outer_strides) + ", " + std::to_string(p.axis_len) + ", " +
-       std::to_string(p.x_axis_stride) + ", " + dims(p.inner) + ", " + dims(p.x_inner_strides) + ",\n      " +
-       dims(idx_shape) + ", " + dims(idx_strides) + ", " + dims(y_shape) + ", " + dims(y_strides) + ">;\n";
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + ctx.ptr(indices, true) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::gather_kernel<K>, K::grid, K::block, 0, p);\n";
-  return {"", s + "}\n"};
+  Launch l;
+  l.comment = comment;
+  l.type = "mc::dm::Gather<" + bits_type(x.dtype) + ", " + elem_type(indices.dtype) + ",\n      " + dims(p.outer) +
+           ", " + dims(p.x_outer_strides) + ", " + std::to_string(p.axis_len) + ", " + std::to_string(p.x_axis_stride) +
+           ", " + dims(p.inner) + ", " + dims(p.x_inner_strides) + ",\n      " + dims(idx_shape) + ", " +
+           dims(idx_strides) + ", " + dims(y_shape) + ", " + dims(y_strides) + ">";
+  l.params = {{"y", ctx.ptr(y, false)}, {"x", ctx.ptr(x, true)}, {"indices", ctx.ptr(indices, true)}};
+  return single_launch(std::move(l));
 }
 
 }  // namespace

@@ -29,31 +29,20 @@ std::string acc_type(DType t) {
   }
 }
 
-std::string comment_safe(std::string s) {
-  // A node name is any string: a newline would end the // comment, a trailing backslash continue it.
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\') c = '_';
-  }
-  return s;
-}
+namespace {
 
-Emitted emit_instance(const Kernel& k, const std::string& comment_text, const std::string& type,
-                      const std::string& decl, const std::vector<std::string>& params) {
-  const std::string comment = comment_safe(comment_text);
-  Emitted e;
-  if (k.outputs.empty() || k.outputs[0].numel() == 0) {
-    e.launch = "// " + comment + ": empty output, nothing to run\n";
-    return e;
-  }
-  e.declarations = fmt::format("// {}\nusing {} = {};\n", comment, type, decl);
-  // The emitter puts its own comment (node, types, buffers, tactic, note) above the launch.
-  e.launch = fmt::format("MC_LAUNCH(mc::gemm::kernel<{0}>, {0}::grid(), {0}::block(), 0, {0}::Params{{{1}}});\n", type,
-                         fmt::join(params, ", "));
-  return e;
+bool empty_output(const Kernel& k) { return k.outputs.empty() || k.outputs[0].numel() == 0; }
+
+}  // namespace
+
+KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const std::string& type,
+                             std::vector<LaunchParam> params) {
+  if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
+  return single_launch(Launch{comment, type, std::move(params)});
 }
 
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
-                           bool has_bias, double alpha, double beta, std::string* params, std::string* what) {
+                           bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what) {
   const Node& n = *k.node;
   const ops::EpilogueActivation act = ops::activation_of_fused(n);
   const bool has_residual = k.inputs.size() > ops::kFusedResidualInput &&
@@ -74,51 +63,42 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
   const std::string act_name = ops::activation_name(act.kind);
   *what = std::string(has_bias ? " + bias" : "") + (act.kind != ops::Activation::none ? " + " + act_name : "") +
           (has_residual ? " + residual (" + n.attr_string("residual_position", "") + ")" : "");
-  *params = fmt::format("{{{}, {}, {}, {}, {{{}, {}, {}, {}}}}}", float_literal(alpha), float_literal(beta),
-                        has_bias ? ctx.ptr(k.inputs[ops::kFusedBiasInput], true) : "nullptr",
-                        has_residual ? ctx.ptr(k.inputs[ops::kFusedResidualInput], true) : "nullptr",
-                        float_literal(act.alpha), float_literal(act.beta),
-                        act.min ? float_literal(*act.min) : "-INFINITY", act.max ? float_literal(*act.max) : "INFINITY");
+  // The fields that differ from the defaults (alpha = beta = 1, no bias or residual, a neutral
+  // activation): what this epilogue reads.
+  if (alpha != 1.0) params->push_back({"epilogue.alpha", float_literal(alpha)});
+  if (has_bias && beta != 1.0) params->push_back({"epilogue.beta", float_literal(beta)});
+  if (has_bias) params->push_back({"epilogue.bias", ctx.ptr(k.inputs[ops::kFusedBiasInput], true)});
+  if (has_residual) params->push_back({"epilogue.residual", ctx.ptr(k.inputs[ops::kFusedResidualInput], true)});
+  switch (act.kind) {
+    case ops::Activation::leaky_relu: params->push_back({"epilogue.act.alpha", float_literal(act.alpha)}); break;
+    case ops::Activation::hard_sigmoid:
+    case ops::Activation::hard_swish:
+      params->push_back({"epilogue.act.alpha", float_literal(act.alpha)});
+      params->push_back({"epilogue.act.beta", float_literal(act.beta)});
+      break;
+    case ops::Activation::clip:
+      if (act.min) params->push_back({"epilogue.act.min", float_literal(*act.min)});
+      if (act.max) params->push_back({"epilogue.act.max", float_literal(*act.max)});
+      break;
+    default: break;
+  }
   return fmt::format("mc::gemm::EpilogueFused<{}, {}, {}, mc::gemm::Act::{}, {}>", T, strides_text(bias),
                      has_bias ? "true" : "false", act_name, residual);
 }
 
-Emitted emit_tc_instance(const Kernel& k, const std::string& comment_text, const std::string& type,
-                         const std::function<std::string(const TcTile&)>& decl, const std::vector<std::string>& params) {
-  const std::string comment = comment_safe(comment_text);
-  Emitted e;
-  if (k.outputs.empty() || k.outputs[0].numel() == 0) {
-    e.launch = "// " + comment + ": empty output, nothing to run\n";
-    return e;
-  }
-  auto launch = [&](const std::string& t) {
-    return fmt::format("MC_LAUNCH(mc::tc::kernel<{0}>, {0}::grid(), {0}::block(), 0, {0}::Params{{{1}}});\n", t,
-                       fmt::join(params, ", "));
-  };
+KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
+                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params) {
+  if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
   if (k.arch_tactic.empty()) {
-    e.declarations = fmt::format("// {}\nusing {} = {};\n", comment, type, decl(tc_tile_of(k, k.tactic)));
-    e.launch = launch(type);
-    return e;
+    const TcTile t = tc_tile_of(k, k.tactic);
+    return single_launch(Launch{comment + ", tile " + t.name(), decl(t), params});
   }
-  // One instantiation per arch (identical ones share their text through the emitter's dedup only
-  // when the names match, so each arch names its own).
-  e.declarations = "// " + comment + "\n";
-  std::vector<std::pair<int, std::string>> arms;  // (sm, type), ascending
+  KernelLaunches r;
   for (const auto& [sm, tactic] : k.arch_tactic) {
-    const std::string t = fmt::format("{}_sm{}", type, sm);
-    e.declarations += fmt::format("using {} = {};\n", t, decl(tc_tile_of(k, tactic)));
-    arms.emplace_back(sm, t);
+    const TcTile t = tc_tile_of(k, tactic);
+    r.launches.push_back(Launch{comment + ", tile " + t.name() + " (sm_" + std::to_string(sm) + ")", decl(t), params, sm});
   }
-  // The newest planned arch not above the device's; the oldest below all of them.
-  for (std::size_t i = arms.size(); i-- > 0;) {
-    if (i > 0) {
-      e.launch += fmt::format("{}if (mc_bindings.sm >= {}) {{\n{}", i + 1 == arms.size() ? "" : "} else ", arms[i].first,
-                              launch(arms[i].second));
-    } else {
-      e.launch += "} else {\n" + launch(arms[i].second) + "}\n";
-    }
-  }
-  return e;
+  return r;
 }
 
 // ---- the family --------------------------------------------------------------------------------
@@ -135,26 +115,31 @@ std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
   return ctx.ctype(k.outputs[0].dtype);
 }
 
-Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmLowering g = lower_gemm(k);
   const Node& n = *k.node;
   const TensorView& vy = k.outputs[0];
   const bool tc = k.engine == "tensor_core";
   const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
   if (g.kind == GemmLowering::Kind::strided_sum) {
-    const std::string decl = fmt::format(
+    const std::string type = fmt::format(
         "mc::gemm::StridedSum<{}, {}, mc::gemm::StridedIndex<{}, {}>,\n    mc::gemm::StridedIndex<{}, {}>>", T, Acc,
         ints_text(g.out_dims), ints_text(g.out_strides), ints_text(g.sum_dims), ints_text(g.sum_strides));
-    return emit_instance(k, fmt::format("{}: {} '{}' {}, strided sum", k.id, n.op(), n.name(), g.what), k.id + "_sum",
-                         decl, {ctx.ptr(k.inputs[0], true), ctx.ptr(vy, false)});
+    return linear_launch(k, fmt::format("{} '{}' {}, strided sum", n.op(), n.name(), g.what), type,
+                         {{"X", ctx.ptr(k.inputs[0], true)}, {"Y", ctx.ptr(vy, false)}});
   }
-  std::string epilogue, epi_params = "{}", fused;
+  std::vector<LaunchParam> params = {{"A", ctx.ptr(k.inputs[g.a_input], true)},
+                                     {"B", ctx.ptr(k.inputs[g.b_input], true)},
+                                     {"Y", ctx.ptr(vy, false)}};
+  std::string epilogue, fused;
   if (is_fused(n)) {
-    epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &epi_params, &fused);
+    epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &params, &fused);
   } else if (g.has_c || g.alpha != 1.0) {
     epilogue = fmt::format("mc::gemm::EpilogueLinear<{}, {}, {}>", T, strides_text(g.c), g.has_c ? "true" : "false");
-    epi_params = fmt::format("{{{}, {}, {}}}", float_literal(g.alpha), float_literal(g.beta),
-                             g.has_c ? ctx.ptr(k.inputs[g.c_input], true) : "nullptr");
+    // The fields that differ from the defaults (alpha = beta = 1, no C).
+    if (g.alpha != 1.0) params.push_back({"epilogue.alpha", float_literal(g.alpha)});
+    if (g.has_c && g.beta != 1.0) params.push_back({"epilogue.beta", float_literal(g.beta)});
+    if (g.has_c) params.push_back({"epilogue.C", ctx.ptr(k.inputs[g.c_input], true)});
   } else {
     epilogue = "mc::gemm::EpilogueIdentity";
   }
@@ -169,23 +154,17 @@ Emitted emit_gemm(const Kernel& k, const EmitContext& ctx) {
           TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
           strides_text(g.y), t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.async ? "true" : "false", epilogue);
     };
-    return emit_tc_instance(
-        k, fmt::format("{}: {} '{}' {}{}, tensor cores, tile {}", k.id, n.op(), n.name(), g.what, fused,
-                       tc_tile_of(k, k.tactic).name()),
-        k.id + "_tc", decl,
-        {ctx.ptr(k.inputs[g.a_input], true), ctx.ptr(k.inputs[g.b_input], true), ctx.ptr(vy, false), epi_params});
+    return tc_launches(k, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
   }
   const TileConfig tile = tile_of(k);
-  const std::string decl = fmt::format(
+  const std::string type = fmt::format(
       "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
       "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
       "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
       T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
       strides_text(g.y), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
-  return emit_instance(k, fmt::format("{}: {} '{}' {}{}, SIMT tile {}", k.id, n.op(), n.name(), g.what, fused, tile.name()),
-                       k.id + "_gemm", decl,
-                       {ctx.ptr(k.inputs[g.a_input], true), ctx.ptr(k.inputs[g.b_input], true), ctx.ptr(vy, false),
-                        epi_params});
+  return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", n.op(), n.name(), g.what, fused, tile.name()), type,
+                       std::move(params));
 }
 
 }  // namespace

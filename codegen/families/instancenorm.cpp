@@ -15,7 +15,7 @@ namespace {
 
 using namespace reduction_codegen;
 
-Emitted emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = instancenorm_split(k);
   NormalizeOperands operands;
   operands.x = &k.inputs[0];

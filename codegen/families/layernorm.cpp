@@ -16,7 +16,7 @@ namespace {
 
 using namespace reduction_codegen;
 
-Emitted emit_layernorm(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   const Split s = layernorm_split(k, nullptr);
   NormalizeOperands operands;
   operands.x = &k.inputs[0];

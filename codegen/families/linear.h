@@ -21,28 +21,30 @@ namespace modelc::linear {
 
 // ---- emitting ----------------------------------------------------------------------------------
 
-/// \brief The code of one kernel: `// COMMENT` and `using TYPE = DECL;` as the declarations,
-/// `MC_LAUNCH(mc::gemm::kernel<TYPE>, TYPE::grid(), TYPE::block(), 0, TYPE::Params{PARAMS...});` as
-/// the launch (the emitter writes the kernel's comment above it). A kernel whose first output is
-/// empty launches nothing.
-Emitted emit_instance(const Kernel& k, const std::string& comment, const std::string& type, const std::string& decl,
-                      const std::vector<std::string>& params);
+/// \brief The one launch of a kernel: the instantiation `type` with `params`, commented `comment`
+/// (the emitter writes the kernel's own comment above the launch). Nothing to run when the first
+/// output is empty.
+KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const std::string& type,
+                             std::vector<LaunchParam> params);
 /// The epilogue of a convolution: EpilogueBias when input 2 (B) is present, else EpilogueIdentity;
-/// a FusedConv's EpilogueFused. *params receives its Params initializer, *what a comment fragment.
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::string* params,
+/// a FusedConv's EpilogueFused. Its Params fields go to *params ("epilogue.bias", ...), a comment
+/// fragment to *what.
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::vector<LaunchParam>* params,
                           std::string* what);
 
 /// \brief The epilogue of a fused node as `mc::gemm::EpilogueFused<T, bias strides, has bias, activation,
-/// residual position>`; *params receives its Params initializer and *what a comment fragment
-/// (" + relu + residual"). Input 3 (the residual) must have Y's layout.
+/// residual position>`; the Params fields it needs go to *params (alpha and beta where not 1, the
+/// bias, the residual, the parameters the activation uses: "epilogue.act.alpha", ...) and a
+/// comment fragment to *what (" + relu + residual"). Input 3 (the residual) must have Y's layout.
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
-                           bool has_bias, double alpha, double beta, std::string* params, std::string* what);
+                           bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what);
 
-/// \brief The code of a tensor-core kernel: one `using` per distinct tactic (decl(tile) gives its
-/// type), launched through mc::tc::kernel; with k.arch_tactic, the launch picks the tactic of the
-/// newest planned arch not above the device's (mc_bindings.sm), the oldest's below that.
-Emitted emit_tc_instance(const Kernel& k, const std::string& comment, const std::string& type,
-                         const std::function<std::string(const TcTile&)>& decl, const std::vector<std::string>& params);
+/// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
+/// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of
+/// the newest planned arch not above its own, the oldest's below them). Each comment is `comment`
+/// and the tile. Nothing to run when the first output is empty.
+KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
+                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params);
 
 /// "Dims3<a, b, c>" (the namespace-qualified template of conv.cuh).
 std::string dims3(const std::array<int64_t, 3>& d);

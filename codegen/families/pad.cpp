@@ -31,10 +31,10 @@ PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y) {
 
 namespace {
 
-Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_pad(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const PadPlan p = pad_plan(*k.node, x, y);
-  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to write\n"};
+  if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   const std::string comment =
       "mode " + p.mode +
       (p.mode == "constant"
@@ -46,17 +46,18 @@ Emitted emit_pad(const Kernel& k, const EmitContext& ctx) {
                                                  : "wrap";
   if (mode != p.mode) throw kernel_error(k, "Pad mode '" + p.mode + "' has no kernel");
   const std::string T = bits_type(x.dtype);
-  std::string s = "{  // " + comment + "\n";
-  s += "  using K = mc::dm::Pad<" + T + ", mc::dm::PadMode::" + mode + ", " + dims(y.shape) + ",\n      " +
-       dims(y.strides) + ", " + dims(x.strides) + ",\n      " + dims(p.lo) + ", " + dims(p.kept) + ", " +
-       dims(p.begin) + ">;\n";
-  const std::string fill_ptr =
-      p.fill_input >= 0 ? ctx.ptr(k.inputs.at(static_cast<std::size_t>(p.fill_input)), true) : "nullptr";
-  const std::string fill_bits = p.fill_input >= 0 ? "0" : bits_literal(p.fill);
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " + fill_ptr + ", " + fill_bits +
-       "};\n";
-  s += "  MC_LAUNCH(mc::dm::pad_kernel<K>, K::grid, K::block, 0, p);\n";
-  return {"", s + "}\n"};
+  Launch l;
+  l.comment = comment;
+  l.type = "mc::dm::Pad<" + T + ", mc::dm::PadMode::" + mode + ", " + dims(y.shape) + ",\n      " + dims(y.strides) +
+           ", " + dims(x.strides) + ",\n      " + dims(p.lo) + ", " + dims(p.kept) + ", " + dims(p.begin) + ">";
+  l.params = {{"y", ctx.ptr(y, false)}, {"x", ctx.ptr(x, true)}};
+  // The fill value: a tensor computed at run time, or its bits (constant mode; 0 is the default).
+  if (p.fill_input >= 0) {
+    l.params.push_back({"fill", ctx.ptr(k.inputs.at(static_cast<std::size_t>(p.fill_input)), true)});
+  } else if (p.mode == "constant") {
+    l.params.push_back({"fill_bits", bits_literal(p.fill)});
+  }
+  return single_launch(std::move(l));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 bool is_global(const Node& n) { return n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool"; }
 
-Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_pool(const Kernel& k, const EmitContext& ctx) {
   const KernelLayout l = kernel_layout(k);
   if (!l.channels_last) require_dense(k);
   const std::string layout = l.channels_last ? "mc::conv::Layout::nhwc" : "mc::conv::Layout::nchw";
@@ -28,12 +28,12 @@ Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
     if (vx.shape.size() < 2) throw n.error("input X has rank " + std::to_string(vx.shape.size()) + ", expected 2 or more");
     int64_t inner = 1;
     for (std::size_t i = 2; i < vx.shape.size(); ++i) inner *= vx.shape[i];
-    const std::string comment = fmt::format("{}: {} '{}' {} -> {}{}", k.id, n.op(), n.name(), shape_text(vx.shape),
+    const std::string comment = fmt::format("{} '{}' {} -> {}{}", n.op(), n.name(), shape_text(vx.shape),
                                             shape_text(vy.shape), l.channels_last ? ", NHWC" : "");
-    const std::string decl =
+    const std::string type =
         fmt::format("mc::pool::GlobalPool<{}, {}, {}, {}, {}, {}{}>", T, vx.shape[0], vx.shape[1], inner, layout,
                     n.op() == "GlobalMaxPool" ? "true" : "false", l.channels_last ? ", 128, " + pitches : "");
-    return emit_instance(k, comment, k.id + "_pool", decl, {ctx.ptr(vx, true), ctx.ptr(vy, false)});
+    return linear_launch(k, comment, type, {{"X", ctx.ptr(vx, true)}, {"Y", ctx.ptr(vy, false)}});
   }
   const ConvGeometry g = pool_geometry(k);
   const bool is_max = n.op() == "MaxPool";
@@ -46,9 +46,9 @@ Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
   }
   const bool column_major = n.attr_int("storage_order", 0) != 0;
   const std::string comment =
-      fmt::format("{}: {} '{}' {} -> {} {}{}{}", k.id, n.op(), n.name(), shape_text(vx.shape), shape_text(vy.shape),
+      fmt::format("{} '{}' {} -> {} {}{}{}", n.op(), n.name(), shape_text(vx.shape), shape_text(vy.shape),
                   g.str(), indices ? " + Indices" : "", l.channels_last ? ", NHWC" : "");
-  const std::string decl = fmt::format(
+  const std::string type = fmt::format(
       "mc::pool::Pool<{}, mc::pool::Shape<{}, {},\n"
       "    /*in*/ {}, /*kernel*/ {}, /*out*/ {},\n"
       "    /*stride*/ {}, /*pad*/ {}, /*pad end*/ {}, /*dilation*/ {}>,\n"
@@ -56,12 +56,13 @@ Emitted emit_pool(const Kernel& k, const EmitContext& ctx) {
       T, g.N, g.C, dims3(g.in), dims3(g.kernel), dims3(g.out), dims3(g.stride), dims3(g.pad), dims3(g.pad_end),
       dims3(g.dilation), layout, kind, indices ? "true" : "false", column_major ? "true" : "false",
       l.channels_last ? ", 128, " + pitches : "");
-  return emit_instance(k, comment, k.id + "_pool", decl,
-                       {ctx.ptr(vx, true), ctx.ptr(vy, false), indices ? ctx.ptr(k.outputs[1], false) : "nullptr"});
+  std::vector<LaunchParam> params = {{"X", ctx.ptr(vx, true)}, {"Y", ctx.ptr(vy, false)}};
+  if (indices) params.push_back({"indices", ctx.ptr(k.outputs[1], false)});
+  return linear_launch(k, comment, type, std::move(params));
 }
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(pool_family)({"pool", {"gemm.cuh", "conv.cuh", "pool.cuh"}, emit_pool});
+MODELC_REGISTER_FAMILY(pool_family)({"pool", {"pool.cuh"}, emit_pool});
 
 }  // namespace modelc::linear

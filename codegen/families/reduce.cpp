@@ -32,7 +32,7 @@ const std::map<std::string, std::string>& op_names() {
 
 ;
 
-Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   const auto op = op_names().find(n.op());
   if (op == op_names().end()) throw n.error("internal: the reduce template has no reduction for " + n.op());
@@ -40,7 +40,7 @@ Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const ReduceLayout l = reduce_layout(k);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
+  if (y.numel() == 0) return nothing_to_run("the output is empty");
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(l.split, view_strides(x));
   const OperandMaps ym = maps_of(l.split, strides_rows_only(k, l.split, y, "output 'reduced'"));
@@ -48,7 +48,7 @@ Emitted emit_reduce(const Kernel& k, const EmitContext& ctx) {
   const std::string type =
       fmt::format("mc::reduction::Reduce<mc::reduction::{}<{}>, {}, {}, {}>", op->second, t, operand_type(t, xm),
                   operand_type(ctype_of(k, ctx, y.dtype, "output 'reduced'"), ym, false), tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
+  return reduction_launch(k, type, {{"x", ctx.ptr(x, true)}, {"y", ctx.ptr(y, false)}});
 }
 
 MODELC_REGISTER_FAMILY(reduce_family)(KernelFamily{"reduce", {"reduce.cuh"}, emit_reduce});

@@ -60,24 +60,19 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
                                     dtype_name(t), k.family));
 }
 
-std::string alias_of(const Kernel& k) { return k.id + "_" + k.family; }
-
-Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params) {
-  const std::string a = alias_of(k);
-  Emitted e;
-  e.declarations = fmt::format("using {} = {};\n", a, type);
-  std::string args;
-  for (std::size_t i = 0; i < params.size(); ++i) args += (i ? ", " : "") + params[i];
-  e.launch = fmt::format("MC_LAUNCH(mc::reduction::kernel<{}>, dim3({}::kBlocks), dim3({}::kThreads), 0, ({}::Params{{{}}}));\n",
-                         a, a, a, a, args);
-  return e;
+KernelLaunches reduction_launch(const Kernel& k, const std::string& type, std::vector<LaunchParam> params) {
+  Launch l;
+  l.comment = k.node ? fmt::format("{} '{}'", k.node->op(), k.node->name()) : "kernel " + k.id;
+  l.type = type;
+  l.params = std::move(params);
+  return single_launch(std::move(l));
 }
 
-Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
-                       double epsilon) {
+KernelLaunches emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
+                              double epsilon) {
   check_index_range(k);
   const TensorView& x = *ops.x;
-  if (s.rows() == 0) return Emitted{"", "// nothing to run: no rows\n"};
+  if (s.rows() == 0) return nothing_to_run("no rows");
   if (!is_float(x.dtype)) {
     throw k.error(fmt::format("input X has element type {}; normalization needs floats", dtype_name(x.dtype)));
   }
@@ -91,7 +86,6 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
     if (!v) return std::string("mc::reduction::Absent");
     return operand_type(ctype_of(k, ctx, v->dtype, what), maps_of(s, strides_rows_only(k, s, *v, what)), false);
   };
-  auto ptr = [&](const TensorView* v, bool is_const) { return v ? ctx.ptr(*v, is_const) : std::string("nullptr"); };
   const std::string t = ctype_of(k, ctx, x.dtype, "input X");
   const Tile tile = tile_of(k);
   const std::string type = fmt::format("mc::reduction::Normalize<{}, {}, {}, {}, {}, {}, {}>", operand_type(t, xm),
@@ -99,10 +93,13 @@ Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, 
                                        operand_type(ctype_of(k, ctx, ops.y->dtype, "output Y"), ym),
                                        stat(ops.mean, "output Mean"), stat(ops.inv_std_dev, "output InvStdDev"),
                                        tiling_type(tile));
-  const std::string eps = float_literal(epsilon);
-  return emit_kernel(k, type,
-                     {ptr(ops.x, true), ptr(ops.scale, true), ptr(ops.bias, true), ptr(ops.y, false),
-                      ptr(ops.mean, false), ptr(ops.inv_std_dev, false), eps});
+  std::vector<LaunchParam> params = {{"x", ctx.ptr(x, true)}, {"scale", ctx.ptr(*ops.scale, true)}};
+  if (ops.bias) params.push_back({"bias", ctx.ptr(*ops.bias, true)});
+  params.push_back({"y", ctx.ptr(*ops.y, false)});
+  if (ops.mean) params.push_back({"mean", ctx.ptr(*ops.mean, false)});
+  if (ops.inv_std_dev) params.push_back({"inv_std_dev", ctx.ptr(*ops.inv_std_dev, false)});
+  params.push_back({"epsilon", float_literal(epsilon)});
+  return reduction_launch(k, type, std::move(params));
 }
 
 }  // namespace modelc::reduction_codegen

@@ -1,6 +1,6 @@
 // codegen/families/reduction_common.h — what the reduction-shaped families share to print a kernel
 // (reduce, argminmax, softmax, layernorm, instancenorm, topk): the maps and tiling as template
-// arguments (mc::reduction::Strided<Dims<...>, Strides<...>>, Tiling<...>) and the launch text.
+// arguments (mc::reduction::Strided<Dims<...>, Strides<...>>, Tiling<...>) and the launch.
 // The row/column split, the maps and the tiling are the schedule's (schedule/reduction.h).
 #pragma once
 
@@ -34,12 +34,9 @@ std::string tiling_type(const Tile& t);
 /// templates do not support it (bfloat16).
 std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const char* what);
 
-/// \brief The emitted code of one kernel: `using ALIAS = TYPE;` and a launch of
-/// mc::reduction::kernel<ALIAS> with ALIAS::kBlocks blocks of ALIAS::kThreads threads and
-/// ALIAS::Params{params...}. (The emitter writes the comment: node, shapes, tactic, k.note.)
-Emitted emit_kernel(const Kernel& k, const std::string& type, const std::vector<std::string>& params);
-/// The alias of a kernel's instantiation: "<id>_<family>".
-std::string alias_of(const Kernel& k);
+/// \brief The one launch of a kernel: its instantiation `type` with the Params fields `params`,
+/// commented with the node (the emitter writes the kernel's own comment: shapes, tactic, k.note).
+KernelLaunches reduction_launch(const Kernel& k, const std::string& type, std::vector<LaunchParam> params);
 
 /// \brief The operands of a Normalize kernel (layernorm, instancenorm); absent optional ones null.
 struct NormalizeOperands {
@@ -53,7 +50,7 @@ struct NormalizeOperands {
   std::function<std::vector<int64_t>(const TensorView&, const char*)> param_strides;
 };
 /// \brief The Normalize instantiation and launch (mean and inv_std_dev: row maps only).
-Emitted emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
-                       double epsilon);
+KernelLaunches emit_normalize(const Kernel& k, const EmitContext& ctx, const Split& s, const NormalizeOperands& ops,
+                              double epsilon);
 
 }  // namespace modelc::reduction_codegen

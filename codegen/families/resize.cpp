@@ -51,11 +51,11 @@ ResizePlan resize_plan(const Node& n, const TensorView& x, const TensorView& y) 
 
 namespace {
 
-Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_resize(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   const ResizePlan p = resize_plan(*k.node, x, y);
   const std::string comment = node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + ", " + p.summary;
-  if (y.numel() == 0) return {"", "// " + node_str(k) + ": the output is empty, nothing to write\n"};
+  if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   // Integer data accumulates in double so that the result truncates as the reference's does.
   const bool exact = !is_float(x.dtype);
   const std::string acc = exact ? "double" : "float";
@@ -76,13 +76,18 @@ Emitted emit_resize(const Kernel& k, const EmitContext& ctx) {
            ": no dim is resampled\n  static __device__ const mc::dm::Tap<" + acc +
            ">* taps() { return nullptr; }\n};\n";
   }
-  std::string s = "{  // " + p.summary + (exact ? ", accumulated in double (integer data)" : "") + "\n";
-  s += "  using K = mc::dm::Resize<" + elem_type(x.dtype) + ", " + acc + ", " + table + "_table, " + dims(y.shape) +
-       ",\n      " + dims(y.strides) + ", " + dims(x.strides) + ", " + dims(p.taps) + ", " + dims(p.start) + ">;\n";
-  s += "  const K::Params p{" + ctx.ptr(y, false) + ", " + ctx.ptr(x, true) + ", " +
-       (exact ? double_literal(p.extrapolation) : float_literal(p.extrapolation)) + "};\n";
-  s += "  MC_LAUNCH(mc::dm::resize_kernel<K>, K::grid, K::block, 0, p);\n";
-  return {decl, s + "}\n"};
+  KernelLaunches r;
+  r.declarations = decl;
+  Launch l;
+  l.comment = p.summary + (exact ? ", accumulated in double (integer data)" : "");
+  l.type = "mc::dm::Resize<" + elem_type(x.dtype) + ", " + acc + ", " + table + "_table, " + dims(y.shape) +
+           ",\n      " + dims(y.strides) + ", " + dims(x.strides) + ", " + dims(p.taps) + ", " + dims(p.start) + ">";
+  l.params = {{"y", ctx.ptr(y, false)}, {"x", ctx.ptr(x, true)}};
+  if (p.extrapolation != 0.0) {
+    l.params.push_back({"extrapolation", exact ? double_literal(p.extrapolation) : float_literal(p.extrapolation)});
+  }
+  r.launches.push_back(std::move(l));
+  return r;
 }
 
 }  // namespace

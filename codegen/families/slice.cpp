@@ -23,9 +23,9 @@ StridedCopy slice_plan(const Node& n, const TensorView& x, const TensorView& y) 
 
 namespace {
 
-Emitted emit_slice(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_slice(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, slice_plan(*k.node, x, y), "x sliced to " + shape_str(y.shape))};
+  return copy_kernel(ctx, y, x, slice_plan(*k.node, x, y), "x sliced to " + shape_str(y.shape));
 }
 
 }  // namespace

@@ -15,13 +15,13 @@ namespace {
 
 using namespace reduction_codegen;
 
-Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const Node& n = *k.node;
   check_index_range(k);
   const Split s = softmax_split(k, nullptr);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
-  if (y.numel() == 0) return Emitted{"", "// nothing to run: the output is empty\n"};
+  if (y.numel() == 0) return nothing_to_run("the output is empty");
   if (!is_float(x.dtype)) throw n.error(fmt::format("input has element type {}; {} needs floats", dtype_name(x.dtype), n.op()));
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'input'");
   const OperandMaps xm = maps_of(s, view_strides(x));
@@ -30,7 +30,7 @@ Emitted emit_softmax(const Kernel& k, const EmitContext& ctx) {
   const std::string type = fmt::format("mc::reduction::Softmax<{}, {}, {}, {}>", n.op() == "LogSoftmax" ? "true" : "false",
                                        operand_type(t, xm), operand_type(ctype_of(k, ctx, y.dtype, "output 'output'"), ym),
                                        tiling_type(tile));
-  return emit_kernel(k, type, {ctx.ptr(x, true), ctx.ptr(y, false)});
+  return reduction_launch(k, type, {{"x", ctx.ptr(x, true)}, {"y", ctx.ptr(y, false)}});
 }
 
 MODELC_REGISTER_FAMILY(softmax_family)(KernelFamily{"softmax", {"reduce.cuh", "softmax.cuh"}, emit_softmax});

@@ -35,17 +35,19 @@ std::vector<StridedCopy> split_plan(const Node& n, const TensorView& x, const st
 
 namespace {
 
-Emitted emit_split(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_split(const Kernel& k, const EmitContext& ctx) {
   const TensorView& x = k.inputs.at(0);
   const std::vector<StridedCopy> copies = split_plan(*k.node, x, k.outputs);
-  std::string s;
+  KernelLaunches r;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     if (k.outputs[i].dtype == DType::undefined) continue;
-    s += emit_copy(ctx, k.outputs[i], x, copies[i],
-                   "output " + std::to_string(i) + " of " + std::to_string(copies.size()) + " (" +
-                       view_str(k.outputs[i]) + ") from its place");
+    std::optional<Launch> l = copy_launch(ctx, k.outputs[i], x, copies[i],
+                                          "output " + std::to_string(i) + " of " + std::to_string(copies.size()) +
+                                              " (" + view_str(k.outputs[i]) + ") from its place");
+    if (l) r.launches.push_back(std::move(*l));
   }
-  return {"", s};
+  if (r.launches.empty()) r.nothing_to_run = "every output is empty, nothing to copy";
+  return r;
 }
 
 }  // namespace

@@ -18,9 +18,9 @@ StridedCopy tile_plan(const TensorView& x, const TensorView& y) {
 
 namespace {
 
-Emitted emit_tile(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_tile(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return {"", emit_copy(ctx, y, x, tile_plan(x, y), "x repeated to " + shape_str(y.shape))};
+  return copy_kernel(ctx, y, x, tile_plan(x, y), "x repeated to " + shape_str(y.shape));
 }
 
 }  // namespace

@@ -33,12 +33,12 @@ OperandMaps output_maps(const Kernel& k, const TopKLayout& l, const TensorView& 
   return maps_of(s, output_strides(k, l, v));
 }
 
-Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_topk(const Kernel& k, const EmitContext& ctx) {
   check_index_range(k);
   const TopKLayout l = topk_layout(k);
   const TensorView& x = k.inputs[0];
   if (l.p.k == 0 || l.split.rows() == 0 || (!l.values && !l.indices)) {
-    return Emitted{"", "// nothing to run: the outputs are empty\n"};
+    return nothing_to_run("the outputs are empty");
   }
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'X'");
   const OperandMaps xm = maps_of(l.split, view_strides(x));
@@ -48,9 +48,10 @@ Emitted emit_topk(const Kernel& k, const EmitContext& ctx) {
   const Tile tile = tile_of(k);
   const std::string type = fmt::format("mc::reduction::TopK<{}, {}, {}, {}, {}, {}>", l.p.largest ? "true" : "false", l.p.k,
                                        operand_type(t, xm), values, indices, tiling_type(tile));
-  return emit_kernel(k, type,
-                     {ctx.ptr(x, true), l.values ? ctx.ptr(*l.values, false) : "nullptr",
-                      l.indices ? ctx.ptr(*l.indices, false) : "nullptr"});
+  std::vector<LaunchParam> params = {{"x", ctx.ptr(x, true)}};
+  if (l.values) params.push_back({"values", ctx.ptr(*l.values, false)});
+  if (l.indices) params.push_back({"indices", ctx.ptr(*l.indices, false)});
+  return reduction_launch(k, type, std::move(params));
 }
 
 MODELC_REGISTER_FAMILY(topk_family)(KernelFamily{"topk", {"reduce.cuh", "topk.cuh"}, emit_topk});

@@ -8,12 +8,11 @@ namespace modelc::codegen {
 
 namespace {
 
-Emitted emit_transpose(const Kernel& k, const EmitContext& ctx) {
+KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   std::string perm;
   for (int64_t p : k.node->attr_ints("perm")) perm += (perm.empty() ? "" : ",") + std::to_string(p);
-  return {"", emit_copy(ctx, y, x, transpose_plan(*k.node, x, y),
-                        perm.empty() ? std::string("dims reversed") : "perm " + perm)};
+  return copy_kernel(ctx, y, x, transpose_plan(*k.node, x, y), perm.empty() ? std::string("dims reversed") : "perm " + perm);
 }
 
 }  // namespace

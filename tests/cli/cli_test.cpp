@@ -200,6 +200,34 @@ TEST_CASE("cli: list-ops") {
   CHECK(has(r.out, "| Relu |"));
 }
 
+TEST_CASE("cli: resources") {
+  TempDir dir;
+  Result r = run_modelc(dir, "--help");
+  CHECK(has(r.out, "resources"));
+  r = run_modelc(dir, "resources");
+  CHECK(r.code == 2);  // DIR is required
+  r = run_modelc(dir, "resources no_such_folder");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "no_such_folder has no report.json"));
+  std::filesystem::create_directories(dir.path / "out/build/sm_75");
+  write_bytes(dir / "out/report.json",
+              R"({"generator": "modelc", "model": "m", "archs": ["sm_75"], "parts": 0,
+                  "kernels": [{"id": "k0", "family": "gemm", "engine": "tensor_core", "launches": ["m_k0"]}]})");
+  r = run_modelc(dir, "resources out");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "no ptxas -v log"));
+  CHECK(has(r.err, "make -C out objs"));
+  write_bytes(dir / "out/build/sm_75/m.ptxas", "ptxas info    : Compiling entry function 'm_k0' for 'sm_75'\n"
+                                               "ptxas info    : Used 32 registers, used 1 barriers, 512 bytes smem\n");
+  r = run_modelc(dir, "resources out");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "resources: 1 of 1 kernels with registers and shared memory for sm_75 (ptxas -v)"));
+  CHECK(has(read_bytes(dir / "out/report.md"), "| k0 | gemm | tensor_core | 32 / 512 / 0 / 0 |"));
+  r = run_modelc(dir, "resources out --check");  // no PTX kept: the tensor-core kernel's MMAs unknown
+  CHECK(r.code == 1);
+  CHECK(has(r.out, "check FAILED (1):\n  k0 sm_75: no PTX for sm_75"));
+}
+
 TEST_CASE("docs/operators.md is the output of `modelc list-ops --markdown`") {
   const std::string committed = read_bytes(std::string(build_source_dir()) + "/docs/operators.md");
   CHECK_MESSAGE(committed == cli::list_ops_text(true),

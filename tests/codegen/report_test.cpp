@@ -1,5 +1,5 @@
 // codegen/report: tensor core or SIMT per convolution and matrix product, with the reason and
-// the tactic per arch; the nodes a fused kernel covers; the launched functions per kernel.
+// the tactic per arch; the nodes a fused kernel covers; the entry points each kernel launches.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -28,31 +28,6 @@ Kernel conv_kernel(const std::string& id, const std::string& engine, const std::
 }
 
 }  // namespace
-
-TEST_CASE("report: launched functions, with the emitted aliases resolved") {
-  const std::string decl =
-      "// k7: a comment with MC_LAUNCH(not_this, ...)\n"
-      "using k7_gemm = mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Act::relu>;\n"
-      "using k7_epi = mc::gemm::EpilogueFused<k7_gemm, true>;\n"
-      "struct k7_op { using T = int; };\n";
-  CHECK(launched_functions(decl, "MC_LAUNCH(mc::gemm::kernel<k7_gemm>, k7_gemm::grid(), k7_gemm::block(), 0, "
-                                 "k7_gemm::Params{a, b});") ==
-        std::vector<std::string>{"mc::gemm::kernel<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, "
-                                 "mc::gemm::Act::relu>>"});
-  // Aliases of aliases; a local alias in the launch block; two launches (the same one once).
-  CHECK(launched_functions(decl, "{\n  using K = mc::ew::Elementwise<mc::ew::Relu, k7_epi>;\n  K::Params p{};\n"
-                                 "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n"
-                                 "  MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);\n"
-                                 "  using K2 = int;\n  MC_LAUNCH((second<K2, 3>), dim3(1), dim3(1), 0, p);\n}\n") ==
-        std::vector<std::string>{"mc::ew::elementwise_kernel<mc::ew::Elementwise<mc::ew::Relu, "
-                                 "mc::gemm::EpilogueFused<mc::gemm::Gemm<float, mc::gemm::Strides<0, 0, 0, 64, 1>, "
-                                 "mc::gemm::Act::relu>, true>>>",
-                                 "second<int, 3>"});
-  // A name inside a struct is no file-scope alias; a qualified name is never replaced.
-  CHECK(launched_functions(decl, "MC_LAUNCH(f<T, x::k7_gemm>, g, b, 0);") ==
-        std::vector<std::string>{"f<T, x::k7_gemm>"});
-  CHECK(launched_functions(decl, "// empty output: nothing to run\n").empty());
-}
 
 TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and why") {
   Schedule s;
@@ -83,7 +58,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
 
   ReportInfo info;
   info.source = "m.onnx";
-  info.launches["k0"] = {"mc::tc::kernel<mc::tc::Conv<__half, 64>>"};
+  info.launches["k0"] = {"m_k0_sm75", "m_k0_sm90"};
   const nlohmann::json j = nlohmann::json::parse(report_json(s, info));
   CHECK(j["engines"]["summary"] == engine_summary(s));
   CHECK(j["engines"]["tensor_core"] == 2);
@@ -93,7 +68,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
   CHECK(j["kernels"][0]["fallback_reason"] == "");
   CHECK(j["kernels"][0]["arch_tactic"]["sm_75"]["BM"] == 128);
   CHECK(j["kernels"][0]["arch_tactic"]["sm_90"]["BM"] == 64);
-  CHECK(j["kernels"][0]["launches"][0] == "mc::tc::kernel<mc::tc::Conv<__half, 64>>");
+  CHECK(j["kernels"][0]["launches"] == nlohmann::json::array({"m_k0_sm75", "m_k0_sm90"}));
   CHECK(j["kernels"][1]["engine"] == "simt");
   CHECK(j["kernels"][1]["fallback_reason"] == "depthwise (groups = C)");
   CHECK_FALSE(j["kernels"][1].contains("arch_tactic"));
@@ -114,6 +89,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
 TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fused nodes, launches") {
   std::unique_ptr<Graph> g = load_onnx(std::string(build_source_dir()) + "/models/tiny_cnn.onnx");
   LowerOptions lo;
+  lo.name = "tiny_cnn";
   lo.archs = {"sm_75", "sm_90"};
   lo.passes.fuse_epilogue = true;
   const Schedule s = lower(*g, lo);
@@ -125,10 +101,10 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
   int convs = 0, gemms = 0, fused = 0;
   for (const auto& k : j["kernels"]) {
     CHECK_MESSAGE(k["launches"].size() >= 1, k["id"]);  // every kernel here runs something
-    for (const auto& f : k["launches"]) {
+    for (const auto& f : k["launches"]) {  // entry points: the model's name and a kernel id
       const std::string text = f.get<std::string>();
-      CHECK_MESSAGE(text.compare(0, 4, "mc::") == 0, text);
-      CHECK_MESSAGE(!has(text, "k" + k["id"].get<std::string>().substr(1) + "_"), text);  // no alias left
+      CHECK_MESSAGE(text.compare(0, 10, "tiny_cnn_k") == 0, text);
+      CHECK_MESSAGE(has(files.at("tiny_cnn.cu"), "void __launch_bounds__(" + text + "_t::kThreads) " + text + "("), text);
     }
     const std::string op = k["op"];
     if (op == "Conv" || op == "FusedConv" || op == "Gemm" || op == "FusedGemm") {

@@ -1,9 +1,10 @@
 #!/bin/sh
 # tests/codegen/resources_model.sh MODELC MODEL DIR — a shipped model compiled with --fp16 for
-# sm_75 and sm_90 into one fat binary with nvcc (modelc --build,
-# keeping the PTX), then `make check-tensor-cores`: every kernel report.json marks tensor_core
-# issues wmma.mma.sync / mma.sync in its PTX for both archs and ptxas reports no spills for it,
-# and report.json has registers and shared memory for every kernel and arch.
+# sm_75 and sm_90 into one fat binary with nvcc (modelc --build, which runs modelc resources,
+# keeping the PTX), then `make check-tensor-cores` (modelc resources --check): every kernel
+# report.json marks tensor_core issues wmma.mma.sync / mma.sync in its PTX for both archs and ptxas
+# reports no spills for it, report.json has registers and shared memory for every kernel and arch,
+# and every compiled entry point is a kernel's.
 set -eu
 modelc=$1 model=$2 dir=$3
 rm -rf "$dir"
@@ -12,4 +13,5 @@ grep -q '"kernels_with_resources"' "$dir/report.json" || { echo "FAILED: modelc 
 grep -q '^## Registers and shared memory' "$dir/report.md" || { echo "FAILED: report.md has no resources section"; exit 1; }
 # Each of these models has convolutions or matrix products big enough for tensor cores.
 grep -q '"engine": "tensor_core"' "$dir/report.json" || { echo "FAILED: no kernel on tensor cores"; exit 1; }
-make -C "$dir" --no-print-directory check-tensor-cores
+grep -q '"unmatched_functions": \[\]' "$dir/report.json" || { echo "FAILED: compiled entry points no kernel launches"; exit 1; }
+make -C "$dir" --no-print-directory MODELC="$modelc" check-tensor-cores

@@ -1,8 +1,8 @@
 // tests/codegen/test_families.h — a tiny template family for the product's own tests, so they do
 // not depend on the real families: "test_elementwise" runs Identity (a copy of any dtype), Relu,
-// Add, Sub and Mul on dense float32 tensors of one shape. Its kernel is written in the emitted
-// declarations (no templates/ header); its facts (schedule/families.h) give it a grid-stride tactic.
-// Lowering uses it through
+// Add, Sub and Mul on dense float32 tensors of one shape. Its kernel types are written in the
+// emitted declarations (no templates/ header); its facts (schedule/families.h) give it a
+// grid-stride tactic. Lowering uses it through
 // LowerOptions::family_substitutes {"elementwise" -> "test_elementwise"}.
 #pragma once
 
@@ -28,20 +28,31 @@ inline void register_test_families() {
   f.emit = [](const Kernel& k, const EmitContext& ctx) {
     const std::string op = k.node->op();
     const TensorView& y = k.outputs.at(0);
-    const std::string n = std::to_string(y.numel());
-    Emitted e;
+    KernelLaunches r;
+    Launch l;
+    l.comment = "test_elementwise: " + op;
     if (op == "Identity") {
-      e.declarations =
-          "// Copies n bytes.\n"
-          "__global__ void test_copy_bytes(const unsigned char* x, unsigned char* y, int64_t n) {\n"
-          "  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-          "  if (i < n) y[i] = x[i];\n"
-          "}\n";
-      const std::string bytes = std::to_string(y.nbytes());
-      e.launch = "MC_LAUNCH(test_copy_bytes, dim3((" + bytes + " + 127) / 128), dim3(128), 0, " +
-                 "reinterpret_cast<const unsigned char*>(" + ctx.ptr(k.inputs.at(0), true) + "), " +
-                 "reinterpret_cast<unsigned char*>(" + ctx.ptr(y, false) + "), int64_t{" + bytes + "});";
-      return e;
+      r.declarations =
+          "// Copies kBytes bytes (the kernel contract of codegen/launch.h).\n"
+          "template <int64_t kBytes>\n"
+          "struct TestCopyBytes {\n"
+          "  struct Params {\n"
+          "    const unsigned char* x = nullptr;\n"
+          "    unsigned char* y = nullptr;\n"
+          "  };\n"
+          "  static constexpr int kThreads = 128;\n"
+          "  static dim3 grid() { return dim3(static_cast<unsigned>((kBytes + kThreads - 1) / kThreads)); }\n"
+          "  static dim3 block() { return dim3(kThreads); }\n"
+          "  static __device__ void run(const Params& p) {\n"
+          "    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+          "    if (i < kBytes) p.y[i] = p.x[i];\n"
+          "  }\n"
+          "};\n";
+      l.type = "TestCopyBytes<" + std::to_string(y.nbytes()) + ">";
+      l.params = {{"x", "reinterpret_cast<const unsigned char*>(" + ctx.ptr(k.inputs.at(0), true) + ")"},
+                  {"y", "reinterpret_cast<unsigned char*>(" + ctx.ptr(y, false) + ")"}};
+      r.launches.push_back(l);
+      return r;
     }
     int code = 0;
     if (op == "Relu") code = 1;
@@ -52,21 +63,33 @@ inline void register_test_families() {
     for (const TensorView& v : k.inputs) {
       if (v.dtype != DType::float32 || v.shape != y.shape) throw k.node->error("test family: one float32 shape only");
     }
-    e.declarations =
-        "// y = OP(a, b) elementwise on n floats (1 relu, 2 add, 3 sub, 4 mul).\n"
-        "template <int OP>\n"
-        "__global__ void test_elementwise(const float* a, const float* b, float* y, int64_t n) {\n"
-        "  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-        "  if (i >= n) return;\n"
-        "  if (OP == 1) y[i] = a[i] > 0.f ? a[i] : 0.f;\n"
-        "  if (OP == 2) y[i] = a[i] + b[i];\n"
-        "  if (OP == 3) y[i] = a[i] - b[i];\n"
-        "  if (OP == 4) y[i] = a[i] * b[i];\n"
-        "}\n";
-    const std::string b = k.inputs.size() > 1 ? ctx.ptr(k.inputs[1], true) : "static_cast<const float*>(nullptr)";
-    e.launch = "MC_LAUNCH(test_elementwise<" + std::to_string(code) + ">, dim3((" + n + " + 127) / 128), dim3(128), 0, " +
-               ctx.ptr(k.inputs.at(0), true) + ", " + b + ", " + ctx.ptr(y, false) + ", int64_t{" + n + "});";
-    return e;
+    r.declarations =
+        "// y = OP(a, b) elementwise on kN floats (1 relu, 2 add, 3 sub, 4 mul).\n"
+        "template <int OP, int64_t kN>\n"
+        "struct TestElementwise {\n"
+        "  struct Params {\n"
+        "    const float* a = nullptr;\n"
+        "    const float* b = nullptr;\n"
+        "    float* y = nullptr;\n"
+        "  };\n"
+        "  static constexpr int kThreads = 128;\n"
+        "  static dim3 grid() { return dim3(static_cast<unsigned>((kN + kThreads - 1) / kThreads)); }\n"
+        "  static dim3 block() { return dim3(kThreads); }\n"
+        "  static __device__ void run(const Params& p) {\n"
+        "    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+        "    if (i >= kN) return;\n"
+        "    if (OP == 1) p.y[i] = p.a[i] > 0.f ? p.a[i] : 0.f;\n"
+        "    if (OP == 2) p.y[i] = p.a[i] + p.b[i];\n"
+        "    if (OP == 3) p.y[i] = p.a[i] - p.b[i];\n"
+        "    if (OP == 4) p.y[i] = p.a[i] * p.b[i];\n"
+        "  }\n"
+        "};\n";
+    l.type = "TestElementwise<" + std::to_string(code) + ", " + std::to_string(y.numel()) + ">";
+    l.params = {{"a", ctx.ptr(k.inputs.at(0), true)}};
+    if (k.inputs.size() > 1) l.params.push_back({"b", ctx.ptr(k.inputs[1], true)});
+    l.params.push_back({"y", ctx.ptr(y, false)});
+    r.launches.push_back(l);
+    return r;
   };
   FamilyRegistry::instance().add(std::move(f));
 }

@@ -5,6 +5,7 @@
 #include "schedule/families.h"
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
+#include "tests/codegen/launch_text.h"
 #include "templates/conv.cuh"
 #include "templates/conv_depthwise.cuh"
 #include "templates/conv_transpose.cuh"
@@ -292,10 +293,14 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     check_close(y, want);
     const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("conv");
     modelc::choose_tactic(k, {modelc::Target{}});
-    const modelc::Emitted e = f->emit(k, NameContext{});
-    CHECK(e.declarations.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, "
-                              "mc::gemm::Act::relu, mc::gemm::Residual::before_activation>") != std::string::npos);
-    CHECK(e.declarations.find("+ bias + relu + residual (before_activation)") != std::string::npos);
+    const modelc::KernelLaunches e = f->emit(k, NameContext{});
+    REQUIRE(e.launches.size() == 1);
+    CHECK(e.launches[0].type.find("mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 1, 0>, true, "
+                                  "mc::gemm::Act::relu, mc::gemm::Residual::before_activation>") != std::string::npos);
+    CHECK(e.launches[0].comment.find("+ bias + relu + residual (before_activation)") != std::string::npos);
+    // A ReLU's epilogue sets the bias and the residual, no activation parameters.
+    CHECK(modelc::test::launch_text(e).find("epilogue.bias = const:x2;\nepilogue.residual = const:x3;\n") != std::string::npos);
+    CHECK(modelc::test::launch_text(e).find("epilogue.act") == std::string::npos);
   }
   SUBCASE("depthwise: hard_swish, no bias") {
     OneNode t("FusedConv", 11, {random({1, 5, 6, 6}, 64), random({5, 1, 3, 3}, 65)});
@@ -316,7 +321,11 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     using K = mc::conv::ConvDepthwise<float, float, Sh, Layout::nchw, Epi>;
     launch<K>({x.data(), w.data(), y.data(), {1.0f, 1.0f, nullptr, nullptr, {1.0f / 6, 0.5f, -INFINITY, INFINITY}}});
     check_close(y, want);
-    const modelc::Emitted e = modelc::FamilyRegistry::instance().find("conv_depthwise")->emit(k, NameContext{});
-    CHECK(e.declarations.find("mc::gemm::Act::hard_swish") != std::string::npos);
+    const modelc::KernelLaunches e = modelc::FamilyRegistry::instance().find("conv_depthwise")->emit(k, NameContext{});
+    REQUIRE(e.launches.size() == 1);
+    CHECK(e.launches[0].type.find("mc::gemm::Act::hard_swish") != std::string::npos);
+    const std::string text = modelc::test::launch_text(e);
+    CHECK(text.find("epilogue.act.alpha = 0.16666667f;\nepilogue.act.beta = 0.5f;\n") != std::string::npos);
+    CHECK(text.find("epilogue.bias") == std::string::npos);
   }
 }

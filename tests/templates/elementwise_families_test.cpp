@@ -6,9 +6,11 @@
 #include "schedule/tactics.h"
 #include "codegen/family.h"
 #include "ops/registry.h"
+#include "tests/codegen/launch_text.h"
 #include "tests/templates/elementwise_harness.h"
 
 using namespace ew_test;
+using modelc::test::launch_text;
 
 namespace {
 
@@ -30,7 +32,7 @@ TensorView dense_view(const Value& v) {
 }
 
 // Lowers the one node of `c` to a Kernel of its first listed family, with dense views, and emits it.
-Emitted emit(OneNode& c, const std::string& family = "") {
+KernelLaunches emit(OneNode& c, const std::string& family = "") {
   ops::infer_graph(c.g);
   Kernel k;
   k.id = "k0";
@@ -61,85 +63,87 @@ TEST_CASE("elementwise family: every op the registry gives it emits a launch") {
                          "HardSwish", "Tanh", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Softplus", "Identity"}) {
     CAPTURE(op);
     OneNode c(op, 14, {f32s({2, 3})});
-    const Emitted e = emit(c, "elementwise");
-    CHECK(has(e.launch, "MC_LAUNCH(mc::ew::elementwise_kernel<K>"));
-    CHECK(has(e.launch,
+    const KernelLaunches e = emit(c, "elementwise");
+    REQUIRE(e.launches.size() == 1);
+    CHECK(has(launch_text(e), "mc::ew::Elementwise<mc::ew::" + std::string(op)));
+    CHECK(has(launch_text(e),
               std::string(op) == "Identity" ? "mc::ew::Operand<uint32_t, mc::ix::Dims<1>>" : "mc::ix::Dims<6>"));
   }
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
                          "PRelu", "Max", "Min", "Sum", "Mean"}) {
     CAPTURE(op);
     OneNode c(op, 16, {f32s({2, 3, 4}), f32s({3, 1})});
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::ew::" + std::string(op) + ", mc::ix::Dims<2, 3, 4>"));
-    CHECK(has(e.launch, "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
-    CHECK(has(e.launch, "{CP(x0), CP(x1)}"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::ew::" + std::string(op) + ", mc::ix::Dims<2, 3, 4>"));
+    CHECK(has(launch_text(e), "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
+    CHECK(has(launch_text(e), "x[0] = CP(x0);\nx[1] = CP(x1);\n"));
   }
   for (const char* op : {"And", "Or", "Xor"}) {
     OneNode c(op, 7, {random_tensor(DType::boolean, {4}, 2), random_tensor(DType::boolean, {4}, 3)});
-    CHECK(has(emit(c).launch, "mc::ew::Operand<bool, mc::ix::Dims<1>>"));
+    CHECK(has(launch_text(emit(c)), "mc::ew::Operand<bool, mc::ix::Dims<1>>"));
   }
   OneNode n("Not", 1, {random_tensor(DType::boolean, {4}, 2)});
-  CHECK(has(emit(n).launch, "mc::ew::Not"));
+  CHECK(has(launch_text(emit(n)), "mc::ew::Not"));
 }
 
 TEST_CASE("elementwise family: attributes, constant bounds and types reach the code") {
   SUBCASE("LeakyRelu alpha as the nearest float") {
     OneNode c("LeakyRelu", 16, {f32s({4})});
     c.n->set_attr_float("alpha", 0.1);
-    CHECK(has(emit(c).launch, "mc::ew::LeakyRelu{0.1f}"));
+    CHECK(has(launch_text(emit(c)), "mc::ew::LeakyRelu{0.1f}"));
   }
   SUBCASE("Clip 6 attributes, Clip 13 constant integer bounds, Clip 13 run-time bounds") {
     OneNode c6("Clip", 6, {f32s({4})});
     c6.n->set_attr_float("max", 6.0);
-    CHECK(has(emit(c6).launch, "mc::ew::Clip<float, false, true>{0.0f, 6.0f}"));
+    CHECK(has(launch_text(emit(c6)), "mc::ew::Clip<float, false, true>{0.0f, 6.0f}"));
     OneNode c13("Clip", 13, {i64({4}, {1, 2, 3, 4}), i64({}, {INT64_MIN}), i64({}, {3})}, {1, 2});
-    CHECK(has(emit(c13).launch, "mc::ew::Clip<int64_t, true, true>{INT64_MIN, 3}"));
+    CHECK(has(launch_text(emit(c13)), "mc::ew::Clip<int64_t, true, true>{INT64_MIN, 3}"));
     OneNode cr("Clip", 13, {f32s({4}), Tensor(), f32({}, {1})});
-    const Emitted e = emit(cr);
-    CHECK(has(e.launch, "mc::ew::ClipInputs<false, true>{}"));
-    CHECK(has(e.launch, "mc::ew::Operand<float, mc::ix::Dims<0>>"));
+    const KernelLaunches e = emit(cr);
+    CHECK(has(launch_text(e), "mc::ew::Elementwise<mc::ew::ClipInputs<false, true>"));
+    CHECK(has(launch_text(e), "mc::ew::Operand<float, mc::ix::Dims<0>>"));
   }
   SUBCASE("Cast converts in the store; Cast to the same type copies bits") {
     OneNode c("Cast", 13, {f32s({4})});
     c.n->set_attr_int("to", 10);
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::ew::Operand<__half, mc::ix::Dims<1>>"));
-    CHECK(has(e.launch, "mc::ew::Operand<float, mc::ix::Dims<1>>"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::ew::Operand<__half, mc::ix::Dims<1>>"));
+    CHECK(has(launch_text(e), "mc::ew::Operand<float, mc::ix::Dims<1>>"));
     OneNode same("Cast", 13, {random_tensor(DType::bfloat16, {4}, 1)});
     same.n->set_attr_int("to", 16);
-    CHECK(has(emit(same).launch, "mc::ew::Operand<uint16_t"));
+    CHECK(has(launch_text(emit(same)), "mc::ew::Operand<uint16_t"));
     OneNode like("CastLike", 15, {f32s({4}), random_tensor(DType::bfloat16, {1}, 1)});
-    const Emitted l = emit(like);
-    CHECK(has(l.launch, "mc::ew::Operand<mc::ix::bf16, mc::ix::Dims<1>>"));
-    CHECK(has(l.launch, "{CP(x0)}"));
+    const KernelLaunches l = emit(like);
+    CHECK(has(launch_text(l), "mc::ew::Operand<mc::ix::bf16, mc::ix::Dims<1>>"));
+    CHECK(has(launch_text(l), "x[0] = CP(x0);\n"));
   }
   SUBCASE("Where: bool condition, values as bits") {
     OneNode c("Where", 16, {random_tensor(DType::boolean, {2, 1}, 1), i64({2, 3}, {1, 2, 3, 4, 5, 6}), i64({}, {0})});
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::ew::Operand<bool, mc::ix::Dims<1, 0>>"));
-    CHECK(has(e.launch, "mc::ew::Operand<uint64_t, mc::ix::Dims<0, 0>>"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::ew::Operand<bool, mc::ix::Dims<1, 0>>"));
+    CHECK(has(launch_text(e), "mc::ew::Operand<uint64_t, mc::ix::Dims<0, 0>>"));
   }
   SUBCASE("BatchNormalization parameters align with the channel dim") {
     OneNode c("BatchNormalization", 15, {f32s({2, 3, 4, 5}), f32s({3}), f32s({3}), f32s({3}), f32s({3})}, {1, 2, 3, 4});
     c.n->set_attr_float("epsilon", 1e-3);
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::ew::BatchNorm, mc::ix::Dims<2, 3, 20>"));
-    CHECK(has(e.launch, "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
-    CHECK(has(e.launch, "mc::ew::BatchNorm{0.001f}"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::ew::BatchNorm, mc::ix::Dims<2, 3, 20>"));
+    CHECK(has(launch_text(e), "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
+    CHECK(has(launch_text(e), "mc::ew::BatchNorm{0.001f}"));
   }
   SUBCASE("legacy broadcast (Add 6 with axis) and PRelu 6 per channel") {
     OneNode c("Add", 6, {f32s({2, 3, 4, 5}), f32s({3, 4})});
     c.n->set_attr_int("broadcast", 1);
     c.n->set_attr_int("axis", 1);
-    CHECK(has(emit(c).launch, "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));  // as 2 x 12 x 5
+    CHECK(has(launch_text(emit(c)), "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));  // as 2 x 12 x 5
     OneNode p("PRelu", 6, {f32s({2, 3, 4}), f32s({3})});
-    CHECK(has(emit(p).launch, "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
+    CHECK(has(launch_text(emit(p)), "mc::ew::Operand<float, mc::ix::Dims<0, 1, 0>>"));
   }
   SUBCASE("an empty output launches nothing") {
     OneNode c("Relu", 14, {f32s({0, 3})});
-    const Emitted e = emit(c);
-    CHECK(e.launch.find("MC_LAUNCH") == std::string::npos);
+    const KernelLaunches e = emit(c);
+    CHECK(e.launches.empty());
+    CHECK(has(e.nothing_to_run, "the output is empty"));
   }
 }
 
@@ -147,71 +151,71 @@ TEST_CASE("data families: each op emits its template with the planned index math
   SUBCASE("Transpose") {
     OneNode c("Transpose", 13, {f32s({2, 3, 4})});
     c.n->set_attr_ints("perm", {0, 2, 1});
-    const Emitted e = emit(c);
+    const KernelLaunches e = emit(c);
     CHECK(
-        has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 4, 3>, mc::ix::Dims<12, 3, 1>, mc::ix::Dims<12, 1, 4>>"));
+        has(launch_text(e), "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 4, 3>, mc::ix::Dims<12, 3, 1>, mc::ix::Dims<12, 1, 4>>"));
   }
   SUBCASE("Transpose of long inner dims goes through shared-memory tiles") {
     OneNode c("Transpose", 13, {f32s({2, 16, 24})});
     c.n->set_attr_ints("perm", {0, 2, 1});
-    CHECK(has(emit(c).launch,
+    CHECK(has(launch_text(emit(c)),
               "mc::dm::TiledCopy<uint32_t, mc::ix::Dims<2>, mc::ix::Dims<384>, mc::ix::Dims<384>,\n      24, 16, 16, "
               "1, 1, 24>"));
   }
   SUBCASE("Slice backward starts at an offset pointer") {
     OneNode c("Slice", 13, {f32s({5, 6}), i64({1}, {-1}), i64({1}, {-100}), i64({1}, {1}), i64({1}, {-2})},
               {1, 2, 3, 4});
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<5, 3>, mc::ix::Dims<3, 1>, mc::ix::Dims<6, -2>>"));
-    CHECK(has(e.launch, "(CP(x0)) + 5"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::dm::Copy<uint32_t, mc::ix::Dims<5, 3>, mc::ix::Dims<3, 1>, mc::ix::Dims<6, -2>>"));
+    CHECK(has(launch_text(e), "(CP(x0)) + 5"));
   }
   SUBCASE("Concat: one copy per input at its offset") {
     OneNode c("Concat", 13, {f32s({2, 3}), f32s({2, 1})});
     c.n->set_attr_int("axis", 1);
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "(P(y0)) + 3"));
-    CHECK(has(e.launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 3>, mc::ix::Dims<4, 1>, mc::ix::Dims<3, 1>>"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "(P(y0)) + 3"));
+    CHECK(has(launch_text(e), "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 3>, mc::ix::Dims<4, 1>, mc::ix::Dims<3, 1>>"));
   }
   SUBCASE("Split: one copy per output from its offset") {
     OneNode c("Split", 13, {random_tensor(DType::float16, {4, 2}, 1), i64({2}, {1, 3})}, {1}, 2);
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "(CP(x0)) + 2"));
-    CHECK(has(e.launch, "mc::dm::Copy<uint16_t, mc::ix::Dims<6>"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "(CP(x0)) + 2"));
+    CHECK(has(launch_text(e), "mc::dm::Copy<uint16_t, mc::ix::Dims<6>"));
   }
   SUBCASE("Expand, Tile, DepthToSpace") {
     OneNode x("Expand", 13, {f32s({3, 1}), i64({2}, {3, 4})}, {1});
-    CHECK(has(emit(x).launch, "mc::dm::Copy<uint32_t, mc::ix::Dims<3, 4>, mc::ix::Dims<4, 1>, mc::ix::Dims<1, 0>>"));
+    CHECK(has(launch_text(emit(x)), "mc::dm::Copy<uint32_t, mc::ix::Dims<3, 4>, mc::ix::Dims<4, 1>, mc::ix::Dims<1, 0>>"));
     OneNode t("Tile", 13, {f32s({2, 3}), i64({2}, {1, 2})}, {1});
-    CHECK(has(emit(t).launch,
+    CHECK(has(launch_text(emit(t)),
               "mc::dm::Copy<uint32_t, mc::ix::Dims<2, 2, 3>, mc::ix::Dims<6, 3, 1>, mc::ix::Dims<3, 0, 1>>"));
     OneNode d("DepthToSpace", 13, {f32s({1, 8, 2, 2})});
     d.n->set_attr_int("blocksize", 2);
-    CHECK(has(emit(d).launch,
+    CHECK(has(launch_text(emit(d)),
               "mc::dm::Copy<uint32_t, mc::ix::Dims<4, 2, 2, 2>, mc::ix::Dims<8, 4, 2, 1>, mc::ix::Dims<2, 16, 1, 8>>"));
   }
   SUBCASE("Pad: mode, kept ranges and the fill bits") {
     OneNode c("Pad", 19, {f32s({3, 4}), i64({4}, {1, -1, 0, 2}), f32({}, {1.0f})}, {1, 2});
     c.n->set_attr_string("mode", "constant");
-    const Emitted e = emit(c);
-    CHECK(has(e.launch, "mc::dm::Pad<uint32_t, mc::dm::PadMode::constant, mc::ix::Dims<4, 5>"));
-    CHECK(has(e.launch, "mc::ix::Dims<0, 1>, mc::ix::Dims<3, 3>, mc::ix::Dims<1, -1>>"));
-    CHECK(has(e.launch, "nullptr, 0x3f800000u}"));
+    const KernelLaunches e = emit(c);
+    CHECK(has(launch_text(e), "mc::dm::Pad<uint32_t, mc::dm::PadMode::constant, mc::ix::Dims<4, 5>"));
+    CHECK(has(launch_text(e), "mc::ix::Dims<0, 1>, mc::ix::Dims<3, 3>, mc::ix::Dims<1, -1>>"));
+    CHECK(has(launch_text(e), "fill_bits = 0x3f800000u;"));
     OneNode r("Pad", 11, {f32s({3, 4}), i64({4}, {1, 1, 1, 1}), f32({}, {1.0f})}, {1});
-    CHECK(has(emit(r).launch, "CP(x2), 0}"));
+    CHECK(has(launch_text(emit(r)), "fill = CP(x2);"));
   }
   SUBCASE("Gather") {
     OneNode c("Gather", 13, {f32s({2, 5, 3}), Tensor::from_i64(DType::int32, {2}, {1, -1})});
     c.n->set_attr_int("axis", 1);
-    CHECK(has(emit(c).launch,
+    CHECK(has(launch_text(emit(c)),
               "mc::dm::Gather<uint32_t, int32_t,\n      mc::ix::Dims<2>, mc::ix::Dims<15>, 5, 3, mc::ix::Dims<3>"));
   }
   SUBCASE("Resize: a tap table in the declarations") {
     OneNode c("Resize", 13, {f32s({1, 1, 2, 2}), Tensor(), f32({4}, {1, 1, 2, 2})}, {2});
     c.n->set_attr_string("mode", "linear");
-    const Emitted e = emit(c);
+    const KernelLaunches e = emit(c);
     CHECK(has(e.declarations, "__device__ const mc::dm::Tap<float> k0_resize_taps[] = {"));
     CHECK(has(e.declarations, "{0, 0.75f}, {1, 0.25f},"));
-    CHECK(has(e.launch, "mc::dm::Resize<float, float, k0_resize_taps_table, mc::ix::Dims<1, 1, 4, 4>"));
+    CHECK(has(launch_text(e), "mc::dm::Resize<float, float, k0_resize_taps_table, mc::ix::Dims<1, 1, 4, 4>"));
   }
 }
 

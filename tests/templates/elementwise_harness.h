@@ -134,7 +134,7 @@ inline void check_bits(const Tensor& got, const Tensor& want) {
 /// Runs kernel K on the host emulation.
 template <class K>
 void launch(void (*kernel)(typename K::Params), const typename K::Params& p) {
-  REQUIRE(mc::launch(kernel, K::grid, K::block, 0, nullptr, p) == cudaSuccess);
+  REQUIRE(mc::launch(kernel, K::grid(), K::block(), 0, nullptr, p) == cudaSuccess);
 }
 
 /// Runs mc::ew::Elementwise<Op, Shape, Y, X...> with y = out and x = the given tensors' data.

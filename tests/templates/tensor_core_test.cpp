@@ -7,6 +7,7 @@
 #include "schedule/families.h"
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
+#include "tests/codegen/launch_text.h"
 #include "schedule/lower.h"
 #include "templates/tensor_core.cuh"
 
@@ -548,13 +549,15 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     CHECK(modelc::linear::tc_tile_of(k, k.arch_tactic.at(90)).async);
     INFO(k.note);
     CHECK(k.note.find("tensor-core tile") != std::string::npos);
-    const modelc::Emitted e = f.emit(k, HalfContext{});
-    INFO(e.declarations << e.launch);
-    CHECK(e.declarations.find("using k0_tc_sm75 = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") !=
-          std::string::npos);
-    CHECK(e.declarations.find("using k0_tc_sm90 = mc::tc::Gemm<") != std::string::npos);
-    CHECK(e.launch.find("if (mc_bindings.sm >= 90) {\nMC_LAUNCH(mc::tc::kernel<k0_tc_sm90>") != std::string::npos);
-    CHECK(e.launch.find("} else {\nMC_LAUNCH(mc::tc::kernel<k0_tc_sm75>") != std::string::npos);
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    INFO(modelc::test::launch_text(e));
+    // An arch variant per planned arch, with the same params.
+    REQUIRE(e.launches.size() == 2);
+    CHECK(e.launches[0].min_sm == 75);
+    CHECK(e.launches[0].type.find("mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
+    CHECK(e.launches[1].min_sm == 90);
+    CHECK(e.launches[1].type.find("mc::tc::Gemm<") == 0);
+    CHECK(e.launches[1].type != e.launches[0].type);
   }
   SUBCASE("one arch: one instantiation; --fp16-accumulate gives a __half accumulator") {
     OneNode t("Gemm", 13, {random({64, 64}, 3), random({64, 64}, 4), random({64}, 5)});
@@ -565,11 +568,14 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     CHECK(k.engine == "tensor_core");
     CHECK(k.arch_tactic.empty());
     CHECK(modelc::linear::tc_tile_of(k, k.tactic).fp16_accumulate);
-    const modelc::Emitted e = f.emit(k, HalfContext{});
-    INFO(e.declarations);
-    CHECK(e.declarations.find("using k0_tc = mc::tc::Gemm<__half, __half,") != std::string::npos);
-    CHECK(e.declarations.find("mc::gemm::EpilogueLinear<__half,") != std::string::npos);
-    CHECK(e.declarations.find(", true>, mc::gemm::EpilogueLinear") != std::string::npos);  // cp.async on sm_86
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    REQUIRE(e.launches.size() == 1);
+    const std::string& type = e.launches[0].type;
+    INFO(type);
+    CHECK(e.launches[0].min_sm == 0);
+    CHECK(type.find("mc::tc::Gemm<__half, __half,") == 0);
+    CHECK(type.find("mc::gemm::EpilogueLinear<__half,") != std::string::npos);
+    CHECK(type.find(", true>, mc::gemm::EpilogueLinear") != std::string::npos);  // cp.async on sm_86
   }
   SUBCASE("fallbacks") {
     OneNode fp32("MatMul", 13, {random({64, 64}, 6), random({64, 64}, 7)});
@@ -578,7 +584,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "FP32 storage");
     CHECK(k.note.find("(SIMT: FP32 storage)") != std::string::npos);
-    CHECK(f.emit(k, HalfContext{}).declarations.find("mc::gemm::Gemm<") != std::string::npos);
+    CHECK(f.emit(k, HalfContext{}).launches.at(0).type.find("mc::gemm::Gemm<") == 0);
 
     OneNode tiny("MatMul", 13, {random({4, 8}, 8), random({8, 4}, 9)});
     modelc::Kernel kt = fp16_kernel(tiny, "gemm");
@@ -607,12 +613,14 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     CHECK(k.engine == "tensor_core");
     CHECK(k.fallback_reason.empty());
     CHECK(k.arch_tactic.size() == 2);
-    const modelc::Emitted e = f.emit(k, HalfContext{});
-    INFO(e.declarations << e.launch);
-    CHECK(e.declarations.find("mc::tc::Conv<__half, float, mc::conv::Shape<1, 3, 64, 1,") != std::string::npos);
-    CHECK(e.declarations.find("/*X pitch*/ 8, /*Y pitch*/ 64") != std::string::npos);
-    CHECK(e.declarations.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
-    CHECK(e.launch.find("if (mc_bindings.sm >= 80)") != std::string::npos);
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    REQUIRE(e.launches.size() == 2);
+    const std::string& type = e.launches[0].type;
+    INFO(type);
+    CHECK(type.find("mc::tc::Conv<__half, float, mc::conv::Shape<1, 3, 64, 1,") == 0);
+    CHECK(type.find("/*X pitch*/ 8, /*Y pitch*/ 64") != std::string::npos);
+    CHECK(type.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
+    CHECK(e.launches[1].min_sm == 80);
   }
   SUBCASE("fallbacks, each with its reason") {
     OneNode t("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
@@ -631,10 +639,11 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     CHECK(unpadded.engine == "simt");
     CHECK(unpadded.fallback_reason == "channels 3 not padded to a multiple of 8");
     // The SIMT fallback emits the NHWC template with the pitches.
-    const modelc::Emitted e = f.emit(unpadded, HalfContext{});
-    INFO(e.declarations);
-    CHECK(e.declarations.find("mc::conv::Layout::nhwc") != std::string::npos);
-    CHECK(e.declarations.find("/*pitches X Y W*/ 3, 16, 3>") != std::string::npos);
+    const modelc::KernelLaunches e = f.emit(unpadded, HalfContext{});
+    REQUIRE(e.launches.size() == 1);
+    INFO(e.launches[0].type);
+    CHECK(e.launches[0].type.find("mc::conv::Layout::nhwc") != std::string::npos);
+    CHECK(e.launches[0].type.find("/*pitches X Y W*/ 3, 16, 3>") != std::string::npos);
 
     OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
     g.n->set_attr_int("group", 4);

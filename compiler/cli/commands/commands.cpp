@@ -9,6 +9,7 @@ const std::vector<RegisterFn>& all_commands() {
       register_run_reference,
       register_list_ops,
       register_verify,
+      register_resources,
   };
   return commands;
 }

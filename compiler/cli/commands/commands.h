@@ -33,6 +33,7 @@ void register_inspect(CLI::App& app, RunFn& run);
 void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
 void register_verify(CLI::App& app, RunFn& run);
+void register_resources(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.
 void register_compile(CLI::App& app, RunFn& run);
@@ -80,6 +81,12 @@ std::string inspect_report(const LoadResult& r, bool verbose);
 
 /// `modelc list-ops` (plain table) / `--markdown` (docs/operators.md).
 std::string list_ops_text(bool markdown);
+
+/// \brief `modelc resources DIR`: the resources of the folder's nvcc build (its objects in
+/// `objects`, "" for the Makefile's default) into its report.json and report.md
+/// (codegen/resources.h), what it found printed to `out`. 0, or 1 when `check` fails; throws Error
+/// when the report or the ptxas logs are missing.
+int run_resources(const std::string& dir, const std::string& objects, bool check, std::ostream& out);
 
 /// `modelc verify`'s options (see verify.cpp).
 struct VerifyOptions {

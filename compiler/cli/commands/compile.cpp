@@ -263,16 +263,13 @@ std::string build_emitted(const std::string& dir, const std::string& name, bool 
 
 namespace {
 
-// `make resources` after an nvcc build: registers, shared memory, stack and spills per kernel and
+// `modelc resources` after an nvcc build: registers, shared memory, stack and spills per kernel and
 // arch (ptxas -v) into report.json and report.md. A failure is a warning: the binary is built.
 void report_resources(const std::string& dir, std::ostream& out) {
-  const int status = run_lines("make -C " + shell_quote(dir) + " --no-print-directory resources",
-                               [&](const std::string& line) {
-                                 if (line.compare(0, 10, "  CXX     ") != 0) out << line << "\n" << std::flush;
-                               });
-  if (status != 0) {
-    std::cerr << "warning: make resources failed (exit " << status
-              << "): report.json lists no registers or shared memory per kernel\n";
+  try {
+    run_resources(dir, "", false, out);
+  } catch (const Error& e) {
+    std::cerr << "warning: " << e.what() << ": report.json lists no registers or shared memory per kernel\n";
   }
 }
 

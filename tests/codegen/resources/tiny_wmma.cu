@@ -1,65 +1,79 @@
-// tests/codegen/resources/tiny_wmma.cu — a hand-written stand-in for the emitted kernels, to test
-// runtime/tools/resources (make resources, make check-tensor-cores) on real nvcc output: a
-// tensor-core kernel in mc::tc::kernel<K> (contract: that name is a tensor-core kernel), a SIMT
-// kernel, template arguments of the kinds the families use (types, int64_t values, bools, enums,
-// a type of an unnamed namespace). -DFAKE_TC_WITHOUT_MMA adds an mc::tc::kernel without MMAs:
-// the check must fail on it.
+// tests/codegen/resources/tiny_wmma.cu — a hand-written stand-in for an emitted model named
+// tiny_wmma, to test `modelc resources` (make resources, make check-tensor-cores) on real nvcc
+// output: entry points as the emitter writes them (extern "C", NAME_<kernel id>), a tensor-core
+// kernel (tiny_wmma_k0, which report.json's k2 launches too) and a SIMT kernel with an arch
+// variant per arch (tiny_wmma_k1_sm75, tiny_wmma_k1_sm90). -DFAKE_TC_WITHOUT_MMA adds
+// tiny_wmma_k3, an entry point without MMAs that no kernel of the report launches: the check
+// must fail on it.
 #include <cstdint>
 
 #include <cuda_fp16.h>
 #include <mma.h>
 
-#include "tiny_wmma.cuh"
-
-namespace mc {
-namespace tc {
-
-template <class K>
-__global__ void kernel(typename K::Params p) {
-  if constexpr (K::kMma) {
-    using namespace nvcuda;
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
-    wmma::fill_fragment(c, 0.0f);
-    wmma::load_matrix_sync(a, p.a, 16);
-    wmma::load_matrix_sync(b, p.b, 16);
-    wmma::mma_sync(c, a, b, c);
-    wmma::store_matrix_sync(p.y, c, 16, wmma::mem_row_major);
-  } else {
-    p.y[threadIdx.x] = __half2float(p.a[threadIdx.x]) * __half2float(p.b[threadIdx.x]);
-  }
-}
-
-}  // namespace tc
-
-namespace simt {
-
-template <class K>
-__global__ void kernel(typename K::Params p) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < K::kN) p.y[i] = K::kAct == Act::relu ? fmaxf(p.x[i], 0.f) : p.x[i];
-}
-
-}  // namespace simt
-}  // namespace mc
-
 namespace {
 
-struct k1_tag {};
+struct Operands {
+  const __half* a = nullptr;
+  const __half* b = nullptr;
+  float* y = nullptr;
+};
 
-using k0_t = mc::tc::Gemm<__half, mc::Strides<0, 256, -16>, mc::Act::relu, true>;
-using k1_t = mc::simt::Ew<float, 1024, mc::Act::relu, k1_tag>;
-#if defined(FAKE_TC_WITHOUT_MMA)
-using k2_t = mc::tc::Gemm<__half, mc::Strides<1, 2, 3>, mc::Act::none, false>;
-#endif
+template <bool kMma>
+struct TensorCoreGemm {
+  using Params = Operands;
+  static constexpr int kThreads = 32;
+  static __device__ void run(const Params& p) {
+    if constexpr (kMma) {
+      using namespace nvcuda;
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+      wmma::fill_fragment(c, 0.0f);
+      wmma::load_matrix_sync(a, p.a, 16);
+      wmma::load_matrix_sync(b, p.b, 16);
+      wmma::mma_sync(c, a, b, c);
+      wmma::store_matrix_sync(p.y, c, 16, wmma::mem_row_major);
+    } else {
+      p.y[threadIdx.x] = __half2float(p.a[threadIdx.x]) * __half2float(p.b[threadIdx.x]);
+    }
+  }
+};
+
+template <int64_t kN, int kThreadsV>
+struct Relu {
+  struct Params {
+    const float* x = nullptr;
+    float* y = nullptr;
+  };
+  static constexpr int kThreads = kThreadsV;
+  static __device__ void run(const Params& p) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < kN) p.y[i] = fmaxf(p.x[i], 0.f);
+  }
+};
 
 }  // namespace
 
-void launch_all(const __half* a, const __half* b, float* y, const float* x) {
-  mc::tc::kernel<k0_t><<<1, 32>>>(k0_t::Params{a, b, y});
-  mc::simt::kernel<k1_t><<<4, 256>>>(k1_t::Params{x, y});
-#if defined(FAKE_TC_WITHOUT_MMA)
-  mc::tc::kernel<k2_t><<<1, 32>>>(k2_t::Params{a, b, y});
-#endif
+using tiny_wmma_k0_t = TensorCoreGemm<true>;
+extern "C" __global__ void __launch_bounds__(tiny_wmma_k0_t::kThreads) tiny_wmma_k0(const tiny_wmma_k0_t::Params p) {
+  tiny_wmma_k0_t::run(p);
 }
+
+using tiny_wmma_k1_sm75_t = Relu<1024, 128>;
+extern "C" __global__ void __launch_bounds__(tiny_wmma_k1_sm75_t::kThreads)
+    tiny_wmma_k1_sm75(const tiny_wmma_k1_sm75_t::Params p) {
+  tiny_wmma_k1_sm75_t::run(p);
+}
+
+using tiny_wmma_k1_sm90_t = Relu<1024, 256>;
+extern "C" __global__ void __launch_bounds__(tiny_wmma_k1_sm90_t::kThreads)
+    tiny_wmma_k1_sm90(const tiny_wmma_k1_sm90_t::Params p) {
+  tiny_wmma_k1_sm90_t::run(p);
+}
+
+#if defined(FAKE_TC_WITHOUT_MMA)
+using tiny_wmma_k3_t = TensorCoreGemm<false>;
+extern "C" __global__ void __launch_bounds__(tiny_wmma_k3_t::kThreads) tiny_wmma_k3(const tiny_wmma_k3_t::Params p) {
+  tiny_wmma_k3_t::run(p);
+}
+#endif

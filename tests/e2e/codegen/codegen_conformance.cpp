@@ -462,6 +462,10 @@ std::string prepare_case(const Case& c, const Options& o) {
         write_text(c.out / file, for_namespace(text));
         continue;
       }
+      if (file == c.model + "_weights.h") {  // the weights' offsets the sources include
+        write_text(c.out / file, text);
+        continue;
+      }
       if ((file.size() > 3 && file.compare(file.size() - 3, 3, ".cu") == 0 &&
                                      file != c.model + "_main.cu")) {
         write_text(c.out / file, text);
@@ -594,6 +598,7 @@ std::string group_source(const std::vector<const Case*>& cases, const std::vecto
     for (std::string line; std::getline(src_lines, line);) {
       if (line.rfind("source ", 0) == 0) all += read_text(line.substr(7));
     }
+    all += read_text(c->out / (n + "_weights.h"));  // the offsets the sources name
     s += "// " + c->id + " (digest " + std::to_string(std::hash<std::string>{}(all)) + ")\n";
     s += "namespace mc_case_" + n + " {\n";
     std::istringstream lines(manifest);

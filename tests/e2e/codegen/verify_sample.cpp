@@ -49,10 +49,10 @@ void register_wrong_family() {
   f.name = "test_wrong";
   const auto emit = f.emit;
   f.emit = [emit](const Kernel& k, const EmitContext& ctx) {
-    Emitted e = emit(k, ctx);
-    const std::string from = "y[i] = a[i] + b[i];";
+    KernelLaunches e = emit(k, ctx);
+    const std::string from = "p.y[i] = p.a[i] + p.b[i];";
     const std::size_t at = e.declarations.find(from);
-    if (at != std::string::npos) e.declarations.replace(at, from.size(), "y[i] = a[i] + b[i] + 0.5f;");
+    if (at != std::string::npos) e.declarations.replace(at, from.size(), "p.y[i] = p.a[i] + p.b[i] + 0.5f;");
     return e;
   };
   FamilyRegistry::instance().add(std::move(f));

@@ -5,6 +5,7 @@
 //   output output  float32[4x10]
 #include "runtime/runtime.h"
 #include "tiny_mlp.h"
+#include "tiny_mlp_weights.h"
 #include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/gemm.cuh"
@@ -21,51 +22,84 @@
 #define MODELC_PTX_ARCH 75
 #endif
 
-// Weights (256-byte aligned; identical tensors are stored once):
-//   offset   bytes  value
-//        0    8192  fc1.weight  float32[64x32]
-//     8192     256  fc1.bias  float32[64]
-//     8448   16384  fc2.weight  float32[64x64]
-//    24832     256  fc2.bias  float32[64]
-//    25088    2560  fc3.weight  float32[10x64]
-//    27648      40  fc3.bias  float32[10]
+// The weights (tiny_mlp_weights.h: where each tensor lies in them).
 extern "C" const unsigned char tiny_mlp_weights[];  // tiny_mlp_weights.S
 extern "C" const unsigned char tiny_mlp_weights_end[];
 
-namespace {
-
-// k0: FusedGemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64] + bias + relu, SIMT tile 16x64x16 t2x4
-using k0_gemm =
+// FusedGemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64] + bias + relu, SIMT tile 16x64x16 t2x4
+using tiny_mlp_k0_t =
     mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 32>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 32, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 32>,
                    /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
                    mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, mc::gemm::Act::relu,
                                            mc::gemm::Residual::none>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k0_t::kThreads)
+    tiny_mlp_k0(const tiny_mlp_k0_t::Params p) {
+  tiny_mlp_k0_t::run(p);
+}
 
-// k1: FusedGemm '/fc2/Gemm' [4x64] x [64x64]^T + C[64] -> [4x64] + bias + tanh, SIMT tile 16x64x16 t2x4
-using k1_gemm =
+// FusedGemm '/fc2/Gemm' [4x64] x [64x64]^T + C[64] -> [4x64] + bias + tanh, SIMT tile 16x64x16 t2x4
+using tiny_mlp_k1_t =
     mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 64>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 64, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 64>,
                    /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
                    mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, mc::gemm::Act::tanh,
                                            mc::gemm::Residual::none>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k1_t::kThreads)
+    tiny_mlp_k1(const tiny_mlp_k1_t::Params p) {
+  tiny_mlp_k1_t::run(p);
+}
 
-// k5: Gemm '/fc3/Gemm' [4x64] x [10x64]^T + C[10] -> [4x10], SIMT tile 16x64x16 t2x4
-using k5_gemm =
+// y = Sigmoid(x0) over 256
+using tiny_mlp_k2_t =
+    mc::ew::Elementwise<mc::ew::Sigmoid, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
+                        mc::ew::Operand<float, mc::ix::Dims<1>>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k2_t::kThreads)
+    tiny_mlp_k2(const tiny_mlp_k2_t::Params p) {
+  tiny_mlp_k2_t::run(p);
+}
+
+// y = Mul(x0, x1) over 256
+using tiny_mlp_k3_t =
+    mc::ew::Elementwise<mc::ew::Mul, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
+                        mc::ew::Operand<float, mc::ix::Dims<1>>, mc::ew::Operand<float, mc::ix::Dims<1>>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k3_t::kThreads)
+    tiny_mlp_k3(const tiny_mlp_k3_t::Params p) {
+  tiny_mlp_k3_t::run(p);
+}
+
+// y = Add(x0, x1) over 256
+using tiny_mlp_k4_t =
+    mc::ew::Elementwise<mc::ew::Add, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
+                        mc::ew::Operand<float, mc::ix::Dims<1>>, mc::ew::Operand<float, mc::ix::Dims<1>>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k4_t::kThreads)
+    tiny_mlp_k4(const tiny_mlp_k4_t::Params p) {
+  tiny_mlp_k4_t::run(p);
+}
+
+// Gemm '/fc3/Gemm' [4x64] x [10x64]^T + C[10] -> [4x10], SIMT tile 16x64x16 t2x4
+using tiny_mlp_k5_t =
     mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 10, 64>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 64, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 64>,
                    /*Y*/ mc::gemm::Strides<0, 0, 0, 10, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
                    mc::gemm::EpilogueLinear<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true>>;
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k5_t::kThreads)
+    tiny_mlp_k5(const tiny_mlp_k5_t::Params p) {
+  tiny_mlp_k5_t::run(p);
+}
 
-using k6_softmax = mc::reduction::Softmax<
+// Softmax '/Softmax'
+using tiny_mlp_k6_t = mc::reduction::Softmax<
     false,
     mc::reduction::Operand<float, mc::reduction::Strided<mc::reduction::Dims<4>, mc::reduction::Strides<10>>,
                            mc::reduction::Strided<mc::reduction::Dims<10>, mc::reduction::Strides<1>>>,
     mc::reduction::Operand<float, mc::reduction::Strided<mc::reduction::Dims<4>, mc::reduction::Strides<10>>,
                            mc::reduction::Strided<mc::reduction::Dims<10>, mc::reduction::Strides<1>>>,
     mc::reduction::Tiling<32, 4, true>>;
-
-}  // namespace
+extern "C" __global__ void __launch_bounds__(tiny_mlp_k6_t::kThreads)
+    tiny_mlp_k6(const tiny_mlp_k6_t::Params p) {
+  tiny_mlp_k6_t::run(p);
+}
 
 // Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).
 static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {
@@ -81,15 +115,12 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 32; SIMT tile 16x64x16 t2x4 (1
   //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
-    MC_LAUNCH(mc::gemm::kernel<k0_gemm>, k0_gemm::grid(), k0_gemm::block(), 0,
-              k0_gemm::Params{static_cast<const float*>(inputs[0]),
-                              reinterpret_cast<const float*>(weights + 0),
-                              reinterpret_cast<float*>(arena + 0),
-                              {1.0f,
-                               1.0f,
-                               reinterpret_cast<const float*>(weights + 8192),
-                               nullptr,
-                               {0.2f, 0.5f, -INFINITY, INFINITY}}});
+    tiny_mlp_k0_t::Params p{};
+    p.A = static_cast<const float*>(inputs[0]);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc1_weight);
+    p.Y = reinterpret_cast<float*>(arena + 0);
+    p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc1_bias);
+    MC_LAUNCH(tiny_mlp_k0, tiny_mlp_k0_t::grid(), tiny_mlp_k0_t::block(), 0, p);
   }
 
   // k1 (gemm): FusedGemm '/fc2/Gemm', '/Tanh': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
@@ -97,55 +128,44 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 64; SIMT tile 16x64x16 t2x4 (1
   //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
-    MC_LAUNCH(mc::gemm::kernel<k1_gemm>, k1_gemm::grid(), k1_gemm::block(), 0,
-              k1_gemm::Params{reinterpret_cast<const float*>(arena + 0),
-                              reinterpret_cast<const float*>(weights + 8448),
-                              reinterpret_cast<float*>(arena + 1024),
-                              {1.0f,
-                               1.0f,
-                               reinterpret_cast<const float*>(weights + 24832),
-                               nullptr,
-                               {0.2f, 0.5f, -INFINITY, INFINITY}}});
+    tiny_mlp_k1_t::Params p{};
+    p.A = reinterpret_cast<const float*>(arena + 0);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc2_weight);
+    p.Y = reinterpret_cast<float*>(arena + 1024);
+    p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc2_bias);
+    MC_LAUNCH(tiny_mlp_k1, tiny_mlp_k1_t::grid(), tiny_mlp_k1_t::block(), 0, p);
   }
 
   // k2 (elementwise): Sigmoid '/Sigmoid': float32[4x64] -> float32[4x64]
   //   @arena+0 -> @arena+2048
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
-  {  // y = Sigmoid(x0) over 256
-    using K = mc::ew::Elementwise<mc::ew::Sigmoid, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
-                                  mc::ew::Operand<float, mc::ix::Dims<1>>>;
-    const K::Params p{reinterpret_cast<float*>(arena + 2048),
-                      {reinterpret_cast<const float*>(arena + 0)},
-                      mc::ew::Sigmoid{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+  {
+    tiny_mlp_k2_t::Params p{};
+    p.y = reinterpret_cast<float*>(arena + 2048);
+    p.x[0] = reinterpret_cast<const float*>(arena + 0);
+    MC_LAUNCH(tiny_mlp_k2, tiny_mlp_k2_t::grid(), tiny_mlp_k2_t::block(), 0, p);
   }
 
   // k3 (elementwise): Mul '/Mul': float32[4x64], float32[4x64] -> float32[4x64]
   //   @arena+1024, @arena+2048 -> @arena+3072
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
-  {  // y = Mul(x0, x1) over 256
-    using K =
-        mc::ew::Elementwise<mc::ew::Mul, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
-                            mc::ew::Operand<float, mc::ix::Dims<1>>, mc::ew::Operand<float, mc::ix::Dims<1>>>;
-    const K::Params p{
-        reinterpret_cast<float*>(arena + 3072),
-        {reinterpret_cast<const float*>(arena + 1024), reinterpret_cast<const float*>(arena + 2048)},
-        mc::ew::Mul{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+  {
+    tiny_mlp_k3_t::Params p{};
+    p.y = reinterpret_cast<float*>(arena + 3072);
+    p.x[0] = reinterpret_cast<const float*>(arena + 1024);
+    p.x[1] = reinterpret_cast<const float*>(arena + 2048);
+    MC_LAUNCH(tiny_mlp_k3, tiny_mlp_k3_t::grid(), tiny_mlp_k3_t::block(), 0, p);
   }
 
   // k4 (elementwise): Add '/Add': float32[4x64], float32[4x64] -> float32[4x64]
   //   @arena+0, @arena+3072 -> @arena+1024
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
-  {  // y = Add(x0, x1) over 256
-    using K =
-        mc::ew::Elementwise<mc::ew::Add, mc::ix::Dims<256>, mc::ew::Operand<float, mc::ix::Dims<1>>,
-                            mc::ew::Operand<float, mc::ix::Dims<1>>, mc::ew::Operand<float, mc::ix::Dims<1>>>;
-    const K::Params p{
-        reinterpret_cast<float*>(arena + 1024),
-        {reinterpret_cast<const float*>(arena + 0), reinterpret_cast<const float*>(arena + 3072)},
-        mc::ew::Add{}};
-    MC_LAUNCH(mc::ew::elementwise_kernel<K>, K::grid, K::block, 0, p);
+  {
+    tiny_mlp_k4_t::Params p{};
+    p.y = reinterpret_cast<float*>(arena + 1024);
+    p.x[0] = reinterpret_cast<const float*>(arena + 0);
+    p.x[1] = reinterpret_cast<const float*>(arena + 3072);
+    MC_LAUNCH(tiny_mlp_k4, tiny_mlp_k4_t::grid(), tiny_mlp_k4_t::block(), 0, p);
   }
 
   // k5 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
@@ -153,11 +173,12 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 10 K 64; SIMT tile 16x64x16 t2x4 (1
   //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
   {
-    MC_LAUNCH(mc::gemm::kernel<k5_gemm>, k5_gemm::grid(), k5_gemm::block(), 0,
-              k5_gemm::Params{reinterpret_cast<const float*>(arena + 1024),
-                              reinterpret_cast<const float*>(weights + 25088),
-                              reinterpret_cast<float*>(arena + 0),
-                              {1.0f, 1.0f, reinterpret_cast<const float*>(weights + 27648)}});
+    tiny_mlp_k5_t::Params p{};
+    p.A = reinterpret_cast<const float*>(arena + 1024);
+    p.B = reinterpret_cast<const float*>(weights + kW_fc3_weight);
+    p.Y = reinterpret_cast<float*>(arena + 0);
+    p.epilogue.C = reinterpret_cast<const float*>(weights + kW_fc3_bias);
+    MC_LAUNCH(tiny_mlp_k5, tiny_mlp_k5_t::grid(), tiny_mlp_k5_t::block(), 0, p);
   }
 
   // k6 (softmax): Softmax '/Softmax': float32[4x10] -> float32[4x10]
@@ -165,9 +186,10 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic group=4 lanes_contiguous=1 threads=32; axis 1 (one dim): 4 rows of 10; 4 threads per row, row
   //   kept in registers
   {
-    MC_LAUNCH(
-        mc::reduction::kernel<k6_softmax>, dim3(k6_softmax::kBlocks), dim3(k6_softmax::kThreads), 0,
-        (k6_softmax::Params{reinterpret_cast<const float*>(arena + 0), static_cast<float*>(outputs[0])}));
+    tiny_mlp_k6_t::Params p{};
+    p.x = reinterpret_cast<const float*>(arena + 0);
+    p.y = static_cast<float*>(outputs[0]);
+    MC_LAUNCH(tiny_mlp_k6, tiny_mlp_k6_t::grid(), tiny_mlp_k6_t::block(), 0, p);
   }
   return 0;
 }

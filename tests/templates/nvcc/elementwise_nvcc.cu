@@ -30,7 +30,7 @@ const void* c = nullptr;
 
 template <class K>
 void launch(void (*kernel)(typename K::Params), const typename K::Params& p) {
-  if (e == cudaSuccess) e = mc::launch(kernel, K::grid, K::block, 0, stream, p);
+  if (e == cudaSuccess) e = mc::launch(kernel, K::grid(), K::block(), 0, stream, p);
 }
 
 // y = Op(x...) over 12 elements: T the storage type of every operand.
