@@ -11,14 +11,6 @@
 namespace modelc::reduction_codegen {
 namespace {
 
-constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-
-int64_t pow2_at_least(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 std::string ints(const std::vector<MapDim>& dims, bool extents) {
   std::string s;
   for (std::size_t i = 0; i < dims.size(); ++i) {

@@ -1,4 +1,5 @@
-// compiler/passes/pass.h — graph -> graph passes and the pipeline that orders them.
+// compiler/passes/pass.h — the graph passes (Graph -> Graph) and what they read from the command
+// line. compiler/pipeline/pipeline.h orders them, with the schedule stages, in one list.
 #pragma once
 
 #include <cstdint>
@@ -50,23 +51,14 @@ struct PassOptions {
   bool fuse_epilogue = true;
   std::vector<std::string> keep_fp32;   ///< --keep-fp32 NODE,...: nodes pinned to FP32 (by ONNX node name)
   PrecisionReport* precision_report = nullptr;  ///< filled by passes/precision when set
-  bool verify_each = false;             ///< --verify-each: run the verifier after every pass
-  std::set<std::string> disabled;       ///< --disable-pass NAME
-  std::set<std::string> print_after;    ///< --print-after NAME ("all" for every pass)
+  bool verify_each = false;             ///< --verify-each: run the verifiers after every stage
+  std::set<std::string> disabled;       ///< --disable-pass NAME (a stage of pipeline/pipeline.h)
+  std::set<std::string> print_after;    ///< --print-after NAME ("all" for every stage)
   std::ostream* log = nullptr;          ///< where --print-after writes (stderr when null)
 };
 
-/// A pass: returns true when it changed the graph.
+/// A pass: returns true when it changed the graph. compiler/pipeline/pipeline.cpp orders them.
 using PassFn = std::function<bool(Graph&, const PassOptions&)>;
-
-/// Runs one pass by name, honouring --disable-pass, --verify-each and --print-after.
-bool run_pass(Graph& g, const PassOptions& o, const char* name, const PassFn& pass);
-
-/// The passes in order (see pipeline.cpp for what each needs before it).
-void run_pipeline(Graph& g, const PassOptions& o);
-
-/// Names of the passes run_pipeline knows, in order (for --disable-pass checks).
-const std::vector<std::string>& pipeline_pass_names();
 
 // The passes.
 bool simplify(Graph& g, const PassOptions& o);

@@ -1,8 +1,9 @@
-// compiler/schedule/layout.h — the layout pass: which activations are stored channels-last (NHWC),
+// compiler/schedule/layout.h — the layout stage: which activations are stored channels-last (NHWC),
 // with which channel pitch, and where a layout conversion runs.
 //
-// It runs inside lower() on the list of kernels, before the memory plan (buffer sizes follow the
-// strides it picks) and before the views are built (lower.cpp's view() reads its storage map).
+// The pipeline's "layout" stage (Lowering::plan_layout) runs it on the list of kernels, before the
+// memory plan (buffer sizes follow the strides it picks) and before the views are built
+// (lower.cpp's view() reads its storage map).
 //
 // The rules (graphs with 2-D / 3-D convolutions; LowerOptions::layout = nchw turns it off). The
 // pass reads facts, never op or family names: the op's OpDef::layout and layout roles (ops/), and

@@ -1,12 +1,16 @@
+// compiler/schedule/lower.cpp — the schedule stages (schedule/lower.h); compiler/pipeline/pipeline.cpp
+// runs them in order and says what each needs.
 #include "schedule/lower.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <sstream>
 
 #include "ops/registry.h"
 #include "schedule/families.h"
-#include "schedule/memory_plan.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -46,354 +50,444 @@ uint64_t sample_key(const Tensor& t) {
   return h;
 }
 
-/// The lowering of one graph; members are filled step by step by lower().
-class Lowering {
- public:
-  Lowering(Graph& g, const LowerOptions& o) : g_(g), o_(o) {}
-
-  Schedule run() {
-    s_.name = o_.name;
-    s_.archs = o_.archs;
-    if (s_.archs.empty()) throw Error("internal: lowering without an --arch");
-    for (const Value* v : g_.inputs()) s_.inputs.push_back({v->name(), v->dtype(), v->shape()});
-    for (const Value* v : g_.outputs()) s_.outputs.push_back({v->name(), v->dtype(), v->shape()});
-    if (s_.outputs.empty()) throw Error("the model has no outputs: nothing to compile");
-    g_.remove_dead();  // nodes whose results no output needs (also through chains of them)
-    find_views();
-    claim_outputs();
-    list_kernels();
-    plan_layout_pass();
-    if (o_.passes.fp16) fold_boundary_casts();
-    plan_arena();
-    place_weights();
-    build_kernels();
-    return std::move(s_);
+bool only_used_output(const Node& n, const Value* v) {
+  for (const Value* o : n.outputs()) {
+    if (o != v && used(o)) return false;
   }
-
- private:
-  const Value* root(const Value* v) const {
-    auto it = root_.find(v);
-    return it == root_.end() ? v : it->second;
-  }
-
-  // Views alias their input: record each view value's root (the value whose buffer it is).
-  void find_views() {
-    for (const auto& up : g_.nodes()) {
-      const Node& n = *up;
-      if (compile_time(n) || dead(n)) continue;
-      const ops::OpDef& def = ops::lookup(n);
-      if (!is_view(def)) continue;
-      Value& in = n.input(0);
-      Value& out = n.output(0);
-      for (int i = 1; i < n.num_outputs(); ++i) {
-        if (used(n.outputs()[i]) && !n.outputs()[i]->is_constant()) {
-          throw n.error("output " + std::to_string(i) + " ('" + n.outputs()[i]->name() +
-                            "') is used, but this op runs as a view of its input (no kernel computes it)",
-                        "use the op's first output only (an inference model needs no Dropout mask)");
-        }
-      }
-      if (in.dtype() != out.dtype() || in.numel() != out.numel()) {
-        throw n.error("internal: a view from " + in.type_str() + " to " + out.type_str());
-      }
-      root_[&out] = root(&in);
-    }
-  }
-
-  // Each graph output's buffer is the caller's: a root can be the buffer of one output only, and
-  // never of a graph input or constant. The others get a copy (an Identity node run as a kernel).
-  void claim_outputs() {
-    std::set<const Value*> claimed;
-    for (int j = 0; j < static_cast<int>(g_.outputs().size()); ++j) {
-      Value* v = g_.outputs()[j];
-      const Value* r = root(v);
-      if (!r->is_graph_input() && !r->is_constant() && !claimed.count(r)) {
-        claimed.insert(r);
-        output_of_[r] = j;
-        continue;
-      }
-      Value* c = g_.add_value(v->name() + "_copy");
-      c->set_type(v->dtype(), v->shape());
-      Node* n = g_.add_node("Identity", v->name() + "_copy", {v}, {c});
-      g_.set_output(j, c);
-      copies_.insert(n);
-      output_of_[c] = j;
-    }
-  }
-
-  // --fp16: the Casts at the model's boundaries fold into the kernels beside them, where those are
-  // elementwise, softmax, normalization or reduce kernels (their templates take each operand's
-  // element type). A Cast of a graph input that only such kernels read: they read the input and convert
-  // as they load. A Cast into a graph output of a value that only it reads, written by such a
-  // kernel (its other outputs unused): that kernel stores the output's type. The Cast runs no
-  // kernel; the kernel's note says it took it. (Conv and gemm kernels take their output type
-  // themselves.)
-  bool converts_operands(const Node& n) const {
-    if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
-    if (layout_.channels_last_kernels.count(&n) || layout_.conversions.count(&n)) return false;
-    const ops::OpDef& def = ops::lookup(n);
-    if (def.moves_data) return false;
-    const FamilyFacts* f = find_family(family_of(n));
-    return f && f->converts_types;
-  }
-
-  static bool only_used_output(const Node& n, const Value* v) {
-    for (const Value* o : n.outputs()) {
-      if (o != v && used(o)) return false;
-    }
-    return true;
-  }
-
-  // After the layout pass (on its kernel list): only dense buffers, and kernels it leaves NCHW.
-  void fold_boundary_casts() {
-    for (const Node* cast : nodes_) {
-      const Node& c = *cast;
-      if (c.op() != "Cast" || !default_domain(c) || copies_.count(&c) || layout_.conversions.count(&c)) continue;
-      Value& in = c.input(0);
-      Value& out = c.output(0);
-      if (!is_float(in.dtype()) || !is_float(out.dtype()) || in.dtype() == out.dtype()) continue;
-      if (layout_.storage.count(root(&in)) || layout_.storage.count(root(&out))) continue;
-      const auto& readers = out.users();
-      if (root(&in)->is_graph_input() && !out.is_graph_output() && !readers.empty() && root(&out) == &out &&
-          std::all_of(readers.begin(), readers.end(), [&](const Node* r) { return converts_operands(*r); })) {
-        folded_as_[&out] = &in;
-        folded_casts_.insert(&c);
-        for (const Node* r : readers) folded_into_[r].push_back(c.name());
-      } else if (output_of_.count(&out) && root(&out) == &out && root(&in) == &in && !in.is_graph_output() &&
-                 in.users().size() == 1 && in.producer() && converts_operands(*in.producer()) &&
-                 only_used_output(*in.producer(), &in)) {
-        folded_as_[&in] = &out;
-        folded_casts_.insert(&c);
-        folded_into_[in.producer()].push_back(c.name());
-      }
-    }
-    for (std::size_t k = nodes_.size(); k-- > 0;) {
-      if (!folded_casts_.count(nodes_[k])) continue;
-      nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
-      families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
-    }
-  }
-
-  // The value whose buffer a kernel reads or writes for v: v, or the other side of a folded Cast.
-  const Value* stored(const Value* v) const {
-    auto it = folded_as_.find(v);
-    return it == folded_as_.end() ? v : it->second;
-  }
-
-  // The node's family (family_for), as substituted by LowerOptions::family_substitutes.
-  std::string family_of(const Node& n) const {
-    const std::string f = copies_.count(&n) ? "elementwise" : family_for(n);
-    auto it = o_.family_substitutes.find(f);
-    return it == o_.family_substitutes.end() ? f : it->second;
-  }
-
-  void list_kernels() {
-    std::vector<const Node*> missing;  // nodes whose family is not built in
-    std::set<std::string> missing_families;
-    for (const auto& up : g_.nodes()) {
-      const Node& n = *up;
-      if (compile_time(n) || dead(n)) continue;
-      const ops::OpDef& def = ops::lookup(n);
-      if (is_view(def) && !copies_.count(&n)) continue;
-      const std::string family = family_of(n);
-      if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
-      if (family == "none") {
-        throw n.error("this op is only computed at compile time, but its inputs are not constant",
-                      "its inputs must not depend on a model input; fix the input shapes with --shape");
-      }
-      bool empty = true;  // every output has zero elements: nothing to compute
-      for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
-      if (empty) continue;
-      if (!find_family(family)) {
-        missing.push_back(&n);
-        missing_families.insert(family);
-        continue;
-      }
-      nodes_.push_back(&n);
-      families_.push_back(family);
-    }
-    if (missing.empty()) return;
-    std::string families, list;
-    for (const std::string& f : missing_families) families += (families.empty() ? "'" : ", '") + f + "'";
-    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) {
-      const Node& n = *missing[i];
-      list += std::string(i ? ", " : "") + "'" + n.name() + "' (" + n.op() + ": " +
-              family_of(n) + ")";
-    }
-    if (missing.size() > 8) list += " and " + std::to_string(missing.size() - 8) + " more";
-    throw missing[0]->error("no template famil" +
-                                std::string(missing_families.size() > 1 ? "ies " : "y ") + families + ": " +
-                                std::to_string(missing.size()) + " node" + (missing.size() > 1 ? "s" : "") +
-                                " need" + (missing.size() > 1 ? "" : "s") + " one: " + list,
-                            "this build of modelc lacks the family (schedule/families.cpp, codegen/families/); "
-                            "`modelc inspect` lists the model's ops");
-  }
-
-  bool in_arena(const Value* r) const {
-    return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
-  }
-
-  void plan_layout_pass() {
-    LayoutInput in;
-    in.graph = &g_;
-    in.nodes = &nodes_;
-    in.families = &families_;
-    in.root = [this](const Value* v) { return root(v); };
-    in.in_arena = [this](const Value* v) { return in_arena(v); };
-    layout_ = plan_layout(in, o_.layout);
-    s_.layout = layout_.summary;
-  }
-
-  Storage storage_of(const Value* r) const {
-    auto it = layout_.storage.find(r);
-    return it == layout_.storage.end() ? Storage{} : it->second;
-  }
-
-  void plan_arena() {
-    std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
-    for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
-      for (const Value* out : nodes_[k]->outputs()) {
-        const Value* v = out ? stored(out) : nullptr;
-        if (!v || !in_arena(root(v))) continue;
-        if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
-        index[v] = buffers_.size();
-        const int64_t elements = storage_elements(v->shape(), storage_of(v));
-        buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
-      }
-      for (const Value* in : nodes_[k]->inputs()) {
-        if (!in) continue;
-        const Value* r = root(stored(in));
-        if (!in_arena(r)) continue;
-        auto it = index.find(r);
-        if (it == index.end()) {
-          throw nodes_[k]->error("internal: input '" + in->name() + "' is read before any kernel writes it");
-        }
-        buffers_[it->second].last = k;
-      }
-    }
-    const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
-    std::string why;
-    if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
-    for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
-    s_.arena_bytes = plan.arena_bytes;
-    s_.activation_bytes_total = plan.total_bytes;
-  }
-
-  void place_weights() {
-    std::map<uint64_t, std::vector<std::size_t>> by_hash;  // content hash -> entries
-    for (const Node* n : nodes_) {
-      for (const Value* v : n->inputs()) {
-        if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
-        // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
-        auto ohwi = layout_.weight_pitch.find(v);
-        const Tensor t = ohwi == layout_.weight_pitch.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
-        const uint64_t h = sample_key(t);
-        int64_t offset = -1;
-        for (std::size_t e : by_hash[h]) {
-          const Tensor& u = s_.weights[e].data;
-          if (u.dtype() == t.dtype() && u.nbytes() == t.nbytes() &&
-              (t.nbytes() == 0 || std::memcmp(u.raw(), t.raw(), t.nbytes()) == 0)) {
-            offset = s_.weights[e].offset;
-            break;
-          }
-        }
-        if (offset < 0) {
-          offset = s_.weights_bytes;
-          by_hash[h].push_back(s_.weights.size());
-          s_.weights.push_back({v->name(), offset, t});
-          s_.weights_bytes = align_up(offset + static_cast<int64_t>(t.nbytes()), kBufferAlignment);
-        }
-        weight_offset_[v] = offset;
-      }
-    }
-  }
-
-  TensorView view(const Value* v) const {
-    TensorView t;
-    if (!v) {
-      t.dtype = DType::undefined;
-      return t;
-    }
-    if (stored(v) != v) return view(stored(v));
-    t.value = v->name();
-    t.dtype = v->dtype();
-    t.shape = v->shape();
-    const Value* r = root(v);
-    auto ohwi = layout_.weight_pitch.find(r);
-    if (ohwi != layout_.weight_pitch.end()) {
-      t.strides = channels_last_strides(r->shape(), ohwi->second);
-    } else {
-      t.strides = storage_strides(r->shape(), storage_of(r));
-    }
-    if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
-      throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
-    }
-    if (r->is_constant()) {
-      t.space = Space::weights;
-      t.offset = weight_offset_.at(r);
-    } else if (r->is_graph_input()) {
-      t.space = Space::input;
-      const auto& in = g_.inputs();
-      t.index = static_cast<int>(std::find(in.begin(), in.end(), r) - in.begin());
-    } else if (output_of_.count(r)) {
-      t.space = Space::output;
-      t.index = output_of_.at(r);
-    } else {
-      t.space = Space::arena;
-      t.offset = arena_offset_.at(r);
-    }
-    return t;
-  }
-
-  void build_kernels() {
-    const std::vector<Target> targets = targets_for(s_.archs, o_.passes.fp16_accumulate);
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      const Node* n = nodes_[i];
-      Kernel k;
-      k.id = "k" + std::to_string(i);
-      k.family = families_[i];
-      k.node = n;
-      k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
-      for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
-      for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
-      choose_tactic(k, targets);
-      if (folded_into_.count(n)) {
-        for (const std::string& c : folded_into_.at(n)) k.note += "; boundary Cast '" + c + "' folded in";
-      }
-      auto conversion = layout_.conversions.find(n);
-      if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
-      s_.kernels.push_back(std::move(k));
-    }
-  }
-
-  Graph& g_;
-  const LowerOptions& o_;
-  Schedule s_;
-  std::map<const Value*, const Value*> root_;     // view -> the value whose buffer it is
-  std::map<const Value*, int> output_of_;         // root -> the graph output whose buffer it is
-  std::set<const Node*> copies_;                  // Identity nodes added for output copies
-  std::map<const Value*, const Value*> folded_as_;  // a folded Cast's side -> the value stored instead
-  std::set<const Node*> folded_casts_;            // Casts folded into their neighbouring kernel
-  std::map<const Node*, std::vector<std::string>> folded_into_;  // kernel node -> the Casts it took
-  std::vector<const Node*> nodes_;                // the kernels' nodes, in order
-  std::vector<std::string> families_;
-  std::vector<LiveBuffer> buffers_;
-  std::map<const Value*, int64_t> arena_offset_;
-  std::map<const Value*, int64_t> weight_offset_;
-  LayoutPlan layout_;
-};
-
+  return true;
+}
 }  // namespace
 
-Schedule lower(Graph& g, const LowerOptions& o) {
-  // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
-  PrecisionReport precision;
-  PassOptions passes = o.passes;
-  if (!passes.precision_report) passes.precision_report = &precision;
-  if (o.run_passes) run_pipeline(g, passes);
-  for (const std::string& a : o.archs) arch_number(a);
-  Schedule s = Lowering(g, o).run();
-  if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) s.precision = *passes.precision_report;
-  return s;
+Lowering::Lowering(Graph& g, const LowerOptions& o) : g_(g), o_(o) {
+  s_.name = o_.name;
+  s_.archs = o_.archs;
+  if (s_.archs.empty()) throw Error("internal: lowering without an --arch");
+  for (const std::string& a : o_.archs) arch_number(a);
+  for (const Value* v : g_.inputs()) s_.inputs.push_back({v->name(), v->dtype(), v->shape()});
+  for (const Value* v : g_.outputs()) s_.outputs.push_back({v->name(), v->dtype(), v->shape()});
+  if (s_.outputs.empty()) throw Error("the model has no outputs: nothing to compile");
+}
+
+const Value* Lowering::root(const Value* v) const {
+  auto it = root_.find(v);
+  return it == root_.end() ? v : it->second;
+}
+// The value whose buffer a kernel reads or writes for v: v, or the other side of a folded Cast.
+const Value* Lowering::stored(const Value* v) const {
+  auto it = folded_as_.find(v);
+  return it == folded_as_.end() ? v : it->second;
+}
+// The node's family (family_for), as substituted by LowerOptions::family_substitutes.
+std::string Lowering::family_of(const Node& n) const {
+  const std::string f = copies_.count(&n) ? "elementwise" : family_for(n);
+  auto it = o_.family_substitutes.find(f);
+  return it == o_.family_substitutes.end() ? f : it->second;
+}
+bool Lowering::in_arena(const Value* r) const {
+  return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
+}
+Storage Lowering::storage_of(const Value* r) const {
+  auto it = layout_.storage.find(r);
+  return it == layout_.storage.end() ? Storage{} : it->second;
+}
+bool Lowering::remove_dead() {
+  done_.insert("remove_dead");
+  return g_.remove_dead() > 0;
+}
+
+// Views alias their input: record each view value's root (the value whose buffer it is).
+bool Lowering::find_views() {
+  done_.insert("find_views");
+  for (const auto& up : g_.nodes()) {
+    const Node& n = *up;
+    if (compile_time(n) || dead(n)) continue;
+    const ops::OpDef& def = ops::lookup(n);
+    if (!is_view(def)) continue;
+    Value& in = n.input(0);
+    Value& out = n.output(0);
+    for (int i = 1; i < n.num_outputs(); ++i) {
+      if (used(n.outputs()[i]) && !n.outputs()[i]->is_constant()) {
+        throw n.error("output " + std::to_string(i) + " ('" + n.outputs()[i]->name() +
+                          "') is used, but this op runs as a view of its input (no kernel computes it)",
+                      "use the op's first output only (an inference model needs no Dropout mask)");
+      }
+    }
+    if (in.dtype() != out.dtype() || in.numel() != out.numel()) {
+      throw n.error("internal: a view from " + in.type_str() + " to " + out.type_str());
+    }
+    root_[&out] = root(&in);
+  }
+  return !root_.empty();
+}
+
+// Each graph output's buffer is the caller's: a root can be the buffer of one output only, and
+// never of a graph input or constant. The others get a copy (an Identity node run as a kernel).
+bool Lowering::claim_outputs() {
+  done_.insert("claim_outputs");
+  std::set<const Value*> claimed;
+  for (int j = 0; j < static_cast<int>(g_.outputs().size()); ++j) {
+    Value* v = g_.outputs()[j];
+    const Value* r = root(v);
+    if (!r->is_graph_input() && !r->is_constant() && !claimed.count(r)) {
+      claimed.insert(r);
+      output_of_[r] = j;
+      continue;
+    }
+    Value* c = g_.add_value(v->name() + "_copy");
+    c->set_type(v->dtype(), v->shape());
+    Node* n = g_.add_node("Identity", v->name() + "_copy", {v}, {c});
+    g_.set_output(j, c);
+    copies_.insert(n);
+    output_of_[c] = j;
+  }
+  return !copies_.empty();
+}
+
+bool Lowering::list_kernels() {
+  done_.insert("list_kernels");
+  std::vector<const Node*> missing;  // nodes whose family is not built in
+  std::set<std::string> missing_families;
+  for (const auto& up : g_.nodes()) {
+    const Node& n = *up;
+    if (compile_time(n) || dead(n)) continue;
+    const ops::OpDef& def = ops::lookup(n);
+    if (is_view(def) && !copies_.count(&n)) continue;
+    const std::string family = family_of(n);
+    if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
+    if (family == "none") {
+      throw n.error("this op is only computed at compile time, but its inputs are not constant",
+                    "its inputs must not depend on a model input; fix the input shapes with --shape");
+    }
+    bool empty = true;  // every output has zero elements: nothing to compute
+    for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
+    if (empty) continue;
+    if (!find_family(family)) {
+      missing.push_back(&n);
+      missing_families.insert(family);
+      continue;
+    }
+    nodes_.push_back(&n);
+    families_.push_back(family);
+  }
+  if (missing.empty()) return true;
+  std::string families, list;
+  for (const std::string& f : missing_families) families += (families.empty() ? "'" : ", '") + f + "'";
+  for (std::size_t i = 0; i < missing.size() && i < 8; ++i) {
+    const Node& n = *missing[i];
+    list += std::string(i ? ", " : "") + "'" + n.name() + "' (" + n.op() + ": " +
+            family_of(n) + ")";
+  }
+  if (missing.size() > 8) list += " and " + std::to_string(missing.size() - 8) + " more";
+  throw missing[0]->error("no template famil" +
+                              std::string(missing_families.size() > 1 ? "ies " : "y ") + families + ": " +
+                              std::to_string(missing.size()) + " node" + (missing.size() > 1 ? "s" : "") +
+                              " need" + (missing.size() > 1 ? "" : "s") + " one: " + list,
+                          "this build of modelc lacks the family (schedule/families.cpp, codegen/families/); "
+                          "`modelc inspect` lists the model's ops");
+}
+
+bool Lowering::plan_layout() {
+  done_.insert("layout");
+  LayoutInput in;
+  in.graph = &g_;
+  in.nodes = &nodes_;
+  in.families = &families_;
+  in.root = [this](const Value* v) { return root(v); };
+  in.in_arena = [this](const Value* v) { return in_arena(v); };
+  layout_ = modelc::plan_layout(in, o_.layout);
+  s_.layout = layout_.summary;
+  return !layout_.storage.empty() || !layout_.conversions.empty();
+}
+
+// --fp16: the Casts at the model's boundaries fold into the kernels beside them, where those are
+// elementwise, softmax, normalization or reduce kernels (their templates take each operand's
+// element type). A Cast of a graph input that only such kernels read: they read the input and convert
+// as they load. A Cast into a graph output of a value that only it reads, written by such a
+// kernel (its other outputs unused): that kernel stores the output's type. The Cast runs no
+// kernel; the kernel's note says it took it. (Conv and gemm kernels take their output type
+// themselves.)
+bool Lowering::converts_operands(const Node& n) const {
+  if (copies_.count(&n) || compile_time(n) || !default_domain(n)) return false;
+  if (layout_.channels_last_kernels.count(&n) || layout_.conversions.count(&n)) return false;
+  const ops::OpDef& def = ops::lookup(n);
+  if (def.moves_data) return false;
+  const FamilyFacts* f = find_family(family_of(n));
+  return f && f->converts_types;
+}
+// After the layout stage (on its kernel list): only dense buffers, and kernels it leaves NCHW.
+bool Lowering::fold_boundary_casts() {
+  done_.insert("fold_boundary_casts");
+  for (const Node* cast : nodes_) {
+    const Node& c = *cast;
+    if (c.op() != "Cast" || !default_domain(c) || copies_.count(&c) || layout_.conversions.count(&c)) continue;
+    Value& in = c.input(0);
+    Value& out = c.output(0);
+    if (!is_float(in.dtype()) || !is_float(out.dtype()) || in.dtype() == out.dtype()) continue;
+    if (layout_.storage.count(root(&in)) || layout_.storage.count(root(&out))) continue;
+    const auto& readers = out.users();
+    if (root(&in)->is_graph_input() && !out.is_graph_output() && !readers.empty() && root(&out) == &out &&
+        std::all_of(readers.begin(), readers.end(), [&](const Node* r) { return converts_operands(*r); })) {
+      folded_as_[&out] = &in;
+      folded_casts_.insert(&c);
+      for (const Node* r : readers) folded_into_[r].push_back(c.name());
+    } else if (output_of_.count(&out) && root(&out) == &out && root(&in) == &in && !in.is_graph_output() &&
+               in.users().size() == 1 && in.producer() && converts_operands(*in.producer()) &&
+               only_used_output(*in.producer(), &in)) {
+      folded_as_[&in] = &out;
+      folded_casts_.insert(&c);
+      folded_into_[in.producer()].push_back(c.name());
+    }
+  }
+  for (std::size_t k = nodes_.size(); k-- > 0;) {
+    if (!folded_casts_.count(nodes_[k])) continue;
+    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
+    families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return !folded_casts_.empty();
+}
+
+bool Lowering::plan_arena() {
+  done_.insert("memory_plan");
+  std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
+  for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
+    for (const Value* out : nodes_[k]->outputs()) {
+      const Value* v = out ? stored(out) : nullptr;
+      if (!v || !in_arena(root(v))) continue;
+      if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
+      index[v] = buffers_.size();
+      const int64_t elements = storage_elements(v->shape(), storage_of(v));
+      buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
+    }
+    for (const Value* in : nodes_[k]->inputs()) {
+      if (!in) continue;
+      const Value* r = root(stored(in));
+      if (!in_arena(r)) continue;
+      auto it = index.find(r);
+      if (it == index.end()) {
+        throw nodes_[k]->error("internal: input '" + in->name() + "' is read before any kernel writes it");
+      }
+      buffers_[it->second].last = k;
+    }
+  }
+  const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
+  std::string why;
+  if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
+  for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
+  s_.arena_bytes = plan.arena_bytes;
+  s_.activation_bytes_total = plan.total_bytes;
+  return true;
+}
+
+bool Lowering::place_weights() {
+  done_.insert("place_weights");
+  std::map<uint64_t, std::vector<std::size_t>> by_hash;  // content hash -> entries
+  for (const Node* n : nodes_) {
+    for (const Value* v : n->inputs()) {
+      if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
+      // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
+      auto ohwi = layout_.weight_pitch.find(v);
+      const Tensor t = ohwi == layout_.weight_pitch.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
+      const uint64_t h = sample_key(t);
+      int64_t offset = -1;
+      for (std::size_t e : by_hash[h]) {
+        const Tensor& u = s_.weights[e].data;
+        if (u.dtype() == t.dtype() && u.nbytes() == t.nbytes() &&
+            (t.nbytes() == 0 || std::memcmp(u.raw(), t.raw(), t.nbytes()) == 0)) {
+          offset = s_.weights[e].offset;
+          break;
+        }
+      }
+      if (offset < 0) {
+        offset = s_.weights_bytes;
+        by_hash[h].push_back(s_.weights.size());
+        s_.weights.push_back({v->name(), offset, t});
+        s_.weights_bytes = align_up(offset + static_cast<int64_t>(t.nbytes()), kBufferAlignment);
+      }
+      weight_offset_[v] = offset;
+    }
+  }
+  return !s_.weights.empty();
+}
+
+TensorView Lowering::view(const Value* v) const {
+  TensorView t;
+  if (!v) {
+    t.dtype = DType::undefined;
+    return t;
+  }
+  if (stored(v) != v) return view(stored(v));
+  t.value = v->name();
+  t.dtype = v->dtype();
+  t.shape = v->shape();
+  const Value* r = root(v);
+  auto ohwi = layout_.weight_pitch.find(r);
+  if (ohwi != layout_.weight_pitch.end()) {
+    t.strides = channels_last_strides(r->shape(), ohwi->second);
+  } else {
+    t.strides = storage_strides(r->shape(), storage_of(r));
+  }
+  if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
+    throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
+  }
+  if (r->is_constant()) {
+    t.space = Space::weights;
+    t.offset = weight_offset_.at(r);
+  } else if (r->is_graph_input()) {
+    t.space = Space::input;
+    const auto& in = g_.inputs();
+    t.index = static_cast<int>(std::find(in.begin(), in.end(), r) - in.begin());
+  } else if (output_of_.count(r)) {
+    t.space = Space::output;
+    t.index = output_of_.at(r);
+  } else {
+    t.space = Space::arena;
+    t.offset = arena_offset_.at(r);
+  }
+  return t;
+}
+bool Lowering::build_kernels() {
+  done_.insert("kernels");
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node* n = nodes_[i];
+    Kernel k;
+    k.id = "k" + std::to_string(i);
+    k.family = families_[i];
+    k.node = n;
+    k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
+    for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
+    for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
+    s_.kernels.push_back(std::move(k));
+  }
+  return !s_.kernels.empty();
+}
+
+// The note: the layout's conversion (why this kernel exists), the tactic's reason, the Casts folded in.
+bool Lowering::choose_tactics() {
+  done_.insert("tactics");
+  const std::vector<Target> targets = targets_for(s_.archs, o_.passes.fp16_accumulate);
+  for (Kernel& k : s_.kernels) {
+    choose_tactic(k, targets);
+    if (folded_into_.count(k.node)) {
+      for (const std::string& c : folded_into_.at(k.node)) k.note += "; boundary Cast '" + c + "' folded in";
+    }
+    auto conversion = layout_.conversions.find(k.node);
+    if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
+  }
+  return !s_.kernels.empty();
+}
+
+Schedule Lowering::finish() { return std::move(s_); }
+
+std::string Lowering::describe() const {
+  std::ostringstream os;
+  auto ran = [&](const char* stage) { return done_.count(stage) != 0; };
+  if (ran("list_kernels") && !ran("kernels")) {
+    os << "kernels to build (" << nodes_.size() << "):\n";
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      os << fmt::format("  #{} {} '{}': {}", i, nodes_[i]->op(), nodes_[i]->name(), families_[i]);
+      if (copies_.count(nodes_[i])) os << " (output copy)";
+      auto conversion = layout_.conversions.find(nodes_[i]);
+      if (conversion != layout_.conversions.end()) os << " (" << conversion->second << ")";
+      auto folded = folded_into_.find(nodes_[i]);
+      if (folded != folded_into_.end()) os << fmt::format(" (takes the Casts {})", fmt::join(folded->second, ", "));
+      os << "\n";
+    }
+  }
+  if (ran("layout")) {
+    os << "layout: " << (layout_.summary.empty() ? "every buffer dense" : layout_.summary) << "\n";
+    for (const auto& up : g_.nodes()) {  // graph order, so the text does not depend on addresses
+      for (const Value* v : up->outputs()) {
+        auto it = v ? layout_.storage.find(v) : layout_.storage.end();
+        if (it != layout_.storage.end()) os << fmt::format("  {}: channels-last, pitch {}\n", v->name(), it->second.pitch);
+      }
+    }
+  }
+  if (ran("memory_plan")) {
+    os << fmt::format("arena: {} bytes ({} without reuse)\n", s_.arena_bytes, s_.activation_bytes_total);
+    for (const LiveBuffer& b : buffers_) {
+      os << fmt::format("  {}: [{}, {}) live #{}..#{}\n", b.name, b.offset, b.offset + b.bytes, b.first, b.last);
+    }
+  }
+  if (ran("place_weights")) {
+    os << fmt::format("weights: {} bytes, {} tensors\n", s_.weights_bytes, s_.weights.size());
+    for (const WeightEntry& w : s_.weights) {
+      os << fmt::format("  {}: [{}, {}) {}\n", w.value, w.offset, w.offset + static_cast<int64_t>(w.data.nbytes()),
+                        std::string(dtype_name(w.data.dtype())) + "[" + shape_str(w.data.shape()) + "]");
+    }
+  }
+  if (ran("kernels")) {
+    os << "kernels (" << s_.kernels.size() << "):\n";
+    auto views = [](const std::vector<TensorView>& vs) {
+      std::vector<std::string> r;
+      for (const TensorView& v : vs) {
+        if (v.dtype == DType::undefined) {
+          r.push_back("-");
+          continue;
+        }
+        const bool indexed = v.space == Space::input || v.space == Space::output;
+        r.push_back(fmt::format("{} {}[{}] strides [{}] {}{}", v.value, dtype_name(v.dtype), shape_str(v.shape),
+                                fmt::join(v.strides, ","), space_name(v.space),
+                                indexed ? fmt::format("#{}", v.index) : fmt::format("+{}", v.offset)));
+      }
+      return fmt::format("{}", fmt::join(r, "; "));
+    };
+    for (const Kernel& k : s_.kernels) {
+      os << fmt::format("  {} {} {} '{}'\n    in:  {}\n    out: {}\n", k.id, k.family, k.node->op(), k.node->name(),
+                        views(k.inputs), views(k.outputs));
+      if (ran("tactics")) {
+        std::vector<std::string> fields;
+        for (const auto& [key, value] : tactic_fields(k.tactic)) fields.push_back(fmt::format("{}={}", key, value));
+        os << fmt::format("    tactic: {}{}\n    note: {}\n", fmt::join(fields, " "),
+                          k.arch_tactic.empty() ? "" : " (differs per arch)", k.note);
+      }
+    }
+  }
+  return os.str();
+}
+
+void Lowering::verify() const {
+  g_.verify();
+  auto ran = [&](const char* stage) { return done_.count(stage) != 0; };
+  auto fail = [](const std::string& what) { throw Error("internal: schedule: " + what); };
+  std::set<const Node*> in_graph;
+  for (const auto& up : g_.nodes()) in_graph.insert(up.get());
+  if (nodes_.size() != families_.size()) fail("the kernel list and its families differ in length");
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (!in_graph.count(nodes_[i])) fail(fmt::format("kernel #{} runs a node that is not in the graph", i));
+    if (!find_family(families_[i])) fail(fmt::format("kernel #{} ('{}') has no family '{}'", i, nodes_[i]->name(), families_[i]));
+    if (folded_casts_.count(nodes_[i])) fail("the folded Cast '" + nodes_[i]->name() + "' still runs a kernel");
+  }
+  for (const auto& [v, r] : root_) {
+    if (v == r || root(r) != r) fail("view '" + v->name() + "' has no root buffer");
+  }
+  if (ran("memory_plan")) {
+    std::string why;
+    if (!check_memory_plan(buffers_, kBufferAlignment, &why)) fail("memory plan: " + why);
+    for (const LiveBuffer& b : buffers_) {
+      if (b.offset < 0 || b.offset + b.bytes > s_.arena_bytes) fail("buffer '" + b.name + "' lies outside the arena");
+    }
+  }
+  std::set<std::string> ids;
+  for (const Kernel& k : s_.kernels) {
+    if (!ids.insert(k.id).second) fail("two kernels are named " + k.id);
+    if (!k.node || !in_graph.count(k.node)) fail("kernel " + k.id + " has no node in the graph");
+    if (ran("tactics") && std::holds_alternative<std::monostate>(k.tactic)) fail("kernel " + k.id + " has no tactic");
+    for (const auto* views : {&k.inputs, &k.outputs}) {
+      for (const TensorView& v : *views) {
+        if (v.dtype == DType::undefined || v.numel() == 0) continue;
+        if (v.strides.size() != v.shape.size()) fail(fmt::format("kernel {}: view '{}' has {} strides for rank {}", k.id, v.value, v.strides.size(), v.shape.size()));
+        int64_t extent = 1;  // elements from the first to the last one addressed, plus one
+        for (std::size_t d = 0; d < v.shape.size(); ++d) extent += (v.shape[d] - 1) * v.strides[d];
+        const int64_t end = v.offset + extent * static_cast<int64_t>(dtype_size(v.dtype));
+        if (v.space == Space::arena && end > s_.arena_bytes) {
+          fail(fmt::format("kernel {}: '{}' ends at byte {} of an arena of {}", k.id, v.value, end, s_.arena_bytes));
+        }
+        if (v.space == Space::weights && end > s_.weights_bytes) {
+          fail(fmt::format("kernel {}: '{}' ends at byte {} of a weights blob of {}", k.id, v.value, end, s_.weights_bytes));
+        }
+      }
+    }
+  }
 }
 
 }  // namespace modelc

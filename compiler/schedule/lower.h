@@ -1,16 +1,18 @@
-// compiler/schedule/lower.h — Graph -> Schedule.
+// compiler/schedule/lower.h — Graph -> Schedule: the schedule stages of the pipeline.
 //
-// lower() runs the pass pipeline, then walks the graph in order:
+// Lowering holds what the schedule stages build, step by step; compiler/pipeline/pipeline.cpp
+// orders the stages (one method each) and says what each needs. Walking the graph in order:
 //  - nodes whose outputs are all constant were computed at compile time: no kernel;
 //  - ops whose OpDef kernels are {"view"} (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
 //    Dropout) give no kernel: their output is their input's buffer, reshaped;
 //  - an op whose kernel is "none" (shape math) must have been folded: Error naming the node;
-//  - every other node is a Kernel of the first family its OpDef lists, planned by that family.
+//  - every other node is a Kernel of the family family_for() picks (schedule/families.h), its
+//    tactic chosen by that family's facts (schedule/tactics.h).
 // Storage: graph inputs and outputs are the caller's buffers; a graph output that is a graph
 // input, a constant, or shares its buffer with another graph output gets a copy kernel (an
-// Identity node that lower() adds to the graph, run by the "elementwise" family); constants read
-// by kernels go in the weights blob (256-byte aligned, in order of first use, identical data
-// stored once); every other value lives in the arena, at offsets from memory_plan.h.
+// Identity node added to the graph, run by the "elementwise" family); constants read by kernels
+// go in the weights blob (256-byte aligned, in order of first use, identical data stored once);
+// every other value lives in the arena, at offsets from memory_plan.h.
 // Layout (schedule/layout.h) runs after the kernels are listed and before the arena is planned: it
 // picks channels-last buffers, inserts the conversion kernels it needs (Identity nodes it adds to
 // the graph, run by the "elementwise" family, with a note saying why), and the OHWI weight copies;
@@ -18,11 +20,13 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "passes/pass.h"
 #include "schedule/layout.h"
+#include "schedule/memory_plan.h"
 #include "schedule/schedule.h"
 #include "schedule/target.h"
 
@@ -31,8 +35,8 @@ namespace modelc {
 struct LowerOptions {
   std::string name = "model";                ///< Schedule::name (--name)
   std::vector<std::string> archs = {"sm_75"};///< --arch list; the plan targets the oldest
-  PassOptions passes;                        ///< for run_pipeline
-  bool run_passes = true;                    ///< false: the graph is lowered as it is
+  PassOptions passes;                        ///< what the stages read (--fp16, --disable-pass, ...)
+  bool run_passes = true;                    ///< false: the graph stages are skipped (lowered as it is)
   /// Family to use instead of another (the key): lets tests and experiments run a node on an
   /// alternative family without touching the op table.
   std::map<std::string, std::string> family_substitutes;
@@ -44,10 +48,61 @@ struct LowerOptions {
 /// Alignment of every buffer in the arena and the weights blob.
 constexpr int64_t kBufferAlignment = 256;
 
-/// \brief Lowers `g` (after the pass pipeline, unless options say not to). The graph must outlive
-/// the Schedule: kernels point at its nodes. The graph is changed: passes, plus the Identity
-/// nodes of the output copies. Throws Error naming the node for anything that cannot be lowered
-/// (a family that is not built in lists every node that needs one).
-Schedule lower(Graph& g, const LowerOptions& o = {});
+/// \brief The lowering of one graph: the state the schedule stages fill in, one method per stage.
+/// Each stage method returns true when it changed the graph or the schedule. The graph must
+/// outlive the Schedule: kernels point at its nodes. Stages throw Error naming the node for
+/// anything that cannot be lowered (a family that is not built in lists every node that needs one).
+class Lowering {
+ public:
+  /// Records the graph's inputs and outputs; Error when the model has no outputs or no --arch.
+  Lowering(Graph& g, const LowerOptions& o);
+
+  bool remove_dead();          ///< nodes whose results no output needs (also through chains)
+  bool find_views();           ///< view ops alias their input: each view's root buffer
+  bool claim_outputs();        ///< a copy kernel for each output that cannot own its buffer
+  bool list_kernels();         ///< the nodes that run a kernel, in order, and their families
+  bool plan_layout();          ///< channels-last buffers, conversions, OHWI weights
+  bool fold_boundary_casts();  ///< --fp16: boundary Casts into the kernels beside them
+  bool plan_arena();           ///< arena offsets by liveness
+  bool place_weights();        ///< the weights blob (identical data once)
+  bool build_kernels();        ///< one Kernel per listed node, with its views
+  bool choose_tactics();       ///< each kernel's tactic per --arch, and its note
+
+  /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,
+  /// the weights and the kernels, each once its stage has run.
+  std::string describe() const;
+  /// Checks what the stages have built so far (--verify-each): the graph, every listed node in
+  /// it, the arena plan, every view inside its buffer, a tactic per kernel. Error naming the
+  /// broken invariant.
+  void verify() const;
+  /// The finished Schedule (moved out; call once, after every stage).
+  Schedule finish();
+
+ private:
+  const Value* root(const Value* v) const;
+  const Value* stored(const Value* v) const;
+  std::string family_of(const Node& n) const;
+  bool converts_operands(const Node& n) const;
+  bool in_arena(const Value* r) const;
+  Storage storage_of(const Value* r) const;
+  TensorView view(const Value* v) const;
+
+  Graph& g_;
+  const LowerOptions& o_;
+  Schedule s_;
+  std::set<std::string> done_;                    // the stages that ran
+  std::map<const Value*, const Value*> root_;     // view -> the value whose buffer it is
+  std::map<const Value*, int> output_of_;         // root -> the graph output whose buffer it is
+  std::set<const Node*> copies_;                  // Identity nodes added for output copies
+  std::map<const Value*, const Value*> folded_as_;  // a folded Cast's side -> the value stored instead
+  std::set<const Node*> folded_casts_;            // Casts folded into their neighbouring kernel
+  std::map<const Node*, std::vector<std::string>> folded_into_;  // kernel node -> the Casts it took
+  std::vector<const Node*> nodes_;                // the kernels' nodes, in order
+  std::vector<std::string> families_;
+  std::vector<LiveBuffer> buffers_;
+  std::map<const Value*, int64_t> arena_offset_;
+  std::map<const Value*, int64_t> weight_offset_;
+  LayoutPlan layout_;
+};
 
 }  // namespace modelc

@@ -9,6 +9,7 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
+#include "pipeline/pipeline.h"
 #include "support/build_paths.h"
 #include "tests/cli/run_modelc.h"
 #include "tests/frontend/onnx_builder.h"
@@ -232,4 +233,29 @@ TEST_CASE("docs/operators.md is the output of `modelc list-ops --markdown`") {
   const std::string committed = read_bytes(std::string(build_source_dir()) + "/docs/operators.md");
   CHECK_MESSAGE(committed == cli::list_ops_text(true),
                 "docs/operators.md is out of date: run `./build/modelc list-ops --markdown > docs/operators.md`");
+}
+
+TEST_CASE("cli: modelc passes lists the pipeline; the stage flags take its names") {
+  TempDir dir;
+  Result r = run_modelc(dir, "passes");
+  REQUIRE(r.code == 0);
+  for (const modelc::Stage& s : modelc::pipeline()) CHECK(has(r.out, " " + std::string(s.name) + " ("));
+  write_bytes(dir / "m.onnx", serialize(relu_model({"2", "2"})));
+
+  r = run_modelc(dir, "m.onnx -o out --print-after memory_plan,tactics --verify-each");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.err, "// after memory_plan\n"));
+  CHECK(has(r.err, "arena: 0 bytes"));  // X and Y are the caller's buffers
+  CHECK(has(r.err, "// after tactics\n"));
+  CHECK(has(r.err, "  k0 elementwise Relu"));
+
+  r = run_modelc(dir, "m.onnx -o bad --disable-pass layout");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "--disable-pass: stage 'layout' is needed to build a program"));
+  CHECK(has(r.err, "fold_boundary_casts"));  // the hint lists the optional stages
+  r = run_modelc(dir, "m.onnx -o bad --print-after no_such_stage");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "--print-after: no stage named 'no_such_stage'"));
+  CHECK(has(r.err, "memory_plan"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "bad"));
 }

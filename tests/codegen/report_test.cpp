@@ -7,7 +7,7 @@
 #include "codegen/emitter.h"
 #include "codegen/report.h"
 #include "frontend/onnx_import.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "support/build_paths.h"
 
 using namespace modelc;

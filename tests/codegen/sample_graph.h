@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 #include "ops/shape_inference.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "tests/codegen/test_families.h"
 
 namespace modelc::test {

@@ -9,6 +9,7 @@
 
 #include "ops/shape_inference.h"
 #include "passes/pass.h"
+#include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 
 using namespace modelc;
@@ -66,7 +67,7 @@ void run_and_compare(Graph& g, bool expect_change = true) {
   const TensorMap before = run_reference(g, in);
   PassOptions o;
   o.verify_each = true;
-  CHECK(run_pass(g, o, "fold_batchnorm", fold_batchnorm) == expect_change);
+  CHECK(run_graph_stage(g, o, "fold_batchnorm") == expect_change);
   std::map<const Value*, std::string> types;
   for (const Value* v : g.values()) types[v] = v->type_str();
   ops::infer_graph(g);

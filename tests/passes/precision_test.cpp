@@ -13,6 +13,7 @@
 #include "ops/fused.h"
 #include "ops/shape_inference.h"
 #include "passes/pass.h"
+#include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 #include "support/build_paths.h"
 
@@ -87,7 +88,7 @@ void run_precision(Graph& g, PassOptions& o, PrecisionReport& report) {
   o.fp16 = true;
   o.verify_each = true;
   o.precision_report = &report;
-  CHECK(run_pass(g, o, "precision", precision));
+  CHECK(run_graph_stage(g, o, "precision"));
   check_reinfer(g);
   const TensorMap after = run_reference(g, inputs_for(g, in));
   for (const auto& [name, t] : before) {
@@ -252,7 +253,7 @@ TEST_CASE("precision: weights beyond FP16's range are clamped and counted; a wei
   o.verify_each = true;
   PrecisionReport report;
   o.precision_report = &report;
-  CHECK(run_pass(b.g, o, "precision", precision));
+  CHECK(run_graph_stage(b.g, o, "precision"));
   check_reinfer(b.g);
   REQUIRE(report.weights.size() == 1);
   const PrecisionReport::Weight& w = report.weights[0];
@@ -367,7 +368,7 @@ std::unique_ptr<Graph> fp16_pipeline(const std::string& file, PrecisionReport& r
   o.verify_each = true;
   o.fuse_epilogue = true;
   o.precision_report = &report;
-  run_pipeline(*g, o);
+  run_graph_stages(*g, o);
   check_reinfer(*g);
   const TensorMap after = run_reference(*g, in);
   for (const auto& [name, t] : before) {

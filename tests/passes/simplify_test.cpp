@@ -1,7 +1,9 @@
+// passes/simplify: the no-op nodes it removes and the ones it must keep (structure and results).
 #include <doctest/doctest.h>
 
 #include "ops/shape_inference.h"
 #include "passes/pass.h"
+#include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 
 using namespace modelc;
@@ -35,7 +37,7 @@ TEST_CASE("simplify removes Identity, Dropout and no-op Cast without changing re
 
   PassOptions o;
   o.verify_each = true;
-  CHECK(run_pass(g, o, "simplify", simplify));
+  CHECK(run_graph_stage(g, o, "simplify"));
   REQUIRE(g.nodes().size() == 1);
   CHECK(g.nodes()[0]->op() == "Relu");
   CHECK(&g.nodes()[0]->input(0) == x);
@@ -54,46 +56,4 @@ TEST_CASE("simplify keeps an Identity from a graph input straight to a graph out
   ops::infer_graph(g);
   CHECK_FALSE(simplify(g, PassOptions{}));
   CHECK(g.nodes().size() == 1);
-}
-
-TEST_CASE("fold_constants removes shape subgraphs; the result is unchanged") {
-  Graph g;
-  g.set_opset(17);
-  Value* x = input(g, "X", {2, 3, 4});
-  Value* shape = g.add_value("shape");
-  Value* y = g.add_value("Y");
-  g.add_node("Shape", "shape_of", {x}, {shape});
-  Value* two = g.add_constant("axes", Tensor::from_i64(DType::int64, {2}, {-1, 12}));
-  g.add_node("Reshape", "reshape", {x, two}, {y});
-  Value* z = g.add_value("Z");
-  g.add_node("Reshape", "reshape_back", {y, shape}, {z});
-  g.add_output(z);
-  ops::infer_graph(g);
-  TensorMap in = random_inputs(g, 1);
-  const auto before = run_reference(g, in).at("Z").to_f64();
-  PassOptions o;
-  o.verify_each = true;
-  CHECK(run_pass(g, o, "fold_constants", fold_constants));
-  CHECK(g.nodes_of("Shape").empty());
-  CHECK(g.nodes().size() == 2);
-  CHECK(g.find_value("shape")->is_constant());
-  CHECK(run_reference(g, in).at("Z").to_f64() == before);
-}
-
-TEST_CASE("pipeline rejects an unknown --disable-pass and honours a known one") {
-  Graph g;
-  g.set_opset(17);
-  Value* x = input(g, "X", {1});
-  Value* y = g.add_value("Y");
-  Value* a = g.add_value("a");
-  g.add_node("Identity", "id", {x}, {a});
-  g.add_node("Relu", "relu", {a}, {y});
-  g.add_output(y);
-  ops::infer_graph(g);
-  PassOptions o;
-  o.disabled = {"no_such_pass"};
-  CHECK_THROWS_AS(run_pipeline(g, o), Error);
-  o.disabled = {"simplify"};
-  run_pipeline(g, o);
-  CHECK(g.nodes().size() == 2);
 }

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "ops/shape_inference.h"
+#include "pipeline/pipeline.h"
 #include "schedule/layout.h"
-#include "schedule/lower.h"
 
 using namespace modelc;
 

@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "ops/shape_inference.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "schedule/memory_plan.h"
 #include "tests/codegen/test_families.h"
 

@@ -8,7 +8,7 @@
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
 #include "tests/codegen/launch_text.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "templates/tensor_core.cuh"
 
 using namespace linear_test;

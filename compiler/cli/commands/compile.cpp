@@ -2,10 +2,10 @@
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
 //          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw]
-//          [--verify-each] [--print-after PASS]... [--disable-pass PASS]...
-// Loads the model, runs the passes, lowers it to a Schedule and writes the folder DIR (default
-// out/NAME). --build runs make in DIR (the nvcc binary; --emulate: the host-emulation binary)
-// and shows the progress.
+//          [--verify-each] [--print-after STAGE]... [--disable-pass STAGE]...
+// Loads the model, runs the pipeline (compiler/pipeline/pipeline.h: graph and schedule stages)
+// and writes the folder DIR (default out/NAME). --build runs make in DIR (the nvcc binary;
+// --emulate: the host-emulation binary) and shows the progress.
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +27,7 @@
 #include "cli/commands/commands.h"
 #include "codegen/emitter.h"
 #include "codegen/report.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -294,12 +294,6 @@ int run_compile(const Compile& c) {
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
-  for (const std::string& p : opt.passes.print_after) {
-    const auto& names = pipeline_pass_names();
-    if (p != "all" && std::find(names.begin(), names.end(), p) == names.end()) {
-      throw Error("--print-after: no pass named '" + p + "'", "passes: simplify, fold_constants (or 'all')");
-    }
-  }
   const Schedule s = lower(*g, opt);
 
   EmitOptions eo;
@@ -347,13 +341,15 @@ void register_compile(CLI::App& app, RunFn& run) {
   add_load_flags(app, c->load);
   add_precision_flags(app, c->precision);
   add_layout_flag(app, c->layout);
-  app.add_flag("--verify-each", c->verify_each, "check the graph after every pass");
-  app.add_option("--print-after", c->print_after, "print the graph after pass PASS (or 'all'), repeatable")
-      ->type_name("PASS")
+  app.add_flag("--verify-each", c->verify_each, "check the graph and the schedule after every stage");
+  app.add_option("--print-after", c->print_after,
+                 "print the graph (and the schedule so far) after stage STAGE (or 'all'), repeatable; "
+                 "`modelc passes` lists the stages")
+      ->type_name("STAGE")
       ->allow_extra_args(false)
       ->delimiter(',');
-  app.add_option("--disable-pass", c->disable_pass, "skip pass PASS, repeatable")
-      ->type_name("PASS")
+  app.add_option("--disable-pass", c->disable_pass, "skip the optional stage STAGE, repeatable")
+      ->type_name("STAGE")
       ->allow_extra_args(false)
       ->delimiter(',');
   app.callback([c, &run] {

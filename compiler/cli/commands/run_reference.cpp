@@ -24,6 +24,7 @@
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
 #include "passes/pass.h"
+#include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 #include "runtime_stub/npy.h"
 #include "support/error.h"
@@ -133,7 +134,7 @@ int run_run_reference(const RunReference& a) {
     PrecisionReport report;
     po.precision_report = &report;
     const std::unique_ptr<Graph> g32 = load_onnx(a.model, load_options(a.load));
-    run_pipeline(*g32, po);
+    run_graph_stages(*g32, po);
     std::map<std::string, Tensor> layer32;  // value name -> FP32 data (--layers)
     NodeObserver keep32;
     if (a.layers) {
@@ -145,7 +146,7 @@ int run_run_reference(const RunReference& a) {
     }
     const TensorMap out32 = run_reference(*g32, feeds, keep32);
     po.fp16 = true;
-    run_pipeline(*g, po);
+    run_graph_stages(*g, po);
     NodeObserver compare16;
     if (a.layers) {
       compare16 = [&](const Node& n, const std::vector<Tensor>& outs) {

@@ -53,10 +53,10 @@
 #include "codegen/emitter.h"
 #include "io/tensor_io.h"
 #include "passes/pass.h"
+#include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 #include "runtime_stub/compare.h"
 #include "runtime_stub/npy.h"
-#include "schedule/lower.h"
 #include "support/error.h"
 
 extern char** environ;

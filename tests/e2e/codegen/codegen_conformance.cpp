@@ -65,7 +65,7 @@
 #include "reference/interpreter.h"
 #include "runtime_stub/compare.h"
 #include "runtime_stub/npy.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 #include "support/build_paths.h"
 #include "support/error.h"
 #include "tests/codegen/test_families.h"

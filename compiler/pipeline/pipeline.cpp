@@ -1,0 +1,203 @@
+// compiler/pipeline/pipeline.cpp — the order of the stages, readable top to bottom.
+#include "pipeline/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "support/error.h"
+
+namespace modelc {
+
+namespace {
+
+// A graph pass as a stage's run function.
+template <bool (*Pass)(Graph&, const PassOptions&)>
+bool graph_pass(Compilation& c) {
+  return Pass(c.graph, c.options.passes);
+}
+
+// A schedule stage: a method of the Lowering (the first one creates it).
+template <bool (Lowering::*Method)()>
+bool schedule_stage(Compilation& c) {
+  if (!c.lowering) c.lowering = std::make_unique<Lowering>(c.graph, c.options);
+  return ((*c.lowering).*Method)();
+}
+
+bool with_fp16(const LowerOptions& o) { return o.passes.fp16; }
+bool with_fuse_epilogue(const LowerOptions& o) { return o.passes.fuse_epilogue; }
+
+}  // namespace
+
+const std::vector<Stage>& pipeline() {
+  using K = StageKind;
+  static const std::vector<Stage> stages = {
+      // ---- graph passes (compiler/passes/) -------------------------------------------------------
+      {"simplify", K::graph, "shapes inferred (frontend: ops::infer_graph)",
+       "removes nodes that compute nothing at inference: Identity, Dropout, a Cast to its own type", true, nullptr,
+       graph_pass<simplify>},
+      {"fold_constants", K::graph, "constants propagated (ops::infer_graph)",
+       "replaces nodes whose outputs are all constant (shape subgraphs, Constant) by those constants", true,
+       nullptr, graph_pass<fold_constants>},
+      {"fold_batchnorm", K::graph, "constant weights (fold_constants)",
+       "folds BatchNormalization and constant per-channel scales into the Conv / Gemm / MatMul before it", true, nullptr,
+       graph_pass<fold_batchnorm>},
+      {"precision", K::graph, "weights final (fold_batchnorm), so each is converted to FP16 once",
+       "--fp16: FP16 storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes", true,
+       with_fp16, graph_pass<precision>},
+      {"fuse_epilogue", K::graph,
+       "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
+       "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
+       with_fuse_epilogue, graph_pass<fuse_epilogue>},
+      // ---- schedule stages (compiler/schedule/) --------------------------------------------------
+      {"remove_dead", K::schedule, "the graph final (the graph passes)",
+       "removes the nodes whose results no output needs, through chains of them", true, nullptr,
+       schedule_stage<&Lowering::remove_dead>},
+      {"find_views", K::schedule, "dead nodes gone (remove_dead), so an unused view output is not refused",
+       "view ops (Reshape, Flatten, Squeeze, ...) alias their input: each view's root buffer", false, nullptr,
+       schedule_stage<&Lowering::find_views>},
+      {"claim_outputs", K::schedule, "each value's root buffer (find_views)",
+       "each graph output owns its buffer; the others get a copy kernel (an Identity node)", false, nullptr,
+       schedule_stage<&Lowering::claim_outputs>},
+      {"list_kernels", K::schedule, "views and output copies known (claim_outputs)",
+       "the nodes that run a kernel, in order, and each one's family (schedule/families.h)", false, nullptr,
+       schedule_stage<&Lowering::list_kernels>},
+      {"layout", K::schedule, "the kernel list and families (list_kernels); buffers not yet sized",
+       "channels-last buffers and conversions, OHWI weights, channel padding (--layout)", false, nullptr,
+       schedule_stage<&Lowering::plan_layout>},
+      {"fold_boundary_casts", K::schedule, "the layout (a channels-last or converted value keeps its Cast)",
+       "--fp16: Casts at the model's boundary fold into the converting kernels beside them", true, with_fp16,
+       schedule_stage<&Lowering::fold_boundary_casts>},
+      {"memory_plan", K::schedule, "the final kernel list (fold_boundary_casts) and each buffer's layout",
+       "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
+       schedule_stage<&Lowering::plan_arena>},
+      {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
+       "the weights blob: each constant a kernel reads, identical data once", false, nullptr,
+       schedule_stage<&Lowering::place_weights>},
+      {"kernels", K::schedule, "every buffer placed (memory_plan, place_weights)",
+       "a Kernel per listed node with its tensor views (space, offset, strides)", false, nullptr,
+       schedule_stage<&Lowering::build_kernels>},
+      {"tactics", K::schedule, "each kernel's views (strides, alignment) and the --arch targets",
+       "each kernel's tactic per --arch, engine and note (schedule/tactics.h)", false, nullptr,
+       schedule_stage<&Lowering::choose_tactics>},
+  };
+  return stages;
+}
+
+namespace {
+
+const Stage* find_stage(const std::string& name) {
+  for (const Stage& s : pipeline()) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+std::string stage_names(bool optional_only) {
+  std::string r;
+  for (const Stage& s : pipeline()) {
+    if (optional_only && !s.optional) continue;
+    r += (r.empty() ? "" : ", ") + std::string(s.name);
+  }
+  return r;
+}
+
+// Runs a stage, then verifies and prints what the flags ask for.
+bool run_and_check(const Stage& s, Compilation& c) {
+  const PassOptions& o = c.options.passes;
+  const bool changed = s.run(c);
+  if (o.verify_each) {
+    try {
+      if (c.lowering) {
+        c.lowering->verify();
+      } else {
+        c.graph.verify();
+      }
+    } catch (const Error& e) {
+      throw Error(std::string("after stage ") + s.name + ": " + e.what());
+    }
+  }
+  if (o.print_after.count(s.name) || o.print_after.count("all")) {
+    std::ostream& os = o.log ? *o.log : std::cerr;
+    os << "// after " << s.name << (changed ? "" : " (unchanged)") << "\n" << c.graph.to_string();
+    if (c.lowering) os << c.lowering->describe();
+  }
+  return changed;
+}
+
+// A stage of the pipeline: skipped when disabled or not for these options.
+bool run_stage(const Stage& s, Compilation& c) {
+  if (c.options.passes.disabled.count(s.name) || (s.runs_for && !s.runs_for(c.options))) return false;
+  return run_and_check(s, c);
+}
+
+}  // namespace
+
+void check_stage_flags(const PassOptions& o) {
+  for (const std::string& d : o.disabled) {
+    const Stage* s = find_stage(d);
+    if (!s) throw Error("--disable-pass: no stage named '" + d + "'", "stages that can be disabled: " + stage_names(true));
+    if (!s->optional) {
+      throw Error("--disable-pass: stage '" + d + "' is needed to build a program",
+                  "stages that can be disabled: " + stage_names(true));
+    }
+  }
+  for (const std::string& p : o.print_after) {
+    if (p != "all" && !find_stage(p)) {
+      throw Error("--print-after: no stage named '" + p + "'", "stages: " + stage_names(false) + " (or 'all')");
+    }
+  }
+}
+
+Schedule lower(Graph& g, const LowerOptions& o) {
+  check_stage_flags(o.passes);
+  // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
+  PrecisionReport precision;
+  LowerOptions options = o;
+  if (!options.passes.precision_report) options.passes.precision_report = &precision;
+  Compilation c{g, options, nullptr};
+  for (const Stage& s : pipeline()) {
+    if (s.kind == StageKind::graph && !o.run_passes) continue;
+    run_stage(s, c);
+  }
+  Schedule r = c.lowering->finish();
+  if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
+  return r;
+}
+
+void run_graph_stages(Graph& g, const PassOptions& o) {
+  check_stage_flags(o);
+  LowerOptions options;
+  options.passes = o;
+  Compilation c{g, options, nullptr};
+  for (const Stage& s : pipeline()) {
+    if (s.kind == StageKind::graph) run_stage(s, c);
+  }
+}
+
+bool run_graph_stage(Graph& g, const PassOptions& o, const std::string& name) {
+  const Stage* s = find_stage(name);
+  if (!s || s->kind != StageKind::graph) throw Error("internal: no graph stage named '" + name + "'");
+  LowerOptions options;
+  options.passes = o;
+  Compilation c{g, options, nullptr};
+  if (o.disabled.count(name)) return false;
+  return run_and_check(*s, c);
+}
+
+std::string describe_pipeline() {
+  std::string r =
+      "The stages of a compile, in order (compiler/pipeline/pipeline.cpp). --disable-pass NAME skips an\n"
+      "optional one; --print-after NAME (or all) prints the graph, and from the schedule stages on the\n"
+      "schedule so far, after it; --verify-each checks both after every stage.\n\n";
+  int i = 0;
+  for (const Stage& s : pipeline()) {
+    r += fmt::format("{:2} {} ({}{})\n     {}\n     needs: {}\n", ++i, s.name,
+                     s.kind == StageKind::graph ? "graph" : "schedule", s.optional ? ", optional" : "", s.does,
+                     s.needs);
+  }
+  return r;
+}
+
+}  // namespace modelc
