@@ -1,4 +1,4 @@
-// codegen/emitter.h — Schedule -> the generated folder (see CODEGEN.md, "Generated folder").
+// codegen/emitter.h — Schedule -> the generated folder (README.md, "The generated program").
 //
 //   NAME.h          the C API (Doxygen comments)
 //   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the

@@ -81,7 +81,7 @@ TEST_CASE("precision flags: usage errors and unknown nodes on the compile comman
 }
 
 TEST_CASE("precision flags: --fp16 reaches the code and the report; --keep-fp32 pins a node") {
-  if (!FamilyRegistry::instance().find("elementwise")) return;
+  REQUIRE(FamilyRegistry::instance().find("elementwise"));
   TempDir dir;
   write_bytes(dir / "m.onnx", serialize(two_node_model()));
   Result r = run_modelc(dir, "m.onnx --fp16 --keep-fp32 sig -o fp16");

@@ -318,8 +318,9 @@ TEST_CASE("emitter: no partial output on error; replaces only a previous modelc 
   }
 }
 
-TEST_CASE("emitter: the emitted code is formatted when libFormat is built in") {
-  if (!have_formatter()) return;
+TEST_CASE("emitter: the emitted code is formatted when libFormat is built in (skipped without it)" *
+          doctest::skip(!have_formatter())) {
+  REQUIRE(have_formatter());
   CHECK(format_source("int  f( int a ){return a;}\n", "x.cu") == "int f(int a) { return a; }\n");
   auto g = test::sample_graph();
   EmitOptions o;

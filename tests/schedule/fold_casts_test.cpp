@@ -6,7 +6,7 @@
 
 #include "codegen/family.h"
 #include "ops/shape_inference.h"
-#include "schedule/lower.h"
+#include "pipeline/pipeline.h"
 
 using namespace modelc;
 
@@ -32,7 +32,8 @@ bool has_family(const char* f) { return FamilyRegistry::instance().find(f) != nu
 }  // namespace
 
 TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise/softmax kernels") {
-  if (!has_family("elementwise") || !has_family("softmax")) return;
+  REQUIRE(has_family("elementwise"));
+  REQUIRE(has_family("softmax"));
   Graph g;
   g.set_opset(17);
   Value* x = input(g, "x", {4, 8});
@@ -63,7 +64,8 @@ TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise
 }
 
 TEST_CASE("lower --fp16: a Cast stays where a reader cannot convert, or without --fp16") {
-  if (!has_family("elementwise") || !has_family("transpose")) return;
+  REQUIRE(has_family("elementwise"));
+  REQUIRE(has_family("transpose"));
   Graph g;
   g.set_opset(17);
   Value* x = input(g, "x", {4, 4});
@@ -89,7 +91,7 @@ TEST_CASE("lower --fp16: a Cast stays where a reader cannot convert, or without 
 }
 
 TEST_CASE("lower --fp16: a reduction reads the FP32 input and writes the FP32 output itself") {
-  if (!has_family("reduce")) return;
+  REQUIRE(has_family("reduce"));
   Graph g;
   g.set_opset(17);
   Value* x = input(g, "x", {4, 1000});
@@ -104,7 +106,7 @@ TEST_CASE("lower --fp16: a reduction reads the FP32 input and writes the FP32 ou
 }
 
 TEST_CASE("lower: no precision report and no folding without --fp16") {
-  if (!has_family("elementwise")) return;
+  REQUIRE(has_family("elementwise"));
   Graph g;
   g.set_opset(17);
   Value* x = input(g, "x", {4, 8});
