@@ -11,17 +11,12 @@
 #include "passes/pass.h"
 #include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
+using modelc::test::input;
 
 namespace {
-
-Value* input(Graph& g, const char* name, Shape s) {
-  Value* v = g.add_value(name);
-  v->set_type(DType::float32, std::move(s));
-  g.add_input(v);
-  return v;
-}
 
 std::vector<double> randoms(int64_t n, uint64_t seed, double lo = -1, double hi = 1) {
   std::mt19937_64 rng(seed);

@@ -5,17 +5,10 @@
 #include "passes/pass.h"
 #include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
-
-namespace {
-Value* input(Graph& g, const char* name, Shape s) {
-  Value* v = g.add_value(name);
-  v->set_type(DType::float32, std::move(s));
-  g.add_input(v);
-  return v;
-}
-}  // namespace
+using modelc::test::input;
 
 TEST_CASE("simplify removes Identity, Dropout and no-op Cast without changing results") {
   Graph g;

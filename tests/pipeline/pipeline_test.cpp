@@ -11,17 +11,12 @@
 #include "schedule/families.h"
 #include "support/build_paths.h"
 #include "support/error.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
+using modelc::test::input;
 
 namespace {
-
-Value* input(Graph& g, const char* name, Shape s) {
-  Value* v = g.add_value(name);
-  v->set_type(DType::float32, std::move(s));
-  g.add_input(v);
-  return v;
-}
 
 // X -> Identity -> Relu -> Softmax -> Y, and a dead chain X -> Neg -> Abs nothing reads.
 void small_graph(Graph& g) {

@@ -7,17 +7,12 @@
 #include "codegen/family.h"
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
+using modelc::test::input;
 
 namespace {
-
-Value* input(Graph& g, const char* name, Shape s) {
-  Value* v = g.add_value(name);
-  v->set_type(DType::float32, std::move(s));
-  g.add_input(v);
-  return v;
-}
 
 LowerOptions fp16_options() {
   LowerOptions o;

@@ -7,17 +7,12 @@
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "schedule/layout.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
+using modelc::test::input;
 
 namespace {
-
-Value* input(Graph& g, const char* name, Shape s, DType t = DType::float32) {
-  Value* v = g.add_value(name);
-  v->set_type(t, std::move(s));
-  g.add_input(v);
-  return v;
-}
 
 Value* weight(Graph& g, const char* name, Shape s, DType t = DType::float32) {
   std::vector<double> d(static_cast<std::size_t>(num_elements(s)));

@@ -5,17 +5,12 @@
 #include "pipeline/pipeline.h"
 #include "schedule/memory_plan.h"
 #include "tests/codegen/test_families.h"
+#include "tests/ir/graph_input.h"
 
 using namespace modelc;
+using modelc::test::input;
 
 namespace {
-
-Value* input(Graph& g, const char* name, Shape s) {
-  Value* v = g.add_value(name);
-  v->set_type(DType::float32, std::move(s));
-  g.add_input(v);
-  return v;
-}
 
 Value* weight(Graph& g, const char* name, Shape s, float base) {
   std::vector<float> d(static_cast<std::size_t>(num_elements(s)));
