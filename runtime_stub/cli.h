@@ -28,10 +28,11 @@
 //
 // Exit codes:
 //   0  success (and, with --compare-dir, every output passed)
-//   1  usage error, or a bad input / expected-output file (unreadable, malformed, truncated, wrong
-//      dtype or shape): nothing is run and no output file is written
+//   1  usage error, or a bad input / expected-output / weights file (unreadable, not a regular file,
+//      malformed, truncated, larger than the tensor it must hold, wrong dtype or shape, weights of
+//      another model): nothing is run and no output file is written
 //   2  runtime error: the model could not be created or run (CUDA error, no device, unsupported
-//      compute capability, out of memory, weights file) or an output could not be written
+//      compute capability, out of memory) or an output could not be written
 //   3  --compare-dir: at least one output did not match (the outputs are written)
 #pragma once
 
@@ -309,7 +310,7 @@ inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, 
     given[idx] = true;
     mc_npy::Array a;
     try {
-      a = mc_npy::read(file);
+      a = mc_npy::read(file, in[idx].dtype, in[idx].shape);  // no larger than a file of this input can be
     } catch (const mc_npy::Error& e) {
       throw Failure{kExitUsage, "input '" + name + "': " + e.what()};
     }
@@ -339,10 +340,12 @@ struct Context {
   }
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
+  // Failure for a C API call that returned `rc`: a runtime error, but a weights file the model
+  // cannot use is a bad input file.
   [[noreturn]] void fail(const std::string& what, int rc) const {
     const char* why = ctx ? m.error(ctx) : "";
-    throw Failure{kExitRuntime, what + " failed (code " + std::to_string(rc) + "): " +
-                                    (why && *why ? why : "no message")};
+    throw Failure{rc == kCreateWeightsFile ? kExitUsage : kExitRuntime,
+                  what + " failed (code " + std::to_string(rc) + "): " + (why && *why ? why : "no message")};
   }
 };
 
@@ -445,7 +448,7 @@ inline int run(const Model& m, const Args& args) {
     for (int i = 0; i < n_out; ++i) {
       const std::string path = join_path(args.compare_dir, files[static_cast<std::size_t>(i)]);
       try {
-        expected.push_back(mc_npy::read_npy(path));
+        expected.push_back(mc_npy::read(path, m.output_dtype(i), shape_of(m.output_shape(i), m.output_rank(i))));
       } catch (const mc_npy::Error& e) {
         throw Failure{kExitUsage, "expected output '" + out_names[static_cast<std::size_t>(i)] + "': " + e.what()};
       }

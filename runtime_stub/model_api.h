@@ -19,6 +19,10 @@
 
 namespace mc_cli {
 
+/// \brief What create / create_with_weights return when the weights file cannot be used (missing,
+/// not a regular file, another size or other data than the model's).
+constexpr int kCreateWeightsFile = 5;
+
 /// \brief The C API of one generated model, as function pointers (context as void*).
 struct Model {
   /// The model's name (the NAME prefix of its symbols).

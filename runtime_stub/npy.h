@@ -4,7 +4,13 @@
 // and the compiler's compiler/io/tensor_io.cpp is a thin adapter over it.
 //
 //   mc_npy::Array a = mc_npy::read("x.npy");      // or "input_0.pb" (by extension)
+//   a = mc_npy::read("x.npy", kFloat32, {2, 3});   // refused unread when larger than such a file
 //   mc_npy::write_npy("out/y.npy", a);             // atomic: temp file in out/, then rename
+//
+// Files are read through regular_file.h: regular files only (a FIFO, /dev/zero or a directory is
+// refused at once), never more than their size when opened, and, where the tensor a file must
+// hold is known, never more than such a file can be. The decoders (decode_npy, decode_pb: bytes
+// in, Array out) allocate nothing for data before the bytes are known to hold it.
 //
 // .npy: format versions 1.0, 2.0 and 3.0, C order (Fortran order only where it lays out the same
 // bytes: at most one dimension other than 1), little-endian, dtypes float32 '<f4', float16 '<f2',
@@ -38,6 +44,7 @@
 #include <unistd.h>
 
 #include "half_bits.h"
+#include "regular_file.h"
 
 namespace mc_npy {
 
@@ -141,10 +148,19 @@ namespace detail {
   throw Error(what, message, hint);
 }
 
-// numel * dtype size with overflow checks (the shape comes from a file): every partial product of
-// the dims at most 2^52 and the element count at most 2^49, far beyond any file there can be.
+// The most dimensions a tensor file may give (numpy's own limit).
+constexpr std::size_t kMaxRank = 64;
+
+[[noreturn]] inline void too_many_dims(const std::string& what) {
+  fail(what, "the shape has more than " + std::to_string(kMaxRank) + " dimensions, which is not supported");
+}
+
+// numel * dtype size with overflow checks (the shape comes from a file): at most kMaxRank dims,
+// every partial product of the dims at most 2^52 and the element count at most 2^49, far beyond
+// any file there can be.
 inline uint64_t byte_count(const std::vector<int64_t>& shape, int dtype, const std::string& what) {
   constexpr uint64_t kLimit = uint64_t{1} << 52;
+  if (shape.size() > kMaxRank) too_many_dims(what);
   uint64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) fail(what, "negative dimension in shape " + shape_str(shape));
@@ -377,17 +393,24 @@ class Wire {
   const std::string& what_;
 };
 
-// A repeated varint field, packed (wire type 2) or one value (wire type 0).
-inline void read_varints(Wire& w, int wire_type, uint64_t field, std::vector<uint64_t>& out,
-                         const std::string& what) {
-  if (wire_type == 0) {
-    out.push_back(w.varint());
-  } else if (wire_type == 2) {
+// The values of one occurrence of the repeated numeric field `name`, packed (wire type 2) or one
+// value (wire type 0 for varints, 5 for fixed32 when `fixed32`), each passed to on_value(uint64_t)
+// in order; Error for any other wire type.
+template <class F>
+inline void read_values(Wire& w, int wire_type, const char* name, bool fixed32, const std::string& what,
+                        F&& on_value) {
+  if (wire_type == 2) {
     const auto [p, n] = w.bytes();
+    if (fixed32 && n % 4) {
+      fail(what, "not a valid serialized onnx.TensorProto (packed " + std::string(name) + " of " +
+                     std::to_string(n) + " bytes)");
+    }
     Wire inner(p, n, what);
-    while (!inner.done()) out.push_back(inner.varint());
+    while (!inner.done()) on_value(fixed32 ? inner.fixed32() : inner.varint());
+  } else if (wire_type == (fixed32 ? 5 : 0)) {
+    on_value(fixed32 ? w.fixed32() : w.varint());
   } else {
-    fail(what, "not a valid serialized onnx.TensorProto (field " + std::to_string(field) + " has wire type " +
+    fail(what, "not a valid serialized onnx.TensorProto (" + std::string(name) + " has wire type " +
                    std::to_string(wire_type) + ")");
   }
 }
@@ -492,10 +515,14 @@ inline Array decode_npy(const std::string& b, const std::string& what) {
 // ---- .pb ----------------------------------------------------------------------------------------
 
 /// \brief Decodes a serialized onnx.TensorProto; `what` (the file name) is the file of every error.
+/// Nothing is allocated for the data before the bytes are known to hold it: a first walk over the
+/// fields checks them all and counts the values of the typed data fields, a second walk decodes
+/// the one that holds the data once its count is the shape's.
 inline Array decode_pb(const std::string& bytes, const std::string& what) {
-  detail::Wire w(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
-  std::vector<uint64_t> dims, int32_data, int64_data;
-  std::vector<uint32_t> float_data;  // bit patterns
+  const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
+  detail::Wire w(begin, bytes.size(), what);
+  std::vector<uint64_t> dims;
+  uint64_t float_count = 0, int32_count = 0, int64_count = 0;  // values in float_data, int32_data, int64_data
   const unsigned char* raw = nullptr;
   std::size_t raw_size = 0;
   bool has_raw = false;
@@ -515,29 +542,21 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
     const int wt = static_cast<int>(key & 7);
     if (field == 0) detail::fail(what, bad + " (field number 0)");
     switch (field) {
-      case 1: detail::read_varints(w, wt, field, dims, what); break;
+      case 1:
+        detail::read_values(w, wt, "dims", false, what, [&](uint64_t d) {
+          if (dims.size() == detail::kMaxRank) detail::too_many_dims(what);
+          dims.push_back(d);
+        });
+        break;
       case 2:
         if (wt != 0) detail::fail(what, bad + " (data_type is not a varint)");
         data_type = w.varint();
         break;
       case 3: detail::fail(what, "segmented tensors (TensorProto.segment) are not supported");
-      case 4:
-        if (wt == 5) {
-          float_data.push_back(w.fixed32());
-        } else if (wt == 2) {
-          const auto [p, n] = w.bytes();
-          if (n % 4) detail::fail(what, bad + " (packed float_data of " + std::to_string(n) + " bytes)");
-          for (std::size_t i = 0; i < n; i += 4) {
-            float_data.push_back(static_cast<uint32_t>(p[i]) | static_cast<uint32_t>(p[i + 1]) << 8 |
-                                 static_cast<uint32_t>(p[i + 2]) << 16 | static_cast<uint32_t>(p[i + 3]) << 24);
-          }
-        } else {
-          detail::fail(what, bad + " (float_data has wire type " + std::to_string(wt) + ")");
-        }
-        break;
-      case 5: detail::read_varints(w, wt, field, int32_data, what); break;
+      case 4: detail::read_values(w, wt, "float_data", true, what, [&](uint64_t) { ++float_count; }); break;
+      case 5: detail::read_values(w, wt, "int32_data", false, what, [&](uint64_t) { ++int32_count; }); break;
       case 6: skip_data(wt, field, "string_data"); break;
-      case 7: detail::read_varints(w, wt, field, int64_data, what); break;
+      case 7: detail::read_values(w, wt, "int64_data", false, what, [&](uint64_t) { ++int64_count; }); break;
       case 8: {
         if (wt != 2) detail::fail(what, bad + " (name is not length-delimited)");
         const auto [p, n] = w.bytes();
@@ -563,7 +582,7 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
       default: w.skip(wt, field); break;  // doc_string, metadata_props, future fields
     }
   }
-  if (data_type == 0 && dims.empty() && !has_raw && float_data.empty() && int32_data.empty() && int64_data.empty()) {
+  if (data_type == 0 && dims.empty() && !has_raw && float_count == 0 && int32_count == 0 && int64_count == 0) {
     detail::fail(what, bad + " (no data type, no data)");
   }
   const std::string tensor = a.name.empty() ? "tensor" : "tensor '" + a.name + "'";
@@ -583,9 +602,9 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   const std::string tstr = type_str(a.dtype, a.shape);
   // The typed fields that hold data: the data must be in exactly one place.
   std::vector<std::string> sources;
-  if (!float_data.empty()) sources.push_back("float_data");
-  if (!int32_data.empty()) sources.push_back("int32_data");
-  if (!int64_data.empty()) sources.push_back("int64_data");
+  if (float_count) sources.push_back("float_data");
+  if (int32_count) sources.push_back("int32_data");
+  if (int64_count) sources.push_back("int64_data");
   sources.insert(sources.end(), other_data.begin(), other_data.end());
   if (has_raw) {
     if (!sources.empty()) detail::fail(what, tensor + " stores its data in both raw_data and " + sources[0]);
@@ -606,29 +625,23 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   // The typed field of the dtype (onnx.proto): float_data for float32, int64_data for int64,
   // int32_data for the rest (float16 and bfloat16 as their bit patterns, bool as 0/1).
   const char* field_name = a.dtype == kFloat32 ? "float_data" : a.dtype == kInt64 ? "int64_data" : "int32_data";
+  const uint64_t field_number = a.dtype == kFloat32 ? 4 : a.dtype == kInt64 ? 7 : 5;
   if (!sources.empty() && sources[0] != field_name) {
     detail::fail(what, tensor + " is " + dtype_name(a.dtype) + " but stores its data in " + sources[0] +
                            " (expected " + field_name + " or raw_data)");
   }
-  const std::size_t count = a.dtype == kFloat32 ? float_data.size()
-                            : a.dtype == kInt64 ? int64_data.size()
-                                                : int32_data.size();
+  const uint64_t count = a.dtype == kFloat32 ? float_count : a.dtype == kInt64 ? int64_count : int32_count;
   if (count != numel) {
     detail::fail(what, std::string(count < numel ? "truncated " : "malformed ") + tensor + ": " + tstr + " needs " +
                            std::to_string(numel) + " values in " + field_name + ", the file has " +
                            std::to_string(count));
   }
-  a.data.resize(static_cast<std::size_t>(nbytes));
-  for (std::size_t i = 0; i < count; ++i) {
-    unsigned char* dst = a.data.data() + i * esize;
-    uint64_t v;
-    if (a.dtype == kFloat32) {
-      v = float_data[i];
-    } else if (a.dtype == kInt64) {
-      v = int64_data[i];
-    } else {
+  a.data.resize(static_cast<std::size_t>(nbytes));  // `count` values in the file back it
+  std::size_t i = 0;
+  auto store = [&](uint64_t v) {
+    if (a.dtype != kFloat32 && a.dtype != kInt64) {
       // int32_data is an int32 field: protobuf keeps the low 32 bits of each varint.
-      const int32_t x = static_cast<int32_t>(static_cast<uint32_t>(int32_data[i]));
+      const int32_t x = static_cast<int32_t>(static_cast<uint32_t>(v));
       int64_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
       if (a.dtype == kInt8) {
         lo = -128;
@@ -646,28 +659,68 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
       }
       v = a.dtype == kBool ? (x != 0) : static_cast<uint64_t>(static_cast<int64_t>(x));
     }
+    unsigned char* dst = a.data.data() + i * esize;
     for (std::size_t k = 0; k < esize; ++k) dst[k] = static_cast<unsigned char>(v >> (8 * k));
+    ++i;
+  };
+  // The second walk: every field was read once already, so it cannot fail but on a value.
+  detail::Wire again(begin, bytes.size(), what);
+  while (!again.done()) {
+    const uint64_t key = again.varint();
+    const int wt = static_cast<int>(key & 7);
+    if ((key >> 3) == field_number) {
+      detail::read_values(again, wt, field_name, a.dtype == kFloat32, what, store);
+    } else {
+      again.skip(wt, key >> 3);
+    }
   }
   return a;
 }
 
 // ---- files --------------------------------------------------------------------------------------
 
-/// \brief The whole file as bytes; Error naming the file when it cannot be read.
-inline std::string read_file(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) detail::fail(path, std::string("cannot open: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) detail::fail(path, "is a directory, not a file");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) detail::fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::string r;
-  char buf[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.append(buf, n);
-  const bool err = std::ferror(f) != 0;
-  std::fclose(f);
-  if (err) detail::fail(path, "read error");
+namespace detail {
+
+enum class Format { npy, pb };
+
+// The tensor file format `path` names by its extension (case-insensitive); Error for anything else.
+inline Format format_of(const std::string& path) {
+  const std::string ext = extension(path);
+  if (ext == ".npy") return Format::npy;
+  if (ext == ".pb") return Format::pb;
+  fail(path, "unknown tensor file type " + (ext.empty() ? std::string("(no extension)") : "'" + ext + "'") +
+                 ": expected a .npy or .pb file");
+}
+
+// What a tensor file holds besides its data, at most: a .npy file's magic, version, length and
+// largest version 1.0 header; a .pb file's name, dims and other fields.
+constexpr uint64_t kMaxHeaderBytes = 10 + 65535;
+
+}  // namespace detail
+
+/// \brief The whole file as bytes, at most `max_bytes` of them; Error naming the file when it
+/// cannot be read. Only a regular file is read (regular_file.h: a FIFO, a device, a socket or a
+/// directory is refused without blocking), only the size it has when opened, and a larger file
+/// than `max_bytes` is refused before a byte of it is read: "PATH: is N bytes, more than LIMIT
+/// (max_bytes bytes)", where `limit` says what limits it ("a .npy file of a float32[2x3] tensor
+/// can be").
+inline std::string read_file(const std::string& path, uint64_t max_bytes, const std::string& limit) {
+  mc_io::File f;
+  std::string why = mc_io::open_regular(path, f);
+  if (!why.empty()) detail::fail(path, why);
+  if (f.size > max_bytes) {
+    detail::fail(path, "is " + std::to_string(f.size) + " bytes, more than " + limit + " (" +
+                           std::to_string(max_bytes) + " bytes)");
+  }
+  std::string r(static_cast<std::size_t>(f.size), '\0');
+  why = mc_io::read_exactly(f, &r[0], r.size());
+  if (!why.empty()) detail::fail(path, why);
   return r;
+}
+
+/// \brief The whole file as bytes (the same, with no limit but the file's size when opened).
+inline std::string read_file(const std::string& path) {
+  return read_file(path, std::numeric_limits<uint64_t>::max(), "");
 }
 
 inline Array read_npy(const std::string& path) { return decode_npy(read_file(path), path); }
@@ -675,11 +728,30 @@ inline Array read_pb(const std::string& path) { return decode_pb(read_file(path)
 
 /// \brief .npy or .pb by the file's extension (case-insensitive); Error for anything else.
 inline Array read(const std::string& path) {
-  const std::string ext = detail::extension(path);
-  if (ext == ".npy") return read_npy(path);
-  if (ext == ".pb") return read_pb(path);
-  detail::fail(path, "unknown tensor file type " + (ext.empty() ? std::string("(no extension)") : "'" + ext + "'") +
-                         ": expected a .npy or .pb file");
+  return detail::format_of(path) == detail::Format::npy ? read_npy(path) : read_pb(path);
+}
+
+/// \brief The most bytes a tensor file (.npy or .pb by `path`'s extension) of a `dtype`[`shape`]
+/// tensor can take: its data, .pb's typed data fields at their widest (11 bytes a value: a field
+/// key and a 10-byte varint), and 65545 bytes for the rest (the largest version 1.0 .npy header;
+/// a .pb file's name, dims and other fields).
+inline uint64_t max_file_bytes(const std::string& path, int dtype, const std::vector<int64_t>& shape) {
+  const uint64_t data = detail::byte_count(shape, dtype, path);
+  if (detail::format_of(path) == detail::Format::npy) return detail::kMaxHeaderBytes + data;
+  const uint64_t values = dtype_size(dtype) ? data / dtype_size(dtype) : 0;
+  return detail::kMaxHeaderBytes + (11 * values > data ? 11 * values : data);
+}
+
+/// \brief Reads the tensor file `path` (as read does) meant to hold a `dtype`[`shape`] tensor (a
+/// model's input): a file larger than max_file_bytes is refused before it is read, so a file of
+/// any size costs no more memory than the tensor. The caller compares the dtype and shape read
+/// with its own (and says what to do when they differ).
+inline Array read(const std::string& path, int dtype, const std::vector<int64_t>& shape) {
+  const bool npy = detail::format_of(path) == detail::Format::npy;
+  const std::string bytes = read_file(path, max_file_bytes(path, dtype, shape),
+                                      std::string("a ") + (npy ? ".npy" : ".pb") + " file of a " +
+                                          type_str(dtype, shape) + " tensor can be");
+  return npy ? decode_npy(bytes, path) : decode_pb(bytes, path);
 }
 
 /// \brief Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed over

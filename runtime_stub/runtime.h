@@ -34,6 +34,8 @@
 #include <unistd.h>
 #endif
 
+#include "regular_file.h"  // standard and POSIX headers only
+
 #include "device.h"
 
 namespace mc {
@@ -392,23 +394,25 @@ class Context {
       const std::string dir = executable_dir();
       path = (dir.empty() ? std::string() : dir + "/") + model_.weights_file;
     }
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) {
-      return status_.fail(kWeightsFile, "cannot open the weights file " + path + ": " + std::strerror(errno) +
-                                            " (pass its path to " + model_.name + "_create_with_weights, or put " +
-                                            model_.weights_file + " next to the executable)");
-    }
-    data.resize(model_.weights_bytes + 1);
-    const size_t n = std::fread(data.data(), 1, data.size(), f);
-    std::fclose(f);
-    if (n != model_.weights_bytes) {
-      return status_.fail(kWeightsFile, "the weights file " + path + " holds " +
-                                            (n > model_.weights_bytes ? std::string("more than ") : std::string()) +
-                                            std::to_string(n) + " bytes; model " + model_.name + " expects " +
+    // Only a regular file of exactly the weights' size is read (regular_file.h: a FIFO or a device
+    // is refused at once, a larger file before a byte of it is read).
+    auto refuse = [&](const std::string& why) {
+      return status_.fail(kWeightsFile, "the weights file " + path + ": " + why + " (pass its path to " +
+                                            model_.name + "_create_with_weights, or put " + model_.weights_file +
+                                            " next to the executable)");
+    };
+    mc_io::File f;
+    std::string why = mc_io::open_regular(path, f);
+    if (!why.empty()) return refuse(why);
+    if (f.size != model_.weights_bytes) {
+      return status_.fail(kWeightsFile, "the weights file " + path + " holds " + std::to_string(f.size) +
+                                            " bytes; model " + model_.name + " expects " +
                                             std::to_string(model_.weights_bytes) +
                                             " (a weights file of another model or another compile?)");
     }
     data.resize(model_.weights_bytes);
+    why = mc_io::read_exactly(f, data.data(), data.size());
+    if (!why.empty()) return status_.fail(kWeightsFile, "the weights file " + path + ": " + why);
     if (checksum64(data.data(), data.size()) != model_.weights_checksum) {
       return status_.fail(kWeightsFile, "the weights file " + path + " has the right size but not the weights " +
                                             "model " + model_.name + " was compiled with (checksum differs)");

@@ -60,6 +60,10 @@ Tensor read_tensor_file(const std::string& path) {
   return from_array(npy_call([&] { return mc_npy::read(path); }));
 }
 
+Tensor read_tensor_file(const std::string& path, DType dtype, const Shape& shape) {
+  return from_array(npy_call([&] { return mc_npy::read(path, static_cast<int>(dtype), shape); }));
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   npy_call([&] { mc_npy::write_file_atomic(path, bytes); });
 }

@@ -24,8 +24,13 @@ Tensor decode_npy(const std::string& bytes, const std::string& what);
 /// Reads a serialized onnx.TensorProto (the ONNX test-data format): every dtype of DType.
 Tensor read_tensor_pb(const std::string& path);
 
-/// By extension: .npy or .pb; Error otherwise.
+/// By extension: .npy or .pb; Error otherwise. Only a regular file is read (a FIFO, a device or
+/// a directory is an Error at once), and no more than its size when opened.
 Tensor read_tensor_file(const std::string& path);
+/// The same for a file meant to hold a `dtype`[`shape`] tensor (a model's input): a file larger
+/// than such a file can be (mc_npy::max_file_bytes) is an Error before it is read. The caller
+/// compares the dtype and shape read with its own.
+Tensor read_tensor_file(const std::string& path, DType dtype, const Shape& shape);
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// renamed over `path` once complete (a reader never sees a partial file).

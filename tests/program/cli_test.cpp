@@ -71,7 +71,7 @@ int fake_create_with_weights(void** ctx, int device, const char* path) {
   const int rc = fake_create(ctx, device);
   if (rc == 0 && std::string(path ? path : "fake_weights.bin") != "good.bin") {
     static_cast<FakeCtx*>(*ctx)->error = std::string("cannot open the weights file '") + (path ? path : "fake_weights.bin") + "'";
-    return 5;
+    return mc_cli::kCreateWeightsFile;
   }
   return rc;
 }
@@ -320,7 +320,7 @@ TEST_CASE("cli.h: a bad input file is exit 1 with a clear message and no output 
   }
 }
 
-TEST_CASE("cli.h: create and run failures are exit 2 with the model's error string") {
+TEST_CASE("cli.h: create and run failures are exit 2 with the model's error string, a weights file's 1") {
   TempDir dir;
   Result r = run_cli(dir, {"--device", "7", "--output-dir", dir / "out"});
   CHECK(r.code == 2);
@@ -331,11 +331,13 @@ TEST_CASE("cli.h: create and run failures are exit 2 with the model's error stri
   CHECK(r.code == 2);
   CHECK(has(r.err, "error: fake_run_host failed (code 1): fake_run: cudaErrorLaunchFailure at fake.cu:12"));
   CHECK(!std::filesystem::exists(dir / "out"));
-  // A model compiled with --weights-file: --weights picks the file.
+  // A model compiled with --weights-file: --weights picks the file; one the model cannot use is a
+  // bad input file.
   mc_cli::Model with_file = kFake;
   with_file.create_with_weights = fake_create_with_weights;
   r = run_cli(dir, {"--weights", "bad.bin", "--output-dir", dir / "out"}, with_file);
-  CHECK(r.code == 2);
+  CHECK(r.code == 1);
+  CHECK(!std::filesystem::exists(dir / "out"));
   CHECK(has(r.err, "error: fake_create (device 0) failed (code 5): cannot open the weights file 'bad.bin'"));
   r = run_cli(dir, {"--weights", "good.bin", "--output-dir", dir / "out"}, with_file);
   CHECK(r.code == 0);

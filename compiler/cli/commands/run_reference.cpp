@@ -111,7 +111,7 @@ int run_run_reference(const RunReference& a) {
   for (const std::string& arg : a.inputs) {
     auto [v, file] = split_input_arg(*g, arg);
     if (!given.insert(v->name()).second) throw Error("--input gives input '" + v->name() + "' twice");
-    Tensor t = read_tensor_file(file);
+    Tensor t = read_tensor_file(file, v->dtype(), v->shape());  // no larger than a file of this input can be
     if (t.dtype() != v->dtype() || t.shape() != v->shape()) {
       Error::Where w;
       w.file = file;

@@ -287,7 +287,8 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
         throw file_error(path, "--inputs: no file for input '" + in->name() + "' " + in->type_str(),
                          "the folder needs one <input name>.npy per input");
       }
-      Tensor t = read_npy(path);
+      // Bounded by the input's own type (--io-fp16's float16 files are smaller than float32's).
+      Tensor t = read_tensor_file(path, in->dtype(), in->shape());
       if (pf.io_fp16 && t.dtype() == DType::float16 && in->dtype() == DType::float32) t = t.cast(DType::float32);
       if (t.dtype() != in->dtype() || t.shape() != in->shape()) {
         throw file_error(path,
@@ -388,7 +389,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     mc_npy::Comparison c;
     std::size_t nonfinite = 0;
     try {
-      mc_npy::Array got = mc_npy::read_npy(path);
+      mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
       if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
       c = mc_npy::compare(got, want, v.rtol, v.atol);
       nonfinite = new_nonfinite(got, want);
