@@ -27,11 +27,13 @@ inline std::string shell_quoted(const std::string& s) {
   return r + "'";
 }
 
-/// Runs `modelc ARGS` (ARGS as a shell command line) in `dir`, capturing both streams.
-inline Result run_modelc(const TempDir& dir, const std::string& args) {
+/// Runs `modelc ARGS` (ARGS as a shell command line) in `dir`, capturing both streams; with
+/// `timeout_s`, killed after that many seconds (exit status 124), for runs that could block.
+inline Result run_modelc(const TempDir& dir, const std::string& args, int timeout_s = 0) {
   const std::string binary = std::string(build_binary_dir()) + "/modelc";
   REQUIRE_MESSAGE(std::filesystem::exists(binary), "build the modelc binary first: ", binary);
-  const std::string cmd = "cd " + shell_quoted(dir.str()) + " && " + shell_quoted(binary) + " " + args + " >" +
+  const std::string timeout = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
+  const std::string cmd = "cd " + shell_quoted(dir.str()) + " && " + timeout + shell_quoted(binary) + " " + args + " >" +
                           shell_quoted(dir / ".stdout") + " 2>" + shell_quoted(dir / ".stderr");
   const int status = std::system(cmd.c_str());
   Result r;

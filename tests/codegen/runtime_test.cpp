@@ -10,6 +10,7 @@
 
 #include "codegen/emitter.h"  // before runtime.h: the emulation's macros must not reach it
 #include "tests/codegen/sample_graph.h"
+#include "tests/runtime_stub/hostile_files.h"
 
 #include "runtime.h"
 
@@ -170,6 +171,16 @@ TEST_CASE("runtime: the weights file is checked: missing, wrong size, wrong data
     CHECK(ctx2.create(0, path.c_str()) == mc::kWeightsFile);
     CHECK(has(ctx2.error(), "holds " + std::to_string(blob.size() + 1) + " bytes; model toy expects " +
                                 std::to_string(blob.size())));
+  }
+  {
+    // Not a regular file: refused at once (a FIFO would block, /dev/zero never end).
+    const modelc::test::TempDir hostile_dir;
+    const modelc::test::Deadline deadline(20);
+    for (const modelc::test::HostileFile& h : modelc::test::hostile_files(hostile_dir, ".bin")) {
+      mc::Context ctx(info);
+      CHECK(ctx.create(0, h.path.c_str()) == mc::kWeightsFile);
+      CHECK(has(ctx.error(), "the weights file " + h.path + ": " + h.kind));
+    }
   }
   {
     std::vector<unsigned char> other = blob;

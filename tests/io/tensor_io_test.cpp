@@ -8,6 +8,7 @@
 #include "io/tensor_io.h"
 #include "support/error.h"
 #include "tests/frontend/onnx_builder.h"
+#include "tests/runtime_stub/hostile_files.h"
 
 using namespace modelc;
 using namespace modelc::test;
@@ -154,6 +155,24 @@ TEST_CASE("npy files: atomic write, read back, errors name the file") {
   write_bytes(dir / "cut.npy", encode_npy(t).substr(0, 100));
   CHECK(has(error_of([&] { read_npy(dir / "cut.npy"); }), "cut.npy"));
   CHECK(has(error_of([&] { read_tensor_file(dir / "x.txt"); }), "'.txt'"));
+}
+
+TEST_CASE("tensor files meant for an input: only regular files, no larger than the input's file can be") {
+  TempDir dir;
+  const Deadline deadline(20);
+  for (const std::string ext : {".npy", ".pb"}) {
+    for (const HostileFile& h : hostile_files(dir, ext)) {
+      CAPTURE(h.path);
+      CHECK(error_of([&] { read_tensor_file(h.path, DType::float32, {2}); }) == "file '" + h.path + "': " + h.kind);
+    }
+  }
+  write_npy(dir / "big.npy", Tensor::from_f64(DType::float32, {20000}, std::vector<double>(20000, 1.0)));
+  CHECK(read_tensor_file(dir / "big.npy").shape() == Shape{20000});
+  CHECK(error_of([&] { read_tensor_file(dir / "big.npy", DType::float32, {2}); }) ==
+        "file '" + (dir / "big.npy") + "': is 80128 bytes, more than a .npy file of a float32[2] tensor can be " +
+            "(65553 bytes)");
+  write_npy(dir / "two.npy", Tensor::from_f32({2}, {1, 2}));
+  CHECK(read_tensor_file(dir / "two.npy", DType::float32, {2}).to_f64() == std::vector<double>{1, 2});
 }
 
 TEST_CASE("TensorProto .pb files") {

@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "reference/interpreter.h"
 #include "tests/frontend/onnx_builder.h"
+#include "tests/runtime_stub/hostile_files.h"
 #include "runtime_stub/cli.h"
 
 using modelc::test::TempDir;
@@ -152,6 +153,27 @@ std::vector<std::string> files_in(const std::string& dir) {
 
 void write_tensor(const std::string& path, const modelc::Tensor& t) { modelc::write_npy(path, t); }
 
+// A run that must be refused: its arguments and what stderr must say.
+struct Refused {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+// Each run, with --output-dir DIR/out: exit 1, the message, and no output folder.
+void check_refused(const TempDir& dir, const std::vector<Refused>& runs) {
+  const std::string out = dir / "out";
+  for (const Refused& c : runs) {
+    std::vector<std::string> args = c.args;
+    args.push_back("--output-dir");
+    args.push_back(out);
+    const Result r = run_cli(dir, args);
+    CAPTURE(r.err);
+    CHECK(r.code == 1);
+    CHECK(has(r.err, c.message));
+    CHECK(!std::filesystem::exists(out));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cli.h: argument parsing") {
@@ -284,12 +306,7 @@ TEST_CASE("cli.h: a bad input file is exit 1 with a clear message and no output 
   const std::string good = modelc::test::read_bytes(dir / "x.npy");
   modelc::test::write_bytes(dir / "xt.npy", good.substr(0, good.size() - 3));
   modelc::test::write_bytes(dir / "x.txt", "1 2 3");
-  const std::string out = dir / "out";
-  struct Case {
-    std::vector<std::string> args;
-    std::string message;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Refused> cases = {
       {{"--input", "X=" + dir / "x23.npy"},
        "error: input 'X' expects float32[2x3], the file '" + dir / "x23.npy" + "' holds float32[3x2]"},
       {{"--input", "X=" + dir / "xi.npy"},
@@ -308,16 +325,41 @@ TEST_CASE("cli.h: a bad input file is exit 1 with a clear message and no output 
       {{"--weights", dir / "w.bin"},
        "error: --weights: the weights of 'fake' are embedded in this program (it was compiled without --weights-file)"},
   };
-  for (const Case& c : cases) {
-    std::vector<std::string> args = c.args;
-    args.push_back("--output-dir");
-    args.push_back(out);
-    const Result r = run_cli(dir, args);
-    CAPTURE(r.err);
-    CHECK(r.code == 1);
-    CHECK(has(r.err, c.message));
-    CHECK(!std::filesystem::exists(out));
+  check_refused(dir, cases);
+}
+
+TEST_CASE("cli.h: a FIFO, /dev/zero, an oversized or over-promising input file is exit 1 at once, naming the file") {
+  TempDir dir;
+  const modelc::test::Deadline deadline(20);
+  std::vector<Refused> cases;
+  for (const std::string ext : {".npy", ".pb"}) {
+    for (const modelc::test::HostileFile& h : modelc::test::hostile_files(dir, ext)) {
+      cases.push_back({{"--input", "X=" + h.path}, "error: input 'X': " + h.path + ": " + h.kind});
+    }
   }
+  cases.push_back({{"--compare-dir", dir.str()}, "error: expected output 'Y:0': " + dir / "Y_0.npy" + ": is a FIFO"});
+  REQUIRE(::mkfifo((dir / "Y_0.npy").c_str(), 0600) == 0);
+  // A header promising 2^40 elements, 16 bytes of data.
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }\n";
+  modelc::test::write_bytes(dir / "huge_header.npy", std::string("\x93NUMPY\x01\x00", 8) +
+                                                         static_cast<char>(header.size()) + '\0' + header +
+                                                         std::string(16, '\0'));
+  cases.push_back({{"--input", "X=" + dir / "huge_header.npy"},
+                   "error: input 'X': " + dir / "huge_header.npy" +
+                       ": truncated .npy file: float32[1099511627776] needs 4398046511104 data bytes, the file has 16"});
+  // Far more than X float32[2x3] needs.
+  write_tensor(dir / "large.npy", modelc::Tensor::from_f64(modelc::DType::float32, {100000}, std::vector<double>(100000, 1)));
+  cases.push_back({{"--input", "X=" + dir / "large.npy"},
+                   "error: input 'X': " + dir / "large.npy" +
+                       ": is 400128 bytes, more than a .npy file of a float32[2x3] tensor can be (65569 bytes)"});
+  // A .pb whose dims multiply past any file.
+  std::string pb("\x10\x01", 2);  // data_type float32
+  for (int i = 0; i < 4; ++i) pb += std::string("\x08\x80\x80\x40", 4);  // dims: 2^20
+  pb += std::string("\x4a\x18", 2) + std::string(24, '\0');  // raw_data: 24 bytes
+  modelc::test::write_bytes(dir / "huge_dims.pb", pb);
+  cases.push_back({{"--input", "X=" + dir / "huge_dims.pb"},
+                   "error: input 'X': " + dir / "huge_dims.pb" + ": shape 1048576x1048576x1048576x1048576 is too large"});
+  check_refused(dir, cases);
 }
 
 TEST_CASE("cli.h: create and run failures are exit 2 with the model's error string, a weights file's 1") {

@@ -355,6 +355,97 @@ TEST_CASE("npy.h: malformed, truncated and unsupported .pb files are clear error
   CHECK(has(error_of([&] { mc_npy::decode_pb(std::string("\x7f", 1), "t.pb"); }), "field 15 has wire type 7"));
 }
 
+TEST_CASE("npy.h: a header promising more than the file holds is refused before anything is allocated") {
+  TempDir dir;
+  // A .npy of float32[2^40] (4 TiB) holding 16 bytes: refused by the byte count, not by memory.
+  const std::string big = dir / "big.npy";
+  modelc::test::write_bytes(big, npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }",
+                                           std::string(16, '\0')));
+  CHECK(error_of([&] { mc_npy::read(big); }) ==
+        big + ": truncated .npy file: float32[1099511627776] needs 4398046511104 data bytes, the file has 16");
+  CHECK(has(error_of([&] { mc_npy::decode_npy(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                                                           "(1048576, 1048576, 1048576, 1048576), }", ""), "o.npy"); }),
+            "o.npy: shape 1048576x1048576x1048576x1048576 is too large"));
+  std::string dims65 = "(";
+  for (int i = 0; i < 65; ++i) dims65 += "1, ";
+  CHECK(has(error_of([&] { mc_npy::decode_npy(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': " +
+                                                           dims65 + "), }", std::string(4, '\0')), "r.npy"); }),
+            "r.npy: the shape has more than 64 dimensions"));
+
+  // .pb: a dims product past any file, raw_data and typed fields shorter than the dims.
+  onnx::TensorProto huge;
+  huge.set_data_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < 4; ++i) huge.add_dims(int64_t{1} << 20);
+  huge.set_raw_data(std::string(16, '\0'));
+  const std::string huge_pb = dir / "huge.pb";
+  modelc::test::write_bytes(huge_pb, huge.SerializeAsString());
+  CHECK(error_of([&] { mc_npy::read(huge_pb); }) ==
+        huge_pb + ": shape 1048576x1048576x1048576x1048576 is too large");
+  onnx::TensorProto tb;
+  tb.set_data_type(onnx::TensorProto::FLOAT);
+  tb.add_dims(int64_t{1} << 40);
+  tb.set_raw_data(std::string(16, '\0'));
+  CHECK(error_of([&] { mc_npy::decode_pb(tb.SerializeAsString(), "tb.pb"); }) ==
+        "tb.pb: truncated tensor: float32[1099511627776] needs 4398046511104 bytes of raw_data, the file has 16");
+  tb.clear_raw_data();
+  for (int i = 0; i < 4; ++i) tb.add_int32_data(0);
+  tb.set_data_type(onnx::TensorProto::INT8);
+  CHECK(error_of([&] { mc_npy::decode_pb(tb.SerializeAsString(), "tb.pb"); }) ==
+        "tb.pb: truncated tensor: int8[1099511627776] needs 1099511627776 values in int32_data, the file has 4");
+  // More dims than any tensor has: refused while read (each would be 8 bytes from 1 in the file).
+  onnx::TensorProto ranked;
+  ranked.set_data_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < 1000; ++i) ranked.add_dims(1);
+  ranked.add_float_data(1);
+  CHECK(error_of([&] { mc_npy::decode_pb(ranked.SerializeAsString(), "r.pb"); }) ==
+        "r.pb: the shape has more than 64 dimensions, which is not supported");
+}
+
+TEST_CASE("npy.h: read(path, dtype, shape) refuses, unread, a file larger than that tensor's file can be") {
+  TempDir dir;
+  const std::vector<int64_t> shape = {2, 3};
+  // .npy: the data and the largest version 1.0 header.
+  CHECK(mc_npy::max_file_bytes("x.npy", mc_npy::kFloat32, shape) == 10 + 65535 + 24);
+  // .pb: every value a key and a 10-byte varint at most, and the same allowance for the rest.
+  CHECK(mc_npy::max_file_bytes("x.pb", mc_npy::kInt8, shape) == 65545 + 6 * 11);
+  CHECK(mc_npy::max_file_bytes("x.PB", mc_npy::kFloat32, {0}) == 65545);
+  CHECK(has(error_of([&] { mc_npy::max_file_bytes("x.txt", mc_npy::kFloat32, shape); }), "unknown tensor file type"));
+
+  const std::string big = dir / "big.npy";
+  mc_npy::write_npy(big, f32({1000, 100}, std::vector<float>(100000, 1.0f)));
+  CHECK(mc_npy::read(big).shape == std::vector<int64_t>{1000, 100});  // no limit but the file's size
+  CHECK(error_of([&] { mc_npy::read(big, mc_npy::kFloat32, shape); }) ==
+        big + ": is 400128 bytes, more than a .npy file of a float32[2x3] tensor can be (65569 bytes)");
+  // A larger .npy of the right tensor: a version 1.0 header padded to its 65535 bytes is the most
+  // the limit allows; one byte more (a version 2.0 header) is refused.
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  auto padded = [&](int major) {  // a header of 65535 bytes (not a multiple of 64: numpy reads it)
+    std::string b("\x93NUMPY", 6);
+    b += static_cast<char>(major);
+    b += '\0';
+    b += major == 1 ? std::string("\xff\xff", 2) : std::string("\xff\xff\0\0", 4);
+    return b + dict + std::string(65535 - 1 - dict.size(), ' ') + '\n' + std::string(24, '\0');
+  };
+  const std::string at_limit = dir / "at_limit.npy";
+  modelc::test::write_bytes(at_limit, padded(1));
+  REQUIRE(std::filesystem::file_size(at_limit) == 65569);
+  CHECK(mc_npy::read(at_limit, mc_npy::kFloat32, shape).shape == shape);
+  const std::string past = dir / "past.npy";
+  modelc::test::write_bytes(past, padded(2));
+  CHECK(mc_npy::read(past).shape == shape);
+  CHECK(error_of([&] { mc_npy::read(past, mc_npy::kFloat32, shape); }) ==
+        past + ": is 65571 bytes, more than a .npy file of a float32[2x3] tensor can be (65569 bytes)");
+  // A .pb holding a larger tensor than the input's.
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(100000);
+  t.set_raw_data(std::string(400000, '\0'));
+  const std::string pb = dir / "big.pb";
+  modelc::test::write_bytes(pb, t.SerializeAsString());
+  CHECK(has(error_of([&] { mc_npy::read(pb, mc_npy::kFloat32, shape); }),
+            pb + ": is 400010 bytes, more than a .pb file of a float32[2x3] tensor can be (65611 bytes)"));
+}
+
 TEST_CASE("npy.h: .pb data rules: bfloat16, int32_data ranges, exactly one data field, empty tensors") {
   auto decode = [](const onnx::TensorProto& t) { return mc_npy::decode_pb(t.SerializeAsString(), "t.pb"); };
   auto error = [&](const onnx::TensorProto& t) { return error_of([&] { decode(t); }); };
