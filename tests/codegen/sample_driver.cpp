@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sample.h"
 
 namespace {
@@ -44,11 +47,22 @@ int main(int argc, char** argv) {
   sample_ctx* ctx = nullptr;
 #ifdef SAMPLE_WEIGHTS_FILE
   {
-    sample_ctx* bad = nullptr;
-    const int r = sample_create_with_weights(&bad, 0, "/nonexistent/sample_weights.bin");
-    check(r == 5, "a missing weights file is error 5");
-    check(std::strstr(sample_error(bad), "/nonexistent/sample_weights.bin") != nullptr, "the error names the file");
-    sample_destroy(bad);
+    // Missing, a character device (never ends) and a FIFO (would block): error 5 at once; a read
+    // that blocks ends the driver (SIGALRM) rather than hang the test.
+    const std::string fifo = data + "/fifo_weights.bin";
+    ::unlink(fifo.c_str());
+    check(::mkfifo(fifo.c_str(), 0600) == 0, "mkfifo " + fifo);
+    ::alarm(20);
+    for (const std::string& path : {std::string("/nonexistent/sample_weights.bin"), std::string("/dev/zero"), fifo}) {
+      sample_ctx* bad = nullptr;
+      const int r = sample_create_with_weights(&bad, 0, path.c_str());
+      check(r == 5, path + ": a weights file that cannot be read is error 5");
+      check(std::strstr(sample_error(bad), ("the weights file " + path + ": ").c_str()) != nullptr,
+            path + ": the error names the file");
+      sample_destroy(bad);
+    }
+    ::alarm(0);
+    ::unlink(fifo.c_str());
   }
   const int rc = sample_create_with_weights(&ctx, 0, argc > 2 ? argv[2] : nullptr);
 #else

@@ -11,8 +11,10 @@
         runtime_stub/ and templates/ instead; a .bin is kept as its .sha256). --update rewrites DIR
         (tests/golden/update.sh).
     check_codegen.py bad-inputs --modelc BIN --model M.onnx --work DIR [--binary M_emu]
-        builds M's emulation binary (or takes --binary) and feeds it wrong-shape, wrong-dtype and truncated .npy files:
-        each must exit 1 with a clear message naming the input and file, and write no output.
+        builds M's emulation binary (or takes --binary) and feeds it wrong-shape, wrong-dtype and truncated .npy files,
+        a FIFO, /dev/zero, a folder, a header promising more than the file holds, a file larger than the input's,
+        a .pb of huge dims: each must exit 1 within 20 s with a clear message naming the input and file, and write
+        no output.
 Each prints what it ran and how long it took.
 """
 
@@ -32,10 +34,16 @@ SKIP = 77  # ctest SKIP_RETURN_CODE
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def run(cmd, cwd=None, env=None):
+def run(cmd, cwd=None, env=None, timeout=None):
+    """(exit status, stdout, stderr, seconds); with `timeout`, a run past it is killed and its
+    status is None."""
     print("+ " + " ".join(cmd), flush=True)
     start = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return None, e.stdout or "", e.stderr or "", time.time() - start
     return p.returncode, p.stdout, p.stderr, time.time() - start
 
 
@@ -180,7 +188,9 @@ def bad_inputs(a):
         print(f"emulation build took {secs:.1f} s")
         binary = os.path.join(folder, name + "_emu")
     data = os.path.join(folder, "data")
-    os.makedirs(data, exist_ok=True)
+    if os.path.isdir(data):  # a FIFO or a symlink of the last run would be in the way
+        shutil.rmtree(data)
+    os.makedirs(data)
 
     # The input's name, dtype and shape, from the program's own --help-free run: use the model.
     import onnx
@@ -203,9 +213,11 @@ def bad_inputs(a):
         out_dir = os.path.join(folder, "out_" + os.path.basename(file).replace(".", "_"))
         if os.path.isdir(out_dir):
             shutil.rmtree(out_dir)
-        rc, o, e, _ = run([binary, "--input", f"{inp.name}={file}", "--output-dir", out_dir])
+        rc, o, e, _ = run([binary, "--input", f"{inp.name}={file}", "--output-dir", out_dir], timeout=20)
         problems = []
-        if rc != expect_code:
+        if rc is None:
+            problems.append("still running after 20 s (killed)")
+        elif rc != expect_code:
             problems.append(f"exit status {rc}, expected {expect_code}")
         for t in expect_text:
             if t not in e:
@@ -223,6 +235,21 @@ def bad_inputs(a):
         numpy_helper.from_array(np.zeros(wrong_shape, np.float32)).SerializeToString())
     pb = open(os.path.join(data, "good.pb"), "rb").read()
     open(os.path.join(data, "truncated.pb"), "wb").write(pb[:len(pb) // 2])
+
+    # Files that are not what they claim: not regular files (a FIFO would block the program, /dev/zero
+    # never end), a header promising 2^40 elements in 16 bytes, far more data than the input takes, dims
+    # that multiply past any file.
+    os.mkfifo(os.path.join(data, "fifo.npy"))
+    os.symlink("/dev/zero", os.path.join(data, "zero.npy"))
+    os.makedirs(os.path.join(data, "folder.npy"))
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }\n"
+    open(os.path.join(data, "huge_header.npy"), "wb").write(
+        b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(16))
+    np.save(os.path.join(data, "large.npy"), np.zeros(int(np.prod(shape)) + 100000, np.float32))
+    huge = numpy_helper.from_array(np.zeros(6, np.float32))
+    del huge.dims[:]
+    huge.dims.extend([1 << 20] * 4)
+    open(os.path.join(data, "huge_dims.pb"), "wb").write(huge.SerializeToString())
 
     f = lambda n: os.path.join(data, n)
     shape_txt = "x".join(map(str, shape))
@@ -243,6 +270,15 @@ def bad_inputs(a):
     problems += attempt(f("header.npy"), 1, [f"input '{inp.name}'", "truncated .npy file"])
     problems += attempt(f("garbage.npy"), 1, [f"input '{inp.name}'", "not a .npy file"])
     problems += attempt(f("missing.npy"), 1, [f"input '{inp.name}'", "cannot open"])
+    problems += attempt(f("fifo.npy"), 1, [f"input '{inp.name}'", f("fifo.npy") + ": is a FIFO (named pipe)"])
+    problems += attempt(f("zero.npy"), 1, [f"input '{inp.name}'", f("zero.npy") + ": is a character device"])
+    problems += attempt(f("folder.npy"), 1, [f"input '{inp.name}'", f("folder.npy") + ": is a directory"])
+    problems += attempt(f("huge_header.npy"), 1, [f"input '{inp.name}'", f("huge_header.npy") +
+                                                  ": truncated .npy file: float32[1099511627776] needs"])
+    problems += attempt(f("large.npy"), 1, [f"input '{inp.name}'", f("large.npy") + ": is ",
+                                            f"more than a .npy file of a float32[{shape_txt}] tensor can be"])
+    problems += attempt(f("huge_dims.pb"), 1, [f"input '{inp.name}'", f("huge_dims.pb") +
+                                               ": shape 1048576x1048576x1048576x1048576 is too large"])
     if problems:
         fail("; ".join(problems))
     print("OK")
