@@ -23,6 +23,7 @@
 // raw_data or the dtype's typed field (float_data for float32, int64_data for int64, int32_data for
 // the rest: float16/bfloat16 bit patterns, int8/uint8 values in range, bools); segments, external
 // data, string/double/uint64 data and other dtypes are refused.
+// Both: at most 64 dimensions (numpy's limit), at most 2^49 elements.
 // Every problem (unreadable, malformed, truncated, unsupported) throws mc_npy::Error, whose
 // message names the file and says what is wrong (and, where there is one, what to do).
 //
