@@ -253,7 +253,15 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   };
   j["inputs"] = tensors(s.inputs);
   j["outputs"] = tensors(s.outputs);
+  Json buffers = Json::array();
+  for (const LiveBuffer& b : s.arena_buffers) {
+    buffers.push_back({{"value", b.name}, {"bytes", b.bytes}, {"first", b.first}, {"last", b.last}, {"offset", b.offset}});
+  }
   j["memory"] = {{"arena_bytes", s.arena_bytes},
+                 {"arena_max_live_bytes", s.arena_max_live_bytes},
+                 {"arena_alignment", s.arena_alignment},
+                 {"arena_order", s.arena_order},
+                 {"arena_buffers", buffers},
                  {"activation_bytes_total", s.activation_bytes_total},
                  {"weights_bytes", s.weights_bytes},
                  {"weights_count", s.weights.size()},
@@ -352,6 +360,8 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
 
   m += "\n## Memory\n\n| | bytes | |\n|---|---:|---|\n";
   m += "| activation arena | " + grouped(s.arena_bytes) + " | " + human(s.arena_bytes) + " |\n";
+  m += "| most live at one kernel (the arena's lower bound) | " + grouped(s.arena_max_live_bytes) + " | " +
+       human(s.arena_max_live_bytes) + (s.arena_order.empty() ? "" : "; placed " + s.arena_order) + " |\n";
   m += "| sum of all activations (no reuse) | " + grouped(s.activation_bytes_total) + " | " +
        human(s.activation_bytes_total) + " |\n";
   m += "| weights (" + std::to_string(s.weights.size()) + " tensors, 256-byte aligned) | " + grouped(s.weights_bytes) +

@@ -275,6 +275,10 @@ bool Lowering::plan_arena() {
   for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
   s_.arena_bytes = plan.arena_bytes;
   s_.activation_bytes_total = plan.total_bytes;
+  s_.arena_max_live_bytes = plan.max_live_bytes;
+  s_.arena_alignment = kBufferAlignment;
+  s_.arena_order = plan.order;
+  s_.arena_buffers = buffers_;
   return true;
 }
 
@@ -403,7 +407,8 @@ std::string Lowering::describe() const {
     }
   }
   if (ran("memory_plan")) {
-    os << fmt::format("arena: {} bytes ({} without reuse)\n", s_.arena_bytes, s_.activation_bytes_total);
+    os << fmt::format("arena: {} bytes ({} without reuse, {} live at most; placed {})\n", s_.arena_bytes,
+                      s_.activation_bytes_total, s_.arena_max_live_bytes, s_.arena_order);
     for (const LiveBuffer& b : buffers_) {
       os << fmt::format("  {}: [{}, {}) live #{}..#{}\n", b.name, b.offset, b.offset + b.bytes, b.first, b.last);
     }

@@ -1,6 +1,7 @@
 #include "schedule/memory_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "support/error.h"
@@ -15,30 +16,16 @@ bool intersect(const LiveBuffer& a, const LiveBuffer& b) { return a.first <= b.l
 
 }  // namespace
 
-MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
-  if (alignment <= 0) throw Error("internal: memory plan alignment must be positive");
-  for (const LiveBuffer& b : buffers) {
-    if (b.last < b.first || b.bytes < 0) {
-      throw Error("internal: buffer '" + b.name + "' has a bad live interval [" + std::to_string(b.first) + ", " +
-                  std::to_string(b.last) + "] or size " + std::to_string(b.bytes));
-    }
-  }
-  std::vector<std::size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    const LiveBuffer& a = buffers[x];
-    const LiveBuffer& b = buffers[y];
-    if (a.bytes != b.bytes) return a.bytes > b.bytes;
-    if (a.first != b.first) return a.first < b.first;
-    return a.name < b.name;
-  });
+namespace {
 
-  MemoryPlan plan;
+// One placement: buffers in `order`, each at the lowest aligned offset where it overlaps no placed
+// buffer whose interval intersects its own. Returns the arena size and sets the offsets.
+int64_t place_first_fit(std::vector<LiveBuffer>& buffers, const std::vector<std::size_t>& order, int64_t alignment) {
+  int64_t arena = 0;
   std::vector<std::size_t> placed;
   for (std::size_t i : order) {
     LiveBuffer& b = buffers[i];
     const int64_t size = align_up(b.bytes, alignment);
-    plan.total_bytes += size;
     if (size == 0) {
       b.offset = 0;
       continue;
@@ -56,9 +43,80 @@ MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
       offset = std::max(offset, end);
     }
     b.offset = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+    arena = std::max(arena, offset + size);
     placed.push_back(i);
   }
+  return arena;
+}
+
+}  // namespace
+
+int64_t max_live_bytes(const std::vector<LiveBuffer>& buffers, int64_t alignment) {
+  // Sizes change only where an interval starts or ends: sweep the events in order.
+  std::map<int, int64_t> delta;
+  for (const LiveBuffer& b : buffers) {
+    const int64_t size = align_up(b.bytes, alignment);
+    delta[b.first] += size;
+    delta[b.last + 1] -= size;
+  }
+  int64_t live = 0, most = 0;
+  for (const auto& [at, d] : delta) {
+    live += d;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
+  if (alignment <= 0) throw Error("internal: memory plan alignment must be positive");
+  for (const LiveBuffer& b : buffers) {
+    if (b.last < b.first || b.bytes < 0) {
+      throw Error("internal: buffer '" + b.name + "' has a bad live interval [" + std::to_string(b.first) + ", " +
+                  std::to_string(b.last) + "] or size " + std::to_string(b.bytes));
+    }
+  }
+  MemoryPlan plan;
+  for (const LiveBuffer& b : buffers) plan.total_bytes += align_up(b.bytes, alignment);
+  plan.max_live_bytes = max_live_bytes(buffers, alignment);
+
+  // First fit is only as good as its order, and no one order wins on every graph (a long-lived
+  // small buffer placed late can split the arena): place in each order, keep the smallest arena
+  // (ties: the earlier order in this list), stop early once one reaches the max-live bound.
+  using Less = bool (*)(const LiveBuffer&, const LiveBuffer&);
+  static const std::pair<const char*, Less> kOrders[] = {
+      {"largest first", [](const LiveBuffer& a, const LiveBuffer& b) {
+         return a.bytes != b.bytes ? a.bytes > b.bytes : a.first != b.first ? a.first < b.first : a.name < b.name;
+       }},
+      {"largest first, longest-lived first", [](const LiveBuffer& a, const LiveBuffer& b) {
+         if (a.bytes != b.bytes) return a.bytes > b.bytes;
+         if (a.last - a.first != b.last - b.first) return a.last - a.first > b.last - b.first;
+         return a.first != b.first ? a.first < b.first : a.name < b.name;
+       }},
+      {"largest bytes x lifetime first", [](const LiveBuffer& a, const LiveBuffer& b) {
+         const auto area = [](const LiveBuffer& x) { return x.bytes * (x.last - x.first + 1); };
+         if (area(a) != area(b)) return area(a) > area(b);
+         return a.first != b.first ? a.first < b.first : a.name < b.name;
+       }},
+      {"earliest first", [](const LiveBuffer& a, const LiveBuffer& b) {
+         return a.first != b.first ? a.first < b.first : a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+       }},
+  };
+  std::vector<int64_t> best_offsets;
+  for (const auto& [name, less] : kOrders) {
+    std::vector<std::size_t> order(buffers.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&, less = less](std::size_t x, std::size_t y) { return less(buffers[x], buffers[y]); });
+    const int64_t arena = place_first_fit(buffers, order, alignment);
+    if (best_offsets.empty() || arena < plan.arena_bytes) {
+      plan.arena_bytes = arena;
+      plan.order = name;
+      best_offsets.clear();
+      for (const LiveBuffer& b : buffers) best_offsets.push_back(b.offset);
+    }
+    if (plan.arena_bytes <= plan.max_live_bytes) break;
+  }
+  for (std::size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = best_offsets[i];
   return plan;
 }
 

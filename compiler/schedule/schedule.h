@@ -14,6 +14,7 @@
 
 #include "ir/graph.h"
 #include "passes/pass.h"
+#include "schedule/memory_plan.h"
 #include "schedule/tactic.h"
 
 namespace modelc {
@@ -93,6 +94,11 @@ struct Schedule {
   int64_t weights_bytes = 0;
   int64_t arena_bytes = 0;              ///< after liveness planning
   int64_t activation_bytes_total = 0;   ///< sum of every activation's size (what no reuse would need)
+  int64_t arena_max_live_bytes = 0;     ///< the arena's lower bound (schedule/memory_plan.h)
+  int64_t arena_alignment = 0;          ///< every buffer's offset and size are rounded to this
+  std::string arena_order;              ///< the placement order that gave the plan
+  /// The arena's buffers: live interval (positions in `kernels`), size and offset.
+  std::vector<LiveBuffer> arena_buffers;
   /// --fp16: what passes/precision did (report.md / report.json's "precision"); unset without it.
   std::optional<PrecisionReport> precision;
   /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,

@@ -13,6 +13,11 @@
         compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every convolution
         and matrix product (the conv and gemm families) runs on tensor cores, except the depthwise
         ones, whose fallback reason must say so; at most --max-kernels kernels in all.
+    check_models.py arena --modelc BIN --work DIR [--max-ratio 1.05] M1.onnx M2.onnx ...
+        compiles each model in FP32 and with --fp16 and reads report.json's memory section: the
+        max-live lower bound recomputed from the buffers' live intervals (the most aligned bytes
+        live at one kernel) must equal the reported one, no two buffers live at once may share a
+        byte, and the arena must be at most --max-ratio times the bound.
 """
 
 import argparse
@@ -125,6 +130,57 @@ def tensor_cores(args):
     return 1 if bad else 0
 
 
+def arena_check(report):
+    """(arena, bound, problems) of one report.json: the bound recomputed from the buffers."""
+    mem = report["memory"]
+    align, bufs, kernels = mem["arena_alignment"], mem["arena_buffers"], len(report["kernels"])
+    size = lambda b: (b["bytes"] + align - 1) // align * align
+    problems = []
+    live = [0] * (kernels + 1)
+    for b in bufs:
+        if not 0 <= b["first"] <= b["last"] < kernels:
+            problems.append(f"buffer {b['value']!r}: live #{b['first']}..#{b['last']} outside {kernels} kernels")
+            continue
+        if b["bytes"] and (b["offset"] % align or b["offset"] + b["bytes"] > mem["arena_bytes"]):
+            problems.append(f"buffer {b['value']!r} at {b['offset']} is unaligned or outside the arena")
+        for t in range(b["first"], b["last"] + 1):
+            live[t] += size(b)
+    bound = max(live)
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            if a["bytes"] and b["bytes"] and a["first"] <= b["last"] and b["first"] <= a["last"] and \
+                    a["offset"] < b["offset"] + b["bytes"] and b["offset"] < a["offset"] + a["bytes"]:
+                problems.append(f"buffers {a['value']!r} and {b['value']!r} are live at once and overlap")
+    if bound != mem["arena_max_live_bytes"]:
+        problems.append(f"report says the bound is {mem['arena_max_live_bytes']}, the buffers give {bound}")
+    return mem["arena_bytes"], bound, problems
+
+
+def arena(args):
+    import json
+    bad = []
+    for model in args.models:
+        for flags in ([], ["--fp16"]):
+            work = os.path.join(args.work, os.path.basename(model) + "".join(flags))
+            shutil.rmtree(work, ignore_errors=True)
+            rc, out, secs = run([args.modelc, model, "-o", work] + flags)
+            what = os.path.basename(model) + (" " + " ".join(flags) if flags else "")
+            if rc != 0:
+                print(out, end="")
+                bad.append(f"{what}: modelc exited {rc}")
+                continue
+            with open(os.path.join(work, "report.json")) as f:
+                size, bound, problems = arena_check(json.load(f))
+            ratio = size / bound if bound else 1.0
+            print(f"{what}: arena {size} bytes, max live {bound}, ratio {ratio:.3f}")
+            bad += [f"{what}: {p}" for p in problems]
+            if ratio > args.max_ratio:
+                bad.append(f"{what}: arena {size} is {ratio:.3f}x its lower bound {bound} (limit {args.max_ratio})")
+    for b in bad:
+        print("FAIL: " + b)
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -145,15 +201,20 @@ def main():
     t.add_argument("--work", required=True, help="output folder (emptied first)")
     t.add_argument("--arch", default="sm_75")
     t.add_argument("--max-kernels", type=int, default=None)
+    a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json)")
+    a.add_argument("--modelc", required=True)
+    a.add_argument("--work", required=True, help="output folder (emptied first)")
+    a.add_argument("--max-ratio", type=float, default=1.05)
+    a.add_argument("models", nargs="+")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
         args.max_rel_l2 = 1e-2 if args.fp16 else 1e-4
     paths = {"reference": lambda: [args.model, args.input, args.expected], "inspect": lambda: args.models,
-             "tensor-cores": lambda: [args.model]}[args.cmd]()
+             "tensor-cores": lambda: [args.model], "arena": lambda: args.models}[args.cmd]()
     for path in [args.modelc] + paths:
         if not os.path.exists(path):
             sys.exit(f"FAIL: {path} does not exist")
-    return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores}[args.cmd](args)
+    return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores, "arena": arena}[args.cmd](args)
 
 
 if __name__ == "__main__":

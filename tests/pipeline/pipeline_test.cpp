@@ -167,7 +167,7 @@ TEST_CASE("pipeline: --print-after prints the graph, then the schedule built so 
   CHECK(at("kernels to build (2):\n  #0 Relu 'relu': elementwise\n  #1 Softmax 'softmax': softmax\n") !=
         std::string::npos);
   // memory_plan: the arena and its one buffer (r, 4x8 floats; Y is the caller's).
-  CHECK(at("arena: 256 bytes (256 without reuse)\n  r: [0, 128) live #0..#1\n") != std::string::npos);
+  CHECK(at("arena: 256 bytes (256 without reuse, 256 live at most; placed largest first)\n  r: [0, 128) live #0..#1\n") != std::string::npos);
   // tactics: each kernel's views, tactic and note.
   const std::string after_tactics = text.substr(at("// after tactics\n"));
   CHECK(after_tactics.find("k0 elementwise Relu 'relu'") != std::string::npos);

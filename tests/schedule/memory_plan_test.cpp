@@ -96,3 +96,16 @@ TEST_CASE("memory_plan: random interval sets never overlap while live, and reuse
   }
   CHECK(reused > 200);  // most random sets have buffers that are never live together
 }
+
+TEST_CASE("memory_plan: the bound is max live bytes, and a second order reaches it where largest-first does not") {
+  // Largest first places d, b, c, then the small long-lived a finds no gap below b: 1792 bytes.
+  // Earliest first puts a under c and reaches the bound, the 1536 bytes live at kernel 3 (a, b, c).
+  std::vector<LiveBuffer> bufs = {{"a", 256, 3, 5}, {"b", 768, 2, 3}, {"c", 768, 4, 5}, {"d", 768, 1, 2}};
+  CHECK(max_live_bytes(bufs, 256) == 1536);
+  const MemoryPlan p = plan_memory(bufs, 256);
+  CHECK(p.max_live_bytes == 1536);
+  CHECK(p.arena_bytes == 1536);
+  CHECK(p.order == "earliest first");
+  CHECK(check_memory_plan(bufs, 256));
+  CHECK(sound_by_steps(bufs));
+}
