@@ -2,7 +2,8 @@
 """Runs modelc on every file of a malformed-model corpus (make_corpus.py) and judges each run.
 
     run_corpus.py --modelc BIN --corpus DIR [--jobs 2] [--timeout 20] [--max-rss-mb 1024]
-                  [--address-space-mb 2048] [--min-files N] [--kind KIND]... [--results FILE] [--tail 4]
+                  [--memory-mb 2048] [--sanitized] [--min-files N] [--kind KIND]... [--results FILE]
+                  [--tail 4]
 
 For every file in DIR/manifest.tsv, three runs, each in an empty scratch folder of its own (its
 working directory), stdin closed, under the timeout:
@@ -33,10 +34,12 @@ Prints the counts per kind and command (exit 0 / exit 1 / failed), the failures 
 every failure grouped by reason and kind with its file, description, command, status and the last
 lines of its stderr. Exits 1 on any failure, 2 on a usage or corpus problem, 0 otherwise.
 
-Every run's address space is limited to --address-space-mb (setrlimit RLIMIT_AS, inherited), so that
-a size believed too early ends in a quick bad_alloc rather than gigabytes of zero-filled pages on a
-shared machine; 0 lifts the limit, which a sanitizer build needs (ASan reserves terabytes of
-address space for its shadow memory; its allocator refuses sizes over its own limit).
+Every run's address space is limited to --memory-mb (setrlimit RLIMIT_AS, inherited), so that a
+size believed too early ends in a quick bad_alloc rather than gigabytes of zero-filled pages on a
+shared machine. --sanitized (modelc built with AddressSanitizer, which reserves terabytes of
+address space for its shadow memory) sets no such limit: ASAN_OPTIONS gets
+max_allocation_size_mb=--memory-mb in front of what the environment gives, so that an allocation
+over it is an AddressSanitizer report (reason sanitizer).
 --results FILE writes one TSV line per run (file, kind, command, outcome, reasons, status,
 seconds, peak MB) for tools. The same runner serves a sanitizer build: point --modelc at its binary.
 """
@@ -93,10 +96,16 @@ class Run:
         return "exit 0" if self.status == "exit 0" else "exit 1"
 
 
+def die(message):
+    """A usage or corpus problem: exit 2, apart from the runs' failures (exit 1)."""
+    print(f"run_corpus.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def read_manifest(corpus):
     path = os.path.join(corpus, "manifest.tsv")
     if not os.path.isfile(path):
-        sys.exit(f"run_corpus.py: no manifest.tsv in {corpus} (make it with make_corpus.py)")
+        die(f"no manifest.tsv in {corpus} (make it with make_corpus.py)")
     entries = []
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
@@ -104,9 +113,9 @@ def read_manifest(corpus):
         try:
             e = Entry(k, line.split("\t"), corpus)
         except ValueError as err:
-            sys.exit(f"run_corpus.py: {path}: {err}")
+            die(f"{path}: {err}")
         if not os.path.lexists(e.path):
-            sys.exit(f"run_corpus.py: {path} line {k}: {e.file} does not exist")
+            die(f"{path} line {k}: {e.file} does not exist")
         entries.append(e)
     return entries
 
@@ -257,8 +266,9 @@ def main():
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per run (default 20)")
     p.add_argument("--max-rss-mb", type=float, default=1024.0, help="peak resident size allowed per run")
-    p.add_argument("--address-space-mb", type=int, default=2048,
-                   help="RLIMIT_AS of every run (default 2048; 0: no limit, for sanitizer builds)")
+    p.add_argument("--memory-mb", type=int, default=2048,
+                   help="address space of every run (RLIMIT_AS), or with --sanitized ASan's largest allocation")
+    p.add_argument("--sanitized", action="store_true", help="modelc is an AddressSanitizer build")
     p.add_argument("--min-files", type=int, default=1, help="fail unless the corpus has at least this many files")
     p.add_argument("--kind", action="append", default=[], help="only files of this kind (repeatable)")
     p.add_argument("--results", help="write one TSV line per run here")
@@ -267,15 +277,18 @@ def main():
 
     modelc = os.path.abspath(args.modelc)
     if not os.access(modelc, os.X_OK):
-        sys.exit(f"run_corpus.py: {args.modelc} is not an executable")
+        die(f"{args.modelc} is not an executable")
     corpus = os.path.abspath(args.corpus)
     entries = [e for e in read_manifest(corpus) if not args.kind or e.kind in args.kind]
     if len(entries) < args.min_files:
-        sys.exit(f"run_corpus.py: {len(entries)} files in {corpus}, fewer than --min-files {args.min_files}")
+        die(f"{len(entries)} files in {corpus}, fewer than --min-files {args.min_files}")
 
-    if args.address_space_mb:
-        limit = args.address_space_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # this process's children inherit it
+    if args.sanitized:
+        os.environ["ASAN_OPTIONS"] = f"max_allocation_size_mb={args.memory_mb}:" + os.environ.get("ASAN_OPTIONS", "")
+        limit = f"ASan allocations up to {args.memory_mb} MB"
+    else:
+        resource.setrlimit(resource.RLIMIT_AS, (args.memory_mb << 20,) * 2)  # the runs inherit it
+        limit = f"{args.memory_mb} MB address space"
     before = listing(corpus)
     work = tempfile.mkdtemp(prefix="hostile_corpus.")
     logs = os.path.join(work, "stderr")
@@ -293,7 +306,6 @@ def main():
     runs = [r for r, _ in runs]
     after = listing(corpus)
 
-    limit = f"{args.address_space_mb} MB address space" if args.address_space_mb else "no address-space limit"
     print(f"hostile corpus: {len(entries)} files in {corpus}, {len(runs)} runs of {modelc} "
           f"({args.jobs} jobs, {args.timeout:g} s timeout, {limit}, {elapsed:.0f} s)\n")
     report_counts(entries, runs)
