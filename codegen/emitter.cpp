@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/format.h"
+#include "codegen/literals.h"
 #include "codegen/report.h"
 #include "support/build_paths.h"
 #include "support/error.h"
@@ -126,7 +127,7 @@ std::string c_string(const std::string& s) {
 
 namespace {
 
-// Text for a // comment: one line, no backslash that could continue it.
+// Text for a // comment: one line, no backslash that could continue it, valid UTF-8.
 std::string comment(const std::string& s) {
   std::string r;
   for (unsigned char c : s) {
@@ -138,7 +139,7 @@ std::string comment(const std::string& s) {
       r += static_cast<char>(c);
     }
   }
-  return r;
+  return valid_utf8(r);
 }
 
 std::string type_text(DType t, const Shape& s) {

@@ -53,4 +53,44 @@ std::string bits_literal(const Tensor& t) {
   return buf;
 }
 
+std::string valid_utf8(const std::string& s) {
+  std::string r;
+  r.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto byte = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
+    const unsigned char b = byte(0);
+    // Length of the sequence b starts, and the range of its second byte (RFC 3629: no overlong
+    // forms, no surrogates, nothing above U+10FFFF).
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (b < 0x80) {
+      n = 1;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      n = 2;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 3;
+      if (b == 0xe0) lo = 0xa0;
+      if (b == 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 4;
+      if (b == 0xf0) lo = 0x90;
+      if (b == 0xf4) hi = 0x8f;
+    }
+    bool ok = n > 0;
+    for (std::size_t k = 1; ok && k < n; ++k) {
+      const unsigned char c = byte(k);
+      ok = k == 1 ? c >= lo && c <= hi : c >= 0x80 && c <= 0xbf;
+    }
+    if (ok) {
+      r.append(s, i, n);
+      i += n;
+    } else {
+      r += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    }
+  }
+  return r;
+}
+
 }  // namespace modelc

@@ -1,5 +1,5 @@
 // codegen/literals.h — C++ literals of values the families print into the generated code: every
-// family spells a number the same way.
+// family spells a number the same way; and names made fit for UTF-8 text.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +18,8 @@ std::string double_literal(double v);
 std::string int_literal(int64_t v);
 /// "0x3c00": the bits of element 0 of a tensor, as an unsigned literal of its bits type.
 std::string bits_literal(const Tensor& t);
+/// \brief `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD
+/// (model names may hold any bytes; comments and reports are UTF-8 text). Valid UTF-8 is kept.
+std::string valid_utf8(const std::string& s);
 
 }  // namespace modelc

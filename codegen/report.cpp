@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/literals.h"
 #include "ops/fused.h"
 #include "ops/registry.h"
 
@@ -48,19 +49,20 @@ std::string tactic_text(const Kernel& k) {
   return s;
 }
 
-// Markdown table cells must not hold '|' or newlines.
+// Markdown table cells must not hold '|' or line breaks; names from the model may hold any bytes
+// (control characters become spaces, bytes that are not UTF-8 U+FFFD).
 std::string cell(const std::string& s) {
   std::string r;
-  for (char c : s) {
+  for (unsigned char c : s) {
     if (c == '|') {
       r += "\\|";
-    } else if (c == '\n' || c == '\r') {
+    } else if (c < 0x20 || c == 0x7f) {
       r += ' ';
     } else {
-      r += c;
+      r += static_cast<char>(c);
     }
   }
-  return r;
+  return valid_utf8(r);
 }
 
 std::string human(int64_t b) {
@@ -341,7 +343,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   }
   j["weights"] = std::move(weights);
   if (s.precision) j["precision"] = precision_json(*s.precision);
-  return j.dump(2) + "\n";
+  // Names come from the model: bytes that are not UTF-8 become U+FFFD, so the file is valid JSON.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string report_markdown(const Schedule& s, const ReportInfo& info) {

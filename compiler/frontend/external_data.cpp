@@ -8,11 +8,12 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "frontend/import_detail.h"
 #include "onnx/onnx_pb.h"
@@ -111,8 +112,9 @@ void add_ref(onnx::TensorProto& t, const std::string& what, bool initializer, co
   const std::string subject = what + ": external data file '" + r.location + "'";
   int64_t want = 0;
   try {
-    const DType dtype = checked_dtype(t.data_type(), what);
-    want = checked_num_bytes(Shape(t.dims().begin(), t.dims().end()), dtype, what);
+    // The dims are check_model_tensors's: >= 0, at most kMaxTensorElements elements.
+    want = num_elements(Shape(t.dims().begin(), t.dims().end())) *
+           static_cast<int64_t>(dtype_size(checked_dtype(t.data_type(), what)));
   } catch (const Error& e) {
     throw file_error(file, e.message(), e.hint());
   }
@@ -149,12 +151,10 @@ std::vector<ExternalRef> find_external_data(onnx::ModelProto& m, const std::stri
   std::vector<ExternalRef> refs;
   onnx::GraphProto* g = m.mutable_graph();
   for (auto& t : *g->mutable_initializer()) add_ref(t, "initializer '" + t.name() + "'", true, base_dir, file, refs);
-  int index = 0;
-  for (auto& n : *g->mutable_node()) {
-    const std::string node = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-    ++index;
+  for (int k = 0; k < g->node_size(); ++k) {
+    onnx::NodeProto& n = *g->mutable_node(k);
     for (auto& a : *n.mutable_attribute()) {
-      const std::string what = "node '" + node + "' (" + n.op_type() + ") attribute '" + a.name() + "'";
+      const std::string what = "node '" + node_name(n, k) + "' (" + n.op_type() + ") attribute '" + a.name() + "'";
       if (a.has_t()) add_ref(*a.mutable_t(), what, false, base_dir, file, refs);
       for (auto& t : *a.mutable_tensors()) add_ref(t, what, false, base_dir, file, refs);
     }
@@ -162,13 +162,48 @@ std::vector<ExternalRef> find_external_data(onnx::ModelProto& m, const std::stri
   return refs;
 }
 
+int open_regular_file(const std::string& path, const std::string& what, uint64_t& size) {
+  // O_NONBLOCK: open() of a FIFO with no writer would wait forever, and the type is known only
+  // once the file is open (checking it by path first would leave a window to swap the file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(what + " cannot be opened: " + std::strerror(errno));
+  auto fail = [&](const std::string& message) {
+    ::close(fd);
+    return Error(what + message);
+  };
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw fail(std::string(" cannot be read: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw fail(" is a folder, not a file");
+  if (S_ISFIFO(st.st_mode)) throw fail(" is a FIFO, not a regular file");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) throw fail(" is a device, not a regular file");
+  if (!S_ISREG(st.st_mode)) throw fail(" is not a regular file");
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    throw fail(std::string(" cannot be read: ") + std::strerror(errno));
+  }
+  size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
 void read_external_data(const ExternalRef& r, const std::string& file, char* dst) {
   const std::string subject = r.what + ": external data file '" + r.location + "'";
-  std::ifstream f(r.path, std::ios::binary);
-  if (!f) throw file_error(file, subject + " cannot be opened: " + std::strerror(errno));
-  f.seekg(static_cast<std::streamoff>(r.offset));
-  if (r.length) f.read(dst, static_cast<std::streamsize>(r.length));
-  if (!f || static_cast<uint64_t>(f.gcount()) != r.length) {
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = open_regular_file(r.path, subject, size);
+  } catch (const Error& e) {
+    throw file_error(file, e.message(), e.hint());
+  }
+  uint64_t done = 0;
+  while (done < r.length) {
+    const ssize_t n = ::pread(fd, dst + done, static_cast<std::size_t>(r.length - done),
+                              static_cast<off_t>(r.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  if (done != r.length) {
     throw file_error(file, subject + ": could not read " + std::to_string(r.length) + " bytes at offset " +
                                std::to_string(r.offset));
   }

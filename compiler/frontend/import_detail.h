@@ -10,16 +10,42 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 class TensorProto;
 }  // namespace onnx
 
 namespace modelc::detail {
 
+/// \brief Checks every TensorProto of the model against onnx.proto before any ONNX library code
+/// reads one (libonnx's checker and shape inference trust their sizes): graph initializers,
+/// sparse initializers, node attributes ('t', 'tensors', sparse tensors) and, recursively,
+/// every subgraph ('g', 'graphs': If, Loop, Scan bodies), model-local function and training
+/// graph. See check_tensor_proto; external data is allowed only for the main graph's
+/// initializers and node attributes (find_external_data checks it). Throws Error naming `file`
+/// and the tensor ("node 'If_0' (If) attribute 'then_branch': initializer 'w'").
+void check_model_tensors(const onnx::ModelProto& m, const std::string& file);
+
+/// \brief One TensorProto against onnx.proto: a known data_type, dims >= 0, at most
+/// kMaxTensorElements elements, at most one data field, and that field the dtype's own with one
+/// value per element (two for complex), or raw_data of exactly elements x the dtype's size
+/// (not for strings). A tensor with external data is checked up to its data. Nothing is allocated.
+void check_tensor_proto(const onnx::TensorProto& t, const std::string& what);
+
+/// The name modelc gives the node at `index` of its graph: its own, or OpType_index.
+std::string node_name(const onnx::NodeProto& n, int index);
+
+/// \brief Opens `path` for reading without following a final symlink's target into a device
+/// or blocking on a FIFO (O_NONBLOCK until the type is known) and returns the descriptor of a
+/// regular file, in blocking mode; `size` gets its size. Error "`what` is not a regular file"
+/// (a FIFO, a device, a folder) or "`what` cannot be opened: REASON" otherwise.
+int open_regular_file(const std::string& path, const std::string& what, uint64_t& size);
+
 /// The DType for an ONNX type code; Error "`what` has type DOUBLE, which
 /// modelc does not support" otherwise.
 DType checked_dtype(int code, const std::string& what);
-/// numel * dtype size, with Errors for negative dims and absurd sizes.
-int64_t checked_num_bytes(const Shape& shape, DType dtype, const std::string& what);
+/// Error for a negative dim or more than kMaxTensorElements elements; `data_type` (an ONNX
+/// code) names the element type in the message.
+void check_shape(const Shape& shape, int data_type, const std::string& what);
 
 /// One tensor whose data lives in a file beside the model, checked but not read.
 struct ExternalRef {
@@ -33,7 +59,8 @@ struct ExternalRef {
 };
 
 /// \brief Finds and checks every external-data reference of the main graph
-/// (initializers and node tensor attributes) without reading any data:
+/// (initializers and node tensor attributes; their dims were checked by check_model_tensors,
+/// which must run first) without reading any data:
 /// location relative to `base_dir`, no absolute paths, no '..', no symlink
 /// in any component, a regular file, offset/length in range, length equal
 /// to the tensor's size. Throws Error naming `file`, the tensor and the data file.

@@ -1,7 +1,8 @@
 // compiler/frontend/onnx_import.cpp — .onnx -> Graph.
 //
 // Order of the steps matters:
-//   parse -> structure (graph, opsets, names, SSA, topological order)
+//   parse -> every TensorProto checked (before any libonnx code reads one)
+//   -> structure (graph, opsets, names, SSA, topological order)
 //   -> external data checked (paths, ranges, sizes; nothing read yet)
 //   -> symbolic dims resolved (written back into the graph inputs)
 //   -> ONNX's checker (it only stats external files, relative to the model's folder)
@@ -19,8 +20,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -129,8 +128,9 @@ void subgraph_inputs(const onnx::GraphProto& g, std::vector<std::string>& out) {
   }
 }
 
-// Checks names (SSA, every input defined) and puts the nodes in topological
-// order when they are not (ONNX requires it; some tools do not respect it).
+// Checks names (SSA, every input defined, each output listed once) and puts the
+// nodes in topological order when they are not (ONNX requires it; some tools do
+// not respect it).
 void check_names_and_sort(onnx::GraphProto& g, const std::string& file) {
   std::unordered_set<std::string> defined;  // graph inputs and initializers
   std::unordered_set<std::string> inits;
@@ -144,6 +144,11 @@ void check_names_and_sort(onnx::GraphProto& g, const std::string& file) {
     if (i.name().empty()) throw file_error(file, "a graph input has no name");
     if (!inputs.insert(i.name()).second) throw file_error(file, "graph input '" + i.name() + "' is listed twice");
     defined.insert(i.name());
+  }
+  // Outputs are the generated C API's named results: each name once.
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : g.output()) {
+    if (!outputs.insert(o.name()).second) throw file_error(file, "graph output '" + o.name() + "' is listed twice");
   }
   const int n = g.node_size();
   std::unordered_map<std::string, int> producer;
@@ -358,6 +363,11 @@ std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const Loa
         if (example.empty()) example = in.name() + "=" + ex;
         continue;
       }
+    }
+    try {
+      check_size_limit(shape, what + " (" + dtype_name(dtype_from_onnx(tt.elem_type())) + "[" + shape_str(shape) + "])");
+    } catch (const Error& e) {
+      throw with_file(e, file);
     }
     // Write the static shape back.
     auto* sp = in.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -603,6 +613,8 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
   if (!m.has_graph()) {
     throw file_error(file, "not an ONNX model: it has no graph", "the file may be truncated or not an ONNX model");
   }
+  // First: libonnx (the checker, shape inference) trusts every tensor's sizes.
+  detail::check_model_tensors(m, file);
   LoadResult r;
   r.info.file = file;
   r.info.ir_version = m.ir_version();
@@ -622,7 +634,7 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
   for (int k = 0; k < g.node_size(); ++k) {
     onnx::NodeProto& n = *g.mutable_node(k);
     if (n.op_type().empty()) throw file_error(file, "node " + std::to_string(k) + " has no op_type");
-    if (n.name().empty()) n.set_name(n.op_type() + "_" + std::to_string(k));
+    n.set_name(detail::node_name(n, k));
     if (n.domain() == "ai.onnx") n.clear_domain();
     // Trailing optional inputs/outputs may be left out or named "": keep one form.
     while (n.input_size() && n.input(n.input_size() - 1).empty()) n.mutable_input()->RemoveLast();
@@ -662,17 +674,18 @@ int onnx_max_known_opset() {
 }
 
 LoadResult load_onnx_model(const std::string& path, const LoadOptions& opt) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    throw file_error(path, std::string("cannot open the model: ") + std::strerror(errno));
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = detail::open_regular_file(path, "the model", size);
+  } catch (const Error& e) {
+    throw with_file(e, path);
   }
-  if (S_ISDIR(st.st_mode)) throw file_error(path, "is a folder, not an .onnx file");
-  if (st.st_size > INT_MAX) {
+  if (size > INT_MAX) {
+    ::close(fd);
     throw file_error(path, "is larger than 2 GB, protobuf's limit for one message",
                      "save the weights as external data: onnx.save_model(model, path, save_as_external_data=True)");
   }
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw file_error(path, std::string("cannot open the model: ") + std::strerror(errno));
   onnx::ModelProto m;
   {
     google::protobuf::io::FileInputStream in(fd);

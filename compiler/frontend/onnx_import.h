@@ -51,12 +51,14 @@ struct LoadResult {
   std::vector<ops::Unsupported> unsupported;
 };
 
-/// \brief Loads a model: parses the protobuf (files up to protobuf's 2 GB
-/// limit), resolves external data (relative to the model's folder; absolute
-/// paths, '..' escapes, symlinks, out-of-range offsets/lengths and size
-/// mismatches are refused), runs ONNX's checker and shape inference where the
-/// opset is one libonnx knows, resolves symbolic dims from `opt`, imports
-/// into the Graph IR and runs modelc's own shape inference
+/// \brief Loads a model: parses the protobuf (a regular file up to protobuf's
+/// 2 GB limit; FIFOs and devices are refused without waiting on them), checks
+/// every TensorProto (detail::check_model_tensors), resolves external data
+/// (relative to the model's folder; absolute paths, '..' escapes, symlinks,
+/// out-of-range offsets/lengths and size mismatches are refused), runs ONNX's
+/// checker and shape inference where the opset is one libonnx knows, resolves
+/// symbolic dims from `opt` (no tensor of more than kMaxTensorElements
+/// elements), imports into the Graph IR and runs modelc's own shape inference
 /// (ops::infer_graph). Throws Error naming the file, node or input at fault.
 std::unique_ptr<Graph> load_onnx(const std::string& path, const LoadOptions& opt = {});
 
@@ -70,9 +72,9 @@ LoadResult load_onnx_model(const std::string& path, const LoadOptions& opt = {})
 LoadResult load_onnx_model_bytes(const std::string& bytes, const std::string& base_dir,
                                  const std::string& display_name, const LoadOptions& opt = {});
 
-/// A TensorProto's data (raw_data or the typed fields) as a Tensor. External
-/// data must already have been loaded into raw_data. `what` names the tensor
-/// in errors.
+/// A TensorProto's data (raw_data or the typed fields) as a Tensor, checked
+/// (detail::check_tensor_proto) before anything is allocated. External data
+/// must already have been loaded into raw_data. `what` names the tensor in errors.
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
 
 /// Parses "1x3x224x224" (also "1,3,224,224"); Error on anything else.

@@ -1,6 +1,7 @@
 // compiler/frontend/tensor_proto.cpp — onnx.TensorProto -> Tensor, and --shape parsing.
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "frontend/import_detail.h"
 #include "frontend/onnx_import.h"
@@ -11,25 +12,40 @@ namespace modelc {
 
 namespace {
 
-// Which typed field carries a dtype's values when raw_data is not used
-// (onnx.proto: float16/bfloat16 bit patterns, int8/uint8 and bool live in int32_data).
-enum class Field { float_data, int32_data, int64_data };
+// What onnx.proto says about each TensorProto.DataType code libonnx knows (1 to 16): the bytes
+// of one element in raw_data, and the typed field that holds the values otherwise (float16,
+// bfloat16 and the small integers live in int32_data; complex numbers take two values each).
+struct OnnxType {
+  const char* name;
+  int64_t size;  ///< bytes per element in raw_data (0: string, which has no raw form)
+  const char* field;
+  int64_t values_per_element;
+};
 
-Field field_of(DType t) {
-  switch (t) {
-    case DType::float32: return Field::float_data;
-    case DType::int64: return Field::int64_data;
-    default: return Field::int32_data;
-  }
+const OnnxType* onnx_type(int code) {
+  static const OnnxType types[] = {
+      {"float32", 4, "float_data", 1},   {"uint8", 1, "int32_data", 1},      {"int8", 1, "int32_data", 1},
+      {"uint16", 2, "int32_data", 1},    {"int16", 2, "int32_data", 1},      {"int32", 4, "int32_data", 1},
+      {"int64", 8, "int64_data", 1},     {"string", 0, "string_data", 1},    {"bool", 1, "int32_data", 1},
+      {"float16", 2, "int32_data", 1},   {"float64", 8, "double_data", 1},   {"uint32", 4, "uint64_data", 1},
+      {"uint64", 8, "uint64_data", 1},   {"complex64", 8, "float_data", 2},  {"complex128", 16, "double_data", 2},
+      {"bfloat16", 2, "int32_data", 1},
+  };
+  if (code < 1 || code > static_cast<int>(sizeof(types) / sizeof(types[0]))) return nullptr;
+  return &types[code - 1];
 }
 
-const char* field_name(Field f) {
-  switch (f) {
-    case Field::float_data: return "float_data";
-    case Field::int32_data: return "int32_data";
-    case Field::int64_data: return "int64_data";
-  }
-  return "?";
+// The data fields `t` uses, with their value counts, in onnx.proto's order.
+std::vector<std::pair<const char*, int64_t>> data_fields(const onnx::TensorProto& t) {
+  std::vector<std::pair<const char*, int64_t>> r;
+  if (t.has_raw_data()) r.emplace_back("raw_data", static_cast<int64_t>(t.raw_data().size()));
+  if (t.float_data_size()) r.emplace_back("float_data", t.float_data_size());
+  if (t.int32_data_size()) r.emplace_back("int32_data", t.int32_data_size());
+  if (t.string_data_size()) r.emplace_back("string_data", t.string_data_size());
+  if (t.int64_data_size()) r.emplace_back("int64_data", t.int64_data_size());
+  if (t.double_data_size()) r.emplace_back("double_data", t.double_data_size());
+  if (t.uint64_data_size()) r.emplace_back("uint64_data", t.uint64_data_size());
+  return r;
 }
 
 template <class T>
@@ -39,17 +55,50 @@ void put(std::vector<uint8_t>& b, std::size_t i, T v) {
 
 }  // namespace
 
-int64_t detail::checked_num_bytes(const Shape& shape, DType dtype, const std::string& what) {
-  // Limit to what a size_t and protobuf can possibly hold; the shape comes from the file.
-  constexpr int64_t kLimit = int64_t{1} << 52;
-  int64_t n = 1;
+void detail::check_tensor_proto(const onnx::TensorProto& t, const std::string& what) {
+  const OnnxType* type = onnx_type(t.data_type());
+  if (!type) {
+    throw Error(what + " has data_type " + std::to_string(t.data_type()) + ", which is not an ONNX tensor type");
+  }
+  const Shape shape(t.dims().begin(), t.dims().end());
+  check_shape(shape, t.data_type(), what);
+  const std::string typed = what + " (" + type->name + "[" + shape_str(shape) + "])";
+  const int64_t numel = num_elements(shape);
+  const auto fields = data_fields(t);
+  if (fields.size() > 1) {
+    throw Error(what + " stores its data in both " + fields[0].first + " and " + fields[1].first);
+  }
+  // External data: its file and length are find_external_data's to check.
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return;
+  if (fields.empty()) {
+    if (numel != 0) throw Error(typed + " has no data");
+    return;
+  }
+  const auto& [field, count] = fields[0];
+  if (t.has_raw_data()) {
+    if (type->size == 0) throw Error(what + " is a string tensor, which cannot store its data in raw_data");
+    if (count != numel * type->size) {
+      throw Error(typed + " needs " + std::to_string(numel * type->size) + " bytes of raw_data, it has " +
+                  std::to_string(count));
+    }
+    return;
+  }
+  if (std::strcmp(field, type->field) != 0) {
+    throw Error(what + " is " + type->name + " but stores its data in " + field + " (expected " + type->field +
+                (type->size ? " or raw_data)" : ")"));
+  }
+  if (count != numel * type->values_per_element) {
+    throw Error(typed + " needs " + std::to_string(numel * type->values_per_element) + " values in " + field +
+                ", it has " + std::to_string(count));
+  }
+}
+
+void detail::check_shape(const Shape& shape, int data_type, const std::string& what) {
   for (int64_t d : shape) {
     if (d < 0) throw Error(what + " has a negative dimension in its shape " + shape_str(shape));
-    if (d != 0 && n > kLimit / d) throw Error(what + " is too large (shape " + shape_str(shape) + ")");
-    n *= d;
   }
-  if (n > kLimit / 8) throw Error(what + " is too large (shape " + shape_str(shape) + ")");
-  return n * static_cast<int64_t>(dtype_size(dtype));
+  const OnnxType* type = onnx_type(data_type);
+  check_size_limit(shape, what + " (" + (type ? type->name : onnx_dtype_name(data_type)) + "[" + shape_str(shape) + "])");
 }
 
 DType detail::checked_dtype(int code, const std::string& what) {
@@ -62,68 +111,31 @@ DType detail::checked_dtype(int code, const std::string& what) {
 }
 
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what) {
+  // Everything about the sizes is checked before anything is allocated.
+  detail::check_tensor_proto(t, what);
   const DType dtype = detail::checked_dtype(t.data_type(), what);
-  Shape shape(t.dims().begin(), t.dims().end());
-  const int64_t nbytes = detail::checked_num_bytes(shape, dtype, what);
-  const int64_t numel = num_elements(shape);
   if (t.has_segment()) throw Error(what + " is segmented, which modelc does not support");
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     throw Error(what + " has external data that was not loaded");
   }
-
-  // Exactly one place holds the data (or none, for an empty tensor).
-  std::vector<std::string> sources;
-  if (t.has_raw_data()) sources.push_back("raw_data");
-  if (t.float_data_size()) sources.push_back("float_data");
-  if (t.int32_data_size()) sources.push_back("int32_data");
-  if (t.int64_data_size()) sources.push_back("int64_data");
-  if (t.double_data_size()) sources.push_back("double_data");
-  if (t.uint64_data_size()) sources.push_back("uint64_data");
-  if (t.string_data_size()) sources.push_back("string_data");
-  if (sources.size() > 1) {
-    throw Error(what + " stores its data in both " + sources[0] + " and " + sources[1]);
-  }
-
-  std::vector<uint8_t> bytes(static_cast<std::size_t>(nbytes));
+  Shape shape(t.dims().begin(), t.dims().end());
+  std::vector<uint8_t> bytes(static_cast<std::size_t>(num_elements(shape)) * dtype_size(dtype));
   if (t.has_raw_data()) {
-    const std::string& raw = t.raw_data();
-    if (static_cast<int64_t>(raw.size()) != nbytes) {
-      throw Error(what + " (" + dtype_name(dtype) + "[" + shape_str(shape) + "]) needs " + std::to_string(nbytes) +
-                  " bytes of raw_data, it has " + std::to_string(raw.size()));
-    }
-    if (nbytes) std::memcpy(bytes.data(), raw.data(), raw.size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), t.raw_data().data(), bytes.size());
     if (dtype == DType::boolean) {
       for (uint8_t& b : bytes) b = b ? 1 : 0;
     }
     return Tensor(dtype, std::move(shape), std::move(bytes));
   }
-  if (sources.empty()) {
-    if (numel != 0) throw Error(what + " (" + dtype_name(dtype) + "[" + shape_str(shape) + "]) has no data");
-    return Tensor(dtype, std::move(shape), std::move(bytes));
-  }
-
-  const Field want = field_of(dtype);
-  if (sources[0] != field_name(want)) {
-    throw Error(what + " is " + dtype_name(dtype) + " but stores its data in " + sources[0] + " (expected " +
-                field_name(want) + " or raw_data)");
-  }
-  auto check_count = [&](int count) {
-    if (count != numel) {
-      throw Error(what + " (" + dtype_name(dtype) + "[" + shape_str(shape) + "]) needs " + std::to_string(numel) +
-                  " values in " + field_name(want) + ", it has " + std::to_string(count));
-    }
-  };
-  switch (want) {
-    case Field::float_data:
-      check_count(t.float_data_size());
+  // The typed field of the dtype, with as many values as elements (check_tensor_proto).
+  switch (dtype) {
+    case DType::float32:
       for (int i = 0; i < t.float_data_size(); ++i) put(bytes, i, t.float_data(i));
       break;
-    case Field::int64_data:
-      check_count(t.int64_data_size());
+    case DType::int64:
       for (int i = 0; i < t.int64_data_size(); ++i) put(bytes, i, static_cast<int64_t>(t.int64_data(i)));
       break;
-    case Field::int32_data: {
-      check_count(t.int32_data_size());
+    default:
       for (int i = 0; i < t.int32_data_size(); ++i) {
         const int32_t v = t.int32_data(i);
         auto range = [&](int64_t lo, int64_t hi) {
@@ -143,7 +155,6 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what) {
         }
       }
       break;
-    }
   }
   return Tensor(dtype, std::move(shape), std::move(bytes));
 }

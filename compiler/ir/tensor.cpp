@@ -14,6 +14,19 @@ int64_t num_elements(const Shape& s) {
   return n;
 }
 
+void check_size_limit(const Shape& s, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d == 0) return;
+    n = n > kMaxTensorElements / d ? kMaxTensorElements + 1 : n * d;
+  }
+  if (n > kMaxTensorElements) {
+    throw Error(what + " has more than " + std::to_string(kMaxTensorElements) +
+                    " elements (2^31 - 1), modelc's limit for one tensor",
+                "the generated GEMM, convolution and reduction kernels index a tensor with 32-bit ints");
+  }
+}
+
 std::string shape_str(const Shape& s) {
   if (s.empty()) return "scalar";
   std::string r;

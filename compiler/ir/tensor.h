@@ -15,6 +15,13 @@ using Shape = std::vector<int64_t>;
 
 /// Number of elements of a shape (1 for a scalar, the empty shape).
 int64_t num_elements(const Shape& s);
+/// \brief The most elements one tensor may have, 2^31 - 1: the GEMM, convolution and reduction
+/// kernels index a tensor's elements with 32-bit ints. The frontend refuses larger tensors and
+/// inputs, shape inference larger values (README, "Limits").
+constexpr int64_t kMaxTensorElements = 2147483647;
+/// \brief Throws Error "`what` has more than 2147483647 elements ..." when `s` (dims >= 0) has
+/// more than kMaxTensorElements elements; the count cannot overflow on the way.
+void check_size_limit(const Shape& s, const std::string& what);
 /// "1x3x224x224" ("scalar" for the empty shape).
 std::string shape_str(const Shape& s);
 /// C-order strides in elements.

@@ -55,6 +55,7 @@ void infer_node(Node& n, const OpDef& def) {
     for (int64_t d : o->shape()) {
       if (d < 0) throw n.error("inferred a negative dimension for output '" + o->name() + "': " + o->type_str());
     }
+    check_size_limit(o->shape(), "output '" + o->name() + "' (" + o->type_str() + ")");
   }
   propagate_constants(n, def);
 }

@@ -2,6 +2,7 @@
 // write to a temporary folder.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -103,7 +104,18 @@ TEST_CASE("cli: broken, missing and escaping models give a clear error and exit 
   CHECK(has(r.err, "error: file 'junk.onnx'"));
   r = run_modelc(dir, "run-reference missing.onnx");
   CHECK(r.code == 1);
-  CHECK(has(r.err, "error: file 'missing.onnx': cannot open the model: No such file or directory"));
+  CHECK(has(r.err, "error: file 'missing.onnx': the model cannot be opened: No such file or directory"));
+  // Not regular files: a FIFO (opening it would wait for a writer forever) and /dev/zero.
+  REQUIRE(::mkfifo((dir / "fifo.onnx").c_str(), 0600) == 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path / "zero.onnx");
+  for (const char* cmd : {"inspect fifo.onnx", "fifo.onnx -o out", "run-reference zero.onnx -o out"}) {
+    INFO(cmd);
+    r = run_modelc(dir, cmd);
+    CHECK(r.code == 1);
+    CHECK(has(r.err, "error: file '"));
+    CHECK(has(r.err, "the model is a "));
+    CHECK_FALSE(std::filesystem::exists(dir.path / "out"));
+  }
 
   std::filesystem::create_directory(dir.path / "model");
   write_bytes(dir / "secret.bin", std::string(16, '\0'));

@@ -11,6 +11,7 @@
 
 #include "codegen/emitter.h"
 #include "codegen/format.h"
+#include "codegen/literals.h"
 #include "tests/codegen/sample_graph.h"
 #include "tests/frontend/onnx_builder.h"
 
@@ -196,6 +197,36 @@ TEST_CASE("emitter: report.json and report.md") {
   CHECK(has(md, "sum of all activations"));
   CHECK(has(md, "| k0 | test_elementwise | Relu | relu0 |"));
   CHECK(has(md, " | sample_k0 | test family (sm_75) |"));
+}
+
+TEST_CASE("emitter: names from the model cannot break the generated code or the reports") {
+  // A comment's end, a line break, quotes, a backslash, a control character, bytes that are not UTF-8.
+  const std::string odd = "a*/ b\n\"c\"\\d\x01\xff\xc3(";
+  Graph g;
+  g.set_opset(17);
+  g.set_name("graph" + odd);
+  Value* x = g.add_value("in" + odd);
+  x->set_type(DType::float32, {2, 3});
+  g.add_input(x);
+  Value* y = g.add_value("out" + odd);
+  g.add_node("Relu", "relu" + odd, {x}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  const auto files = render_model(lower(g, test::sample_options()), EmitOptions{});
+  const std::string fffd = "\xef\xbf\xbd";
+  // Comments: one line, no backslash, valid UTF-8. String literals: escaped.
+  const std::string in_comment = "in" "a*/ b \"c\"\\x5cd " + fffd + fffd + "(";
+  CHECK(has(files.at("sample.h"), "///   input  " + in_comment + "  float32[2x3]\n"));
+  CHECK(has(files.at("sample.cu"), "// k0 (test_elementwise): Relu 'relu" "a*/ b \"c\"\\x5cd " + fffd + fffd + "('"));
+  CHECK(has(files.at("sample.cu"), "{\"ina*/ b\\012\\\"c\\\"\\\\d\\001\\377\\303(\", 1, 2,"));
+  for (const auto& [name, text] : files) {
+    INFO(name);
+    if (fs::path(name).extension() != ".bin") CHECK(valid_utf8(text) == text);
+  }
+  // report.json: valid JSON (bytes that are not UTF-8 replaced); report.md: one table row per kernel.
+  const nlohmann::json j = nlohmann::json::parse(files.at("report.json"));
+  CHECK(j["kernels"][0]["nodes"][0] == "relu" + valid_utf8(odd));
+  CHECK(has(files.at("report.md"), "| k0 | test_elementwise | Relu | relu" "a*/ b \"c\"\\d " + fffd + fffd + "( |"));
 }
 
 TEST_CASE("emitter: the weights' names") {

@@ -38,3 +38,16 @@ TEST_CASE("double_literal, int_literal, bits_literal") {
   CHECK(bits_literal(Tensor::from_f64(DType::float32, {}, {1.0})) == "0x3f800000u");
   CHECK(bits_literal(Tensor::from_i64(DType::int64, {}, {-1})) == "0xffffffffffffffffull");
 }
+
+TEST_CASE("valid_utf8: well-formed UTF-8 is kept, every other byte becomes U+FFFD") {
+  const std::string r = "\xef\xbf\xbd";  // U+FFFD
+  CHECK(valid_utf8("plain ascii */ \"\\") == "plain ascii */ \"\\");
+  CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  CHECK(valid_utf8("a\xff" "b") == "a" + r + "b");
+  CHECK(valid_utf8("\xc3(") == r + "(");                       // a lead byte without its continuation
+  CHECK(valid_utf8("\xc0\xaf") == r + r);                      // overlong
+  CHECK(valid_utf8("\xed\xa0\x80") == r + r + r);              // a surrogate
+  CHECK(valid_utf8("\xf4\x90\x80\x80") == r + r + r + r);      // above U+10FFFF
+  CHECK(valid_utf8("x\xe2\x82") == "x" + r + r);               // cut at the end
+  CHECK(valid_utf8(std::string("a\0b", 3)) == std::string("a\0b", 3));
+}

@@ -1,10 +1,14 @@
 // Frontend: models built with the onnx::ModelProto API, loaded through
-// load_onnx_bytes / load_onnx.
+// load_onnx_bytes / load_onnx; every TensorProto checked before libonnx reads one.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <functional>
 #include <random>
 
+#include "frontend/import_detail.h"
 #include "frontend/onnx_import.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
@@ -550,7 +554,7 @@ TEST_CASE("tensor_from_proto: size and field errors") {
   t.Clear();
   for (int i = 0; i < 8; ++i) t.add_dims(int64_t{1} << 40);
   t.set_data_type(onnx::TensorProto::FLOAT);
-  CHECK(has(error_of([&] { tensor_from_proto(t, "w"); }), "too large"));
+  CHECK(has(error_of([&] { tensor_from_proto(t, "w"); }), "has more than 2147483647 elements"));
 }
 
 TEST_CASE("parse_shape") {
@@ -601,4 +605,274 @@ TEST_CASE("Constant and control-flow nodes stay nodes; omitted optional inputs a
   bool if_listed = false;
   for (const auto& u : r.unsupported) if_listed = if_listed || (u.node == "branch" && has(u.reason, "If"));
   CHECK(if_listed);
+}
+
+// ---- every TensorProto checked before libonnx reads one (frontend/model_tensors.cpp) ----
+
+namespace {
+
+onnx::TensorProto raw_tensor(const std::string& name, int type, const Shape& dims, std::size_t bytes) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(std::string(bytes, '\0'));
+  return t;
+}
+
+std::string check(const onnx::TensorProto& t) {
+  return error_of([&] { detail::check_tensor_proto(t, "initializer 't'"); });
+}
+
+std::string load_error(const onnx::ModelProto& m) {
+  return error_of([&] { load(m); });
+}
+
+// x[2x3] -> Reshape(x, shape) -> y[3x2], `shape` an int64 initializer with `bytes` of raw_data.
+onnx::ModelProto reshape_model(std::size_t bytes) {
+  onnx::ModelProto m = empty_model();
+  add_input(m, "x", {"2", "3"});
+  add_output(m, "y", {"3", "2"});
+  add_node(m, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+  onnx::TensorProto shape = raw_tensor("shape", onnx::TensorProto::INT64, {2}, 0);
+  const int64_t v[2] = {3, 2};
+  shape.set_raw_data(std::string(reinterpret_cast<const char*>(v), 16).substr(0, bytes) +
+                     std::string(bytes > 16 ? bytes - 16 : 0, '\0'));
+  *m.mutable_graph()->add_initializer() = shape;
+  return m;
+}
+
+onnx::AttributeProto* add_attr(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto::AttributeType type) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(type);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("check_tensor_proto: raw_data is elements x the dtype's size, for every ONNX dtype") {
+  struct Case {
+    int type;
+    std::size_t size;
+    const char* name;
+  };
+  const Case cases[] = {{1, 4, "float32"}, {2, 1, "uint8"},    {3, 1, "int8"},      {4, 2, "uint16"},
+                        {5, 2, "int16"},   {6, 4, "int32"},    {7, 8, "int64"},     {9, 1, "bool"},
+                        {10, 2, "float16"}, {11, 8, "float64"}, {12, 4, "uint32"},  {13, 8, "uint64"},
+                        {14, 8, "complex64"}, {15, 16, "complex128"}, {16, 2, "bfloat16"}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK(check(raw_tensor("t", c.type, {2, 3}, 6 * c.size)).empty());
+    for (std::size_t wrong : {6 * c.size - 1, 6 * c.size + 1, std::size_t{0}}) {
+      const std::string e = check(raw_tensor("t", c.type, {2, 3}, wrong));
+      CHECK(has(e, "initializer 't' (" + std::string(c.name) + "[2x3]) needs " + std::to_string(6 * c.size) +
+                       " bytes of raw_data, it has " + std::to_string(wrong)));
+    }
+  }
+  CHECK(has(check(raw_tensor("t", onnx::TensorProto::STRING, {1}, 1)), "cannot store its data in raw_data"));
+  CHECK(check(raw_tensor("t", onnx::TensorProto::FLOAT, {0, 5}, 0)).empty());  // no elements, no bytes
+}
+
+TEST_CASE("check_tensor_proto: the typed field ONNX defines for the dtype, one value per element") {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::DOUBLE);
+  t.add_dims(2);
+  t.add_double_data(1);
+  t.add_double_data(2);
+  CHECK(check(t).empty());
+  t.add_double_data(3);
+  CHECK(has(check(t), "(float64[2]) needs 2 values in double_data, it has 3"));
+
+  t.Clear();
+  t.set_data_type(onnx::TensorProto::COMPLEX64);  // two floats per element
+  t.add_dims(2);
+  for (int i = 0; i < 4; ++i) t.add_float_data(1);
+  CHECK(check(t).empty());
+  t.add_float_data(1);
+  CHECK(has(check(t), "needs 4 values in float_data, it has 5"));
+
+  t.Clear();
+  t.set_data_type(onnx::TensorProto::UINT32);
+  t.add_dims(1);
+  t.add_int32_data(1);
+  CHECK(has(check(t), "is uint32 but stores its data in int32_data (expected uint64_data or raw_data)"));
+  t.clear_int32_data();
+  t.add_uint64_data(1);
+  CHECK(check(t).empty());
+
+  t.Clear();
+  t.set_data_type(onnx::TensorProto::STRING);
+  t.add_dims(2);
+  t.add_string_data("a");
+  CHECK(has(check(t), "(string[2]) needs 2 values in string_data, it has 1"));
+  t.add_string_data("b");
+  CHECK(check(t).empty());
+
+  t.Clear();
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(1);
+  t.add_int64_data(1);
+  t.set_raw_data(std::string(8, '\0'));
+  CHECK(has(check(t), "stores its data in both raw_data and int64_data"));
+  t.clear_raw_data();
+  t.clear_int64_data();
+  CHECK(has(check(t), "(int64[1]) has no data"));
+}
+
+TEST_CASE("check_tensor_proto: data_type, dims and the size limit") {
+  CHECK(has(check(raw_tensor("t", 0, {1}, 4)), "has data_type 0, which is not an ONNX tensor type"));
+  CHECK(has(check(raw_tensor("t", 99, {1}, 4)), "has data_type 99"));
+  CHECK(has(check(raw_tensor("t", 1, {2, -3}, 24)), "has a negative dimension in its shape 2x-3"));
+  // At the limit: only the data length is wrong. Past it: the limit, whatever the data.
+  CHECK(has(check(raw_tensor("t", 1, {kMaxTensorElements}, 4)), "needs 8589934588 bytes of raw_data, it has 4"));
+  CHECK(has(check(raw_tensor("t", 1, {kMaxTensorElements + 1}, 4)),
+            "initializer 't' (float32[2147483648]) has more than 2147483647 elements"));
+  // A product that overflows int64 is caught before it does.
+  const std::string e = check(raw_tensor("t", 1, {int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40}, 4));
+  CHECK(has(e, "has more than 2147483647 elements (2^31 - 1), modelc's limit for one tensor"));
+  CHECK(check(raw_tensor("t", 1, {int64_t{1} << 62, int64_t{1} << 62, 0}, 0)).empty());  // no elements
+  // External data: find_external_data checks the file; dims and type are checked here.
+  onnx::TensorProto x = raw_tensor("t", 1, {4}, 0);
+  x.clear_raw_data();
+  x.set_data_location(onnx::TensorProto::EXTERNAL);
+  CHECK(check(x).empty());
+  x.set_dims(0, -4);
+  CHECK(has(check(x), "negative"));
+}
+
+TEST_CASE("tensor_from_proto allocates only what it checked") {
+  // float32[2^29] holding 4 bytes: refused by its length, not after 2 GB of zeros.
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e =
+      error_of([&] { tensor_from_proto(raw_tensor("big", 1, {int64_t{1} << 29}, 4), "initializer 'big'"); });
+  CHECK(has(e, "initializer 'big' (float32[536870912]) needs 2147483648 bytes of raw_data, it has 4"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100));
+}
+
+TEST_CASE("check_model_tensors: wrong int64 lengths are refused wherever libonnx would read them") {
+  // The issue's reproducer: libonnx's ParseData<int64_t> wrote past its buffer for 7 bytes.
+  for (std::size_t bytes : {std::size_t{7}, std::size_t{12}, std::size_t{24}}) {
+    INFO(bytes << " bytes");
+    CHECK(has(load_error(reshape_model(bytes)), "file 'test.onnx': initializer 'shape' (int64[2]) needs 16 bytes"));
+  }
+  CHECK(load_error(reshape_model(16)).empty());
+
+  // A Constant's value, a tensor list, a sparse tensor's values and indices.
+  onnx::ModelProto m = relu_model();
+  onnx::NodeProto* c = add_node(m, "Constant", {}, {"k"});
+  *add_attr(c, "value", onnx::AttributeProto::TENSOR)->mutable_t() = raw_tensor("", 7, {2}, 9);
+  CHECK(has(load_error(m), "node 'Constant_1' (Constant) attribute 'value' (int64[2]) needs 16 bytes of raw_data, it has 9"));
+  c->mutable_attribute(0)->mutable_t()->set_raw_data(std::string(16, '\0'));
+  onnx::AttributeProto* list = add_attr(c, "list", onnx::AttributeProto::TENSORS);
+  *list->add_tensors() = raw_tensor("", 1, {1}, 4);
+  *list->add_tensors() = raw_tensor("", 1, {1}, 3);
+  CHECK(has(load_error(m), "node 'Constant_1' (Constant) attribute 'list' tensor 1 (float32[1]) needs 4 bytes"));
+  c->mutable_attribute()->RemoveLast();
+  onnx::SparseTensorProto* sparse = add_attr(c, "sparse_value", onnx::AttributeProto::SPARSE_TENSOR)->mutable_sparse_tensor();
+  sparse->add_dims(4);
+  *sparse->mutable_values() = raw_tensor("", 7, {2}, 16);
+  *sparse->mutable_indices() = raw_tensor("", 7, {2}, 15);
+  CHECK(has(load_error(m), "attribute 'sparse_value' indices (int64[2]) needs 16 bytes"));
+  sparse->mutable_indices()->set_raw_data(std::string(16, '\0'));
+  sparse->set_dims(0, -4);
+  CHECK(has(load_error(m), "attribute 'sparse_value' has a negative dimension in its shape -4"));
+}
+
+TEST_CASE("check_model_tensors: subgraphs, functions and training graphs, named by their path") {
+  onnx::ModelProto m = relu_model();
+  add_input(m, "cond", {}, onnx::TensorProto::BOOL);
+  onnx::NodeProto* branch = add_node(m, "If", {"cond"}, {"r"}, "branch");
+  onnx::GraphProto* then = add_attr(branch, "then_branch", onnx::AttributeProto::GRAPH)->mutable_g();
+  // Two levels down: a Loop body inside the then-branch holds the bad Constant.
+  onnx::NodeProto* loop = then->add_node();
+  loop->set_op_type("Loop");
+  loop->set_name("loop");
+  onnx::GraphProto* body = add_attr(loop, "body", onnx::AttributeProto::GRAPH)->mutable_g();
+  onnx::NodeProto* k = body->add_node();
+  k->set_op_type("Constant");
+  *add_attr(k, "value", onnx::AttributeProto::TENSOR)->mutable_t() = raw_tensor("", 7, {3}, 13);
+  CHECK(has(load_error(m), "node 'branch' (If) attribute 'then_branch': node 'loop' (Loop) attribute 'body': "
+                           "node 'Constant_0' (Constant) attribute 'value' (int64[3]) needs 24 bytes"));
+  k->mutable_attribute(0)->mutable_t()->set_raw_data(std::string(24, '\0'));
+  *body->add_initializer() = raw_tensor("w", 1, {2}, 5);
+  CHECK(has(load_error(m), "attribute 'body': initializer 'w' (float32[2]) needs 8 bytes"));
+  body->mutable_initializer(0)->set_raw_data(std::string(8, '\0'));
+  // External data is read for the main graph only.
+  body->mutable_initializer(0)->clear_raw_data();
+  body->mutable_initializer(0)->set_data_location(onnx::TensorProto::EXTERNAL);
+  CHECK(has(load_error(m), "attribute 'body': initializer 'w' has external data, which modelc reads only for the main graph"));
+  body->clear_initializer();
+  // 'graphs' lists, model-local functions and training graphs.
+  onnx::AttributeProto* graphs = add_attr(branch, "bodies", onnx::AttributeProto::GRAPHS);
+  graphs->add_graphs();
+  *graphs->add_graphs()->add_initializer() = raw_tensor("v", 6, {1}, 2);
+  CHECK(has(load_error(m), "node 'branch' (If) attribute 'bodies' graph 1: initializer 'v' (int32[1]) needs 4 bytes"));
+  branch->mutable_attribute()->RemoveLast();
+  onnx::NodeProto* fk = m.add_functions()->add_node();
+  m.mutable_functions(0)->set_name("f");
+  fk->set_op_type("Constant");
+  *add_attr(fk, "value", onnx::AttributeProto::TENSOR)->mutable_t() = raw_tensor("", 1, {1}, 1);
+  CHECK(has(load_error(m), "function 'f': node 'Constant_0' (Constant) attribute 'value' (float32[1]) needs 4 bytes"));
+  m.clear_functions();
+  *m.add_training_info()->mutable_algorithm()->add_initializer() = raw_tensor("lr", 1, {}, 2);
+  CHECK(has(load_error(m), "training_info 0 algorithm: initializer 'lr' (float32[scalar]) needs 4 bytes"));
+  // A sparse initializer's tensors are checked before sparse initializers are refused.
+  m.clear_training_info();
+  onnx::SparseTensorProto* s = m.mutable_graph()->add_sparse_initializer();
+  *s->mutable_values() = raw_tensor("sp", 1, {1}, 3);
+  *s->mutable_indices() = raw_tensor("", 7, {1}, 8);
+  CHECK(has(load_error(m), "sparse initializer 'sp' values (float32[1]) needs 4 bytes"));
+}
+
+TEST_CASE("the size limit: graph inputs and inferred values of more than 2^31 - 1 elements") {
+  onnx::ModelProto m = relu_model({"1099511627776"});
+  CHECK(has(load_error(m), "graph input 'x' (float32[1099511627776]) has more than 2147483647 elements"));
+  // From --shape too (each dim fits an int; the product does not).
+  LoadOptions o;
+  o.input_shapes["x"] = {65536, 65536};
+  CHECK(has(error_of([&] { load(relu_model({"N", "M"}), o); }),
+            "graph input 'x' (float32[65536x65536]) has more than"));
+  o.input_shapes["x"] = {32768, 65535};  // 2^31 - 32768: within
+  CHECK(error_of([&] { load(relu_model({"N", "M"}), o); }).empty());
+
+  // A node making 2^40 elements from a scalar.
+  onnx::ModelProto e = empty_model();
+  add_input(e, "x", {"1"});
+  add_output(e, "y", {"1048576", "1048576"});
+  add_node(e, "Expand", {"x", "shape"}, {"y"}, "expand");
+  onnx::TensorProto shape = raw_tensor("shape", onnx::TensorProto::INT64, {2}, 0);
+  const int64_t v[2] = {int64_t{1} << 20, int64_t{1} << 20};
+  shape.set_raw_data(std::string(reinterpret_cast<const char*>(v), 16));
+  *e.mutable_graph()->add_initializer() = shape;
+  CHECK(has(load_error(e), "output 'y' (float32[1048576x1048576]) has more than 2147483647 elements"));
+  CHECK(has(load_error(e), "node 'expand'"));
+}
+
+TEST_CASE("graph outputs: each listed once") {
+  onnx::ModelProto m = relu_model();
+  add_output(m, "y", {"2", "3"});
+  CHECK(has(load_error(m), "file 'test.onnx': graph output 'y' is listed twice"));
+}
+
+TEST_CASE("model and external data files that are not regular files are refused at once") {
+  TempDir dir;
+  REQUIRE(::mkfifo((dir / "fifo.onnx").c_str(), 0600) == 0);
+  // open() of a FIFO without a writer would block forever.
+  CHECK(has(error_of([&] { load_onnx(dir / "fifo.onnx"); }), "the model is a FIFO, not a regular file"));
+  std::filesystem::create_symlink("/dev/zero", dir.path / "zero.onnx");
+  const std::string e = error_of([&] { load_onnx(dir / "zero.onnx"); });
+  CHECK(has(e, "zero.onnx"));
+  CHECK(has(e, "the model is a device, not a regular file"));
+
+  // The external-data read opens the same way (find_external_data refused the FIFO by path;
+  // this is the file swapped for one after that check).
+  detail::ExternalRef ref;
+  ref.what = "initializer 'w'";
+  ref.location = "w.bin";
+  ref.path = dir / "fifo.onnx";
+  ref.length = 4;
+  char buf[4];
+  CHECK(has(error_of([&] { detail::read_external_data(ref, "m.onnx", buf); }),
+            "initializer 'w': external data file 'w.bin' is a FIFO, not a regular file"));
 }
