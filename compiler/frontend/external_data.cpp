@@ -11,7 +11,6 @@
 #include <limits>
 #include <set>
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,47 +161,27 @@ std::vector<ExternalRef> find_external_data(onnx::ModelProto& m, const std::stri
   return refs;
 }
 
-int open_regular_file(const std::string& path, const std::string& what, uint64_t& size) {
-  // O_NONBLOCK: open() of a FIFO with no writer would wait forever, and the type is known only
-  // once the file is open (checking it by path first would leave a window to swap the file).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(what + " cannot be opened: " + std::strerror(errno));
-  auto fail = [&](const std::string& message) {
-    ::close(fd);
-    return Error(what + message);
-  };
-  struct stat st;
-  if (::fstat(fd, &st) != 0) throw fail(std::string(" cannot be read: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw fail(" is a folder, not a file");
-  if (S_ISFIFO(st.st_mode)) throw fail(" is a FIFO, not a regular file");
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) throw fail(" is a device, not a regular file");
-  if (!S_ISREG(st.st_mode)) throw fail(" is not a regular file");
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    throw fail(std::string(" cannot be read: ") + std::strerror(errno));
-  }
-  size = static_cast<uint64_t>(st.st_size);
-  return fd;
+void open_regular_file(const std::string& path, const std::string& what, mc_io::File& f) {
+  const std::string why = mc_io::open_regular(path, f);
+  if (!why.empty()) throw Error(what + (why.rfind("is ", 0) == 0 ? " " : ": ") + why);
 }
 
 void read_external_data(const ExternalRef& r, const std::string& file, char* dst) {
   const std::string subject = r.what + ": external data file '" + r.location + "'";
-  uint64_t size = 0;
-  int fd = -1;
+  mc_io::File f;
   try {
-    fd = open_regular_file(r.path, subject, size);
+    open_regular_file(r.path, subject, f);
   } catch (const Error& e) {
     throw file_error(file, e.message(), e.hint());
   }
   uint64_t done = 0;
   while (done < r.length) {
-    const ssize_t n = ::pread(fd, dst + done, static_cast<std::size_t>(r.length - done),
+    const ssize_t n = ::pread(f.fd, dst + done, static_cast<std::size_t>(r.length - done),
                               static_cast<off_t>(r.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<uint64_t>(n);
   }
-  ::close(fd);
   if (done != r.length) {
     throw file_error(file, subject + ": could not read " + std::to_string(r.length) + " bytes at offset " +
                                std::to_string(r.offset));

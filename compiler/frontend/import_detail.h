@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "runtime_stub/regular_file.h"
 
 namespace onnx {
 class ModelProto;
@@ -34,11 +35,10 @@ void check_tensor_proto(const onnx::TensorProto& t, const std::string& what);
 /// The name modelc gives the node at `index` of its graph: its own, or OpType_index.
 std::string node_name(const onnx::NodeProto& n, int index);
 
-/// \brief Opens `path` for reading without following a final symlink's target into a device
-/// or blocking on a FIFO (O_NONBLOCK until the type is known) and returns the descriptor of a
-/// regular file, in blocking mode; `size` gets its size. Error "`what` is not a regular file"
-/// (a FIFO, a device, a folder) or "`what` cannot be opened: REASON" otherwise.
-int open_regular_file(const std::string& path, const std::string& what, uint64_t& size);
+/// \brief Opens `path` through runtime_stub/regular_file.h, the one opener of files that users
+/// and models name (a FIFO never blocks the open, a device is never read): `f` open, `f.size` its
+/// size. Error "`what` is a FIFO (named pipe), not a regular file", "`what`: cannot open: REASON".
+void open_regular_file(const std::string& path, const std::string& what, mc_io::File& f);
 
 /// The DType for an ONNX type code; Error "`what` has type DOUBLE, which
 /// modelc does not support" otherwise.

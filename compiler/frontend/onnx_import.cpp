@@ -20,7 +20,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <unistd.h>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -674,22 +673,19 @@ int onnx_max_known_opset() {
 }
 
 LoadResult load_onnx_model(const std::string& path, const LoadOptions& opt) {
-  uint64_t size = 0;
-  int fd = -1;
+  mc_io::File f;
   try {
-    fd = detail::open_regular_file(path, "the model", size);
+    detail::open_regular_file(path, "the model", f);
   } catch (const Error& e) {
     throw with_file(e, path);
   }
-  if (size > INT_MAX) {
-    ::close(fd);
+  if (f.size > INT_MAX) {
     throw file_error(path, "is larger than 2 GB, protobuf's limit for one message",
                      "save the weights as external data: onnx.save_model(model, path, save_as_external_data=True)");
   }
   onnx::ModelProto m;
   {
-    google::protobuf::io::FileInputStream in(fd);
-    in.SetCloseOnDelete(true);
+    google::protobuf::io::FileInputStream in(f.fd);  // f closes it
     const bool ok = parse_model(in, m);
     if (in.GetErrno() != 0) {
       throw file_error(path, std::string("cannot read the model: ") + std::strerror(in.GetErrno()));

@@ -352,7 +352,7 @@ TEST_CASE("model files: missing, a folder, and a good one") {
   std::string e = error_of([&] { load_onnx(dir / "missing.onnx"); });
   CHECK(has(e, "missing.onnx"));
   CHECK(has(e, "No such file"));
-  CHECK(has(error_of([&] { load_onnx(dir.str()); }), "folder"));
+  CHECK(has(error_of([&] { load_onnx(dir.str()); }), "is a directory, not a regular file"));
   write_bytes(dir / "relu.onnx", serialize(relu_model()));
   CHECK(load_onnx(dir / "relu.onnx")->nodes().size() == 1);
   write_bytes(dir / "cut.onnx", serialize(relu_model()).substr(0, 20));
@@ -859,11 +859,11 @@ TEST_CASE("model and external data files that are not regular files are refused 
   TempDir dir;
   REQUIRE(::mkfifo((dir / "fifo.onnx").c_str(), 0600) == 0);
   // open() of a FIFO without a writer would block forever.
-  CHECK(has(error_of([&] { load_onnx(dir / "fifo.onnx"); }), "the model is a FIFO, not a regular file"));
+  CHECK(has(error_of([&] { load_onnx(dir / "fifo.onnx"); }), "the model is a FIFO (named pipe), not a regular file"));
   std::filesystem::create_symlink("/dev/zero", dir.path / "zero.onnx");
   const std::string e = error_of([&] { load_onnx(dir / "zero.onnx"); });
   CHECK(has(e, "zero.onnx"));
-  CHECK(has(e, "the model is a device, not a regular file"));
+  CHECK(has(e, "the model is a character device, not a regular file"));
 
   // The external-data read opens the same way (find_external_data refused the FIFO by path;
   // this is the file swapped for one after that check).
@@ -874,5 +874,5 @@ TEST_CASE("model and external data files that are not regular files are refused 
   ref.length = 4;
   char buf[4];
   CHECK(has(error_of([&] { detail::read_external_data(ref, "m.onnx", buf); }),
-            "initializer 'w': external data file 'w.bin' is a FIFO, not a regular file"));
+            "initializer 'w': external data file 'w.bin' is a FIFO (named pipe), not a regular file"));
 }
