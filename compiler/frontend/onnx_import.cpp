@@ -52,13 +52,6 @@ Error file_error(const std::string& file, const std::string& message, const std:
   return Error(w, message, hint);
 }
 
-Error with_file(const Error& e, const std::string& file) {
-  if (!e.where().file.empty()) return e;
-  Error::Where w = e.where();
-  w.file = file;
-  return Error(w, e.message(), e.hint());
-}
-
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 // External initializers bigger than this are read during the import, not
@@ -366,7 +359,7 @@ std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const Loa
     try {
       check_size_limit(shape, what + " (" + dtype_name(dtype_from_onnx(tt.elem_type())) + "[" + shape_str(shape) + "])");
     } catch (const Error& e) {
-      throw with_file(e, file);
+      throw e.with_file(file);
     }
     // Write the static shape back.
     auto* sp = in.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -497,7 +490,7 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
         data = tensor_from_proto(t, "initializer '" + t.name() + "'");
       }
     } catch (const Error& e) {
-      throw with_file(e, file);
+      throw e.with_file(file);
     }
     // The proto's copy is not needed any more: keep peak memory at one copy
     // (swapping releases the storage; clear() would keep the capacity).
@@ -556,7 +549,7 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
         if (n->has_attr(a.name())) throw Error("attribute '" + a.name() + "' is given twice");
         n->set_attr(a.name(), convert_attribute(a));
       } catch (const Error& e) {
-        if (!opt.collect_unsupported) throw with_file(n->error(e.message(), e.hint()), file);
+        if (!opt.collect_unsupported) throw n->error(e.message(), e.hint()).with_file(file);
         problems.emplace(n, e.message());
       }
     }
@@ -571,7 +564,7 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
       try {
         detail::checked_dtype(o.type().tensor_type().elem_type(), "graph output '" + o.name() + "'");
       } catch (const Error& e) {
-        throw with_file(e, file);
+        throw e.with_file(file);
       }
     } else if (o.has_type() && !o.type().has_tensor_type()) {
       throw file_error(file, "graph output '" + o.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
@@ -585,7 +578,7 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
       try {
         g->verify();
       } catch (const Error& e) {
-        throw with_file(e, file);
+        throw e.with_file(file);
       }
     }
   } else {
@@ -593,7 +586,7 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
       ops::infer_graph(*g);
       g->verify();
     } catch (const Error& e) {
-      throw with_file(e, file);
+      throw e.with_file(file);
     }
   }
   return g;
@@ -677,7 +670,7 @@ LoadResult load_onnx_model(const std::string& path, const LoadOptions& opt) {
   try {
     detail::open_regular_file(path, "the model", f);
   } catch (const Error& e) {
-    throw with_file(e, path);
+    throw e.with_file(path);
   }
   if (f.size > INT_MAX) {
     throw file_error(path, "is larger than 2 GB, protobuf's limit for one message",

@@ -21,6 +21,12 @@ std::string Error::render(const Where& w, const std::string& message, const std:
   return s;
 }
 
+Error Error::with_file(const std::string& file) const {
+  Where w = where_;
+  w.file = file;
+  return Error(w, message_, hint_);
+}
+
 Error Error::with_node(const std::string& node, const std::string& op, int opset) const {
   if (!where_.node.empty() || !where_.op.empty()) return *this;
   Where w = where_;

@@ -28,6 +28,8 @@ class Error : public std::runtime_error {
   /// A copy with the node context filled in (used when an op rule throws
   /// without knowing which node it was called for).
   Error with_node(const std::string& node, const std::string& op, int opset) const;
+  /// A copy naming `file` as the file at fault (for errors raised without knowing the file).
+  Error with_file(const std::string& file) const;
 
  private:
   static std::string render(const Where& w, const std::string& message, const std::string& hint);

@@ -294,7 +294,14 @@ int run_compile(const Compile& c) {
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
-  const Schedule s = lower(*g, opt);
+  Schedule s;
+  try {
+    s = lower(*g, opt);
+  } catch (const Error& e) {
+    // An error about the model as a whole ("no outputs") names the model's file.
+    if (e.where().node.empty() && e.where().file.empty()) throw e.with_file(c.model);
+    throw;
+  }
 
   EmitOptions eo;
   eo.source = c.model;
