@@ -31,9 +31,10 @@ inputs=(tests/fuzz/seeds/"$target")
 [[ $target == model ]] && inputs+=(build-asan/fuzz/model/shipped)
 before=$(find "$work" -maxdepth 1 -type f | sort)
 echo "fuzz.sh: fuzz_$target for $minutes minutes; corpus $work/corpus ($(find "$work/corpus" -type f | wc -l) files)"
+# Fork mode exits non-zero when it saw a finding; the findings are listed below either way.
 build-asan/fuzz_"$target" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
   -max_total_time=$((minutes * 60)) -max_len=$max_len -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-  -artifact_prefix="$work/" "$@" "$work/corpus" "${inputs[@]}"
+  -artifact_prefix="$work/" "$@" "$work/corpus" "${inputs[@]}" || true
 new=$(comm -13 <(echo "$before") <(find "$work" -maxdepth 1 -type f | sort))
 if [[ -n "$new" ]]; then
   echo "fuzz.sh: findings (replay one: build-asan/fuzz_${target}_replay FILE):"
