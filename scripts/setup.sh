@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — installs the Debian packages modelc needs to build and test.
 #
+#   scripts/setup.sh              what the build and its tests need
+#   scripts/setup.sh --sanitize   and what the sanitizer build and the fuzz targets need (clang-14,
+#                                 its ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for reports)
+#
 # Idempotent: checks with dpkg-query first and is quiet when everything is
 # there; runs apt-get update + install only for what is missing (as root, or
 # through sudo). Reports whether nvcc is present; never fails for lack of it
@@ -16,7 +20,15 @@ PACKAGES=(
   python3-onnx python3-torch python3-torchvision python3-numpy
 )
 
+SANITIZE_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+
 die() { echo "setup.sh: error: $*" >&2; exit 1; }
+
+case "${1:-}" in
+  "") ;;
+  --sanitize) PACKAGES+=("${SANITIZE_PACKAGES[@]}") ;;
+  *) die "unknown argument '$1' (usage: scripts/setup.sh [--sanitize])" ;;
+esac
 
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian (bookworm) and derivatives only"
 

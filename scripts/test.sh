@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # scripts/test.sh — sets up, builds, and runs every test (unit, conformance, e2e).
 # Extra arguments go to ctest, e.g. scripts/test.sh -R conformance.
+#
+#   scripts/test.sh --sanitize [CTEST_ARGS...]   the ASan + UBSan build instead (clang-14, in
+#       build-asan/; README.md, "Fuzzing and sanitizers") and its tests, `ctest -L sanitize`: the
+#       unit tests, the fuzz regression replays and each fuzz target for MODELC_FUZZ_SECONDS (60).
+#       Any sanitizer report fails the test it happens in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --sanitize ]]; then
+  shift
+  scripts/setup.sh --sanitize
+  scripts/build.sh --sanitize
+  cd build-asan
+  exec ctest --output-on-failure -L sanitize "$@"
+fi
 scripts/setup.sh
 scripts/build.sh
 cd build

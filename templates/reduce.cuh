@@ -448,7 +448,8 @@ struct Reduce {
     __shared__ Acc scratch[Tile::kScratch];
     const int row = Tile::row();
     const bool active = row < kRows;
-    const T* x = p.x + (active ? X::Row::offset(row) : 0);
+    // An empty reduction reads nothing, and its input may be a null pointer: not offset then.
+    const T* x = active && kCols > 0 ? p.x + X::Row::offset(row) : p.x;
     const int lane = Tile::lane();
     if constexpr (Op::kShifted) {
       Acc m = -infinity_of<Acc>();

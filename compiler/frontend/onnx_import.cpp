@@ -521,7 +521,8 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
     g->add_input(v);
     values[in.name()] = v;
   }
-  for (const auto& [name, t] : opt.input_values) {
+  for (const auto& given : opt.input_values) {
+    const std::string& name = given.first;  // not a structured binding: clang 14 cannot capture one
     const bool is_input = std::any_of(gp.input().begin(), gp.input().end(),
                                       [&](const onnx::ValueInfoProto& in) { return in.name() == name; });
     if (!is_input) throw file_error(file, "a value was given for '" + name + "', which is not an input of the model");

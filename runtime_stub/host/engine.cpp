@@ -4,13 +4,26 @@
 // the callee-saved registers, no system call. Every jump passes, as its data, where the jumping
 // context must be saved (null for a fiber that is done and never resumes); the context that lands
 // stores it. Stacks are mmap'ed once per host thread with a guard region below, and reused.
+//
+// Under AddressSanitizer every switch is announced (__sanitizer_start_switch_fiber before the jump,
+// __sanitizer_finish_switch_fiber where it lands): ASan tracks one stack per host thread, and
+// without the announcements it takes a fiber's frames for a foreign stack (false reports, and
+// exceptions thrown on a fiber stack leave it poisoned).
 #include "engine.h"
 
 #include <sys/mman.h>
 
 #include <boost/context/detail/fcontext.hpp>
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)  // g++
+#define MC_HOST_ASAN 1
+#elif defined(__has_feature)  // clang
+#if __has_feature(address_sanitizer)
+#define MC_HOST_ASAN 1
+#endif
+#endif
+#if defined(MC_HOST_ASAN)
 #include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
 #endif
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +73,7 @@ struct Fiber {
   void* stack_top = nullptr;
   size_t stack_bytes = 0;
   Thread* thread = nullptr;
+  void* asan_fake_stack = nullptr;  // ASan's state of this fiber's frames while it is suspended
 };
 
 // A warp collective in progress: lanes that arrived wait until all lanes it needs are there.
@@ -114,6 +128,11 @@ struct Engine {
   Fiber* starting = nullptr;  // the fiber fiber_entry is starting in
   Thread* current = nullptr;
   bctx::fcontext_t main_ctx = nullptr;
+  // ASan: the host thread's own stack (learnt when a fiber first lands from it), and its state
+  // while fibers run.
+  const void* main_stack_bottom = nullptr;
+  size_t main_stack_bytes = 0;
+  void* main_asan_fake_stack = nullptr;
   std::exception_ptr error;
   Thread* error_thread = nullptr;
   bool running = false;
@@ -196,11 +215,33 @@ Fiber* take_fiber(Engine& E) {
 // After landing in `self` (from a jump): save the jumper's context and become self's thread.
 void fiber_entry(bctx::transfer_t t);
 
+// ASan: the running context is about to switch to the stack [bottom, bottom + bytes); `save`
+// receives the leaving context's state (null: it never resumes, and ASan frees that state).
+inline void asan_leave(void** save, const void* bottom, size_t bytes) {
+#if defined(MC_HOST_ASAN)
+  __sanitizer_start_switch_fiber(save, bottom, bytes);
+#else
+  (void)save, (void)bottom, (void)bytes;
+#endif
+}
+
+// ASan: the switch has landed; `saved` is what asan_leave stored when this context left (null for
+// a fresh fiber). The stack it came from is written to *from_bottom / *from_bytes when not null.
+inline void asan_arrived(void* saved, const void** from_bottom, size_t* from_bytes) {
+#if defined(MC_HOST_ASAN)
+  __sanitizer_finish_switch_fiber(saved, from_bottom, from_bytes);
+#else
+  (void)saved, (void)from_bottom, (void)from_bytes;
+#endif
+}
+
+inline const void* stack_bottom(const Fiber* f) { return static_cast<char*>(f->stack_top) - f->stack_bytes; }
+
 // Prepares a fresh context on f's stack. Under AddressSanitizer the stack is unpoisoned first: a
 // fiber abandoned by a fault leaves its frames' redzones behind.
 bctx::fcontext_t start_on(Fiber* f) {
-#if defined(__SANITIZE_ADDRESS__)
-  ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(f->stack_top) - f->stack_bytes, f->stack_bytes);
+#if defined(MC_HOST_ASAN)
+  ASAN_UNPOISON_MEMORY_REGION(stack_bottom(f), f->stack_bytes);
 #endif
   return bctx::make_fcontext(f->stack_top, f->stack_bytes, fiber_entry);
 }
@@ -212,9 +253,12 @@ inline void landed(Engine& E, Fiber* self, bctx::transfer_t t) {
   threadIdx = th->idx;
 }
 
-inline void jump(Engine& E, Fiber* self, bctx::fcontext_t to) {
-  bctx::transfer_t t = bctx::jump_fcontext(to, self ? &self->ctx : nullptr);
-  landed(E, self, t);  // only reached when self is resumed
+// The suspending fiber `self` jumps to `to` (a fresh context or a suspended fiber).
+inline void jump(Engine& E, Fiber* self, Fiber* to) {
+  asan_leave(&self->asan_fake_stack, stack_bottom(to), to->stack_bytes);
+  bctx::transfer_t t = bctx::jump_fcontext(to->ctx, &self->ctx);
+  asan_arrived(self->asan_fake_stack, nullptr, nullptr);  // only reached when self is resumed
+  landed(E, self, t);
 }
 
 void push_ready(Engine& E, Thread& th) {
@@ -267,12 +311,12 @@ __attribute__((always_inline)) inline void wait_here(Engine& E, Thread& th) {
     E.ready_head = (E.ready_head + 1) % kMaxThreads;
     --E.ready_count;
     next.state = State::running;
-    jump(E, self, next.fiber->ctx);
+    jump(E, self, next.fiber);
   } else if (E.next_unstarted < E.n_threads) {
     Fiber* f = take_fiber(E);
     f->ctx = start_on(f);
     E.starting = f;
-    jump(E, self, f->ctx);
+    jump(E, self, f);
   } else {
     throw KernelError(deadlock_message(E));
   }
@@ -420,7 +464,13 @@ void fiber_entry(bctx::transfer_t t) {
   Engine& E = *tl_engine;
   Fiber* self = E.starting;
   if (t.data) *static_cast<bctx::fcontext_t*>(t.data) = t.fctx;
-  std::exception_ptr err;
+  const void* from_bottom = nullptr;
+  size_t from_bytes = 0;
+  asan_arrived(nullptr, &from_bottom, &from_bytes);
+  if (t.data == &E.main_ctx) {  // started by run_grid: the stack to return to at the end
+    E.main_stack_bottom = from_bottom;
+    E.main_stack_bytes = from_bytes;
+  }
   try {
     while (E.next_unstarted < E.n_threads) {
       Thread& th = E.threads[E.next_unstarted++];
@@ -440,16 +490,19 @@ void fiber_entry(bctx::transfer_t t) {
       E.ready_head = (E.ready_head + 1) % kMaxThreads;
       --E.ready_count;
       next.state = State::running;
+      asan_leave(nullptr, stack_bottom(next.fiber), next.fiber->stack_bytes);
       bctx::jump_fcontext(next.fiber->ctx, nullptr);
     }
     bool all_exited = true;
     for (int i = 0; i < E.n_threads && all_exited; ++i) all_exited = E.threads[i].state == State::exited;
     if (!all_exited) throw KernelError(deadlock_message(E));
   } catch (...) {
-    err = std::current_exception();
+    // Straight into the engine: this frame is abandoned, so an exception_ptr kept in it would
+    // never release the exception.
+    E.error = std::current_exception();
     E.error_thread = E.current;
   }
-  if (err) E.error = err;
+  asan_leave(nullptr, E.main_stack_bottom, E.main_stack_bytes);
   bctx::jump_fcontext(E.main_ctx, nullptr);
   std::abort();  // unreachable: main never resumes a finished fiber
 }
@@ -505,7 +558,9 @@ void run_grid(const KernelCall& call) {
         Fiber* f = take_fiber(E);
         f->ctx = start_on(f);
         E.starting = f;
+        asan_leave(&E.main_asan_fake_stack, stack_bottom(f), f->stack_bytes);
         bctx::jump_fcontext(f->ctx, &E.main_ctx);  // back here when the block is done or failed
+        asan_arrived(E.main_asan_fake_stack, nullptr, nullptr);
         if (E.error) {
           std::exception_ptr err = E.error;
           const Thread* th = E.error_thread;

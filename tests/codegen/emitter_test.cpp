@@ -356,7 +356,9 @@ TEST_CASE("emitter: the emitted code is formatted when libFormat is built in (sk
   auto g = test::sample_graph();
   EmitOptions o;
   const auto files = render_model(lower(*g, test::sample_options()), o);
-  for (const auto& [name, text] : files) {
+  for (const auto& file : files) {
+    const std::string& name = file.first;  // not structured bindings: clang 14 cannot capture them
+    const std::string& text = file.second;
     if (name.size() < 3 || name.find('/') != std::string::npos) continue;
     if (name.substr(name.size() - 3) != ".cu" && name.substr(name.size() - 2) != ".h") continue;
     CHECK_MESSAGE(format_source(text, name) == text, name);

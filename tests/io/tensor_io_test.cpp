@@ -129,7 +129,9 @@ TEST_CASE("npy: every malformed or truncated file is an Error naming the file") 
       {"", "unexpected end"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", "truncated"},
   };
-  for (const auto& [dict, why] : bad) {
+  for (const auto& entry : bad) {
+    const auto& dict = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& why = entry.second;
     INFO(dict);
     const std::string e = error_of([&] { decode_npy(npy(dict, kTwoFloats), "bad.npy"); });
     CHECK(has(e, "file 'bad.npy'"));

@@ -91,7 +91,9 @@ void run_precision(Graph& g, PassOptions& o, PrecisionReport& report) {
   CHECK(run_graph_stage(g, o, "precision"));
   check_reinfer(g);
   const TensorMap after = run_reference(g, inputs_for(g, in));
-  for (const auto& [name, t] : before) {
+  for (const auto& entry : before) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const Tensor& t = entry.second;
     CAPTURE(name);
     CHECK(rel_l2(t, after.at(name)) <= 1e-2);
     CHECK(all_finite(after.at(name)));
@@ -348,7 +350,9 @@ TEST_CASE("precision: FP16 stress: LayerNorm over rows of |x| >= 1e4, softmax of
   o.fp16 = true;
   precision(b.g, o);
   const TensorMap after = run_reference(b.g, in);
-  for (const auto& [name, t] : after) {
+  for (const auto& entry : after) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const Tensor& t = entry.second;
     CAPTURE(name);
     CHECK(all_finite(t));
     CHECK(all_finite(before.at(name)));
