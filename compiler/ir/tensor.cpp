@@ -9,8 +9,13 @@
 namespace modelc {
 
 int64_t num_elements(const Shape& s) {
+  for (int64_t d : s) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 

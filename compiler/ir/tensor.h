@@ -13,7 +13,9 @@ namespace modelc {
 
 using Shape = std::vector<int64_t>;
 
-/// Number of elements of a shape (1 for a scalar, the empty shape).
+/// Number of elements of a shape (1 for a scalar, the empty shape; 0 when a dim is 0, whatever the
+/// others). A product past int64 saturates at INT64_MAX (shapes read from a file before
+/// check_size_limit), so it is never undefined.
 int64_t num_elements(const Shape& s);
 /// \brief The most elements one tensor may have, 2^31 - 1: the GEMM, convolution and reduction
 /// kernels index a tensor's elements with 32-bit ints. The frontend refuses larger tensors and

@@ -263,6 +263,7 @@ bool Lowering::plan_arena() {
       const Value* r = root(stored(in));
       if (!in_arena(r)) continue;
       auto it = index.find(r);
+      if (it == index.end() && in->numel() == 0) continue;  // empty, so no kernel wrote it (list_kernels)
       if (it == index.end()) {
         throw nodes_[k]->error("internal: input '" + in->name() + "' is read before any kernel writes it");
       }
@@ -345,7 +346,10 @@ TensorView Lowering::view(const Value* v) const {
     t.index = output_of_.at(r);
   } else {
     t.space = Space::arena;
-    t.offset = arena_offset_.at(r);
+    // An empty value has no buffer (no kernel writes it, no byte is read): offset 0.
+    auto it = arena_offset_.find(r);
+    if (it == arena_offset_.end() && v->numel() != 0) throw Error("internal: value '" + r->name() + "' has no arena buffer");
+    t.offset = it == arena_offset_.end() ? 0 : it->second;
   }
   return t;
 }

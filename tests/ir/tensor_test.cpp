@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ir/dtype.h"
 #include "ir/tensor.h"
@@ -26,4 +27,11 @@ TEST_CASE("tensor conversions") {
   CHECK(shape_str({1, 3, 224, 224}) == "1x3x224x224");
   CHECK(strides_of({2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
   CHECK_THROWS(t.reshaped({3}));
+}
+
+TEST_CASE("num_elements: a zero dim gives 0 and a product past int64 saturates") {
+  CHECK(num_elements({}) == 1);
+  CHECK(num_elements({2, 3, 4}) == 24);
+  CHECK(num_elements({int64_t{1} << 62, int64_t{1} << 62, 0}) == 0);  // no overflow before the 0
+  CHECK(num_elements({int64_t{1} << 40, int64_t{1} << 40}) == std::numeric_limits<int64_t>::max());
 }
