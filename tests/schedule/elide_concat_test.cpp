@@ -130,6 +130,21 @@ TEST_CASE("elide_concat: two convs and a pool write their slices of the Concat's
   }
 }
 
+TEST_CASE("elide_concat: channels padded at the end of the Concat's pixels, its slices contiguous") {
+  // 16 + 4 + 8 = 28 channels, padded to a pitch of 32 for conv_out's tensor cores; conv_b's 4
+  // channels are not padded: the pool's slice starts at channel 20.
+  Inception net(true, 1, 16, 4);
+  const Schedule s = lower(net.g, options(LayoutMode::automatic, true));
+  CHECK(concat_kernels(s) == 0);
+  const TensorView& whole = kernel_of(s, "conv_out").inputs[0];
+  CHECK(whole.strides == std::vector<int64_t>{1152, 1, 192, 32});
+  CHECK(kernel_of(s, "conv_out").engine == "tensor_core");
+  const TensorView& pool = kernel_of(s, "pool").outputs[0];
+  CHECK(pool.offset == whole.offset + 20 * 2);
+  CHECK(pool.strides == whole.strides);
+  CHECK(kernel_of(s, "conv_b").outputs[0].offset == whole.offset + 16 * 2);
+}
+
 TEST_CASE("elide_concat: batch 2 slices are channels-last views, but strided in NCHW (kept)") {
   Inception nhwc(false, 2);
   const Schedule s = lower(nhwc.g, options(LayoutMode::automatic, false));
