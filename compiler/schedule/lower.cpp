@@ -398,6 +398,13 @@ bool Lowering::choose_tactics() {
     }
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
+    auto slice = k.node->outputs().empty() ? slices_.end() : slices_.find(k.node->outputs()[0]);
+    if (slice != slices_.end()) {
+      const Slice& sl = slice->second;
+      k.note += fmt::format("; writes its slice [{}, {}) on axis {} of '{}' (Concat '{}' elided)", sl.offset,
+                            sl.offset + k.outputs[0].shape[static_cast<std::size_t>(sl.axis)], sl.axis,
+                            sl.whole->name(), sl.whole->producer()->name());
+    }
   }
   return !s_.kernels.empty();
 }

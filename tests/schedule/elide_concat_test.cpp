@@ -85,6 +85,7 @@ void check_slices(const Schedule& s, const std::vector<int64_t>& strides, int64_
     const TensorView& y = kernel_of(s, name).outputs[0];
     CHECK(y.space == Space::arena);
     CHECK(y.offset == whole.offset + c0 * channel_stride * element);
+    CHECK(kernel_of(s, name).note.find("of 'c' (Concat 'concat' elided)") != std::string::npos);
     if (dense_slices) {
       CHECK(y.dense());
     } else {
