@@ -240,6 +240,37 @@ std::string precision_markdown(const PrecisionReport& p) {
   return m;
 }
 
+// The elide_concat stage's decisions: each Concat kernel, elided or kept, and each input's slice
+// offset and, where it cannot be a slice, why.
+Json concats_json(const std::vector<ConcatElision>& concats) {
+  Json a = Json::array();
+  for (const ConcatElision& c : concats) {
+    Json inputs = Json::array();
+    for (const ConcatElision::Input& in : c.inputs) {
+      Json i = {{"value", in.value}, {"offset", in.offset}};
+      if (!in.reason.empty()) i["kept_because"] = in.reason;
+      inputs.push_back(std::move(i));
+    }
+    a.push_back({{"node", c.node}, {"output", c.output}, {"elided", c.elided}, {"inputs", std::move(inputs)}});
+  }
+  return a;
+}
+
+std::string concats_markdown(const std::vector<ConcatElision>& concats) {
+  if (concats.empty()) return "";
+  const auto elided = std::count_if(concats.begin(), concats.end(), [](const ConcatElision& c) { return c.elided; });
+  std::string m = "\n## Concats\n\n" + std::to_string(elided) + " of " + std::to_string(concats.size()) +
+                  " Concats elided (their producers write into the output's slices; no kernel).\n";
+  if (elided == static_cast<std::ptrdiff_t>(concats.size())) return m;
+  m += "\n| Concat kept | input | why it cannot be a slice of the output |\n|---|---|---|\n";
+  for (const ConcatElision& c : concats) {
+    for (const ConcatElision::Input& in : c.inputs) {
+      if (!in.reason.empty()) m += "| " + cell(c.node) + " | " + cell(in.value) + " | " + cell(in.reason) + " |\n";
+    }
+  }
+  return m;
+}
+
 }  // namespace
 
 std::string report_json(const Schedule& s, const ReportInfo& info) {
@@ -342,6 +373,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
                        {"shape", w.data.shape()}});
   }
   j["weights"] = std::move(weights);
+  if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
   if (s.precision) j["precision"] = precision_json(*s.precision);
   // Names come from the model: bytes that are not UTF-8 become U+FFFD, so the file is valid JSON.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -406,6 +438,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }
+  m += concats_markdown(s.concats);
   if (s.precision) m += precision_markdown(*s.precision);
   return m;
 }

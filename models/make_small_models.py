@@ -3,7 +3,7 @@
 
     /usr/bin/python3 models/make_small_models.py [--out DIR]
 
-For NAME in tiny_cnn, tiny_mlp, tiny_transformer it writes DIR/NAME.onnx
+For NAME in tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception it writes DIR/NAME.onnx
 (opset 17, under 1 MB), DIR/NAME.input.npy (a seeded input) and
 DIR/NAME.output.npy (torch's output for it). DIR defaults to this folder.
 Everything is seeded, so a rerun with the same torch/onnx (1.13 / 1.12)
@@ -48,6 +48,29 @@ class TinyCNN(nn.Module):
         x = F.adaptive_avg_pool2d(x, 1)     # GlobalAveragePool
         x = torch.flatten(x, 1)             # Flatten
         return self.fc(x)                   # Gemm
+
+
+class TinyInception(nn.Module):
+    """A stem conv, then an Inception-style module whose four branches end in a conv (with its
+    ReLU), a conv after a conv, a MaxPool and an elementwise Tanh (of an AveragePool), concatenated
+    (64 channels: each branch a multiple of 8, so every slice starts 16-byte aligned in FP16), a 1x1
+    conv over the concat, global average pool, flatten, gemm: concat elision's four producer kinds."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
+        self.b1 = nn.Sequential(nn.Conv2d(16, 16, 1), nn.ReLU())
+        self.b2 = nn.Sequential(nn.Conv2d(16, 8, 1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+        self.mix = nn.Sequential(nn.Conv2d(64, 24, 1), nn.ReLU())
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        b3 = F.max_pool2d(x, 3, stride=1, padding=1)
+        b4 = torch.tanh(F.avg_pool2d(x, 3, stride=1, padding=1))
+        x = torch.cat([self.b1(x), self.b2(x), b3, b4], dim=1)
+        x = F.adaptive_avg_pool2d(self.mix(x), 1)
+        return self.fc(torch.flatten(x, 1))
 
 
 class TinyMLP(nn.Module):
@@ -100,6 +123,7 @@ MODELS = {
     "tiny_cnn": (TinyCNN, (1, 3, 32, 32)),
     "tiny_mlp": (TinyMLP, (4, 32)),
     "tiny_transformer": (TinyEncoderBlock, (1, 16, 64)),
+    "tiny_inception": (TinyInception, (1, 3, 16, 16)),
 }
 
 

@@ -59,6 +59,7 @@ std::vector<FamilyFacts> make_table() {
     FamilyFacts& f = add("conv");
     f.channels_last = true;
     f.pitch = ChannelPitch::on_tensor_cores;
+    f.writes_channel_slice = true;
     f.tensor_cores = true;
     f.choose_tactic = linear::conv_tactic;
   }
@@ -66,6 +67,7 @@ std::vector<FamilyFacts> make_table() {
     FamilyFacts& f = add("conv_depthwise");
     f.channels_last = true;
     f.pitch = ChannelPitch::always;
+    f.writes_channel_slice = true;
     f.accepts = depthwise;
     f.choose_tactic = linear::conv_depthwise_tactic;
   }
@@ -74,6 +76,7 @@ std::vector<FamilyFacts> make_table() {
     FamilyFacts& f = add("pool");
     f.channels_last = true;
     f.pitch = ChannelPitch::always;
+    f.writes_channel_slice = true;
     f.choose_tactic = linear::pool_tactic;
   }
   // Reduction-shaped families whose operands each keep their element type.

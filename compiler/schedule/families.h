@@ -46,6 +46,10 @@ struct FamilyFacts {
   /// (output 0) and the OpDef's layout roles (conv, conv_depthwise, pool).
   bool channels_last = false;
   ChannelPitch pitch = ChannelPitch::none;
+  /// Its channels-last kernels write Y at any channel pitch and byte offset, so Y can be a channel
+  /// slice of a wider channels-last buffer (read by the elide_concat stage; families with
+  /// strided_operands write any view anyway).
+  bool writes_channel_slice = false;
   /// Each operand is read and written in its own element type (the template converts at its
   /// edges), so a Cast at the model's boundary can fold into the kernel (elementwise, softmax,
   /// layernorm, instancenorm, reduce) — except for ops that only move data (OpDef::moves_data).

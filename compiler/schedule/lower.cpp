@@ -83,6 +83,12 @@ std::string Lowering::family_of(const Node& n) const {
   auto it = o_.family_substitutes.find(f);
   return it == o_.family_substitutes.end() ? f : it->second;
 }
+// The buffer a kernel reads or writes for v: its root, or the elided Concat's output it is a slice of.
+const Value* Lowering::buffer(const Value* v) const {
+  const Value* r = root(stored(v));
+  auto slice = slices_.find(r);
+  return slice == slices_.end() ? r : slice->second.whole;
+}
 bool Lowering::in_arena(const Value* r) const {
   return !r->is_constant() && !r->is_graph_input() && !output_of_.count(r);
 }
@@ -252,15 +258,21 @@ bool Lowering::plan_arena() {
   for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
     for (const Value* out : nodes_[k]->outputs()) {
       const Value* v = out ? stored(out) : nullptr;
-      if (!v || !in_arena(root(v))) continue;
+      if (!v || !in_arena(buffer(v))) continue;
       if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
-      index[v] = buffers_.size();
-      const int64_t elements = storage_elements(v->shape(), storage_of(v));
-      buffers_.push_back({v->name(), elements * static_cast<int64_t>(dtype_size(v->dtype())), k, k, -1});
+      const Value* b = buffer(v);  // v, or the elided Concat's output v is a slice of
+      auto written = index.find(b);
+      if (written != index.end()) {  // another slice of an elided Concat's output
+        buffers_[written->second].last = k;
+        continue;
+      }
+      index[b] = buffers_.size();
+      const int64_t elements = storage_elements(b->shape(), storage_of(b));
+      buffers_.push_back({b->name(), elements * static_cast<int64_t>(dtype_size(b->dtype())), k, k, -1});
     }
     for (const Value* in : nodes_[k]->inputs()) {
       if (!in) continue;
-      const Value* r = root(stored(in));
+      const Value* r = buffer(in);
       if (!in_arena(r)) continue;
       auto it = index.find(r);
       if (it == index.end() && in->numel() == 0) continue;  // empty, so no kernel wrote it (list_kernels)
@@ -321,6 +333,16 @@ TensorView Lowering::view(const Value* v) const {
     return t;
   }
   if (stored(v) != v) return view(stored(v));
+  auto slice = slices_.find(v);
+  if (slice != slices_.end()) {  // the whole's view, from the slice's start
+    t = view(slice->second.whole);
+    t.value = v->name();
+    t.shape = v->shape();
+    const auto axis = static_cast<std::size_t>(slice->second.axis);
+    t.offset += slice->second.offset * t.strides[axis] * static_cast<int64_t>(dtype_size(t.dtype));
+    if (same_memory(t.shape, t.strides, strides_of(t.shape))) t.strides = strides_of(t.shape);
+    return t;
+  }
   t.value = v->name();
   t.dtype = v->dtype();
   t.shape = v->shape();
@@ -380,6 +402,13 @@ bool Lowering::choose_tactics() {
     }
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
+    auto slice = k.node->outputs().empty() ? slices_.end() : slices_.find(k.node->outputs()[0]);
+    if (slice != slices_.end()) {
+      const Slice& sl = slice->second;
+      k.note += fmt::format("; writes its slice [{}, {}) on axis {} of '{}' (Concat '{}' elided)", sl.offset,
+                            sl.offset + k.outputs[0].shape[static_cast<std::size_t>(sl.axis)], sl.axis,
+                            sl.whole->name(), sl.whole->producer()->name());
+    }
   }
   return !s_.kernels.empty();
 }
@@ -399,6 +428,15 @@ std::string Lowering::describe() const {
       auto folded = folded_into_.find(nodes_[i]);
       if (folded != folded_into_.end()) os << fmt::format(" (takes the Casts {})", fmt::join(folded->second, ", "));
       os << "\n";
+    }
+  }
+  if (ran("elide_concat")) {
+    for (const ConcatElision& c : s_.concats) {
+      std::vector<std::string> inputs;
+      for (const ConcatElision::Input& in : c.inputs) {
+        inputs.push_back(fmt::format("{} at {}{}", in.value, in.offset, in.reason.empty() ? "" : ": " + in.reason));
+      }
+      os << fmt::format("concat '{}': {} ({})\n", c.node, c.elided ? "elided" : "kept", fmt::join(inputs, "; "));
     }
   }
   if (ran("layout")) {
@@ -468,6 +506,12 @@ void Lowering::verify() const {
   }
   for (const auto& [v, r] : root_) {
     if (v == r || root(r) != r) fail("view '" + v->name() + "' has no root buffer");
+  }
+  for (const auto& [v, slice] : slices_) {
+    const Node* concat = slice.whole->producer();
+    if (slices_.count(slice.whole) || std::count(nodes_.begin(), nodes_.end(), concat)) {
+      fail("slice '" + v->name() + "' of '" + slice.whole->name() + "' is not a slice of an elided Concat's output");
+    }
   }
   if (ran("memory_plan")) {
     std::string why;

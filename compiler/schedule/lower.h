@@ -17,6 +17,11 @@
 // picks channels-last buffers, inserts the conversion kernels it needs (Identity nodes it adds to
 // the graph, run by the "elementwise" family, with a note saying why), and the OHWI weight copies;
 // buffers are sized by their strides' extent.
+// Concat elision (elide_concat, compiler/schedule/elide_concat.cpp) runs after the layout and the
+// boundary-cast fold and before the memory plan: a Concat whose every input can be a slice of its
+// output runs no kernel; each input is then a slice (same strides, an offset along the axis) of the
+// Concat's buffer, written there by its producer, and the memory plan sees one buffer, live from
+// the first producer to the last reader.
 #pragma once
 
 #include <map>
@@ -63,6 +68,8 @@ class Lowering {
   bool list_kernels();         ///< the nodes that run a kernel, in order, and their families
   bool plan_layout();          ///< channels-last buffers, conversions, OHWI weights
   bool fold_boundary_casts();  ///< --fp16: boundary Casts into the kernels beside them
+  /// Concats whose producers write straight into their slices (elide_concat.cpp says when).
+  bool elide_concat();
   bool plan_arena();           ///< arena offsets by liveness
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
@@ -81,6 +88,7 @@ class Lowering {
  private:
   const Value* root(const Value* v) const;
   const Value* stored(const Value* v) const;
+  const Value* buffer(const Value* v) const;
   std::string family_of(const Node& n) const;
   bool converts_operands(const Node& n) const;
   bool in_arena(const Value* r) const;
@@ -103,6 +111,13 @@ class Lowering {
   std::map<const Value*, int64_t> arena_offset_;
   std::map<const Value*, int64_t> weight_offset_;
   LayoutPlan layout_;
+  /// An elided Concat's input: a slice of `whole` (the Concat's output) from `offset` along `axis`.
+  struct Slice {
+    const Value* whole = nullptr;
+    int axis = 0;
+    int64_t offset = 0;
+  };
+  std::map<const Value*, Slice> slices_;
 };
 
 }  // namespace modelc

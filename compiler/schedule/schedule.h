@@ -78,6 +78,21 @@ struct WeightEntry {
   Tensor data;
 };
 
+/// \brief What the elide_concat stage (schedule/lower.h) decided for one Concat kernel: elided (its
+/// producers write their slices of its buffer, no kernel runs) or kept, with the inputs that stop it.
+struct ConcatElision {
+  std::string node;    ///< the Concat node
+  std::string output;  ///< its output value
+  bool elided = false;
+  struct Input {
+    std::string value;
+    int64_t offset = 0;  ///< where its slice starts along the Concat's axis (elements of that axis)
+    std::string reason;  ///< why it cannot be a slice of the output; empty when it can
+  };
+  std::vector<Input> inputs;
+  std::string reason;  ///< kept for a reason of the Concat as a whole (its axis, its output); may be empty
+};
+
 struct ModelTensor {
   std::string name;
   DType dtype;
@@ -104,6 +119,8 @@ struct Schedule {
   /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,
   /// padded ones, conversions; empty when every buffer is dense.
   std::string layout;
+  /// The elide_concat stage's decision per Concat kernel, in kernel order (report.json "concats").
+  std::vector<ConcatElision> concats;
 };
 
 }  // namespace modelc

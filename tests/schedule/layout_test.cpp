@@ -8,17 +8,14 @@
 #include "pipeline/pipeline.h"
 #include "schedule/layout.h"
 #include "tests/ir/graph_input.h"
+#include "tests/schedule/schedule_helpers.h"
 
 using namespace modelc;
 using modelc::test::input;
+using modelc::test::kernel_of;
+using modelc::test::sine_weight;
 
 namespace {
-
-Value* weight(Graph& g, const char* name, Shape s, DType t = DType::float32) {
-  std::vector<double> d(static_cast<std::size_t>(num_elements(s)));
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] = std::sin(0.37 * static_cast<double>(i + 1));
-  return g.add_constant(name, Tensor::from_f64(t, s, d), true);
-}
 
 Value* value(Graph& g, const char* name) { return g.add_value(name); }
 
@@ -39,16 +36,18 @@ struct Net {
     }
     Value *c1 = value(g, "c1"), *r1 = value(g, "r1"), *p1 = value(g, "p1"), *c2 = value(g, "c2"),
           *gp = value(g, "gp"), *fl = value(g, "fl"), *y = value(g, "y");
-    Node* conv1 = g.add_node("Conv", "conv1", {a, weight(g, "W1", {8, C, 3, 3}, t), weight(g, "B1", {8}, t)}, {c1});
+    Node* conv1 =
+        g.add_node("Conv", "conv1", {a, sine_weight(g, "W1", {8, C, 3, 3}, t), sine_weight(g, "B1", {8}, t)}, {c1});
     conv1->set_attr_ints("pads", {1, 1, 1, 1});
     g.add_node("Relu", "relu1", {c1}, {r1});
     Node* pool = g.add_node("MaxPool", "pool1", {r1}, {p1});
     pool->set_attr_ints("kernel_shape", {2, 2});
     pool->set_attr_ints("strides", {2, 2});
-    g.add_node("Conv", "conv2", {p1, weight(g, "W2", {16, 8, 1, 1}, t)}, {c2});
+    g.add_node("Conv", "conv2", {p1, sine_weight(g, "W2", {16, 8, 1, 1}, t)}, {c2});
     g.add_node("GlobalAveragePool", "gap", {c2}, {gp});
     g.add_node("Flatten", "flatten", {gp}, {fl});
-    Node* gemm = g.add_node("Gemm", "fc", {fl, weight(g, "Wfc", {10, 16}, t), weight(g, "Bfc", {10}, t)}, {y});
+    Node* gemm =
+        g.add_node("Gemm", "fc", {fl, sine_weight(g, "Wfc", {10, 16}, t), sine_weight(g, "Bfc", {10}, t)}, {y});
     gemm->set_attr_int("transB", 1);
     g.add_output(y);
     ops::infer_graph(g);
@@ -62,14 +61,6 @@ LowerOptions options(LayoutMode mode = LayoutMode::automatic) {
   o.layout = mode;
   o.passes.fuse_epilogue = false;  // the Relu stays a kernel of its own: an elementwise neighbour
   return o;
-}
-
-const Kernel& kernel_of(const Schedule& s, const std::string& node) {
-  for (const Kernel& k : s.kernels) {
-    if (k.node && k.node->name() == node) return k;
-  }
-  FAIL("no kernel for node " << node);
-  return s.kernels.front();
 }
 
 int conversions(const Schedule& s) {
@@ -129,7 +120,7 @@ TEST_CASE("layout: a pool whose output is flattened with spatial extent converts
   g.set_opset(17);
   Value* x = input(g, "x", {1, 4, 6, 6});
   Value *c = value(g, "c"), *p = value(g, "p"), *f = value(g, "f");
-  Node* conv = g.add_node("Conv", "conv", {x, weight(g, "W", {8, 4, 3, 3})}, {c});
+  Node* conv = g.add_node("Conv", "conv", {x, sine_weight(g, "W", {8, 4, 3, 3})}, {c});
   conv->set_attr_ints("pads", {1, 1, 1, 1});
   Node* pool = g.add_node("AveragePool", "pool", {c}, {p});
   pool->set_attr_ints("kernel_shape", {2, 2});
@@ -238,10 +229,10 @@ TEST_CASE("layout: a FusedConv's residual has Y's strides; a residual stored NCH
   g.set_opset(17);
   Value* x = input(g, "x", {1, 8, 6, 6});
   Value *c1 = value(g, "c1"), *r1 = value(g, "r1"), *c2 = value(g, "c2"), *s = value(g, "s"), *y = value(g, "y");
-  Node* conv1 = g.add_node("Conv", "conv1", {x, weight(g, "W1", {8, 8, 3, 3}), weight(g, "B1", {8})}, {c1});
+  Node* conv1 = g.add_node("Conv", "conv1", {x, sine_weight(g, "W1", {8, 8, 3, 3}), sine_weight(g, "B1", {8})}, {c1});
   conv1->set_attr_ints("pads", {1, 1, 1, 1});
   g.add_node("Relu", "relu1", {c1}, {r1});
-  Node* conv2 = g.add_node("Conv", "conv2", {r1, weight(g, "W2", {8, 8, 3, 3}), weight(g, "B2", {8})}, {c2});
+  Node* conv2 = g.add_node("Conv", "conv2", {r1, sine_weight(g, "W2", {8, 8, 3, 3}), sine_weight(g, "B2", {8})}, {c2});
   conv2->set_attr_ints("pads", {1, 1, 1, 1});
   g.add_node("Add", "add", {c2, x}, {s});  // the residual is the model input: NCHW
   g.add_node("Relu", "relu2", {s}, {y});
