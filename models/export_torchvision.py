@@ -3,10 +3,11 @@
 
     /usr/bin/python3 models/export_torchvision.py [--out DIR] [--models resnet18,...] [--image-size 64]
 
-Models: resnet18, resnet50, mobilenet_v2, vit_b_16 (torchvision, weights=None,
-seeded random init, eval mode; the CNNs conditioned as trained models are, see
-calibrate_batchnorm; input 1x3xSxS, S = --image-size, 224 by default;
-ViT is always 224) and bert (a BERT-base-like encoder: torch.nn.TransformerEncoder,
+Models: resnet18, resnet50, mobilenet_v2, googlenet, inception_v3, densenet121,
+vit_b_16 (torchvision, weights=None, seeded random init, eval mode; the CNNs
+conditioned as trained models are, see calibrate_batchnorm; googlenet and
+inception_v3 without their auxiliary heads; input 1x3xSxS, S = --image-size,
+224 by default, at least 75 for inception_v3; ViT is always 224) and bert (a BERT-base-like encoder: torch.nn.TransformerEncoder,
 d_model 768, 12 heads, 12 layers, ffn 3072, GELU, input 1x128x768).
 
 For each model it writes DIR/NAME.onnx, DIR/NAME.input.npy (a seeded input)
@@ -33,8 +34,13 @@ import torchvision
 
 OPSET = 17
 SEED = 20240607
-ALL = ["resnet18", "resnet50", "mobilenet_v2", "vit_b_16", "bert"]
-CNNS = {"resnet18", "resnet50", "mobilenet_v2"}
+ALL = ["resnet18", "resnet50", "mobilenet_v2", "googlenet", "inception_v3", "densenet121", "vit_b_16", "bert"]
+CNNS = {"resnet18", "resnet50", "mobilenet_v2", "googlenet", "inception_v3", "densenet121"}
+MIN_IMAGE_SIZE = {"inception_v3": 75}  # its stem and reductions leave no pixel below that; others 32
+# Constructor arguments: no auxiliary classifiers (they only run in training, and would only add
+# weights), and torchvision's own init (it warns when init_weights is left unset).
+CNN_ARGS = {"googlenet": {"aux_logits": False, "init_weights": True},
+            "inception_v3": {"aux_logits": False, "init_weights": True}}
 
 
 class BertLikeEncoder(nn.Module):
@@ -124,7 +130,7 @@ def build(name, image_size):
         nn.init.normal_(model.heads.head.bias, std=0.02)
         shape = (1, 3, 224, 224)
     else:
-        model = getattr(torchvision.models, name)(weights=None)
+        model = getattr(torchvision.models, name)(weights=None, **CNN_ARGS.get(name, {}))
         shape = (1, 3, image_size, image_size)
         calibrate_batchnorm(model, shape)
     model.eval()
@@ -195,7 +201,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "exported"), help="output folder (default models/exported)")
     ap.add_argument("--models", default=",".join(ALL), help="comma-separated subset of " + ",".join(ALL))
     ap.add_argument("--image-size", type=int, default=224,
-                    help="input height/width for the CNNs (resnet*, mobilenet_v2); ViT stays 224")
+                    help="input height/width for the CNNs (" + ", ".join(sorted(CNNS)) + "); ViT stays 224")
     ap.add_argument("--force", action="store_true", help="export even when the files are up to date")
     args = ap.parse_args()
     if args.image_size < 32:
@@ -204,6 +210,8 @@ def main():
     for n in names:
         if n not in ALL:
             sys.exit(f"unknown model '{n}' (known: {', '.join(ALL)})")
+        if n in CNNS and args.image_size < MIN_IMAGE_SIZE.get(n, 32):
+            sys.exit(f"--image-size must be at least {MIN_IMAGE_SIZE[n]} for {n}")
     os.makedirs(args.out, exist_ok=True)
     torch.use_deterministic_algorithms(True)
     for n in names:

@@ -64,7 +64,8 @@ ConvGeometry pool_geometry(const Kernel& k);
 
 /// Throws Error naming the node when a view has 2^31 elements or more (32-bit indexing).
 void check_size(const Kernel& k);
-/// Throws an internal Error when a view is strided (the conv and pool templates take dense tensors).
+/// Throws an internal Error when a view is strided other than in its unit dims (layout.h
+/// dense_view: the conv and pool templates' NCHW forms take dense tensors).
 void require_dense(const Kernel& k);
 /// Throws Error naming k's node (or the kernel) with the message and hint.
 [[noreturn]] void refuse_node(const Kernel& k, const std::string& message, const std::string& hint = {});

@@ -7,6 +7,7 @@
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "schedule/layout.h"
+#include "schedule/linear.h"
 #include "tests/ir/graph_input.h"
 #include "tests/schedule/schedule_helpers.h"
 
@@ -253,4 +254,35 @@ TEST_CASE("layout: a FusedConv's residual has Y's strides; a residual stored NCH
   CHECK(sch.kernels.back().outputs[0].space == Space::output);
   CHECK(sch.kernels.back().outputs[0].dense());
   CHECK(kernel_layout(*fused).channels_last);
+}
+
+// inception_v3 at 80x80: Mixed_7c's Concat is [1, 2048, 1, 1], stored channels-last (its inputs are),
+// and read by the global pool. Its strides differ from the dense ones only in unit dims, so the pool
+// runs NCHW on the same memory (kernel_layout); require_dense compared the strides themselves and
+// refused the view ("internal: kernel k.. (pool) got a strided view").
+TEST_CASE("layout: a global pool reads a channels-last Concat without spatial extent as NCHW") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {1, 4, 3, 3});
+  Value *a = value(g, "a"), *b = value(g, "b"), *cat = value(g, "cat"), *y = value(g, "y");
+  g.add_node("Conv", "conv_a", {x, weight(g, "Wa", {8, 4, 3, 3})}, {a});
+  g.add_node("Conv", "conv_b", {x, weight(g, "Wb", {8, 4, 3, 3})}, {b});
+  g.add_node("Concat", "concat", {a, b}, {cat})->set_attr_int("axis", 1);
+  g.add_node("GlobalAveragePool", "gap", {cat}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  const Schedule s = lower(g, options());
+  const Kernel& concat = kernel_of(s, "concat");
+  CHECK(concat.outputs[0].strides == std::vector<int64_t>{16, 1, 16, 16});  // channels-last, pitch 16
+  const Kernel& gap = kernel_of(s, "gap");
+  REQUIRE(gap.inputs[0].strides == std::vector<int64_t>{16, 1, 16, 16});
+  CHECK_FALSE(gap.inputs[0].dense());  // not the dense strides ...
+  CHECK(dense_view(gap.inputs[0]));    // ... but the dense memory
+  CHECK_FALSE(kernel_layout(gap).channels_last);
+  CHECK_NOTHROW(linear::require_dense(gap));
+  // A view strided in a dim of extent > 1 is still refused.
+  Kernel strided = gap;
+  strided.inputs[0].shape = {2, 16, 1, 1};
+  strided.inputs[0].strides = {32, 1, 16, 16};
+  CHECK_THROWS_WITH(linear::require_dense(strided), doctest::Contains("strided view of 'cat'"));
 }
