@@ -82,6 +82,9 @@ struct OpDef {
   /// CastLike): its kernel copies bits or its conversion is the op itself, so a boundary Cast does
   /// not fold into it (schedule's fold_boundary_casts).
   bool moves_data = false;
+  /// The op converts input 0 to another type (Cast, CastLike): to the type input 0 already has it
+  /// copies bits, and runs as a view of input 0, never a kernel (schedule/lower find_views).
+  bool view_when_same_type = false;
   /// Template families that can run it, tried in order by schedule/lower (the first whose
   /// FamilyFacts::accepts takes the node; "view": no kernel; "none": computed at compile time only).
   std::vector<std::string> kernels;
@@ -143,6 +146,7 @@ class OpBuilder {
     return std::move(*this);
   }
   OpBuilder&& moves_data() && { def_.moves_data = true; return std::move(*this); }
+  OpBuilder&& view_when_same_type() && { def_.view_when_same_type = true; return std::move(*this); }
   OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
   OpBuilder&& const_inputs(std::vector<int> c) && { def_.const_inputs = std::move(c); return std::move(*this); }
   OpBuilder&& family(std::string f) && { def_.family = std::move(f); return std::move(*this); }

@@ -464,7 +464,7 @@ ResizeSampling resize_sampling(const Node& n, const Shape& x_shape, const Tensor
       .validate([](const Node& n) { validate_resize(n, FORM); })                              \
       .infer([](Node& n) { infer_resize(n, FORM); })                                          \
       .eval([](const Node& n, const TensorRefs& in) { return eval_resize(n, in, FORM); })     \
-      .precision(Precision::fp16)                                                             \
+      .precision(Precision::fp32_compute) /* float data interpolates in float (resize.cuh) */ \
       .layout(Layout::channels)                                                               \
       .kernel("resize")                                                                       \
       .family("data")                                                                         \

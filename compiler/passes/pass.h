@@ -60,11 +60,19 @@ struct PassOptions {
 /// A pass: returns true when it changed the graph. compiler/pipeline/pipeline.cpp orders them.
 using PassFn = std::function<bool(Graph&, const PassOptions&)>;
 
+/// \brief Removes node n, whose output 0 holds what its input 0 holds: readers read the input
+/// instead; a graph output keeps its name (the input's producer writes it). False, and n stays,
+/// when the output is a graph output straight from a graph input or output or a constant (a copy is
+/// needed then). passes/simplify.cpp.
+bool remove_passthrough(Graph& g, Node* n);
+
 // The passes.
 bool simplify(Graph& g, const PassOptions& o);
 bool fold_constants(Graph& g, const PassOptions& o);
+bool fold_pads(Graph& g, const PassOptions& o);
 bool fold_batchnorm(Graph& g, const PassOptions& o);
 bool precision(Graph& g, const PassOptions& o);
+bool fold_cast_pairs(Graph& g, const PassOptions& o);
 bool fuse_epilogue(Graph& g, const PassOptions& o);
 
 }  // namespace modelc

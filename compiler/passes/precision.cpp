@@ -40,6 +40,7 @@
 #include <set>
 
 #include "ops/registry.h"
+#include "passes/fp16_rules.h"
 #include "passes/pass.h"
 
 namespace modelc {
@@ -62,21 +63,6 @@ constexpr double kHalfMax = 65504.0;
 
 bool default_domain(const Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
-bool pinned(const Node& n, const std::set<std::string>& keep) {
-  if (keep.count(n.name())) return true;
-  return std::any_of(n.covers().begin(), n.covers().end(), [&](const std::string& c) { return keep.count(c) != 0; });
-}
-
-/// Inputs an FP16 node reads as float16: float32 inputs that are not parameters.
-std::vector<bool> converted_inputs(const Node& n, const ops::OpDef& def) {
-  std::vector<bool> r(static_cast<std::size_t>(n.num_inputs()), false);
-  for (int i = 0; i < n.num_inputs(); ++i) {
-    const bool param = std::find(def.const_inputs.begin(), def.const_inputs.end(), i) != def.const_inputs.end();
-    r[static_cast<std::size_t>(i)] = n.has_input(i) && n.input(i).dtype() == DType::float32 && !param;
-  }
-  return r;
-}
-
 bool has_float32(const Node& n) {
   for (const Value* v : n.inputs()) {
     if (v && v->dtype() == DType::float32) return true;
@@ -85,61 +71,6 @@ bool has_float32(const Node& n) {
     if (v && v->dtype() == DType::float32) return true;
   }
   return false;
-}
-
-/// Whether the op takes float16 for the converted inputs: its validation and
-/// shape rule on a stand-alone copy. `why` gets the op's message when not.
-bool accepts_fp16(const Node& n, const ops::OpDef& def, const std::vector<bool>& conv, std::string& why) {
-  std::vector<std::unique_ptr<Value>> values;
-  Node copy(n.op(), n.name(), n.opset());
-  copy.set_domain(n.domain());
-  copy.set_covers(n.covers());
-  for (const auto& [k, a] : n.attrs()) copy.set_attr(k, a);
-  for (int i = 0; i < n.num_inputs(); ++i) {
-    if (!n.has_input(i)) {
-      copy.add_input(nullptr);
-      continue;
-    }
-    const Value& src = n.input(i);
-    auto v = std::make_unique<Value>(src.name());
-    if (conv[static_cast<std::size_t>(i)]) {
-      // Small constants keep their data (shape rules may read them: Clip's bounds).
-      if (src.is_constant() && src.numel() <= 64) {
-        v->set_constant(src.constant().cast(DType::float16));
-      } else {
-        v->set_type(DType::float16, src.shape());
-      }
-    } else if (src.is_constant()) {
-      v->set_constant(src.constant());
-    } else {
-      v->set_type(src.dtype(), src.shape());
-    }
-    copy.add_input(v.get());
-    values.push_back(std::move(v));
-  }
-  for (int i = 0; i < n.num_outputs(); ++i) {
-    if (!n.has_output(i)) {
-      copy.add_output(nullptr);
-      continue;
-    }
-    auto v = std::make_unique<Value>(n.output(i).name());
-    copy.add_output(v.get());
-    values.push_back(std::move(v));
-  }
-  try {
-    ops::validate_node(copy, def);
-    def.infer(copy);
-    for (int i = 0; i < n.num_outputs(); ++i) {
-      if (n.has_output(i) && copy.output(i).shape() != n.output(i).shape()) {
-        why = "its output " + std::to_string(i) + " would change shape in float16";
-        return false;
-      }
-    }
-  } catch (const Error& e) {
-    why = e.message();
-    return false;
-  }
-  return true;
 }
 
 /// The float16 form of a weight: clamped to FP16's range, counted.
@@ -292,17 +223,17 @@ bool precision(Graph& g, const PassOptions& o) {
   for (Node* n : nodes) {
     const ops::OpDef& def = ops::lookup(*n);
     const bool floats = has_float32(*n);
-    const std::vector<bool> conv = converted_inputs(*n, def);
+    const std::vector<bool> conv = fp16_rules::converted_inputs(*n, def);
     std::string reason;
     bool fp16 = false;
     if (def.precision != ops::Precision::fp16 && def.precision != ops::Precision::fp32_compute) {
       reason = def.precision == ops::Precision::never ? "precision policy 'never' (shape math, indices, comparisons)"
                                                       : "no precision policy";
-    } else if (pinned(*n, keep)) {
+    } else if (fp16_rules::pinned(*n, keep)) {
       reason = "pinned by --keep-fp32";
     } else if (floats) {
       std::string why;
-      fp16 = accepts_fp16(*n, def, conv, why);
+      fp16 = fp16_rules::accepts_fp16(*n, def, conv, why);
       if (!fp16) reason = "the op does not take float16 here: " + why;
     }
     if (floats && !fp16) report.fp32_nodes.push_back({n->name(), n->op(), reason});

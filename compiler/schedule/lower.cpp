@@ -37,7 +37,12 @@ bool dead(const Node& n) {
 
 bool default_domain(const Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
-bool is_view(const ops::OpDef& def) { return def.kernels.size() == 1 && def.kernels[0] == "view"; }
+// A node that runs no kernel: its op is a view (Reshape, Identity, ...), or a conversion to the type
+// its input already has (a Cast that precision or the model left; OpDef::view_when_same_type).
+bool is_view(const Node& n, const ops::OpDef& def) {
+  if (def.kernels.size() == 1 && def.kernels[0] == "view") return true;
+  return def.view_when_same_type && n.has_input(0) && n.has_output(0) && n.input(0).dtype() == n.output(0).dtype();
+}
 
 // A quick key for finding identical constants: the size and 64 sampled bytes (candidates with
 // equal keys are compared in full).
@@ -108,7 +113,7 @@ bool Lowering::find_views() {
     const Node& n = *up;
     if (compile_time(n) || dead(n)) continue;
     const ops::OpDef& def = ops::lookup(n);
-    if (!is_view(def)) continue;
+    if (!is_view(n, def)) continue;
     Value& in = n.input(0);
     Value& out = n.output(0);
     for (int i = 1; i < n.num_outputs(); ++i) {
@@ -157,7 +162,7 @@ bool Lowering::list_kernels() {
     const Node& n = *up;
     if (compile_time(n) || dead(n)) continue;
     const ops::OpDef& def = ops::lookup(n);
-    if (is_view(def) && !copies_.count(&n)) continue;
+    if (is_view(n, def) && !copies_.count(&n)) continue;
     const std::string family = family_of(n);
     if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
     if (family == "none") {

@@ -39,6 +39,21 @@ TEST_CASE("simplify removes Identity, Dropout and no-op Cast without changing re
   CHECK_FALSE(simplify(g, o));
 }
 
+TEST_CASE("simplify removes a Concat of one input") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "X", {1, 3, 2, 2});
+  Value *r = g.add_value("r"), *c = g.add_value("c"), *y = g.add_value("Y");
+  g.add_node("Relu", "relu", {x}, {r});
+  g.add_node("Concat", "concat", {r}, {c})->set_attr_int("axis", 1);
+  g.add_node("Sigmoid", "sigmoid", {c}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  CHECK(simplify(g, PassOptions{}));
+  REQUIRE(g.nodes().size() == 2);
+  CHECK(&g.nodes()[1]->input(0) == &g.nodes()[0]->output(0));
+}
+
 TEST_CASE("simplify keeps an Identity from a graph input straight to a graph output") {
   Graph g;
   g.set_opset(17);

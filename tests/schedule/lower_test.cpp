@@ -99,6 +99,29 @@ TEST_CASE("lower: a view feeding a graph output makes the producer write the out
   CHECK(s.arena_bytes == 0);
 }
 
+// precision leaves a Cast to float16 of a value that became float16 when it writes a graph output
+// (and --disable-pass simplify leaves every such Cast): it copies bits, so it is a view.
+TEST_CASE("lower: a Cast or CastLike to the type its input has is a view, never a kernel") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {2, 8}, DType::float16);
+  Value *r = g.add_value("r"), *c = g.add_value("c"), *y = g.add_value("y"), *z = g.add_value("z");
+  g.add_node("Relu", "relu", {x}, {r});
+  g.add_node("Cast", "cast", {r}, {c})->set_attr_int("to", static_cast<int64_t>(DType::float16));
+  g.add_node("Sigmoid", "sigmoid", {c}, {y});
+  g.add_node("CastLike", "cast_like", {y, x}, {z});
+  g.add_output(z);
+  ops::infer_graph(g);
+  LowerOptions o = test_options();
+  o.passes.disabled = {"simplify"};
+  const Schedule s = lower(g, o);
+  REQUIRE(s.kernels.size() == 2);
+  CHECK(s.kernels[0].node->op() == "Relu");
+  CHECK(s.kernels[1].node->op() == "Sigmoid");
+  CHECK(s.kernels[1].inputs[0].offset == s.kernels[0].outputs[0].offset);
+  CHECK(s.kernels[1].outputs[0].space == Space::output);  // writes z through the CastLike view
+}
+
 TEST_CASE("lower: outputs that are inputs, constants, or share a buffer get copy kernels") {
   Graph g;
   g.set_opset(17);
