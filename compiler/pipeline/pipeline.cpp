@@ -50,6 +50,9 @@ const std::vector<Stage>& pipeline() {
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
        "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
        with_fuse_epilogue, graph_pass<fuse_epilogue>},
+      {"fold_scale", K::graph, "the epilogues fused (fuse_epilogue: a MatMul made a FusedMatMul takes no bias after)",
+       "a constant scalar Mul / Div read only by matrix products' operands becomes their alpha", true, nullptr,
+       graph_pass<fold_scale>},
       // ---- schedule stages (compiler/schedule/) --------------------------------------------------
       {"remove_dead", K::schedule, "the graph final (the graph passes)",
        "removes the nodes whose results no output needs, through chains of them", true, nullptr,
@@ -69,7 +72,12 @@ const std::vector<Stage>& pipeline() {
       {"fold_boundary_casts", K::schedule, "the layout (a channels-last or converted value keeps its Cast)",
        "--fp16: Casts at the model's boundary fold into the converting kernels beside them", true, with_fp16,
        schedule_stage<&Lowering::fold_boundary_casts>},
-      {"memory_plan", K::schedule, "the final kernel list (fold_boundary_casts) and each buffer's layout",
+      {"fold_operand_views", K::schedule,
+       "the final kernel list and each buffer's layout (fold_boundary_casts): views of dense buffers only",
+       "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
+       "through the Transpose after it",
+       true, nullptr, schedule_stage<&Lowering::fold_operand_views>},
+      {"memory_plan", K::schedule, "the final kernel list (fold_operand_views) and each buffer's layout",
        "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
        schedule_stage<&Lowering::plan_arena>},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",

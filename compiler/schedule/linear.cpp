@@ -388,6 +388,7 @@ GemmLowering lower_gemm(const Kernel& k) {
   GemmLowering g;
   if (op == "MatMul") {
     g = lower_matmul(k);
+    g.alpha = k.node->attr_float("alpha", 1.0);  // FusedMatMul's (passes/fold_scale)
     if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
       // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
       const TensorView& vb = k.inputs[2];

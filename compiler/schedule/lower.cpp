@@ -116,6 +116,7 @@ bool Lowering::find_views() {
       throw n.error("internal: a view from " + in.type_str() + " to " + out.type_str());
     }
     root_[&out] = root(&in);
+    steps_[&out] = {&in, &n, false};
   }
   return !root_.empty();
 }
@@ -252,6 +253,7 @@ bool Lowering::plan_arena() {
   for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
     for (const Value* out : nodes_[k]->outputs()) {
       const Value* v = out ? stored(out) : nullptr;
+      if (v && written_through(v)) v = root(v);  // the buffer it writes is its Transpose's
       if (!v || !in_arena(root(v))) continue;
       if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
       index[v] = buffers_.size();
@@ -324,13 +326,8 @@ TensorView Lowering::view(const Value* v) const {
   t.dtype = v->dtype();
   t.shape = v->shape();
   const Value* r = root(v);
-  auto ohwi = layout_.weight_pitch.find(r);
-  if (ohwi != layout_.weight_pitch.end()) {
-    t.strides = channels_last_strides(r->shape(), ohwi->second);
-  } else {
-    t.strides = storage_strides(r->shape(), storage_of(r));
-  }
-  if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
+  int64_t offset = 0;  // elements
+  if (!strides_in_root(v, &t.strides, &offset)) {
     throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
   }
   if (r->is_constant()) {
@@ -347,6 +344,7 @@ TensorView Lowering::view(const Value* v) const {
     t.space = Space::arena;
     t.offset = arena_offset_.at(r);
   }
+  t.offset += offset * static_cast<int64_t>(dtype_size(t.dtype));
   return t;
 }
 bool Lowering::build_kernels() {
@@ -374,6 +372,8 @@ bool Lowering::choose_tactics() {
     if (folded_into_.count(k.node)) {
       for (const std::string& c : folded_into_.at(k.node)) k.note += "; boundary Cast '" + c + "' folded in";
     }
+    if (operand_views_.count(k.node)) k.note += fmt::format("; {}", fmt::join(operand_views_.at(k.node), ", "));
+    if (kept_views_.count(k.node)) k.note += "; not a view: " + kept_views_.at(k.node);
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
   }
