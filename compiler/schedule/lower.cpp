@@ -11,6 +11,7 @@
 
 #include "ops/registry.h"
 #include "schedule/families.h"
+#include "schedule/linear.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -361,6 +362,22 @@ bool Lowering::build_kernels() {
     s_.kernels.push_back(std::move(k));
   }
   return !s_.kernels.empty();
+}
+
+bool Lowering::fold_gemm_batch() {
+  done_.insert("fold_gemm_batch");
+  bool changed = false;
+  for (Kernel& k : s_.kernels) {
+    if (k.family != "gemm") continue;
+    const int64_t products = linear::lower_gemm(k).batch_count();
+    k.batch_as_rows = true;
+    if (linear::lower_gemm(k).batch_count() == products) {
+      k.batch_as_rows = false;  // nothing to fold: the kernel stays as it was
+    } else {
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 // The note: the layout's conversion (why this kernel exists), the tactic's reason, the Casts folded in.

@@ -67,6 +67,7 @@ class Lowering {
   bool plan_arena();           ///< arena offsets by liveness
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
+  bool fold_gemm_batch();      ///< batch dims B broadcasts over run as rows of one product
   bool choose_tactics();       ///< each kernel's tactic per --arch, and its note
 
   /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,
