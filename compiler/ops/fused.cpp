@@ -78,7 +78,8 @@ ProducerCopy producer_copy(const Node& n, bool widen) {
   ProducerCopy p;
   p.node = std::make_unique<Node>(f.producer, n.name(), n.opset());
   for (const auto& [name, a] : n.attrs()) {
-    if (!is_epilogue_attr(name)) p.node->set_attr(name, a);
+    // FusedMatMul's alpha is its own (MatMul has none); Gemm's is the producer's.
+    if (!is_epilogue_attr(name) && !(name == "alpha" && f.producer_inputs == 2)) p.node->set_attr(name, a);
   }
   int count = std::min(f.producer_inputs, n.num_inputs());
   while (count > 0 && !n.has_input(count - 1)) --count;  // no trailing omitted inputs
@@ -188,6 +189,10 @@ std::vector<Tensor> eval_fused(const Node& n, const TensorRefs& in) {
   const Tensor y = pd.eval(*p.node, pin).at(0);
   std::vector<double> v = y.to_f64();
   const std::size_t count = v.size();
+  if (f.producer_inputs == 2) {  // FusedMatMul's alpha
+    const double alpha = n.attr_float("alpha", 1.0);
+    for (double& x : v) x *= alpha;
+  }
   if (f.producer_inputs == 2 && in.size() > kFusedBiasInput && in[kFusedBiasInput]) {
     const std::vector<double> b = in[kFusedBiasInput]->to_f64();
     for (std::size_t i = 0; i < count; ++i) v[i] += b[i % b.size()];
@@ -437,7 +442,7 @@ MODELC_REGISTER_OP(FusedGemm)
 MODELC_REGISTER_OP(FusedMatMul)
     .domain(kModelcDomain)
     .since(1)
-    .attrs(fused_attrs({}))
+    .attrs(fused_attrs({"alpha"}))
     .inputs(2, 4)
     .validate(validate_fused)
     .infer(infer_fused)

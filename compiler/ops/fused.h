@@ -8,7 +8,8 @@
 //                producer takes them; for FusedMatMul a 1-D tensor of N values
 //                (N = Y's last dim) added to every row
 //          3     the residual R, optional: Y's type and shape
-// Attributes: the producer's, and
+// Attributes: the producer's (FusedMatMul: alpha, default 1, scales the product
+// before the epilogue, as Gemm's alpha does: passes/fold_scale sets it), and
 //   activation         'none' (default), 'relu', 'clip', 'leaky_relu', 'sigmoid',
 //                      'tanh', 'hard_sigmoid', 'hard_swish', 'silu', 'gelu' (the
 //                      erf form), 'gelu_tanh' (the tanh approximation)
@@ -20,7 +21,7 @@
 // The activation parameters carry an "activation_" prefix because Gemm's own
 // attributes already use alpha and beta.
 //
-//   Y = act(P(inputs 0..) [+ bias] [+ R if before]) [+ R if after]
+//   Y = act(P(inputs 0..) [+ bias] [+ R if before]) [+ R if after]   (FusedMatMul: P = alpha * A x B)
 //
 // A fused node's opset is the default-domain opset of the producer it
 // replaces: it selects the producer's form (Gemm 1, 7, 11), whose attribute

@@ -56,6 +56,9 @@ const std::vector<Stage>& pipeline() {
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
        "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
        with_fuse_epilogue, graph_pass<fuse_epilogue>},
+      {"fold_scale", K::graph, "the epilogues fused (fuse_epilogue: a MatMul made a FusedMatMul takes no bias after)",
+       "a constant scalar Mul / Div read only by matrix products' operands becomes their alpha", true, nullptr,
+       graph_pass<fold_scale>},
       // ---- schedule stages (compiler/schedule/) --------------------------------------------------
       {"remove_dead", K::schedule, "the graph final (the graph passes)",
        "removes the nodes whose results no output needs, through chains of them", true, nullptr,
@@ -80,8 +83,14 @@ const std::vector<Stage>& pipeline() {
        "a Concat whose inputs can all be slices of its output runs no kernel: their producers write there "
        "(schedule/elide_concat.cpp)",
        true, nullptr, schedule_stage<&Lowering::elide_concat>},
+      {"fold_operand_views", K::schedule,
+       "the final kernel list and each buffer's layout (fold_boundary_casts): views of dense buffers only",
+       "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
+       "through the Transpose after it",
+       true, nullptr, schedule_stage<&Lowering::fold_operand_views>},
       {"memory_plan", K::schedule,
-       "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output) and each buffer's layout",
+       "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
+       "fold_operand_views) and each buffer's layout",
        "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
        schedule_stage<&Lowering::plan_arena>},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
@@ -90,6 +99,9 @@ const std::vector<Stage>& pipeline() {
       {"kernels", K::schedule, "every buffer placed (memory_plan, place_weights)",
        "a Kernel per listed node with its tensor views (space, offset, strides)", false, nullptr,
        schedule_stage<&Lowering::build_kernels>},
+      {"fold_gemm_batch", K::schedule, "each kernel's views (kernels)",
+       "a matrix product's batch dims that B broadcasts over and A and Y continue become rows (M) of one product",
+       true, nullptr, schedule_stage<&Lowering::fold_gemm_batch>},
       {"tactics", K::schedule, "each kernel's views (strides, alignment) and the --arch targets",
        "each kernel's tactic per --arch, engine and note (schedule/tactics.h)", false, nullptr,
        schedule_stage<&Lowering::choose_tactics>},

@@ -383,6 +383,23 @@ GemmLowering lower_einsum(const Kernel& k) {
   return g;
 }
 
+// The innermost batch dims over which B broadcasts (stride 0) and A, Y and C continue their rows
+// (a batch stride of row stride times M; any stride when M is 1) become rows: [128, 1, 768] x
+// [768, 2304] is one product of 128 rows rather than 128 products of one.
+void batch_to_rows(GemmLowering& g) {
+  auto continues = [&](const MatrixStrides& s) { return g.M == 1 || s.batch[2] == s.row * g.M; };
+  while (g.batch[2] > 1 && g.b.batch[2] == 0 && continues(g.a) && continues(g.y) &&
+         (!g.has_c || continues(g.c) || (g.c.batch[2] == 0 && g.c.row == 0))) {
+    for (MatrixStrides* s : {&g.a, &g.y, &g.c}) {
+      if (g.M == 1) s->row = s->batch[2];
+      s->batch = {0, s->batch[0], s->batch[1]};
+    }
+    g.b.batch = {0, g.b.batch[0], g.b.batch[1]};
+    g.M *= g.batch[2];
+    g.batch = {1, g.batch[0], g.batch[1]};
+  }
+}
+
 }  // namespace
 
 GemmLowering lower_gemm(const Kernel& k) {
@@ -391,6 +408,7 @@ GemmLowering lower_gemm(const Kernel& k) {
   GemmLowering g;
   if (op == "MatMul") {
     g = lower_matmul(k);
+    g.alpha = k.node->attr_float("alpha", 1.0);  // FusedMatMul's (passes/fold_scale)
     if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
       // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
       const TensorView& vb = k.inputs[2];
@@ -414,6 +432,7 @@ GemmLowering lower_gemm(const Kernel& k) {
       }
     }
   }
+  if (g.kind == GemmLowering::Kind::gemm && k.batch_as_rows) batch_to_rows(g);
   if (g.kind == GemmLowering::Kind::gemm && g.batch_count() > 65535) {
     refuse_node(k, fmt::format("{} batched products exceed the grid's z limit (65535)", g.batch_count()));
   }

@@ -43,7 +43,8 @@ struct GemmLowering {
   int64_t batch_count() const { return batch[0] * batch[1] * batch[2]; }
 };
 
-/// \brief Lowers k (Gemm, MatMul or Einsum, or their fused forms; its views give the strides).
+/// \brief Lowers k (Gemm, MatMul or Einsum, or their fused forms; its views give the strides);
+/// with k.batch_as_rows, the batch dims B broadcasts over that continue A's and Y's rows are rows.
 /// Throws Error naming the node for what the templates do not run (an Einsum that is not a batched
 /// matmul up to transposes, more than 3 batch dims that do not merge, 32-bit index overflow).
 GemmLowering lower_gemm(const Kernel& k);

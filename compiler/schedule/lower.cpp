@@ -11,6 +11,7 @@
 
 #include "ops/registry.h"
 #include "schedule/families.h"
+#include "schedule/linear.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -127,6 +128,7 @@ bool Lowering::find_views() {
       throw n.error("internal: a view from " + in.type_str() + " to " + out.type_str());
     }
     root_[&out] = root(&in);
+    steps_[&out] = {&in, &n, false};
   }
   return !root_.empty();
 }
@@ -263,6 +265,7 @@ bool Lowering::plan_arena() {
   for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
     for (const Value* out : nodes_[k]->outputs()) {
       const Value* v = out ? stored(out) : nullptr;
+      if (v && written_through(v)) v = root(v);  // the buffer it writes is its Transpose's
       if (!v || !in_arena(buffer(v))) continue;
       if (root(v) != v) throw nodes_[k]->error("internal: a kernel writes view '" + v->name() + "'");
       const Value* b = buffer(v);  // v, or the elided Concat's output v is a slice of
@@ -352,13 +355,8 @@ TensorView Lowering::view(const Value* v) const {
   t.dtype = v->dtype();
   t.shape = v->shape();
   const Value* r = root(v);
-  auto ohwi = layout_.weight_pitch.find(r);
-  if (ohwi != layout_.weight_pitch.end()) {
-    t.strides = channels_last_strides(r->shape(), ohwi->second);
-  } else {
-    t.strides = storage_strides(r->shape(), storage_of(r));
-  }
-  if (v != r && !view_strides(r->shape(), std::vector<int64_t>(t.strides), v->shape(), &t.strides)) {
+  int64_t offset = 0;  // elements
+  if (!strides_in_root(v, &t.strides, &offset)) {
     throw Error("internal: view '" + v->name() + "' of '" + r->name() + "' has no strides in its layout");
   }
   if (r->is_constant()) {
@@ -378,6 +376,7 @@ TensorView Lowering::view(const Value* v) const {
     if (it == arena_offset_.end() && v->numel() != 0) throw Error("internal: value '" + r->name() + "' has no arena buffer");
     t.offset = it == arena_offset_.end() ? 0 : it->second;
   }
+  t.offset += offset * static_cast<int64_t>(dtype_size(t.dtype));
   return t;
 }
 bool Lowering::build_kernels() {
@@ -396,6 +395,22 @@ bool Lowering::build_kernels() {
   return !s_.kernels.empty();
 }
 
+bool Lowering::fold_gemm_batch() {
+  done_.insert("fold_gemm_batch");
+  bool changed = false;
+  for (Kernel& k : s_.kernels) {
+    if (k.family != "gemm") continue;
+    const int64_t products = linear::lower_gemm(k).batch_count();
+    k.batch_as_rows = true;
+    if (linear::lower_gemm(k).batch_count() == products) {
+      k.batch_as_rows = false;  // nothing to fold: the kernel stays as it was
+    } else {
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 // The note: the layout's conversion (why this kernel exists), the tactic's reason, the Casts folded in.
 bool Lowering::choose_tactics() {
   done_.insert("tactics");
@@ -405,6 +420,8 @@ bool Lowering::choose_tactics() {
     if (folded_into_.count(k.node)) {
       for (const std::string& c : folded_into_.at(k.node)) k.note += "; boundary Cast '" + c + "' folded in";
     }
+    if (operand_views_.count(k.node)) k.note += fmt::format("; {}", fmt::join(operand_views_.at(k.node), ", "));
+    if (kept_views_.count(k.node)) k.note += "; not a view: " + kept_views_.at(k.node);
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
     auto slice = k.node->outputs().empty() ? slices_.end() : slices_.find(k.node->outputs()[0]);

@@ -70,9 +70,11 @@ class Lowering {
   bool fold_boundary_casts();  ///< --fp16: boundary Casts into the kernels beside them
   /// Concats whose producers write straight into their slices (elide_concat.cpp says when).
   bool elide_concat();
+  bool fold_operand_views();   ///< Transposes and Slices as strided operand views of matrix products
   bool plan_arena();           ///< arena offsets by liveness
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
+  bool fold_gemm_batch();      ///< batch dims B broadcasts over run as rows of one product
   bool choose_tactics();       ///< each kernel's tactic per --arch, and its note
 
   /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,
@@ -94,12 +96,30 @@ class Lowering {
   bool in_arena(const Value* r) const;
   Storage storage_of(const Value* r) const;
   TensorView view(const Value* v) const;
+  bool strides_in_root(const Value* v, std::vector<int64_t>* strides, int64_t* offset) const;
+  bool written_through(const Value* v) const;
+  std::vector<std::pair<const Node*, int>> view_readers(const std::vector<const Value*>& views) const;
+  bool is_product(const Node* n) const;
+  std::string operand_view_refusal(const Node& n, const std::vector<const Value*>& views) const;
+  std::string write_through_refusal(const Node& n) const;
+  bool try_operand_view(const Node& n, std::string* why);
 
   Graph& g_;
   const LowerOptions& o_;
   Schedule s_;
   std::set<std::string> done_;                    // the stages that ran
   std::map<const Value*, const Value*> root_;     // view -> the value whose buffer it is
+  // How a view is made from the value before it in its chain (find_views: a reshape; the
+  // fold_operand_views stage: a Transpose or a Slice, or a product's output written through the
+  // inverse of the Transpose after it). Each chain ends at its root.
+  struct ViewStep {
+    const Value* from = nullptr;
+    const Node* node = nullptr;  // the view op, Transpose or Slice
+    bool inverse = false;        // `from` is the Transpose's output: this value its input
+  };
+  std::map<const Value*, ViewStep> steps_;
+  std::map<const Node*, std::vector<std::string>> operand_views_;  // product -> the views it reads / writes through
+  std::map<const Node*, std::string> kept_views_;  // Transposes / Slices read by a product that stay kernels: why
   std::map<const Value*, int> output_of_;         // root -> the graph output whose buffer it is
   std::set<const Node*> copies_;                  // Identity nodes added for output copies
   std::map<const Value*, const Value*> folded_as_;  // a folded Cast's side -> the value stored instead

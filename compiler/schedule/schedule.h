@@ -66,6 +66,10 @@ struct Kernel {
   /// The tactic per --arch (SM number, e.g. 75 or 90) where the choice depends on the target;
   /// `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
   std::map<int, Tactic> arch_tactic;
+  /// Matrix products (the gemm family): the innermost batch dims that B broadcasts over (stride 0)
+  /// and along which A, Y and C continue their rows run as more rows of one product
+  /// (schedule/linear.h lower_gemm); set by the fold_gemm_batch stage.
+  bool batch_as_rows = false;
 
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;

@@ -1,0 +1,122 @@
+// schedule stage fold_operand_views (schedule/operand_views.cpp): a Transpose or Slice read only by
+// matrix products emits no kernel (the product reads strides and an offset of its input); a
+// Transpose after a product is written through by it; otherwise it stays, its note says why.
+#include <doctest/doctest.h>
+
+#include "ops/shape_inference.h"
+#include "pipeline/pipeline.h"
+#include "tests/ir/graph_input.h"
+
+using namespace modelc;
+using modelc::test::input;
+
+namespace {
+
+Value* weight(Graph& g, const char* name, Shape s) {
+  return g.add_constant(name, Tensor::from_f64(DType::float32, s, std::vector<double>(num_elements(s), 0.5)), true);
+}
+
+Value* node(Graph& g, const char* op, const char* name, const std::vector<Value*>& inputs) {
+  Value* out = g.add_value(std::string(name) + "_out");
+  g.add_node(op, name, inputs, {out});
+  return out;
+}
+
+Value* transpose(Graph& g, Value* x, std::vector<int64_t> perm, const char* name = "transpose") {
+  Value* t = node(g, "Transpose", name, {x});
+  g.nodes().back()->set_attr_ints("perm", std::move(perm));
+  return t;
+}
+
+Schedule lower_with(Graph& g, bool fold) {
+  ops::infer_graph(g);
+  LowerOptions o;
+  o.name = "t";
+  o.passes.verify_each = true;
+  if (!fold) o.passes.disabled.insert("fold_operand_views");
+  return lower(g, o);
+}
+
+}  // namespace
+
+TEST_CASE("fold_operand_views: a Transpose read by a MatMul is the product's strided A") {
+  for (bool fold : {true, false}) {
+    CAPTURE(fold);
+    Graph g;
+    g.set_opset(17);
+    Value* t = transpose(g, input(g, "x", {3, 5}), {1, 0});
+    g.add_output(node(g, "MatMul", "matmul", {t, weight(g, "w", {3, 4})}));
+    const Schedule s = lower_with(g, fold);
+    REQUIRE(s.kernels.size() == (fold ? 1u : 2u));
+    const Kernel& mm = s.kernels.back();
+    CHECK(mm.node->op() == "MatMul");
+    if (fold) {
+      CHECK(mm.inputs[0].space == Space::input);
+      CHECK(mm.inputs[0].shape == Shape{5, 3});
+      CHECK(mm.inputs[0].strides == std::vector<int64_t>{1, 5});
+      CHECK(mm.note.find("Transpose 'transpose' read as strides") != std::string::npos);
+    } else {
+      CHECK(mm.inputs[0].space == Space::arena);
+    }
+  }
+}
+
+TEST_CASE("fold_operand_views: a Slice then a Reshape read by a MatMul: an offset and split strides") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {4, 12});
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    return g.add_constant(name, Tensor::from_i64(DType::int64, {n}, v));
+  };
+  Value* sl = node(g, "Slice", "slice", {x, ints("starts", {4}), ints("ends", {8}), ints("axes", {1})});
+  Value* r = node(g, "Reshape", "reshape", {sl, ints("shape", {4, 2, 2})});
+  g.add_output(node(g, "MatMul", "matmul", {r, weight(g, "w", {2, 3})}));
+  const Schedule s = lower_with(g, true);
+  REQUIRE(s.kernels.size() == 1);
+  const TensorView& a = s.kernels[0].inputs[0];
+  CHECK(a.shape == Shape{4, 2, 2});
+  CHECK(a.strides == std::vector<int64_t>{12, 2, 1});
+  CHECK(a.offset == 4 * 4);  // 4 floats in
+}
+
+TEST_CASE("fold_operand_views: a MatMul writes through the Transpose after it") {
+  Graph g;
+  g.set_opset(17);
+  Value* y = node(g, "MatMul", "matmul", {input(g, "x", {2, 3, 4}), weight(g, "w", {4, 5})});
+  Value* t = transpose(g, y, {1, 0, 2});
+  g.add_output(node(g, "Relu", "relu", {t}));
+  const Schedule s = lower_with(g, true);
+  REQUIRE(s.kernels.size() == 2);
+  const Kernel& mm = s.kernels[0];
+  CHECK(mm.outputs[0].shape == Shape{2, 3, 5});
+  CHECK(mm.outputs[0].strides == std::vector<int64_t>{5, 10, 1});
+  CHECK(mm.outputs[0].offset == s.kernels[1].inputs[0].offset);  // the Transpose's buffer, Relu reads
+  CHECK(s.kernels[1].inputs[0].strides == std::vector<int64_t>{10, 5, 1});
+  CHECK(mm.note.find("writes through Transpose 'transpose'") != std::string::npos);
+}
+
+TEST_CASE("fold_operand_views: a Transpose also read by a Relu stays, the note says why") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {3, 5});
+  Value* t = transpose(g, x, {1, 0});
+  g.add_output(node(g, "MatMul", "matmul", {t, weight(g, "w", {3, 4})}));
+  g.add_output(node(g, "Relu", "relu", {t}));
+  const Schedule s = lower_with(g, true);
+  REQUIRE(s.kernels.size() == 3);
+  CHECK(s.kernels[0].node->op() == "Transpose");
+  CHECK(s.kernels[0].note.find("not a view: its output is read by Relu 'relu' (not a matrix product)") !=
+        std::string::npos);
+}
+
+TEST_CASE("fold_operand_views: a Transpose of unit dims is a view for any reader") {
+  Graph g;
+  g.set_opset(17);
+  Value* t = transpose(g, input(g, "x", {1, 6, 4}), {1, 0, 2});
+  g.add_output(node(g, "Relu", "relu", {t}));
+  const Schedule s = lower_with(g, true);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].inputs[0].space == Space::input);
+  CHECK(s.kernels[0].inputs[0].strides == std::vector<int64_t>{4, 4, 1});  // dense
+}
