@@ -3,7 +3,7 @@
 
     /usr/bin/python3 models/make_small_models.py [--out DIR]
 
-For NAME in tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception it writes DIR/NAME.onnx
+For NAME in tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception, tiny_encoder it writes DIR/NAME.onnx
 (opset 17, under 1 MB), DIR/NAME.input.npy (a seeded input) and
 DIR/NAME.output.npy (torch's output for it). DIR defaults to this folder.
 Everything is seeded, so a rerun with the same torch/onnx (1.13 / 1.12)
@@ -20,6 +20,9 @@ import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_torchvision import BertLikeEncoder, plain_ops  # noqa: E402  (this folder's script)
 
 OPSET = 17
 SEED = 20240607
@@ -124,7 +127,11 @@ MODELS = {
     "tiny_mlp": (TinyMLP, (4, 32)),
     "tiny_transformer": (TinyEncoderBlock, (1, 16, 64)),
     "tiny_inception": (TinyInception, (1, 3, 16, 16)),
+    # The BERT-like encoder of export_torchvision.py at a small size: nn.MultiheadAttention's packed
+    # QKV projection, its Slices and Transposes, the scaled product (exported with plain_ops).
+    "tiny_encoder": (lambda: BertLikeEncoder(d_model=64, heads=4, layers=2, ffn=128), (1, 16, 64)),
 }
+PLAIN_OPS = {"tiny_encoder"}  # torch modules with an export-hostile fast path (plain_ops)
 
 
 def randomize_batchnorm(model, gen):
@@ -151,12 +158,11 @@ def export(name, out_dir):
         randomize_batchnorm(model, gen)
     model.eval()
     x = torch.randn(*shape, generator=gen)
-    with torch.no_grad():
-        y = model(x)
-
     path = os.path.join(out_dir, name + ".onnx")
-    torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+    with plain_ops(model) if name in PLAIN_OPS else torch.no_grad():
+        y = model(x).detach()
+        torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
+                          do_constant_folding=True)
     m = onnx.load(path)
     onnx.checker.check_model(m)
     size = os.path.getsize(path)

@@ -16,7 +16,7 @@ Everything is seeded: the same seed, counts and models/*.onnx give byte-identica
 random choices are drawn from its own generator (seeded by the seed, its kind and its index), so the
 count of one kind does not change the files of another.
 
-The bases: every models/*.onnx (the shipped tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception) and small models
+The bases: every models/*.onnx (the shipped tiny_* models) and small models
 built here with onnx.helper: a conv net; a shape-op net (Reshape, Unsqueeze, ReduceSum and Tile
 whose int64 shape, axes and repeats are initializers and Constant nodes); a Constant net (value,
 value_ints, value_float attributes); an If with two subgraphs; a net with a symbolic batch dim
