@@ -49,3 +49,22 @@ TEST_CASE("fold_gemm_batch: [2, 3, 3, 4] x [4, 5]: both batch dims continue the 
   CHECK(g.batch_count() == 1);
   CHECK(g.M == 18);
 }
+
+TEST_CASE("fold_gemm_batch: a B with its own batch ([2, 3, 4] x [2, 4, 5]) stays two products") {
+  Graph g;
+  g.set_opset(17);
+  Value* a = input(g, "a", {2, 3, 4});
+  Value* b = input(g, "b", {2, 4, 5});
+  Value* y = g.add_value("y");
+  g.add_node("MatMul", "matmul", {a, b}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o;
+  o.name = "t";
+  const Schedule s = lower(g, o);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK_FALSE(s.kernels[0].batch_as_rows);
+  const linear::GemmLowering l = linear::lower_gemm(s.kernels[0]);
+  CHECK(l.batch_count() == 2);
+  CHECK(l.M == 3);
+}
