@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "codegen/literals.h"
@@ -36,11 +37,18 @@ Json view_json(const TensorView& v) {
   return j;
 }
 
+int64_t node_flops(const Node& n) {
+  // lookup: fused kernels' nodes are of the internal modelc domain.
+  const ops::OpDef& def = ops::lookup(n);
+  return def.flops ? def.flops(n) : 0;
+}
+
 int64_t kernel_flops(const Kernel& k) {
   if (!k.node) return 0;
-  // lookup: fused kernels' nodes are of the internal modelc domain.
-  const ops::OpDef& def = ops::lookup(*k.node);
-  return def.flops ? def.flops(*k.node) : 0;
+  if (k.ranges.empty()) return node_flops(*k.node);
+  int64_t sum = 0;  // a horizontally fused kernel computes each range's node
+  for (const OutputRange& r : k.ranges) sum += node_flops(*r.node);
+  return sum;
 }
 
 std::string tactic_text(const Kernel& k) {
@@ -99,6 +107,16 @@ std::string nodes_text(const Kernel& k) {
 
 // The fused epilogue of a FusedConv / FusedGemm / FusedMatMul, e.g. "bias + relu + residual"; "".
 std::string epilogue_text(const Kernel& k) {
+  if (!k.ranges.empty()) {  // a horizontally fused kernel: the bias, then each range's activation
+    const bool bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
+    std::string s = bias ? "bias + per range:" : "per range:";
+    for (const OutputRange& r : k.ranges) {
+      const bool fused = !ops::producer_of_fused(r.node->op()).empty();
+      s += fmt::format(" [{}, {}) {}", r.begin, r.end,
+                       ops::activation_name(fused ? ops::activation_of_fused(*r.node).kind : ops::Activation::none));
+    }
+    return s;
+  }
   if (!k.node || ops::producer_of_fused(k.node->op()).empty()) return "";
   const Node& n = *k.node;
   std::string s;
@@ -317,6 +335,13 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kj["tactic"] = Json::object();
     for (const auto& [key, value] : tactic_fields(k.tactic)) kj["tactic"][key] = value;
     kj["note"] = k.note;
+    if (!k.ranges.empty()) {  // horizontally fused (schedule/fuse_horizontal.cpp): output i is range i
+      Json ranges = Json::array();
+      for (const OutputRange& r : k.ranges) {
+        ranges.push_back({{"node", r.node->name()}, {"output", r.node->output(0).name()}, {"begin", r.begin}, {"end", r.end}});
+      }
+      kj["ranges"] = std::move(ranges);
+    }
     if (is_conv_or_matmul(k)) {
       kj["engine"] = engine_of(k);
       kj["fallback_reason"] = fallback_reason_of(k);

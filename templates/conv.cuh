@@ -127,7 +127,8 @@ struct Im2colLoader {
 
 /// \brief Y = Epi(conv(X, W)): the implicit GEMM. Epi sees Coord{group, output channel (0..M),
 /// pixel column j, offset in Y}; gemm::EpilogueBias adds the bias. XPitch / YPitch / WPitch: the
-/// channel pitches of an nhwc X, Y and W (0: dense).
+/// channel pitches of an nhwc X, Y and W (0: dense). With gemm::EpilogueRanges (groups = 1, a
+/// horizontally fused convolution) each channel goes to its range's output, not to Y.
 template <class T, class Acc, class Sh, Layout L, class Tl, class Epi, int XPitch = 0, int YPitch = 0, int WPitch = 0>
 struct Conv {
   static constexpr int kXP = XPitch ? XPitch : Sh::kC, kYP = YPitch ? YPitch : Sh::kM, kWP = WPitch ? WPitch : Sh::kCg;
@@ -184,7 +185,13 @@ struct Conv {
         } else {
           off = (n * O::kSize + o) * kYP + channel;
         }
-        p.Y[off] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], gemm::Coord{group, channel, col, off}));
+        const T v = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], gemm::Coord{group, channel, col, off}));
+        if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused kernel: the range's output
+          bool vector;
+          *Epi::at(p.epilogue, channel, n, o, &vector) = v;
+        } else {
+          p.Y[off] = v;
+        }
       }
     }
   }

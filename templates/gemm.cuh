@@ -24,7 +24,8 @@
 // stored value and gets each element's coordinates (batch, row, column, offset in Y):
 // EpilogueIdentity, EpilogueLinear (Gemm's alpha / beta / C), EpilogueBias (a convolution's B), and
 // EpilogueFused (FusedConv / FusedGemm / FusedMatMul: bias, activation, residual add) share one
-// main loop.
+// main loop. EpilogueRanges (a horizontally fused convolution) also says where each output channel
+// goes: its Range's own output, at that output's strides.
 #pragma once
 
 // Standard headers before device.h (the emulation's qualifier macros must not reach them).
@@ -174,6 +175,72 @@ struct EpilogueFused {
     return static_cast<Acc>(r);
   }
 };
+
+// ---- horizontally fused outputs -----------------------------------------------------------------
+
+/// \brief One output of a horizontally fused kernel (compiler/schedule/fuse_horizontal.cpp): the
+/// product's channels [Begin, End) (a convolution's output channels), through activation A, stored
+/// at y + outer * SOuter + inner * SInner + (channel - Begin) * SChannel, y being the range's own
+/// pointer (EpilogueRanges::Params::y) and (outer, inner) the image and the output pixel in it.
+/// Vector: 8 consecutive channels of the range from a multiple of 8 form one 16-byte aligned run
+/// (SChannel 1, the other strides and the pointer aligned): the tensor-core store writes them whole.
+template <int Begin, int End, Act A, int64_t SOuter, int64_t SInner, int64_t SChannel, bool Vector>
+struct Range {
+  static constexpr int kBegin = Begin, kEnd = End;
+  static constexpr Act kAct = A;
+  static constexpr int64_t kSOuter = SOuter, kSInner = SInner, kSChannel = SChannel;
+  static constexpr bool kVector = Vector;
+};
+
+/// \brief The ranges' lookups by channel: a chain of tests on the ranges' constant ends (the last
+/// range takes whatever the ones before it do not).
+template <int I, class R, class... Rest>
+struct RangeChain {
+  __device__ __forceinline__ static float activate(int channel, float x, const ActParams* act) {
+    if constexpr (sizeof...(Rest) > 0) {
+      if (channel >= R::kEnd) return RangeChain<I + 1, Rest...>::activate(channel, x, act);
+    }
+    return mc::gemm::activate<R::kAct>(x, act[I]);
+  }
+  template <class TY>
+  __device__ __forceinline__ static TY* at(TY* const* y, int channel, int outer, int inner, bool* vector) {
+    if constexpr (sizeof...(Rest) > 0) {
+      if (channel >= R::kEnd) return RangeChain<I + 1, Rest...>::at(y, channel, outer, inner, vector);
+    }
+    *vector = R::kVector;
+    return y[I] + outer * R::kSOuter + inner * R::kSInner + (channel - R::kBegin) * R::kSChannel;
+  }
+};
+
+/// \brief The epilogue of a horizontally fused convolution: acc + bias[channel] (the ranges' biases
+/// concatenated), then the activation of the channel's range (Range, in channel order). The kernel
+/// stores each channel where at() says, not in its own Y: in its range's output.
+template <class T, class TY, bool kHasBias, class... Rs>
+struct EpilogueRanges {
+  static constexpr int kRanges = sizeof...(Rs);
+  using Chain = RangeChain<0, Rs...>;
+  struct Params {
+    const T* bias = nullptr;  ///< null when kHasBias is false
+    TY* y[kRanges] = {};      ///< each range's output
+    ActParams act[kRanges] = {};
+  };
+  template <class Sh, class Acc>
+  __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
+    float r = static_cast<float>(v);
+    if constexpr (kHasBias) r += static_cast<float>(p.bias[c.row]);
+    return static_cast<Acc>(Chain::activate(c.row, r, p.act));
+  }
+  /// Where output channel `channel` of pixel `inner` of image `outer` goes; *vector: its range's Vector.
+  __device__ __forceinline__ static TY* at(const Params& p, int channel, int outer, int inner, bool* vector) {
+    return Chain::at(p.y, channel, outer, inner, vector);
+  }
+};
+
+/// \brief True for an epilogue that says where each output goes (EpilogueRanges).
+template <class Epi, class = void>
+struct HasRanges : std::false_type {};
+template <class Epi>
+struct HasRanges<Epi, std::void_t<decltype(Epi::kRanges)>> : std::true_type {};
 
 // ---- tiling ------------------------------------------------------------------------------------
 

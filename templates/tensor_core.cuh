@@ -26,7 +26,8 @@
 // (store_matrix_sync, 16 x 24), then each lane takes 8 consecutive columns of one row, applies the
 // gemm.cuh epilogue (EpilogueIdentity / Linear / Bias / Fused: bias, activation, residual) in FP32
 // and stores TY: a cast (to __half: finite values clamped to +-65504 first), with one or two
-// 16-byte stores where the output is contiguous along the columns, element stores otherwise.
+// 16-byte stores where the output is contiguous along the columns, element stores otherwise. A
+// horizontally fused Conv (EpilogueRanges) stores each channel in its range's output instead.
 //
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
@@ -489,7 +490,8 @@ struct Im2colLoader {
 /// \brief Y = Epi(conv(X, W)) on tensor cores, groups = 1, NHWC views: X [N][D][H][W][Cp] (channels
 /// >= C masked), W OHWI [M][KD][KH][KW][Cp] (padded channels zero), Y [N][OD][OH][OW][Yp]
 /// (channels >= M never written). Sh: mc::conv::Shape with G = 1. The epilogue sees Coord{0, output
-/// channel, pixel, offset in Y} (as the SIMT conv: gemm::EpilogueBias adds bias[channel]).
+/// channel, pixel, offset in Y} (as the SIMT conv: gemm::EpilogueBias adds bias[channel]); with
+/// gemm::EpilogueRanges (a horizontally fused convolution) each channel goes to its range's output.
 /// Grid: (pixel tiles, channel tiles).
 template <class TY, class Acc, class Sh, int Cp, int Yp, class Tl, class Epi>
 struct Conv {
@@ -541,7 +543,19 @@ struct Conv {
                                       p.epilogue, v[e], gemm::Coord{0, m + e, j, row + m + e})))
                                 : to_output<TY>(0.0f);
       }
-      if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
+      if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused kernel: the ranges' outputs
+        const int n = j / Sh::OutDims::kSize, o = j % Sh::OutDims::kSize;
+        bool vector;
+        TY* dst = Epi::at(p.epilogue, m, n, o, &vector);
+        if (vector && m + 8 <= Sh::kM) {  // m is a multiple of 8: the 8 channels lie in one range
+          store8(dst, out);
+        } else {
+          MC_UNROLL
+          for (int e = 0; e < 8; ++e) {
+            if (m + e < Sh::kM) *Epi::at(p.epilogue, m + e, n, o, &vector) = out.t[e];
+          }
+        }
+      } else if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
         store8(p.Y + row + m, out);
       } else {
         MC_UNROLL

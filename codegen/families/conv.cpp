@@ -48,10 +48,12 @@ struct Pitches {
 
 Pitches conv_pitches(const Kernel& k) {
   const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
-  const bool dense = x.dense() && w.dense() && y.dense();
+  // A horizontally fused convolution's outputs are its ranges' (their own strides): Y's pitch is 0.
+  const bool ranged = !k.ranges.empty();
+  const bool dense = x.dense() && w.dense() && (ranged || y.dense());
   if (dense) return {};
-  Pitches p{channels_last_pitch(x), channels_last_pitch(y), channels_last_pitch(w)};
-  if (p.x == 0 || p.y == 0 || p.w == 0) {
+  Pitches p{channels_last_pitch(x), ranged ? 0 : channels_last_pitch(y), channels_last_pitch(w)};
+  if (p.x == 0 || (p.y == 0 && !ranged) || p.w == 0) {
     throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
   }
   return p;
@@ -68,12 +70,16 @@ std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
 KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
-  std::vector<LaunchParam> params = {
-      {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
+  const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
+  std::vector<LaunchParam> params = {{"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}};
+  if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
   std::string what;
-  const std::string epilogue = bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
+  const std::string epilogue = ranged ? ranged_epilogue(k, ctx, conv_epilogue_type(k, ctx), ctx.ctype(vy.dtype), &params, &what)
+                                      : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
+  const std::string shape_y = ranged ? fmt::format("{} outputs", k.ranges.size()) : shape_text(vy.shape);
   if (k.engine == "tensor_core") {
-    const int64_t cp = channels_last_pitch(k.inputs[0]), yp = channels_last_pitch(vy);
+    // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
+    const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
     const std::string TY = ctx.ctype(vy.dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
@@ -83,8 +89,8 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
     };
     const std::string comment =
         fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores", k.node->op(),
-                    k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape),
-                    g.str(), what, cp, yp);
+                    k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y,
+                    g.str(), what, cp, ranged ? "ranges" : std::to_string(yp));
     return tc_launches(k, comment, decl, params);
   }
   const Pitches p = conv_pitches(k);
@@ -93,8 +99,9 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   const std::string T = ctx.ctype(vy.dtype);
   const std::string comment = fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM, SIMT tile {}", k.node->op(),
                                           k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
-                                          shape_text(vy.shape), g.str(), what,
-                                          nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, p.y) : "", tile.name());
+                                          shape_y, g.str(), what,
+                                          nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
+                                          tile.name());
   const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}", p.x, p.y, p.w) : "";
   const std::string type =
       fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>", T,

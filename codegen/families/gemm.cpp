@@ -41,6 +41,23 @@ KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const 
   return single_launch(Launch{comment, type, std::move(params)});
 }
 
+// The Params fields of an activation's parameters, under `field` ("epilogue.act"): those it uses.
+void activation_params(const ops::EpilogueActivation& act, const std::string& field, std::vector<LaunchParam>* params) {
+  switch (act.kind) {
+    case ops::Activation::leaky_relu: params->push_back({field + ".alpha", float_literal(act.alpha)}); break;
+    case ops::Activation::hard_sigmoid:
+    case ops::Activation::hard_swish:
+      params->push_back({field + ".alpha", float_literal(act.alpha)});
+      params->push_back({field + ".beta", float_literal(act.beta)});
+      break;
+    case ops::Activation::clip:
+      if (act.min) params->push_back({field + ".min", float_literal(*act.min)});
+      if (act.max) params->push_back({field + ".max", float_literal(*act.max)});
+      break;
+    default: break;
+  }
+}
+
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what) {
   const Node& n = *k.node;
@@ -69,21 +86,43 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
   if (has_bias && beta != 1.0) params->push_back({"epilogue.beta", float_literal(beta)});
   if (has_bias) params->push_back({"epilogue.bias", ctx.ptr(k.inputs[ops::kFusedBiasInput], true)});
   if (has_residual) params->push_back({"epilogue.residual", ctx.ptr(k.inputs[ops::kFusedResidualInput], true)});
-  switch (act.kind) {
-    case ops::Activation::leaky_relu: params->push_back({"epilogue.act.alpha", float_literal(act.alpha)}); break;
-    case ops::Activation::hard_sigmoid:
-    case ops::Activation::hard_swish:
-      params->push_back({"epilogue.act.alpha", float_literal(act.alpha)});
-      params->push_back({"epilogue.act.beta", float_literal(act.beta)});
-      break;
-    case ops::Activation::clip:
-      if (act.min) params->push_back({"epilogue.act.min", float_literal(*act.min)});
-      if (act.max) params->push_back({"epilogue.act.max", float_literal(*act.max)});
-      break;
-    default: break;
-  }
+  activation_params(act, "epilogue.act", params);
   return fmt::format("mc::gemm::EpilogueFused<{}, {}, {}, mc::gemm::Act::{}, {}>", T, strides_text(bias),
                      has_bias ? "true" : "false", act_name, residual);
+}
+
+std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
+                            std::vector<LaunchParam>* params, std::string* what) {
+  const bool has_bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
+  if (has_bias) params->push_back({"epilogue.bias", ctx.ptr(k.inputs[ops::kFusedBiasInput], true)});
+  const int64_t total = k.ranges.back().end;
+  std::string ranges;
+  *what = has_bias ? " + bias" : "";
+  for (std::size_t i = 0; i < k.ranges.size(); ++i) {
+    const OutputRange& r = k.ranges[i];
+    const TensorView& y = k.outputs.at(i);
+    const ops::EpilogueActivation act = is_fused(*r.node) ? ops::activation_of_fused(*r.node) : ops::EpilogueActivation{};
+    // [N, C, spatial...]: the image, channel and innermost pixel strides; the spatial dims must
+    // continue one another (a pixel index runs over them as one).
+    const std::vector<int64_t>& st = y.strides;
+    for (std::size_t d = 2; d + 1 < st.size(); ++d) {
+      if (st[d] != st[d + 1] * y.shape[d + 1] && y.shape[d] > 1) {
+        throw Error("internal: kernel " + k.id + ": output '" + y.value + "' has spatial dims that do not continue");
+      }
+    }
+    const int64_t s_outer = st[0], s_channel = st[1], s_inner = st.size() > 2 ? st.back() : 1;
+    const bool vector = s_channel == 1 && s_inner % 8 == 0 && s_outer % 8 == 0 && y.offset % 16 == 0 &&
+                        r.begin % 8 == 0 && (r.end % 8 == 0 || r.end == total);
+    ranges += fmt::format(",\n    mc::gemm::Range<{}, {}, mc::gemm::Act::{}, /*image, pixel, channel strides*/ {}, {}, {}, {}>",
+                          r.begin, r.end, ops::activation_name(act.kind), s_outer, s_inner, s_channel,
+                          vector ? "/*vector*/ true" : "false");
+    params->push_back({fmt::format("epilogue.y[{}]", i), ctx.ptr(y, false)});
+    activation_params(act, fmt::format("epilogue.act[{}]", i), params);
+    *what += fmt::format("{} [{}, {}){} -> '{}'", i ? "," : "; ranges", r.begin, r.end,
+                         act.kind != ops::Activation::none ? std::string(" ") + ops::activation_name(act.kind) : "",
+                         y.value);
+  }
+  return fmt::format("mc::gemm::EpilogueRanges<{}, {}, {}{}>", T, TY, has_bias ? "true" : "false", ranges);
 }
 
 KernelLaunches tc_launches(const Kernel& k, const std::string& comment,

@@ -39,6 +39,13 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what);
 
+/// \brief The epilogue of a horizontally fused convolution (k.ranges) as `mc::gemm::EpilogueRanges<T,
+/// TY, has bias, Range<begin, end, activation, strides, vector>...>`: the concatenated bias
+/// (input 2) read as T, output i at k.outputs[i]'s strides with ranges[i].node's activation. Its
+/// Params fields go to *params ("epilogue.y[0]", ...), a comment fragment to *what.
+std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
+                            std::vector<LaunchParam>* params, std::string* what);
+
 /// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
 /// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of
 /// the newest planned arch not above its own, the oldest's below them). Each comment is `comment`

@@ -88,9 +88,15 @@ const std::vector<Stage>& pipeline() {
        "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
        "through the Transpose after it",
        true, nullptr, schedule_stage<&Lowering::fold_operand_views>},
+      {"fuse_horizontal", K::schedule,
+       "each output's layout and Concat slice (layout, elide_concat), the epilogues fused (fuse_epilogue) and the "
+       "weights in their final type (precision); before the arena is planned",
+       "sibling convolutions reading one input with one geometry run as one kernel on their concatenated weights, "
+       "each writing its output channel range where it was planned (schedule/fuse_horizontal.cpp)",
+       true, nullptr, schedule_stage<&Lowering::fuse_horizontal>},
       {"memory_plan", K::schedule,
        "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
-       "fold_operand_views) and each buffer's layout",
+       "fold_operand_views; fuse_horizontal) and each buffer's layout",
        "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
        schedule_stage<&Lowering::plan_arena>},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",

@@ -96,7 +96,11 @@ ConvGeometry checked(const Kernel& k, const ops::WindowGeometry& w) {
 
 }  // namespace
 
-ConvGeometry conv_geometry(const Kernel& k) { return checked(k, ops::conv_geometry(*k.node)); }
+ConvGeometry conv_geometry(const Kernel& k) {
+  ConvGeometry g = checked(k, ops::conv_geometry(*k.node));
+  if (!k.ranges.empty()) g.M = k.ranges.back().end;  // horizontally fused: every range's channels
+  return g;
+}
 
 ConvGeometry conv_transpose_geometry(const Kernel& k) { return checked(k, ops::conv_transpose_geometry(*k.node)); }
 

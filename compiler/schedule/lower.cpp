@@ -263,7 +263,7 @@ bool Lowering::plan_arena() {
   done_.insert("memory_plan");
   std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
   for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
-    for (const Value* out : nodes_[k]->outputs()) {
+    for (const Value* out : kernel_outputs(nodes_[k])) {
       const Value* v = out ? stored(out) : nullptr;
       if (v && written_through(v)) v = root(v);  // the buffer it writes is its Transpose's
       if (!v || !in_arena(buffer(v))) continue;
@@ -278,7 +278,7 @@ bool Lowering::plan_arena() {
       const int64_t elements = storage_elements(b->shape(), storage_of(b));
       buffers_.push_back({b->name(), elements * static_cast<int64_t>(dtype_size(b->dtype())), k, k, -1});
     }
-    for (const Value* in : nodes_[k]->inputs()) {
+    for (const Value* in : kernel_inputs(nodes_[k])) {
       if (!in) continue;
       const Value* r = buffer(in);
       if (!in_arena(r)) continue;
@@ -307,7 +307,7 @@ bool Lowering::place_weights() {
   done_.insert("place_weights");
   std::map<uint64_t, std::vector<std::size_t>> by_hash;  // content hash -> entries
   for (const Node* n : nodes_) {
-    for (const Value* v : n->inputs()) {
+    for (const Value* v : kernel_inputs(n)) {
       if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
       // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
       auto ohwi = layout_.weight_pitch.find(v);
@@ -388,8 +388,17 @@ bool Lowering::build_kernels() {
     k.family = families_[i];
     k.node = n;
     k.nodes = n->covers().empty() ? std::vector<std::string>{n->name()} : n->covers();
-    for (const Value* v : n->inputs()) k.inputs.push_back(view(v));
-    for (const Value* v : n->outputs()) k.outputs.push_back(view(v));
+    for (const Value* v : kernel_inputs(n)) k.inputs.push_back(view(v));
+    for (const Value* v : kernel_outputs(n)) k.outputs.push_back(view(v));
+    auto fused = horizontal_.find(n);
+    if (fused != horizontal_.end()) {
+      k.ranges = fused->second.ranges;
+      for (std::size_t r = 1; r < k.ranges.size(); ++r) {
+        const Node* sibling = k.ranges[r].node;
+        const auto& covers = sibling->covers().empty() ? std::vector<std::string>{sibling->name()} : sibling->covers();
+        k.nodes.insert(k.nodes.end(), covers.begin(), covers.end());
+      }
+    }
     s_.kernels.push_back(std::move(k));
   }
   return !s_.kernels.empty();
@@ -424,11 +433,18 @@ bool Lowering::choose_tactics() {
     if (kept_views_.count(k.node)) k.note += "; not a view: " + kept_views_.at(k.node);
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
-    auto slice = k.node->outputs().empty() ? slices_.end() : slices_.find(k.node->outputs()[0]);
-    if (slice != slices_.end()) {
+    for (const OutputRange& r : k.ranges) {
+      k.note += fmt::format("{} '{}' channels [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
+                            r.node->name(), r.begin, r.end, r.node->output(0).name());
+    }
+    const std::vector<const Value*> outputs = kernel_outputs(k.node);
+    for (std::size_t i = 0; i < outputs.size() && i < k.outputs.size(); ++i) {
+      auto slice = slices_.find(outputs[i]);
+      if (slice == slices_.end()) continue;
       const Slice& sl = slice->second;
-      k.note += fmt::format("; writes its slice [{}, {}) on axis {} of '{}' (Concat '{}' elided)", sl.offset,
-                            sl.offset + k.outputs[0].shape[static_cast<std::size_t>(sl.axis)], sl.axis,
+      k.note += fmt::format("; {}writes its slice [{}, {}) on axis {} of '{}' (Concat '{}' elided)",
+                            k.ranges.empty() ? "" : "'" + outputs[i]->name() + "' ", sl.offset,
+                            sl.offset + k.outputs[i].shape[static_cast<std::size_t>(sl.axis)], sl.axis,
                             sl.whole->name(), sl.whole->producer()->name());
     }
   }
@@ -449,6 +465,12 @@ std::string Lowering::describe() const {
       if (conversion != layout_.conversions.end()) os << " (" << conversion->second << ")";
       auto folded = folded_into_.find(nodes_[i]);
       if (folded != folded_into_.end()) os << fmt::format(" (takes the Casts {})", fmt::join(folded->second, ", "));
+      auto fused = horizontal_.find(nodes_[i]);
+      if (fused != horizontal_.end()) {
+        std::vector<std::string> ranges;
+        for (const OutputRange& r : fused->second.ranges) ranges.push_back(fmt::format("'{}' [{}, {})", r.node->name(), r.begin, r.end));
+        os << fmt::format(" (horizontally fused: {})", fmt::join(ranges, ", "));
+      }
       os << "\n";
     }
   }

@@ -22,6 +22,9 @@
 // output runs no kernel; each input is then a slice (same strides, an offset along the axis) of the
 // Concat's buffer, written there by its producer, and the memory plan sees one buffer, live from
 // the first producer to the last reader.
+// Horizontal fusion (fuse_horizontal, compiler/schedule/fuse_horizontal.cpp) runs after it and
+// before the memory plan: sibling convolutions on one input become one kernel at the first one's
+// place, writing each sibling's output (a channel range of the product) where it was planned.
 #pragma once
 
 #include <map>
@@ -71,6 +74,8 @@ class Lowering {
   /// Concats whose producers write straight into their slices (elide_concat.cpp says when).
   bool elide_concat();
   bool fold_operand_views();   ///< Transposes and Slices as strided operand views of matrix products
+  /// Sibling convolutions on one X as one kernel, each output a channel range (fuse_horizontal.cpp).
+  bool fuse_horizontal();
   bool plan_arena();           ///< arena offsets by liveness
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
@@ -103,6 +108,11 @@ class Lowering {
   std::string operand_view_refusal(const Node& n, const std::vector<const Value*>& views) const;
   std::string write_through_refusal(const Node& n) const;
   bool try_operand_view(const Node& n, std::string* why);
+  bool compatible_siblings(const Node& a, const Node& b) const;
+  /// The values kernel node n reads / writes: its inputs / outputs, or for a horizontally fused
+  /// kernel the concatenated weights and bias / every range's output.
+  std::vector<const Value*> kernel_inputs(const Node* n) const;
+  std::vector<const Value*> kernel_outputs(const Node* n) const;
 
   Graph& g_;
   const LowerOptions& o_;
@@ -138,6 +148,15 @@ class Lowering {
     int64_t offset = 0;
   };
   std::map<const Value*, Slice> slices_;
+  /// A horizontally fused convolution (fuse_horizontal): the first sibling (the node that stays in
+  /// the kernel list) -> the concatenated weights and bias (constants added to the graph; bias null
+  /// when no sibling has one) and every sibling's range, the first sibling's first.
+  struct HorizontalFusion {
+    const Value* weights = nullptr;
+    const Value* bias = nullptr;
+    std::vector<OutputRange> ranges;
+  };
+  std::map<const Node*, HorizontalFusion> horizontal_;
 };
 
 }  // namespace modelc

@@ -45,6 +45,13 @@ struct TensorView {
   TensorView reshaped(const Shape& s) const;
 };
 
+/// \brief One output of a horizontally fused kernel (schedule stage fuse_horizontal): the node
+/// whose output it is, and the channels [begin, end) of the fused product it holds.
+struct OutputRange {
+  const Node* node = nullptr;
+  int64_t begin = 0, end = 0;
+};
+
 /// \brief One kernel launch (or a group of launches of one template family).
 struct Kernel {
   std::string id;                       ///< "k7": unique, a C identifier
@@ -70,6 +77,10 @@ struct Kernel {
   /// and along which A, Y and C continue their rows run as more rows of one product
   /// (schedule/linear.h lower_gemm); set by the fold_gemm_batch stage.
   bool batch_as_rows = false;
+  /// A horizontally fused convolution (schedule/fuse_horizontal.cpp): output i is ranges[i].node's
+  /// output, channels [begin, end) of the product of the concatenated weights (inputs 1, 2); each
+  /// range has its node's epilogue. Empty for every other kernel.
+  std::vector<OutputRange> ranges;
 
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;

@@ -202,7 +202,7 @@ namespace {
 /// groups = 1, channels-last views (schedule/layout.h) with W in OHWI at X's channel pitch, a pitch
 /// that is a multiple of 8 (16-byte chunks of channels), 16-byte aligned buffers.
 std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
-  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
+  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];  // the ranges' outputs share y's dtype
   for (DType t : {x.dtype, w.dtype, y.dtype}) {
     if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
   }
@@ -211,11 +211,16 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
     return std::string(dtype_name(x.dtype != DType::float16 ? x.dtype : w.dtype)) + " storage";
   }
   if (g.G > 1) return fmt::format("groups = {}", g.G);
-  const int64_t cp = channels_last_pitch(x), wp = channels_last_pitch(w), yp = channels_last_pitch(y);
-  if (cp == 0 || yp == 0) return "NCHW layout";
+  const int64_t cp = channels_last_pitch(x), wp = channels_last_pitch(w);
+  // A horizontally fused convolution writes several outputs (k.ranges): each must qualify.
+  const bool outputs_nhwc = std::all_of(k.outputs.begin(), k.outputs.end(),
+                                        [](const TensorView& o) { return channels_last_pitch(o) != 0; });
+  if (cp == 0 || !outputs_nhwc) return "NCHW layout";
   if (wp != cp) return "weights not in OHWI at the input's channel pitch";
   if (cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
-  if (!aligned16(x) || !aligned16(w) || !aligned16(y)) return "a buffer not 16-byte aligned";
+  if (!aligned16(x) || !aligned16(w) || !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
+    return "a buffer not 16-byte aligned";
+  }
   return mixed_epilogue_types(k) ? "bias and residual of different types" : "";
 }
 

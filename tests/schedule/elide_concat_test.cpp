@@ -16,6 +16,8 @@
 using namespace modelc;
 using modelc::test::input;
 using modelc::test::kernel_of;
+using modelc::test::layout_options;
+using modelc::test::network_input;
 using modelc::test::sine_weight;
 
 namespace {
@@ -29,11 +31,7 @@ struct Inception {
     g.set_opset(17);
     const DType t = fp16 ? DType::float16 : DType::float32;
     x = input(g, "x", {n, 8, 6, 6});
-    Value* in = x;
-    if (fp16) {
-      in = g.add_value("x16");
-      g.add_node("Cast", "cast", {x}, {in})->set_attr_int("to", 10);
-    }
+    Value* in = network_input(g, x, fp16);
     Value *a = g.add_value("a"), *ar = g.add_value("ar"), *b = g.add_value("b"), *p = g.add_value("p"),
           *c = g.add_value("c"), *y = g.add_value("y");
     g.add_node("Conv", "conv_a", {in, sine_weight(g, "Wa", {ca, 8, 1, 1}, t), sine_weight(g, "Ba", {ca}, t)}, {a});
@@ -48,15 +46,6 @@ struct Inception {
     ops::infer_graph(g);
   }
 };
-
-LowerOptions options(LayoutMode mode, bool fp16) {
-  LowerOptions o;
-  o.name = "t";
-  o.archs = {"sm_75"};
-  o.layout = mode;
-  o.passes.fp16 = fp16;
-  return o;
-}
 
 int concat_kernels(const Schedule& s) {
   int n = 0;
@@ -111,7 +100,7 @@ TEST_CASE("elide_concat: two convs and a pool write their slices of the Concat's
       CAPTURE(fp16);
       CAPTURE(layout_mode_name(mode));
       Inception net(fp16);
-      const Schedule s = lower(net.g, options(mode, fp16));
+      const Schedule s = lower(net.g, layout_options(mode, fp16));
       CHECK(concat_kernels(s) == 0);
       const int64_t element = fp16 ? 2 : 4;
       if (mode == LayoutMode::nchw) {
@@ -135,7 +124,7 @@ TEST_CASE("elide_concat: channels padded at the end of the Concat's pixels, its 
   // 16 + 4 + 8 = 28 channels, padded to a pitch of 32 for conv_out's tensor cores; conv_b's 4
   // channels are not padded: the pool's slice starts at channel 20.
   Inception net(true, 1, 16, 4);
-  const Schedule s = lower(net.g, options(LayoutMode::automatic, true));
+  const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, true));
   CHECK(concat_kernels(s) == 0);
   const TensorView& whole = kernel_of(s, "conv_out").inputs[0];
   CHECK(whole.strides == std::vector<int64_t>{1152, 1, 192, 32});
@@ -148,12 +137,12 @@ TEST_CASE("elide_concat: channels padded at the end of the Concat's pixels, its 
 
 TEST_CASE("elide_concat: batch 2 slices are channels-last views, but strided in NCHW (kept)") {
   Inception nhwc(false, 2);
-  const Schedule s = lower(nhwc.g, options(LayoutMode::automatic, false));
+  const Schedule s = lower(nhwc.g, layout_options(LayoutMode::automatic, false));
   CHECK(concat_kernels(s) == 0);
   CHECK(kernel_of(s, "pool").outputs[0].strides == std::vector<int64_t>{1152, 1, 192, 32});
 
   Inception nchw(false, 2);
-  const Schedule d = lower(nchw.g, options(LayoutMode::nchw, false));
+  const Schedule d = lower(nchw.g, layout_options(LayoutMode::nchw, false));
   CHECK(concat_kernels(d) == 1);
   REQUIRE(d.concats.size() == 1);
   CHECK_FALSE(d.concats[0].elided);
@@ -163,7 +152,7 @@ TEST_CASE("elide_concat: batch 2 slices are channels-last views, but strided in 
 TEST_CASE("elide_concat: a tensor-core convolution's slice off a 16-byte boundary keeps the Concat") {
   // conv_a writes 4 channels: conv_b's slice starts at channel 4 (8 bytes in FP16).
   Inception net(true, 1, 4, 8);
-  const Schedule s = lower(net.g, options(LayoutMode::automatic, true));
+  const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, true));
   CHECK(concat_kernels(s) == 1);
   REQUIRE(s.concats.size() == 1);
   CHECK(s.concats[0].inputs[0].reason.empty());
@@ -173,7 +162,7 @@ TEST_CASE("elide_concat: a tensor-core convolution's slice off a 16-byte boundar
 
 TEST_CASE("elide_concat: --disable-pass elide_concat keeps the Concat kernel") {
   Inception net(false);
-  LowerOptions o = options(LayoutMode::automatic, false);
+  LowerOptions o = layout_options(LayoutMode::automatic, false);
   o.passes.disabled.insert("elide_concat");
   const Schedule s = lower(net.g, o);
   CHECK(concat_kernels(s) == 1);
@@ -193,7 +182,7 @@ TEST_CASE("elide_concat: a model input, or a value fed twice, keeps the Concat; 
     g.add_node("Relu", "relu", {c}, {y});
     g.add_output(y);
     ops::infer_graph(g);
-    const Schedule s = lower(g, options(LayoutMode::automatic, false));
+    const Schedule s = lower(g, layout_options(LayoutMode::automatic, false));
     CHECK(concat_kernels(s) == 1);
     const nlohmann::json j = nlohmann::json::parse(report_json(s, ReportInfo{}));
     REQUIRE(j.contains("concats"));

@@ -89,14 +89,27 @@ def run(cmd):
     return p.returncode, p.stdout
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc):
+    """--modelc, --work (emptied and made here) and --jobs of a script whose docstring is `doc`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--modelc", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)  # no earlier build passes for this one
     os.makedirs(a.work)
+    return a
+
+
+def verify(modelc, model, keep, jobs, flags, what):
+    """`modelc verify MODEL --emulate FLAGS` (the build kept in `keep`) must pass."""
+    rc, text = run([modelc, "verify", model, "--emulate", "-j", str(jobs), "--keep", keep] + flags)
+    if rc != 0 or "\nPASS: " not in "\n" + text:
+        fail(f"{what}: modelc verify --emulate {' '.join(flags)} exited with {rc}")
+
+
+def main():
+    a = arguments(__doc__)
     model = os.path.join(a.work, "fp16_islands.onnx")
     build(model)
     cases = [("folded", [], KERNELS_FOLDED), ("unfolded", ["--disable-pass", "fold_cast_pairs"], KERNELS_UNFOLDED),
@@ -117,10 +130,7 @@ def main():
             fail(f"{name}: {c['conversions']} layout conversions, expected {LAYOUT_CONVERSIONS}")
         if name == "unfolded":
             continue  # verify takes no --disable-pass: the folded compiles are the ones checked
-        rc, text = run([a.modelc, "verify", model, "--emulate", "-j", str(a.jobs),
-                        "--keep", os.path.join(a.work, "verify_" + name)] + flags)
-        if rc != 0 or "\nPASS: " not in "\n" + text:
-            fail(f"{name}: modelc verify --emulate {' '.join(flags)} exited with {rc}")
+        verify(a.modelc, model, os.path.join(a.work, "verify_" + name), a.jobs, flags, name)
     print("OK")
 
 
