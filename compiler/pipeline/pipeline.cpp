@@ -88,10 +88,16 @@ const std::vector<Stage>& pipeline() {
        "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
        "through the Transpose after it",
        true, nullptr, schedule_stage<&Lowering::fold_operand_views>},
+      {"streams", K::schedule,
+       "the final kernel list and each value's buffer (elide_concat, fold_operand_views); before the arena is planned",
+       "each kernel's stream from the kernel DAG, events where an edge crosses streams (--streams N; "
+       "schedule/streams.h)",
+       true, nullptr, schedule_stage<&Lowering::plan_streams>},
       {"memory_plan", K::schedule,
        "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
-       "fold_operand_views) and each buffer's layout",
-       "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
+       "fold_operand_views), each buffer's layout and each kernel's stream (streams)",
+       "arena offsets by liveness over the kernel order, a buffer live until every later kernel is ordered after "
+       "its accesses (streams; schedule/memory_plan.h)", false, nullptr,
        schedule_stage<&Lowering::plan_arena>},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
        "the weights blob: each constant a kernel reads, identical data once", false, nullptr,
