@@ -286,12 +286,18 @@ std::string entry_point(const std::string& symbol, const Launch& l) {
          t + "::kThreads) " + symbol + "(const " + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
 }
 
-// The statements that launch entry point `symbol` with the launch's params.
-std::string launch_statements(const std::string& symbol, const Launch& l) {
+// The stream a kernel of stream `s` runs on in the enqueue function: `stream` (the caller's) for
+// stream 0, else the context's own (runtime.h, Bindings::streams).
+std::string stream_of(int s) { return s == 0 ? "stream" : "mc_bindings.streams[" + std::to_string(s) + "]"; }
+std::string event_of(int e) { return "mc_bindings.events[" + std::to_string(e) + "]"; }
+
+// The statements that launch entry point `symbol` with the launch's params on stream `s`.
+std::string launch_statements(const std::string& symbol, const Launch& l, int s) {
   const std::string t = symbol + "_t";
-  std::string s = t + "::Params p{};\n";
-  for (const LaunchParam& p : l.params) s += "p." + p.field + " = " + p.value + ";\n";
-  return s + "MC_LAUNCH(" + symbol + ", " + t + "::grid(), " + t + "::block(), 0, p);\n";
+  std::string r = t + "::Params p{};\n";
+  for (const LaunchParam& p : l.params) r += "p." + p.field + " = " + p.value + ";\n";
+  const std::string args = symbol + ", " + t + "::grid(), " + t + "::block(), 0, p);\n";
+  return r + (s == 0 ? "MC_LAUNCH(" + args : "MC_LAUNCH_ON(" + stream_of(s) + ", " + args);
 }
 
 // The launches are either all arch variants (min_sm > 0, ascending) or none is.
@@ -306,6 +312,48 @@ bool arch_variants(const Kernel& k, const KernelLaunches& kl) {
     previous = sm;
   }
   return variants;
+}
+
+// The statements that run one kernel's launches (the arch variants: the newest not above the
+// device's SM), on its stream; records each distinct entry point in code.entries / code.launches.
+std::string kernel_launches(const std::string& name, const Kernel& k, const KernelLaunches& kl,
+                            std::map<std::string, std::string>& symbol_of, KernelCode& code) {
+  if (kl.launches.empty()) return "// " + comment(kl.nothing_to_run.empty() ? "nothing to run" : kl.nothing_to_run) + "\n";
+  std::string r;
+  const bool variants = arch_variants(k, kl);
+  const std::size_t n = kl.launches.size();
+  std::vector<std::string> symbols;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Launch& l = kl.launches[i];
+    const std::string own = name + "_" + k.id +
+                            (variants ? "_sm" + std::to_string(l.min_sm) : n > 1 ? "_" + std::to_string(i) : "");
+    const auto [it, added] = symbol_of.emplace(l.type, own);
+    if (added) code.entries += entry_point(own, l);
+    symbols.push_back(it->second);
+    std::vector<std::string>& launched = code.launches[k.id];
+    if (std::find(launched.begin(), launched.end(), it->second) == launched.end()) launched.push_back(it->second);
+  }
+  if (variants) {
+    // The newest variant not above the device's SM; the oldest below all of them.
+    for (std::size_t i = n; i-- > 0;) {
+      if (n == 1) {
+        r += "{\n";
+      } else if (i > 0) {
+        r += (i + 1 == n ? "if" : "} else if") + std::string(" (mc_bindings.sm >= ") +
+             std::to_string(kl.launches[i].min_sm) + ") {\n";
+      } else {
+        r += "} else {\n";
+      }
+      r += launch_statements(symbols[i], kl.launches[i], k.stream);
+    }
+    r += "}\n";
+    return r;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 1) r += "// " + comment(kl.launches[i].comment) + "\n";
+    r += "{\n" + launch_statements(symbols[i], kl.launches[i], k.stream) + "}\n";
+  }
+  return r;
 }
 
 KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers) {
@@ -328,43 +376,10 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
     if (!kl.declarations.empty() && seen.insert(kl.declarations).second) code.declarations.push_back(kl.declarations);
     code.body += "\n" + kernel_comment(*k);
-    if (kl.launches.empty()) {
-      code.body += "// " + comment(kl.nothing_to_run.empty() ? "nothing to run" : kl.nothing_to_run) + "\n";
-      continue;
-    }
-    const bool variants = arch_variants(*k, kl);
-    const std::size_t n = kl.launches.size();
-    std::vector<std::string> symbols;
-    for (std::size_t i = 0; i < n; ++i) {
-      const Launch& l = kl.launches[i];
-      const std::string own = name + "_" + k->id +
-                              (variants ? "_sm" + std::to_string(l.min_sm) : n > 1 ? "_" + std::to_string(i) : "");
-      const auto [it, added] = symbol_of.emplace(l.type, own);
-      if (added) code.entries += entry_point(own, l);
-      symbols.push_back(it->second);
-      std::vector<std::string>& launched = code.launches[k->id];
-      if (std::find(launched.begin(), launched.end(), it->second) == launched.end()) launched.push_back(it->second);
-    }
-    if (variants) {
-      // The newest variant not above the device's SM; the oldest below all of them.
-      for (std::size_t i = n; i-- > 0;) {
-        if (n == 1) {
-          code.body += "{\n";
-        } else if (i > 0) {
-          code.body += (i + 1 == n ? "if" : "} else if") + std::string(" (mc_bindings.sm >= ") +
-                       std::to_string(kl.launches[i].min_sm) + ") {\n";
-        } else {
-          code.body += "} else {\n";
-        }
-        code.body += launch_statements(symbols[i], kl.launches[i]);
-      }
-      code.body += "}\n";
-      continue;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (n > 1) code.body += "// " + comment(kl.launches[i].comment) + "\n";
-      code.body += "{\n" + launch_statements(symbols[i], kl.launches[i]) + "}\n";
-    }
+    const std::string stream = stream_of(k->stream);
+    for (int e : k->waits) code.body += "MC_CHECK(cudaStreamWaitEvent(" + stream + ", " + event_of(e) + ", 0));\n";
+    code.body += kernel_launches(name, *k, kl, symbol_of, code);
+    if (k->event >= 0) code.body += "MC_CHECK(cudaEventRecord(" + event_of(k->event) + ", " + stream + "));\n";
   }
   return code;
 }
@@ -473,11 +488,35 @@ std::string header_file(const Model& m) {
   return h;
 }
 
-std::string enqueue_function(const std::string& fn, const KernelCode& code, bool is_static) {
+// With several streams (schedule/streams.h), the statements before the first kernel (the other
+// streams wait for the caller's: the fork) and after the last (the caller's waits for each of them:
+// the join, so a run's outputs are ready on the caller's stream, and a capture may end); the
+// schedule's last events are these.
+struct ForkJoin {
+  std::string fork, join;
+};
+ForkJoin fork_join(const Schedule& s) {
+  ForkJoin r;
+  if (s.streams <= 1) return r;
+  const int fork = s.events - s.streams;
+  r.fork = "  // the other streams start after the caller's work so far\n";
+  r.fork += "  MC_CHECK(cudaEventRecord(" + event_of(fork) + ", stream));\n";
+  r.join = "  // the caller's stream continues after every stream's last kernel\n";
+  for (int t = 1; t < s.streams; ++t) {
+    r.fork += "  MC_CHECK(cudaStreamWaitEvent(" + stream_of(t) + ", " + event_of(fork) + ", 0));\n";
+    r.join += "  MC_CHECK(cudaEventRecord(" + event_of(fork + t) + ", " + stream_of(t) + "));\n";
+    r.join += "  MC_CHECK(cudaStreamWaitEvent(stream, " + event_of(fork + t) + ", 0));\n";
+  }
+  return r;
+}
+
+std::string enqueue_function(const std::string& fn, const KernelCode& code, bool is_static, const ForkJoin& fj = {}) {
   std::string s = std::string(is_static ? "static " : "") + "int " + fn +
                   "(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {\n";
   s += kBindings;
+  s += fj.fork;
   s += code.body;
+  s += fj.join;
   s += "  return 0;\n}\n";
   return s;
 }
@@ -545,18 +584,25 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   std::string enqueue_name;
   if (code) {
     c += declarations_of(*code);
-    c += "// Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).\n";
-    c += enqueue_function(n + "_enqueue", *code, true);
+    c += s.streams > 1 ? "// Enqueues every kernel of the model on `stream` and the context's other streams (forked from it\n"
+                         "// and joined back; captured into a CUDA graph).\n"
+                       : "// Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).\n";
+    c += enqueue_function(n + "_enqueue", *code, true, fork_join(s));
   } else {
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
       c += "int " + n + "_part" + std::to_string(p) +
            "_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream);\n";
     }
-    c += "\n// Enqueues every kernel of the model in order on `stream`: the parts, one after another.\n";
+    c += s.streams > 1 ? "\n// Enqueues every kernel of the model: the parts, one after another, between the fork of the\n"
+                         "// context's other streams from `stream` and their join.\n"
+                       : "\n// Enqueues every kernel of the model in order on `stream`: the parts, one after another.\n";
     c += "static int " + n + "_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {\n";
+    const ForkJoin fj = fork_join(s);
+    c += fj.fork;
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
       c += "  if (const int r = " + n + "_part" + std::to_string(p) + "_enqueue(mc_status, mc_bindings, stream)) return r;\n";
     }
+    c += fj.join;
     c += "  return 0;\n}\n";
   }
   c += "\n";
@@ -577,7 +623,12 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   c += "    " + c_string(n + "_weights.bin") + ",\n";
   c += "    " + std::to_string(s.inputs.size()) + ",\n    kInputs,\n";
   c += "    " + std::to_string(s.outputs.size()) + ",\n    kOutputs,\n";
-  c += "    " + n + "_enqueue,\n};\n\n";
+  c += "    " + n + "_enqueue,\n";
+  if (s.streams > 1) {
+    c += "    " + std::to_string(s.streams) + ",  // streams (schedule/streams.h)\n";
+    c += "    " + std::to_string(s.events) + ",  // events\n";
+  }
+  c += "};\n\n";
   c += "}  // namespace\n\n";
 
   c += "struct " + n + "_ctx {\n  " + n + "_ctx() : rt(kModel) {}\n  mc::Context rt;\n};\n\n";

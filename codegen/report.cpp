@@ -360,6 +360,9 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     auto launched = info.launches.find(k.id);
     kj["launches"] = launched == info.launches.end() ? Json::array() : Json(launched->second);
     kj["flops"] = kernel_flops(k);
+    kj["stream"] = k.stream;
+    kj["waits"] = k.waits;
+    if (k.event >= 0) kj["event"] = k.event;
     flops += kernel_flops(k);
     ++families[k.family];
     kernels.push_back(std::move(kj));
@@ -389,6 +392,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   j["families"] = Json::object();
   for (const auto& [f, n] : families) j["families"][f] = n;
   j["kernels"] = std::move(kernels);
+  j["streams"] = {{"count", s.streams}, {"events", s.events}, {"critical_path_kernels", s.critical_path}};
   Json weights = Json::array();
   for (const WeightEntry& w : s.weights) {
     weights.push_back({{"value", w.value},
@@ -403,6 +407,34 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   // Names come from the model: bytes that are not UTF-8 become U+FFFD, so the file is valid JSON.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
+
+namespace {
+
+// The streams stage's result: how many, the events, the critical path; per stream its kernels
+// (schedule/streams.h).
+std::string streams_markdown(const Schedule& s) {
+  std::string m = "\n## Streams\n\n" + std::to_string(s.streams) + (s.streams == 1 ? " stream" : " streams") + ", " +
+                  std::to_string(s.events) + " events";
+  if (s.critical_path > 0) {
+    m += "; the critical path (the longest chain of dependent kernels) is " + std::to_string(s.critical_path) + " of " +
+         std::to_string(s.kernels.size()) + " kernels";
+  }
+  m += ".\n";
+  if (s.streams == 1) return m;
+  m += "\n| stream | kernels | waits for events before |\n|---:|---|---|\n";
+  for (int t = 0; t < s.streams; ++t) {
+    std::string ids, waits;
+    for (const Kernel& k : s.kernels) {
+      if (k.stream != t) continue;
+      ids += (ids.empty() ? "" : ", ") + k.id + (k.event >= 0 ? " (event " + std::to_string(k.event) + ")" : "");
+      for (int e : k.waits) waits += (waits.empty() ? "" : ", ") + k.id + ": " + std::to_string(e);
+    }
+    m += "| " + std::to_string(t) + (t == 0 ? " (the caller's)" : "") + " | " + ids + " | " + waits + " |\n";
+  }
+  return m;
+}
+
+}  // namespace
 
 std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   std::string archs;
@@ -463,6 +495,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }
+  m += streams_markdown(s);
   m += concats_markdown(s.concats);
   if (s.precision) m += precision_markdown(*s.precision);
   return m;

@@ -5,7 +5,9 @@
 // compiled, the function that enqueues every kernel) and keeps one mc::Context per NAME_ctx:
 //   create    checks that a device exists, that its compute capability has an image in the binary,
 //             and that its memory suffices; uploads the weights; allocates the arena and the
-//             context's own input/output buffers; captures the run into a CUDA graph.
+//             context's own input/output buffers, and the model's other streams and events (a
+//             model whose branches run concurrently: ModelInfo::num_streams); captures the run,
+//             with its fork to those streams and their join back, into a CUDA graph.
 //   run       replays the graph on the caller's stream (device pointers; enqueues only). The graph
 //             holds the pointers it was captured with: new input/output pointers are captured
 //             once more (keep the same buffers between runs to only replay).
@@ -93,6 +95,8 @@ inline int cuda_fail(Status& s, cudaError_t e, const char* expr, const char* fil
 /// through mc::launch (never <<<>>>), checked like MC_CHECK. The kernel may be a template-id
 /// with commas: everything is one macro argument list.
 #define MC_LAUNCH(...) MC_CHECK(::mc::launch_on(stream, __VA_ARGS__))
+/// \brief MC_LAUNCH on stream `s` (a kernel on one of the context's other streams).
+#define MC_LAUNCH_ON(s, ...) MC_CHECK(::mc::launch_on(s, __VA_ARGS__))
 
 namespace mc {
 
@@ -112,6 +116,10 @@ struct Bindings {
   /// The device's SM number (major * 10 + minor, e.g. 75, 90): a kernel planned per --arch
   /// launches the tactic of the newest planned arch not above it.
   int sm = 0;
+  /// Several streams (ModelInfo::num_streams > 1): streams[0] is the stream the run is enqueued
+  /// on, streams[1..] the context's own; events[] the context's events (disable-timing).
+  const cudaStream_t* streams = nullptr;
+  const cudaEvent_t* events = nullptr;
 };
 
 /// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
@@ -141,6 +149,10 @@ struct ModelInfo {
   int num_outputs;
   const TensorInfo* outputs;
   EnqueueFn enqueue;
+  /// Streams the kernels run on (the caller's and num_streams - 1 of the context's own) and the
+  /// events between them; a single-stream model leaves them out (1 and 0).
+  int num_streams = 1;
+  int num_events = 0;
 };
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
@@ -380,6 +392,10 @@ class Context {
     }
     MC_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     MC_CHECK(cudaEventCreateWithFlags(&user_done_, cudaEventDisableTiming));
+    streams_.assign(static_cast<size_t>(model_.num_streams), nullptr);
+    for (size_t i = 1; i < streams_.size(); ++i) MC_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
+    events_.assign(static_cast<size_t>(model_.num_events), nullptr);
+    for (cudaEvent_t& e : events_) MC_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     const int r = capture(own_inputs_.data(), own_outputs_.data(), &own_graph_);
     if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
@@ -423,8 +439,9 @@ class Context {
   // Records the model's kernels, with these input/output pointers, into a CUDA graph.
   int capture(const void* const* inputs, void* const* outputs, cudaGraphExec_t* exec) {
     Status& mc_status = status_;
+    streams_[0] = stream_;  // the stream the capture runs on
     const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_), inputs,
-                     outputs, sm_};
+                     outputs, sm_, streams_.data(), events_.data()};
     MC_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     int r = kOk;
     try {
@@ -551,6 +568,12 @@ class Context {
     if (user_graph_) cudaGraphExecDestroy(user_graph_);
     if (user_done_) cudaEventDestroy(user_done_);
     if (own_graph_) cudaGraphExecDestroy(own_graph_);
+    for (cudaEvent_t e : events_) {
+      if (e) cudaEventDestroy(e);
+    }
+    for (size_t i = 1; i < streams_.size(); ++i) {
+      if (streams_[i]) cudaStreamDestroy(streams_[i]);
+    }
     if (stream_) cudaStreamDestroy(stream_);
     if (io_) cudaFree(io_);
     if (arena_) cudaFree(arena_);
@@ -568,6 +591,8 @@ class Context {
   void* io_ = nullptr;  // the context's own inputs and outputs (run_host), one allocation
   std::vector<void*> own_inputs_, own_outputs_;
   cudaStream_t stream_ = nullptr;
+  std::vector<cudaStream_t> streams_;  // Bindings::streams: [0] = stream_ at capture, then the context's own
+  std::vector<cudaEvent_t> events_;    // Bindings::events
   cudaGraphExec_t own_graph_ = nullptr;   // captured at create with own_inputs_/own_outputs_
   cudaGraphExec_t user_graph_ = nullptr;  // captured for the caller's latest pointers
   cudaEvent_t user_done_ = nullptr;       // recorded after each replay of user_graph_

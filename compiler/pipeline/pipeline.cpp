@@ -94,10 +94,17 @@ const std::vector<Stage>& pipeline() {
        "sibling convolutions reading one input with one geometry run as one kernel on their concatenated weights, "
        "each writing its output channel range where it was planned (schedule/fuse_horizontal.cpp)",
        true, nullptr, schedule_stage<&Lowering::fuse_horizontal>},
+      {"streams", K::schedule,
+       "the final kernel list and each value's buffer (elide_concat, fold_operand_views, fuse_horizontal); "
+       "before the arena is planned",
+       "each kernel's stream from the kernel DAG, events where an edge crosses streams (--streams N; "
+       "schedule/streams.h)",
+       true, nullptr, schedule_stage<&Lowering::plan_streams>},
       {"memory_plan", K::schedule,
        "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
-       "fold_operand_views; fuse_horizontal) and each buffer's layout",
-       "arena offsets by liveness over the kernel order (schedule/memory_plan.h)", false, nullptr,
+       "fold_operand_views; fuse_horizontal), each buffer's layout and each kernel's stream (streams)",
+       "arena offsets by liveness over the kernel order, a buffer live until every later kernel is ordered after "
+       "its accesses (streams; schedule/memory_plan.h)", false, nullptr,
        schedule_stage<&Lowering::plan_arena>},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
        "the weights blob: each constant a kernel reads, identical data once", false, nullptr,

@@ -262,6 +262,7 @@ bool Lowering::fold_boundary_casts() {
 bool Lowering::plan_arena() {
   done_.insert("memory_plan");
   std::map<const Value*, std::size_t> index;  // lookups only; order comes from buffers_
+  std::vector<std::vector<int>> accesses;     // per buffer: the kernels that touch it, ascending
   for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
     for (const Value* out : kernel_outputs(nodes_[k])) {
       const Value* v = out ? stored(out) : nullptr;
@@ -272,9 +273,11 @@ bool Lowering::plan_arena() {
       auto written = index.find(b);
       if (written != index.end()) {  // another slice of an elided Concat's output
         buffers_[written->second].last = k;
+        accesses[written->second].push_back(k);
         continue;
       }
       index[b] = buffers_.size();
+      accesses.push_back({k});
       const int64_t elements = storage_elements(b->shape(), storage_of(b));
       buffers_.push_back({b->name(), elements * static_cast<int64_t>(dtype_size(b->dtype())), k, k, -1});
     }
@@ -288,7 +291,12 @@ bool Lowering::plan_arena() {
         throw nodes_[k]->error("internal: input '" + in->name() + "' is read before any kernel writes it");
       }
       buffers_[it->second].last = k;
+      accesses[it->second].push_back(k);
     }
+  }
+  // Concurrent kernels: a buffer stays live until every later kernel is ordered after its accesses.
+  if (!streams_.stream.empty()) {
+    for (std::size_t i = 0; i < buffers_.size(); ++i) buffers_[i].last = streams_.concurrent_last(accesses[i]);
   }
   const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
   std::string why;
@@ -399,6 +407,11 @@ bool Lowering::build_kernels() {
         k.nodes.insert(k.nodes.end(), covers.begin(), covers.end());
       }
     }
+    if (!streams_.stream.empty()) {
+      k.stream = streams_.stream[i];
+      for (int w : streams_.waits[i]) k.waits.push_back(streams_.event[static_cast<std::size_t>(w)]);
+      k.event = streams_.event[i];
+    }
     s_.kernels.push_back(std::move(k));
   }
   return !s_.kernels.empty();
@@ -490,6 +503,15 @@ std::string Lowering::describe() const {
         auto it = v ? layout_.storage.find(v) : layout_.storage.end();
         if (it != layout_.storage.end()) os << fmt::format("  {}: channels-last, pitch {}\n", v->name(), it->second.pitch);
       }
+    }
+  }
+  if (ran("streams")) {
+    os << fmt::format("streams: {}, events {}, critical path {} kernels\n", s_.streams, s_.events, s_.critical_path);
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      std::vector<std::string> waits;
+      for (int w : streams_.waits[i]) waits.push_back(fmt::format("#{}", w));
+      os << fmt::format("  #{} '{}': stream {}{}\n", i, nodes_[i]->name(), streams_.stream[i],
+                        waits.empty() ? "" : fmt::format(", after {}", fmt::join(waits, " ")));
     }
   }
   if (ran("memory_plan")) {

@@ -25,6 +25,11 @@
 // Horizontal fusion (fuse_horizontal, compiler/schedule/fuse_horizontal.cpp) runs after it and
 // before the memory plan: sibling convolutions on one input become one kernel at the first one's
 // place, writing each sibling's output (a channel range of the product) where it was planned.
+// Streams (plan_streams, schedule/streams.h) run after the kernel list is final and before the
+// memory plan: each kernel's stream from the kernel DAG (a value's writer -> its readers, views and
+// elided Concats resolved to their buffers), and the events between streams. The memory plan then
+// keeps a buffer live until every later kernel is ordered after its every access (by stream order
+// and events, not by the listing): kernels that may run at the same time never share bytes.
 #pragma once
 
 #include <map>
@@ -36,6 +41,7 @@
 #include "schedule/layout.h"
 #include "schedule/memory_plan.h"
 #include "schedule/schedule.h"
+#include "schedule/streams.h"
 #include "schedule/target.h"
 
 namespace modelc {
@@ -51,6 +57,10 @@ struct LowerOptions {
   /// The layout pass (schedule/layout.h): `automatic` stores convolutional networks channels-last
   /// (NHWC, channel counts padded for tensor cores), `nchw` keeps every buffer dense.
   LayoutMode layout = LayoutMode::automatic;
+  /// --streams: at most this many CUDA streams (schedule/streams.h); 0 is automatic (as many as
+  /// the widest set of independent kernels needs, up to kAutomaticStreams); 1 runs every kernel on
+  /// the caller's stream.
+  int streams = 0;
 };
 
 /// Alignment of every buffer in the arena and the weights blob.
@@ -76,6 +86,7 @@ class Lowering {
   bool fold_operand_views();   ///< Transposes and Slices as strided operand views of matrix products
   /// Sibling convolutions on one X as one kernel, each output a channel range (fuse_horizontal.cpp).
   bool fuse_horizontal();
+  bool plan_streams();         ///< each kernel's stream and the events between streams
   bool plan_arena();           ///< arena offsets by liveness
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
@@ -105,6 +116,7 @@ class Lowering {
   bool written_through(const Value* v) const;
   std::vector<std::pair<const Node*, int>> view_readers(const std::vector<const Value*>& views) const;
   bool is_product(const Node* n) const;
+  std::vector<std::vector<int>> kernel_dependencies() const;
   std::string operand_view_refusal(const Node& n, const std::vector<const Value*>& views) const;
   std::string write_through_refusal(const Node& n) const;
   bool try_operand_view(const Node& n, std::string* why);
@@ -138,6 +150,7 @@ class Lowering {
   std::vector<const Node*> nodes_;                // the kernels' nodes, in order
   std::vector<std::string> families_;
   std::vector<LiveBuffer> buffers_;
+  StreamPlan streams_;                            // plan_streams; empty: one stream (the stage did not run)
   std::map<const Value*, int64_t> arena_offset_;
   std::map<const Value*, int64_t> weight_offset_;
   LayoutPlan layout_;

@@ -81,6 +81,12 @@ struct Kernel {
   /// output, channels [begin, end) of the product of the concatenated weights (inputs 1, 2); each
   /// range has its node's epilogue. Empty for every other kernel.
   std::vector<OutputRange> ranges;
+  /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
+  /// it waits on before it starts (ids of Schedule's events), and the event recorded after it (-1:
+  /// none, no kernel on another stream waits for it).
+  int stream = 0;
+  std::vector<int> waits;
+  int event = -1;
 
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;
@@ -136,6 +142,13 @@ struct Schedule {
   std::string layout;
   /// The elide_concat stage's decision per Concat kernel, in kernel order (report.json "concats").
   std::vector<ConcatElision> concats;
+  /// The streams stage (schedule/streams.h): streams used (1: every kernel on the caller's stream),
+  /// cudaEvent_t's created (the kernels' events 0..E-1, then the fork event E and the join events
+  /// E+1.. of streams 1..; 0 with one stream), and the kernels on the longest dependency chain (0
+  /// when the stage did not run).
+  int streams = 1;
+  int events = 0;
+  int critical_path = 0;
 };
 
 }  // namespace modelc

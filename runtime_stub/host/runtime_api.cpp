@@ -1,6 +1,7 @@
 // runtime_stub/host/runtime_api.cpp — the CUDA runtime API on the host (see runtime_api.h).
 #include "runtime_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,11 +15,20 @@
 
 using Op = std::function<void()>;
 
+// A captured operation: work (a kernel, a copy) or an event's record or wait, on the stream it was
+// issued to (its lane: the graph numbers its streams in order of first use, the origin 0).
+struct GraphOp {
+  Op run;                // the work; empty for a record or a wait
+  int lane = 0;
+  int waits_for = -1;    // a wait: the index of the record it waits for
+};
 struct CUgraph_st {
-  std::vector<Op> ops;
+  std::vector<GraphOp> ops;
+  std::map<cudaStream_t, int> lanes;
 };
 struct CUgraphExec_st {
-  std::vector<Op> ops;
+  std::vector<GraphOp> ops;
+  int lanes = 1;
 };
 struct CUstream_st {
   unsigned flags = 0;
@@ -30,6 +40,7 @@ struct CUevent_st {
   bool recorded = false;
   std::chrono::steady_clock::time_point time;
   cudaGraph_t captured_in = nullptr;  // recorded in a capturing stream: joins streams that wait on it
+  int captured_op = -1;               // the index of that record in the graph's ops
 };
 
 namespace {
@@ -54,12 +65,18 @@ struct Runtime {
   std::set<cudaGraphExec_t> execs;
   std::map<const void*, int> max_dynamic_smem;  // per kernel, from cudaFuncSetAttribute
   size_t allocated = 0;
+  bool interleave = false;  // graph replays run the streams in a seeded random interleaving
+  uint64_t rng = 0;         // its state (splitmix64), advanced by every choice
 
   Runtime() {
     if (const char* s = std::getenv("MODELC_EMU_SM")) {
       const int sm = std::atoi(s);
       for (const Arch& a : kArchs)
         if (a.sm == sm) arch = a;
+    }
+    if (const char* s = std::getenv("MODELC_EMU_INTERLEAVE")) {
+      interleave = true;
+      rng = std::strtoull(s, nullptr, 10);
     }
   }
 };
@@ -92,15 +109,85 @@ bool valid_event(cudaEvent_t e) {
 
 cudaGraph_t capturing(cudaStream_t s) { return special_stream(s) ? nullptr : s->capture; }
 
+int lane_of(cudaGraph_t g, cudaStream_t s) {
+  return g->lanes.emplace(s, static_cast<int>(g->lanes.size())).first->second;
+}
+
 // Runs `op` now, or records it into the graph `s` is capturing into.
 cudaError_t submit(cudaStream_t s, Op op) {
   if (!valid_stream(s)) return ret(cudaErrorInvalidResourceHandle);
   if (cudaGraph_t g = capturing(s)) {
-    g->ops.push_back(std::move(op));
+    g->ops.push_back({std::move(op), lane_of(g, s), -1});
     return cudaSuccess;
   }
   op();
   return cudaSuccess;
+}
+
+uint64_t next_random() {
+  std::lock_guard<std::mutex> lock(rt().mu);
+  uint64_t z = (rt().rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Replays a graph. In issue order; or, interleaving (MODELC_EMU_INTERLEAVE), one operation at a time
+// from the stream of the highest priority (drawn at random per replay) among those whose next
+// operation may run: the ones before it on its stream ran and, for a wait, the record it waits for
+// ran. Only the recorded events order the streams, so a missing event lets a reader run before its
+// writer whenever the reader's stream outranks the writer's: about every other seed for one edge.
+void replay(const CUgraphExec_st& x) {
+  bool interleave;
+  {
+    std::lock_guard<std::mutex> lock(rt().mu);
+    interleave = rt().interleave;
+  }
+  if (!interleave) {
+    for (const GraphOp& op : x.ops)
+      if (op.run) op.run();
+    return;
+  }
+  std::vector<std::vector<size_t>> lanes(static_cast<size_t>(x.lanes));
+  for (size_t i = 0; i < x.ops.size(); ++i) lanes[static_cast<size_t>(x.ops[i].lane)].push_back(i);
+  std::vector<size_t> next(lanes.size(), 0);
+  std::vector<uint64_t> priority(lanes.size());
+  for (uint64_t& p : priority) p = next_random();
+  std::vector<bool> done(x.ops.size(), false);
+  for (;;) {
+    size_t l = lanes.size();
+    for (size_t k = 0; k < lanes.size(); ++k) {
+      if (next[k] == lanes[k].size()) continue;
+      const GraphOp& op = x.ops[lanes[k][next[k]]];
+      const bool ready = op.waits_for < 0 || done[static_cast<size_t>(op.waits_for)];
+      if (ready && (l == lanes.size() || priority[k] > priority[l])) l = k;
+    }
+    if (l == lanes.size()) return;  // all ran (a wait is always for an earlier record: no deadlock)
+    const size_t i = lanes[l][next[l]++];
+    if (x.ops[i].run) x.ops[i].run();
+    done[i] = true;
+  }
+}
+
+// Whether the capture's origin (lane 0) ends after every operation of the other streams: CUDA
+// refuses to end a capture with unjoined work. Vector clocks over the ops in issue order.
+bool joined(const CUgraph_st& g) {
+  const size_t n = g.lanes.size();
+  std::vector<std::vector<size_t>> clock(n, std::vector<size_t>(n, 0));  // per lane: ops of each lane before
+  std::vector<std::vector<size_t>> recorded(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const GraphOp& op = g.ops[i];
+    std::vector<size_t>& c = clock[static_cast<size_t>(op.lane)];
+    if (op.waits_for >= 0) {
+      const std::vector<size_t>& r = recorded[static_cast<size_t>(op.waits_for)];
+      for (size_t l = 0; l < n; ++l) c[l] = std::max(c[l], r[l]);
+    }
+    ++c[static_cast<size_t>(op.lane)];
+    recorded[i] = c;
+  }
+  for (size_t l = 1; l < n; ++l)
+    if (clock[0][l] < clock[l][l]) return false;
+  return true;
 }
 
 void run_call(const mc::host::KernelCall& call) {
@@ -116,6 +203,12 @@ void run_call(const mc::host::KernelCall& call) {
 
 namespace mc {
 namespace host {
+
+void set_interleaving(bool on, uint64_t seed) {
+  std::lock_guard<std::mutex> lock(rt().mu);
+  rt().interleave = on;
+  rt().rng = seed;
+}
 
 bool set_emulated_arch(int sm) {
   for (const Arch& a : kArchs)
@@ -415,6 +508,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     std::lock_guard<std::mutex> lock(rt().mu);
     if (rt().graphs.count(event->captured_in)) stream->capture = event->captured_in;
   }
+  cudaGraph_t g = capturing(stream);
+  if (g && event->captured_in == g) g->ops.push_back({Op(), lane_of(g, stream), event->captured_op});
   return cudaSuccess;
 }
 
@@ -447,6 +542,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!valid_event(event) || !valid_stream(stream)) return ret(cudaErrorInvalidResourceHandle);
   if (cudaGraph_t g = capturing(stream)) {
     event->captured_in = g;  // a dependency marker inside the capture, not a timestamp
+    event->captured_op = static_cast<int>(g->ops.size());
+    g->ops.push_back({Op(), lane_of(g, stream), -1});
     return cudaSuccess;
   }
   event->captured_in = nullptr;
@@ -481,6 +578,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
   cudaGraph_t g = new CUgraph_st();
   std::lock_guard<std::mutex> lock(rt().mu);
   rt().graphs.insert(g);
+  g->lanes[stream] = 0;
   stream->capture = g;
   stream->capture_origin = true;
   return cudaSuccess;
@@ -500,6 +598,12 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
     }
   for (cudaEvent_t e : rt().events)
     if (e->captured_in == g) e->captured_in = nullptr;
+  if (!joined(*g)) {  // the capture is invalidated, as CUDA does
+    rt().graphs.erase(g);
+    delete g;
+    *graph = nullptr;
+    return ret(cudaErrorStreamCaptureUnjoined);
+  }
   *graph = g;
   return cudaSuccess;
 }
@@ -515,7 +619,9 @@ cudaError_t cudaGraphGetNodes(cudaGraph_t graph, void* nodes, size_t* count) {
   if (!count || nodes) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lock(rt().mu);
   if (!graph || !rt().graphs.count(graph)) return ret(cudaErrorInvalidResourceHandle);
-  *count = graph->ops.size();
+  *count = static_cast<size_t>(std::count_if(graph->ops.begin(), graph->ops.end(), [](const GraphOp& op) {
+    return static_cast<bool>(op.run);  // records and waits are edges, not nodes
+  }));
   return cudaSuccess;
 }
 
@@ -525,6 +631,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   if (!graph || !rt().graphs.count(graph)) return ret(cudaErrorInvalidResourceHandle);
   cudaGraphExec_t x = new CUgraphExec_st();
   x->ops = graph->ops;  // an executable graph is a snapshot: later edits of the graph do not affect it
+  x->lanes = static_cast<int>(graph->lanes.size());
   rt().execs.insert(x);
   *exec = x;
   return cudaSuccess;
@@ -535,9 +642,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(rt().mu);
     if (!exec || !rt().execs.count(exec)) return ret(cudaErrorInvalidResourceHandle);
   }
-  return submit(stream, [exec] {
-    for (const Op& op : exec->ops) op();
-  });
+  return submit(stream, [exec] { replay(*exec); });
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {

@@ -4,8 +4,13 @@
 // calling thread: a kernel launch or copy on a stream is done when the call returns, so
 // synchronisation calls only check their arguments and events measure host time (steady clock).
 // Stream capture records the work issued to a capturing stream (and to streams that join it through
-// cudaStreamWaitEvent on an event recorded in it) into a graph, which cudaGraphLaunch replays in
-// issue order. Kernel parameters are copied at capture, as CUDA does; copies read their source at
+// cudaStreamWaitEvent on an event recorded in it) into a graph, with each operation's stream and the
+// events recorded and waited on between them; ending a capture whose other streams did not join the
+// origin back fails (cudaErrorStreamCaptureUnjoined), as on a GPU. cudaGraphLaunch replays the graph
+// in issue order or, with MODELC_EMU_INTERLEAVE=SEED (or mc::host::set_interleaving), in a seeded
+// random interleaving of its streams that respects only their order and the recorded events (each
+// replay ranks the streams at random and always runs the highest-ranked one that may go on): a
+// missing event lets a kernel run before the one it needed, and a test fail. Kernel parameters are copied at capture, as CUDA does; copies read their source at
 // replay. Device memory is host memory; cudaMalloc fills it with 0xff bytes so reads of unwritten
 // memory show up (NaN for floats).
 //
@@ -16,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -202,6 +208,10 @@ namespace host {
 
 /// \brief Sets the emulated architecture's limits (75, 80, 86, 89 or 90); false if unknown.
 bool set_emulated_arch(int sm);
+
+/// \brief Graph replays in a random interleaving of their streams seeded with `seed` (on), or in
+/// issue order (off); MODELC_EMU_INTERLEAVE=SEED sets it at start.
+void set_interleaving(bool on, uint64_t seed);
 
 /// \brief Validates a launch and runs it now, or records it if `stream` is capturing.
 cudaError_t submit_launch(std::shared_ptr<KernelCall> call, cudaStream_t stream);

@@ -801,6 +801,76 @@ TEST_CASE("emulation: stream capture records in order; graphs replay it") {
   CHECK(cudaStreamDestroy(s2) == cudaSuccess);
 }
 
+// A fork (s2 from s), `first` on s then `second` on s2, the join; with `ordered`, s2 waits for s's
+// event after `first`. Returns the order the replay ran them in (as append_tag logs it).
+std::vector<int> fork_join_order(bool ordered) {
+  cudaStream_t s = nullptr, s2 = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) == cudaSuccess);
+  cudaEvent_t ev[3] = {};
+  for (cudaEvent_t& e : ev) REQUIRE(cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess);
+  int log[8] = {0};
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  CHECK(cudaEventRecord(ev[0], s) == cudaSuccess);
+  CHECK(cudaStreamWaitEvent(s2, ev[0], 0) == cudaSuccess);
+  CHECK(mc::launch(append_tag, dim3(1), dim3(1), 0, s, log, 1) == cudaSuccess);
+  CHECK(cudaEventRecord(ev[1], s) == cudaSuccess);
+  if (ordered) CHECK(cudaStreamWaitEvent(s2, ev[1], 0) == cudaSuccess);
+  CHECK(mc::launch(append_tag, dim3(1), dim3(1), 0, s2, log, 2) == cudaSuccess);
+  CHECK(cudaEventRecord(ev[2], s2) == cudaSuccess);
+  CHECK(cudaStreamWaitEvent(s, ev[2], 0) == cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(cudaGraphExecDestroy(exec) == cudaSuccess);
+  CHECK(cudaGraphDestroy(graph) == cudaSuccess);
+  for (cudaEvent_t e : ev) CHECK(cudaEventDestroy(e) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s2) == cudaSuccess);
+  REQUIRE(log[0] == 2);
+  return {log[1], log[2]};
+}
+
+TEST_CASE("emulation: interleaved replays respect only the recorded events") {
+  const std::vector<int> in_order = {1, 2};
+  CHECK(fork_join_order(false) == in_order);  // issue order without MODELC_EMU_INTERLEAVE
+  int unordered_swapped = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    mc::host::set_interleaving(true, seed);
+    CHECK(fork_join_order(true) == in_order);  // the event orders them, whatever the seed
+    mc::host::set_interleaving(true, seed);
+    if (fork_join_order(false) != in_order) ++unordered_swapped;  // the same seed, the event dropped
+  }
+  mc::host::set_interleaving(false, 0);
+  CHECK(unordered_swapped > 0);  // a missing event shows: the reader ran before the writer
+}
+
+TEST_CASE("emulation: a capture whose other stream does not join back fails to end") {
+  cudaStream_t s = nullptr, s2 = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking) == cudaSuccess);
+  cudaEvent_t fork = nullptr;
+  REQUIRE(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess);
+  int log[4] = {0};
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  CHECK(cudaEventRecord(fork, s) == cudaSuccess);
+  CHECK(cudaStreamWaitEvent(s2, fork, 0) == cudaSuccess);
+  CHECK(mc::launch(append_tag, dim3(1), dim3(1), 0, s2, log, 1) == cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureUnjoined);
+  CHECK(graph == nullptr);
+  cudaGetLastError();
+  cudaStreamCaptureStatus st;
+  CHECK(cudaStreamIsCapturing(s2, &st) == cudaSuccess);
+  CHECK(st == cudaStreamCaptureStatusNone);
+  CHECK(log[0] == 0);
+  CHECK(cudaEventDestroy(fork) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s2) == cudaSuccess);
+}
+
 TEST_CASE("emulation: events time host work with a steady clock") {
   cudaEvent_t a = nullptr, b = nullptr, untimed = nullptr;
   REQUIRE(cudaEventCreate(&a) == cudaSuccess);

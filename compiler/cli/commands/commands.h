@@ -74,6 +74,8 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
 /// --layout auto|nchw (LowerOptions::layout; a usage error for another word).
 void add_layout_flag(CLI::App& sub, std::string& layout);
+/// --streams N, 1 to 32 (LowerOptions::streams; left at 0 when absent: automatic).
+void add_streams_flag(CLI::App& sub, int& streams);
 
 // ---- the commands' work, callable from tests ------------------------------------
 
@@ -102,6 +104,7 @@ struct VerifyOptions {
   double max_rel_l2 = 0;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
+  int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)
   std::string keep;            ///< "" : a temporary folder, removed
   std::string name;            ///< "" : from the model file's name
   uint64_t seed = 0;

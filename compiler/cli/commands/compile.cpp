@@ -1,7 +1,7 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
-//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw] [--streams N]
 //          [--verify-each] [--print-after STAGE]... [--disable-pass STAGE]...
 // Loads the model, runs the pipeline (compiler/pipeline/pipeline.h: graph and schedule stages)
 // and writes the folder DIR (default out/NAME). --build runs make in DIR (the nvcc binary;
@@ -48,6 +48,7 @@ struct Compile {
   LoadFlags load;
   PrecisionFlags precision;
   std::string layout = "auto";
+  int streams = 0;
   bool verify_each = false;
   std::vector<std::string> print_after;
   std::vector<std::string> disable_pass;
@@ -291,6 +292,7 @@ int run_compile(const Compile& c) {
   opt.archs = archs;
   apply_precision_flags(c.precision, opt.passes);
   opt.layout = parse_layout_mode(c.layout);
+  opt.streams = c.streams;
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
@@ -348,6 +350,7 @@ void register_compile(CLI::App& app, RunFn& run) {
   add_load_flags(app, c->load);
   add_precision_flags(app, c->precision);
   add_layout_flag(app, c->layout);
+  add_streams_flag(app, c->streams);
   app.add_flag("--verify-each", c->verify_each, "check the graph and the schedule after every stage");
   app.add_option("--print-after", c->print_after,
                  "print the graph (and the schedule so far) after stage STAGE (or 'all'), repeatable; "

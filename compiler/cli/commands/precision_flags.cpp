@@ -36,6 +36,15 @@ void add_layout_flag(CLI::App& sub, std::string& layout) {
       ->check(CLI::IsMember({"auto", "nchw"}));
 }
 
+void add_streams_flag(CLI::App& sub, int& streams) {
+  sub.add_option("--streams", streams,
+                 "run independent branches on at most N CUDA streams, with events where they meet (default: as "
+                 "many as the widest set of independent kernels needs, up to 4; 1: every kernel on the caller's "
+                 "stream)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 32));
+}
+
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o) {
   o.fp16 = flags.fp16;
   o.fp16_accumulate = flags.fp16_accumulate;

@@ -1,7 +1,7 @@
 // compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate | --arch A]
 // [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
 // [--shape NAME=DIMS]... [--batch N] [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]]
-// [--max-rel-l2 L] [--layout auto|nchw]`:
+// [--max-rel-l2 L] [--layout auto|nchw] [--streams N]`:
 //
 //  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
 //     (--inputs; the input name with characters other than [A-Za-z0-9_.-] as '_'), or seeded
@@ -262,6 +262,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   LowerOptions lo;
   apply_precision_flags(pf, lo.passes);
   lo.layout = parse_layout_mode(v.layout);
+  lo.streams = v.streams;
 
   // The folder.
   std::unique_ptr<TempFolder> temp;
@@ -435,6 +436,7 @@ void register_verify(CLI::App& app, RunFn& run) {
                         ->check(CLI::NonNegativeNumber);
   add_precision_flags(*sub, v->precision);
   add_layout_flag(*sub, v->layout);
+  add_streams_flag(*sub, v->streams);
   sub->add_option("--keep", v->keep, "build in DIR and keep it (default: a temporary folder, removed)")
       ->type_name("DIR");
   sub->add_option("--name", v->name, "prefix of the generated symbols (default: the model file's name)")

@@ -101,7 +101,8 @@ extern "C" __global__ void __launch_bounds__(tiny_mlp_k6_t::kThreads)
   tiny_mlp_k6_t::run(p);
 }
 
-// Enqueues every kernel of the model in order on `stream` (captured into a CUDA graph).
+// Enqueues every kernel of the model on `stream` and the context's other streams (forked from it
+// and joined back; captured into a CUDA graph).
 static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindings, cudaStream_t stream) {
   [[maybe_unused]] unsigned char* const arena = mc_bindings.arena;
   [[maybe_unused]] const unsigned char* const weights = mc_bindings.weights;
@@ -109,6 +110,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   [[maybe_unused]] void* const* const outputs = mc_bindings.outputs;
   static_cast<void>(mc_status);
   static_cast<void>(stream);
+  // the other streams start after the caller's work so far
+  MC_CHECK(cudaEventRecord(mc_bindings.events[2], stream));
+  MC_CHECK(cudaStreamWaitEvent(mc_bindings.streams[1], mc_bindings.events[2], 0));
 
   // k0 (gemm): FusedGemm '/fc1/Gemm', '/Relu': float32[4x32], float32[64x32], float32[64] -> float32[4x64]
   //   @input0, @weights+0, @weights+8192 -> @arena+0
@@ -122,6 +126,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc1_bias);
     MC_LAUNCH(tiny_mlp_k0, tiny_mlp_k0_t::grid(), tiny_mlp_k0_t::block(), 0, p);
   }
+  MC_CHECK(cudaEventRecord(mc_bindings.events[0], stream));
 
   // k1 (gemm): FusedGemm '/fc2/Gemm', '/Tanh': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
   //   @arena+0, @weights+8448, @weights+24832 -> @arena+1024
@@ -139,16 +144,19 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   // k2 (elementwise): Sigmoid '/Sigmoid': float32[4x64] -> float32[4x64]
   //   @arena+0 -> @arena+2048
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
+  MC_CHECK(cudaStreamWaitEvent(mc_bindings.streams[1], mc_bindings.events[0], 0));
   {
     tiny_mlp_k2_t::Params p{};
     p.y = reinterpret_cast<float*>(arena + 2048);
     p.x[0] = reinterpret_cast<const float*>(arena + 0);
-    MC_LAUNCH(tiny_mlp_k2, tiny_mlp_k2_t::grid(), tiny_mlp_k2_t::block(), 0, p);
+    MC_LAUNCH_ON(mc_bindings.streams[1], tiny_mlp_k2, tiny_mlp_k2_t::grid(), tiny_mlp_k2_t::block(), 0, p);
   }
+  MC_CHECK(cudaEventRecord(mc_bindings.events[1], mc_bindings.streams[1]));
 
   // k3 (elementwise): Mul '/Mul': float32[4x64], float32[4x64] -> float32[4x64]
   //   @arena+1024, @arena+2048 -> @arena+3072
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
+  MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[1], 0));
   {
     tiny_mlp_k3_t::Params p{};
     p.y = reinterpret_cast<float*>(arena + 3072);
@@ -191,6 +199,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.y = static_cast<float*>(outputs[0]);
     MC_LAUNCH(tiny_mlp_k6, tiny_mlp_k6_t::grid(), tiny_mlp_k6_t::block(), 0, p);
   }
+  // the caller's stream continues after every stream's last kernel
+  MC_CHECK(cudaEventRecord(mc_bindings.events[3], mc_bindings.streams[1]));
+  MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[3], 0));
   return 0;
 }
 
@@ -221,6 +232,8 @@ const mc::ModelInfo kModel = {
     1,
     kOutputs,
     tiny_mlp_enqueue,
+    2,  // streams (schedule/streams.h)
+    4,  // events
 };
 
 }  // namespace
