@@ -52,6 +52,10 @@ const std::vector<Stage>& pipeline() {
       {"fold_cast_pairs", K::graph, "the precision Casts in place (precision)",
        "a Cast pair from FP16 around an op that computes in FP32 on FP16 storage (fp32_compute) folds into it",
        true, nullptr, graph_pass<fold_cast_pairs>},
+      {"sink_reshapes", K::graph, "the precision Casts in place (a Cast between a product and its reader stays)",
+       "an elementwise binary op reading a Conv / Gemm / MatMul through a reshape (or a Transpose of unit dims) "
+       "moves before it, so fuse_epilogue takes it",
+       true, nullptr, graph_pass<sink_reshapes>},
       {"fuse_epilogue", K::graph,
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
        "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
