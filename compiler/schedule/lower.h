@@ -48,6 +48,9 @@ struct LowerOptions {
   /// The layout pass (schedule/layout.h): `automatic` stores convolutional networks channels-last
   /// (NHWC, channel counts padded for tensor cores), `nchw` keeps every buffer dense.
   LayoutMode layout = LayoutMode::automatic;
+  /// Schedule::stage_kernels: the compile lowers a copy of the graph once more per optional stage
+  /// that runs, without that stage, and counts its kernels (`modelc compile` sets it).
+  bool count_stage_kernels = false;
 };
 
 /// Alignment of every buffer in the arena and the weights blob.

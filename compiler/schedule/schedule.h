@@ -97,6 +97,15 @@ struct ConcatElision {
   std::string reason;  ///< kept for a reason of the Concat as a whole (its axis, its output); may be empty
 };
 
+/// \brief The kernels one optional stage of the pipeline saves: the compile lowered again on a copy
+/// of the graph without that stage (pipeline/pipeline.h, LowerOptions::count_stage_kernels).
+struct StageKernels {
+  std::string stage;
+  int64_t kernels_without = -1;  ///< the kernel count without the stage; -1 when that did not compile
+  int64_t kernels = 0;           ///< the kernel count with every stage (the Schedule's)
+  std::string error;             ///< why the compile without the stage failed; empty when it did not
+};
+
 struct ModelTensor {
   std::string name;
   DType dtype;
@@ -125,6 +134,9 @@ struct Schedule {
   std::string layout;
   /// The elide_concat stage's decision per Concat kernel, in kernel order (report.json "concats").
   std::vector<ConcatElision> concats;
+  /// Per optional stage that ran, the kernels without it (report.json "passes"); empty unless
+  /// LowerOptions::count_stage_kernels.
+  std::vector<StageKernels> stage_kernels;
 };
 
 }  // namespace modelc
