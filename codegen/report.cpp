@@ -289,6 +289,33 @@ std::string concats_markdown(const std::vector<ConcatElision>& concats) {
   return m;
 }
 
+Json stage_kernels_json(const std::vector<StageKernels>& stages) {
+  Json a = Json::array();
+  for (const StageKernels& k : stages) {
+    Json j = {{"name", k.stage}, {"kernels", k.kernels}};
+    j["kernels_without"] = k.kernels_without < 0 ? Json() : Json(k.kernels_without);
+    if (!k.error.empty()) j["error_without"] = k.error;
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+std::string stage_kernels_markdown(const std::vector<StageKernels>& stages) {
+  if (stages.empty()) return "";
+  std::string m =
+      "\n## Kernels per stage\n\nEach optional stage that ran, the model compiled again without it "
+      "(`--disable-pass NAME`).\n\n| stage | kernels without it | kernels | saved |\n|---|---:|---:|---:|\n";
+  for (const StageKernels& k : stages) {
+    if (k.kernels_without < 0) {
+      m += "| " + k.stage + " | does not compile: " + cell(k.error) + " | " + std::to_string(k.kernels) + " | |\n";
+      continue;
+    }
+    m += "| " + k.stage + " | " + std::to_string(k.kernels_without) + " | " + std::to_string(k.kernels) + " | " +
+         std::to_string(k.kernels_without - k.kernels) + " |\n";
+  }
+  return m;
+}
+
 }  // namespace
 
 std::string report_json(const Schedule& s, const ReportInfo& info) {
@@ -403,6 +430,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   }
   j["weights"] = std::move(weights);
   if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
+  if (!s.stage_kernels.empty()) j["passes"] = stage_kernels_json(s.stage_kernels);
   if (s.precision) j["precision"] = precision_json(*s.precision);
   // Names come from the model: bytes that are not UTF-8 become U+FFFD, so the file is valid JSON.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -497,6 +525,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   }
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
+  m += stage_kernels_markdown(s.stage_kernels);
   if (s.precision) m += precision_markdown(*s.precision);
   return m;
 }

@@ -186,6 +186,51 @@ std::string Graph::unique_value_name(const std::string& base) const {
   }
 }
 
+std::unique_ptr<Graph> Graph::clone() const {
+  auto g = std::make_unique<Graph>();
+  g->name_ = name_;
+  g->opset_ = opset_;
+  g->node_names_ = node_names_;
+  std::map<const Value*, Value*> value;
+  std::map<const Node*, Node*> node;
+  for (const auto& v : values_) {
+    auto c = std::make_unique<Value>(v->name_);
+    c->dtype_ = v->dtype_;
+    c->shape_ = v->shape_;
+    c->constant_ = v->constant_;
+    c->initializer_ = v->initializer_;
+    c->producer_output_ = v->producer_output_;
+    c->graph_input_ = v->graph_input_;
+    c->graph_output_ = v->graph_output_;
+    value[v.get()] = c.get();
+    g->by_name_[c->name_] = c.get();
+    g->values_.push_back(std::move(c));
+  }
+  auto values_of = [&](const std::vector<Value*>& vs) {
+    std::vector<Value*> r;
+    for (const Value* v : vs) r.push_back(v ? value.at(v) : nullptr);
+    return r;
+  };
+  for (const auto& n : nodes_) {
+    auto c = std::make_unique<Node>(n->op_, n->name_, n->opset_);
+    c->domain_ = n->domain_;
+    c->inputs_ = values_of(n->inputs_);
+    c->outputs_ = values_of(n->outputs_);
+    c->attrs_ = n->attrs_;
+    c->covers_ = n->covers_;
+    node[n.get()] = c.get();
+    g->nodes_.push_back(std::move(c));
+  }
+  for (const auto& v : values_) {
+    Value* c = value.at(v.get());
+    if (v->producer_) c->producer_ = node.at(v->producer_);
+    for (const Node* u : v->users_) c->users_.push_back(node.at(u));
+  }
+  g->inputs_ = values_of(inputs_);
+  g->outputs_ = values_of(outputs_);
+  return g;
+}
+
 Value* Graph::add_value(const std::string& name) {
   auto v = std::make_unique<Value>(unique_value_name(name));
   Value* p = v.get();

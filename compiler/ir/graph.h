@@ -167,6 +167,9 @@ class Graph {
   Graph() = default;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+  /// A copy to rewrite separately: the same values (constant data shared until written), nodes,
+  /// names and order, each value's readers in the same order.
+  std::unique_ptr<Graph> clone() const;
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }

@@ -558,6 +558,18 @@ std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
   return perm;
 }
 
+bool transpose_moves_unit_dims_only(const Node& n) {
+  if (n.op() != "Transpose" || !(n.domain().empty() || n.domain() == "ai.onnx") || !n.has_input(0)) return false;
+  const Shape& in = n.input(0).shape();
+  int64_t last = -1;
+  for (int64_t p : transpose_perm(n, static_cast<int64_t>(in.size()))) {
+    if (in[static_cast<std::size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 // Data movement is exact in any dtype, so it runs in FP16 wherever its
 // producer does: no casts around a Concat or a Transpose.
 

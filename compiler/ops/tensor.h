@@ -60,4 +60,8 @@ int64_t gather_axis(const Node& n, const Shape& data);
 /// node when it is not a permutation of 0..rank-1.
 std::vector<int64_t> transpose_perm(const Node& n, int64_t rank);
 
+/// A Transpose whose permutation keeps the dims of extent > 1 in order: it moves only unit dims,
+/// so its output holds its input's elements in the same order (false for any other node).
+bool transpose_moves_unit_dims_only(const Node& n);
+
 }  // namespace modelc::ops

@@ -73,6 +73,7 @@ bool fold_pads(Graph& g, const PassOptions& o);
 bool fold_batchnorm(Graph& g, const PassOptions& o);
 bool precision(Graph& g, const PassOptions& o);
 bool fold_cast_pairs(Graph& g, const PassOptions& o);
+bool sink_reshapes(Graph& g, const PassOptions& o);
 bool fuse_epilogue(Graph& g, const PassOptions& o);
 bool fold_scale(Graph& g, const PassOptions& o);
 

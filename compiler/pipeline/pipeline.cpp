@@ -52,6 +52,10 @@ const std::vector<Stage>& pipeline() {
       {"fold_cast_pairs", K::graph, "the precision Casts in place (precision)",
        "a Cast pair from FP16 around an op that computes in FP32 on FP16 storage (fp32_compute) folds into it",
        true, nullptr, graph_pass<fold_cast_pairs>},
+      {"sink_reshapes", K::graph, "the precision Casts in place (a Cast between a product and its reader stays)",
+       "an elementwise binary op reading a Conv / Gemm / MatMul through a reshape (or a Transpose of unit dims) "
+       "moves before it, so fuse_epilogue takes it",
+       true, nullptr, graph_pass<sink_reshapes>},
       {"fuse_epilogue", K::graph,
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
        "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
@@ -169,6 +173,33 @@ bool run_stage(const Stage& s, Compilation& c) {
   return run_and_check(s, c);
 }
 
+// Each optional stage that runs for these options, lowered again on a copy of the graph without it:
+// the kernels it saves (Schedule::stage_kernels; `kernels` is filled in by the caller). The copies
+// run no verifier and print nothing.
+std::vector<StageKernels> kernels_without_each_stage(const Graph& g, const LowerOptions& o) {
+  std::vector<StageKernels> r;
+  for (const Stage& s : pipeline()) {
+    if (!s.optional || o.passes.disabled.count(s.name) || (s.runs_for && !s.runs_for(o))) continue;
+    if (s.kind == StageKind::graph && !o.run_passes) continue;
+    LowerOptions without = o;
+    without.count_stage_kernels = false;
+    without.passes.disabled.insert(s.name);
+    without.passes.print_after.clear();
+    without.passes.verify_each = false;
+    without.passes.precision_report = nullptr;
+    StageKernels k;
+    k.stage = s.name;
+    const std::unique_ptr<Graph> copy = g.clone();
+    try {
+      k.kernels_without = static_cast<int64_t>(lower(*copy, without).kernels.size());
+    } catch (const Error& e) {
+      k.error = e.what();
+    }
+    r.push_back(std::move(k));
+  }
+  return r;
+}
+
 }  // namespace
 
 void check_stage_flags(const PassOptions& o) {
@@ -189,6 +220,8 @@ void check_stage_flags(const PassOptions& o) {
 
 Schedule lower(Graph& g, const LowerOptions& o) {
   check_stage_flags(o.passes);
+  std::vector<StageKernels> stage_kernels;
+  if (o.count_stage_kernels) stage_kernels = kernels_without_each_stage(g, o);
   // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
   PrecisionReport precision;
   LowerOptions options = o;
@@ -199,6 +232,8 @@ Schedule lower(Graph& g, const LowerOptions& o) {
     run_stage(s, c);
   }
   Schedule r = c.lowering->finish();
+  for (StageKernels& k : stage_kernels) k.kernels = static_cast<int64_t>(r.kernels.size());
+  r.stage_kernels = std::move(stage_kernels);
   if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
   return r;
 }

@@ -48,7 +48,8 @@ void check_stage_flags(const PassOptions& o);
 
 /// \brief The whole pipeline: the graph stages (unless o.run_passes is false), then the schedule
 /// stages, honouring --disable-pass, --print-after and --verify-each. The graph must outlive the
-/// Schedule (kernels point at its nodes); the graph is changed.
+/// Schedule (kernels point at its nodes); the graph is changed. With o.count_stage_kernels, first
+/// lowers a copy of the graph per optional stage without it (Schedule::stage_kernels).
 Schedule lower(Graph& g, const LowerOptions& o = {});
 
 /// \brief The graph stages only: the optimized graph the reference interpreter runs

@@ -61,6 +61,9 @@ struct LowerOptions {
   /// the widest set of independent kernels needs, up to kAutomaticStreams); 1 runs every kernel on
   /// the caller's stream.
   int streams = 0;
+  /// Schedule::stage_kernels: the compile lowers a copy of the graph once more per optional stage
+  /// that runs, without that stage, and counts its kernels (`modelc compile` sets it).
+  bool count_stage_kernels = false;
 };
 
 /// Alignment of every buffer in the arena and the weights blob.

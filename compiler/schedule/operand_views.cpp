@@ -92,19 +92,6 @@ bool split_merge_strides(const Shape& from, const std::vector<int64_t>& st, cons
   return true;
 }
 
-/// A Transpose whose permutation keeps the dims of extent > 1 in order.
-bool moves_unit_dims_only(const Node& n) {
-  if (!is_op(n, "Transpose")) return false;
-  const Shape& in = n.input(0).shape();
-  int64_t last = -1;
-  for (int64_t p : ops::transpose_perm(n, static_cast<int64_t>(in.size()))) {
-    if (in[static_cast<std::size_t>(p)] == 1) continue;
-    if (p < last) return false;
-    last = p;
-  }
-  return true;
-}
-
 /// "MatMul 'name'".
 std::string node_text(const Node& n) { return n.op() + " '" + n.name() + "'"; }
 
@@ -228,7 +215,7 @@ bool Lowering::try_operand_view(const Node& n, std::string* why) {
     if (r == out) views.push_back(v);
   }
   // A Transpose that moves only unit dims changes no byte: a view for every reader.
-  bool near_product = (in->producer() && is_product(in->producer())) || moves_unit_dims_only(n);
+  bool near_product = (in->producer() && is_product(in->producer())) || ops::transpose_moves_unit_dims_only(n);
   for (const auto& [u, i] : view_readers(views)) near_product = near_product || is_product(u);
   if (!near_product) return false;
   if (layout_.storage.count(root(in)) || layout_.storage.count(out)) {
@@ -245,7 +232,7 @@ bool Lowering::try_operand_view(const Node& n, std::string* why) {
   }
   // Forward: the readers take strided views of n's input.
   steps_[out] = {in, &n, false};
-  *why = moves_unit_dims_only(n) ? "" : operand_view_refusal(n, views);
+  *why = ops::transpose_moves_unit_dims_only(n) ? "" : operand_view_refusal(n, views);
   if (why->empty()) {
     for (const Value* v : views) root_[v] = root(in);
     for (const auto& [u, i] : view_readers(views)) {

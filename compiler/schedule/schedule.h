@@ -114,6 +114,15 @@ struct ConcatElision {
   std::string reason;  ///< kept for a reason of the Concat as a whole (its axis, its output); may be empty
 };
 
+/// \brief The kernels one optional stage of the pipeline saves: the compile lowered again on a copy
+/// of the graph without that stage (pipeline/pipeline.h, LowerOptions::count_stage_kernels).
+struct StageKernels {
+  std::string stage;
+  int64_t kernels_without = -1;  ///< the kernel count without the stage; -1 when that did not compile
+  int64_t kernels = 0;           ///< the kernel count with every stage (the Schedule's)
+  std::string error;             ///< why the compile without the stage failed; empty when it did not
+};
+
 struct ModelTensor {
   std::string name;
   DType dtype;
@@ -149,6 +158,9 @@ struct Schedule {
   int streams = 1;
   int events = 0;
   int critical_path = 0;
+  /// Per optional stage that ran, the kernels without it (report.json "passes"); empty unless
+  /// LowerOptions::count_stage_kernels.
+  std::vector<StageKernels> stage_kernels;
 };
 
 }  // namespace modelc

@@ -92,6 +92,7 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
   lo.name = "tiny_cnn";
   lo.archs = {"sm_75", "sm_90"};
   lo.passes.fuse_epilogue = true;
+  lo.count_stage_kernels = true;
   const Schedule s = lower(*g, lo);
   EmitOptions eo;
   eo.source = "tiny_cnn.onnx";
@@ -123,6 +124,18 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
   CHECK(j["engines"]["convolutions_and_matrix_products"] == convs + gemms);
   const std::string& md = files.at("report.md");
   CHECK(has(md, "## Tensor cores"));
+  // Kernels per optional stage: fuse_epilogue saves the ReLUs' (and residual Adds') kernels.
+  bool epilogue_listed = false;
+  for (const auto& p : j["passes"]) {
+    CHECK(p["kernels"] == s.kernels.size());
+    if (p["name"] != "fuse_epilogue") continue;
+    epilogue_listed = true;
+    CHECK(p["kernels_without"].get<int64_t>() > p["kernels"].get<int64_t>());
+    CHECK(has(md, "| fuse_epilogue | " + std::to_string(p["kernels_without"].get<int64_t>()) + " | " +
+                      std::to_string(s.kernels.size()) + " | "));
+  }
+  CHECK(epilogue_listed);
+  CHECK(has(md, "## Kernels per stage"));
   CHECK(has(md, std::to_string(s.kernels.size()) + " kernels; " + std::to_string(convs + gemms) +
                     " convolutions/matrix products: "));
 }

@@ -77,6 +77,34 @@ TEST_CASE("users stay in step with rewiring; dead nodes are removed") {
   CHECK(y->producer()->name() == "relu0");
 }
 
+TEST_CASE("clone: the same graph, rewritten apart from the original") {
+  auto g = relu_graph();
+  Value* w = g->add_constant("W", Tensor::from_f32({2, 3}, {1, 2, 3, 4, 5, 6}), true);
+  Value* s = g->add_value("S");
+  Node* add = g->add_node("Add", "add", {g->find_value("Y"), w}, {s});
+  g->add_output(s);
+  ops::infer_graph(*g);
+  add->set_attr_int("k", 3);
+  add->set_covers({"a", "b"});
+  const std::unique_ptr<Graph> c = g->clone();
+  CHECK_NOTHROW(c->verify());
+  CHECK(c->to_string(true) == g->to_string(true));
+  Value* cy = c->find_value("Y");
+  REQUIRE(cy);
+  CHECK(cy != g->find_value("Y"));
+  REQUIRE(cy->users().size() == 1);
+  CHECK(cy->users()[0]->covers() == std::vector<std::string>{"a", "b"});
+  CHECK(cy->users()[0]->attr_int("k", 0) == 3);
+  CHECK(cy->is_graph_output());
+  CHECK(c->find_value("W")->constant().raw() == w->constant().raw());  // data shared until written
+  // Rewriting the copy leaves the original as it was.
+  c->replace_all_uses(cy, c->find_value("X"));
+  CHECK(c->add_node("Relu", "relu0", {c->find_value("X")}, {c->add_value("Z")})->name() == "relu0_1");
+  CHECK(g->find_value("Y")->users().size() == 1);
+  CHECK(&add->input(0) == g->find_value("Y"));
+  CHECK(g->find_value("Z") == nullptr);
+}
+
 TEST_CASE("unsupported op and opset give an error naming the node") {
   auto g = std::make_unique<Graph>();
   g->set_opset(17);

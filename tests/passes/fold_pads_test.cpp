@@ -2,24 +2,19 @@
 // AveragePool reading them (structure and results); the Pads it must keep.
 #include <doctest/doctest.h>
 
-#include <cmath>
-
 #include "ops/shape_inference.h"
 #include "passes/pass.h"
 #include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 #include "tests/ir/graph_input.h"
+#include "tests/passes/graph_data.h"
 
 using namespace modelc;
+using modelc::test::check_same;
 using modelc::test::input;
+using modelc::test::ramp;
 
 namespace {
-
-Tensor ramp(Shape s, double scale) {
-  std::vector<double> d(static_cast<std::size_t>(num_elements(s)));
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] = std::sin(scale * static_cast<double>(i + 1));
-  return Tensor::from_f64(DType::float32, s, d);
-}
 
 /// X [1, 2, 5, 5] -> Pad(pads, mode, fill) -> `op` (Conv with a [3, 2, 3, 3] weight, or a 3x3
 /// AveragePool / MaxPool, stride 1) -> Y.
@@ -50,12 +45,6 @@ struct PadNet {
 };
 
 TensorMap feeds() { return {{"X", ramp({1, 2, 5, 5}, 0.71)}}; }
-
-void check_same(const TensorMap& a, const TensorMap& b) {
-  const std::vector<double> x = a.at("Y").to_f64(), y = b.at("Y").to_f64();
-  REQUIRE(x.size() == y.size());
-  for (std::size_t i = 0; i < x.size(); ++i) CHECK(std::fabs(x[i] - y[i]) <= 1e-6);
-}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -141,6 +142,44 @@ TEST_CASE("pipeline: a disabled stage does not run (graph and schedule stages al
   REQUIRE(s.kernels.size() == 2);
   CHECK(s.kernels[0].node->op() == "Relu");
   CHECK(s.kernels[1].node->op() == "Softmax");
+}
+
+TEST_CASE("pipeline: count_stage_kernels counts the kernels without each optional stage that runs") {
+  Graph g;  // X -> Gemm -> Relu -> Y: fuse_epilogue saves the Relu's kernel
+  g.set_opset(17);
+  Value* x = input(g, "X", {4, 8});
+  Value *m = g.add_value("m"), *y = g.add_value("Y");
+  Value* w = g.add_constant("W", Tensor::from_f64(DType::float32, {8, 8}, std::vector<double>(64, 0.5)), true);
+  g.add_node("Gemm", "gemm", {x, w}, {m});
+  g.add_node("Relu", "relu", {m}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o;
+  o.count_stage_kernels = true;
+  o.passes.disabled = {"fold_scale"};
+  const Schedule s = lower(g, o);
+  // The Schedule is the whole compile's, over g (the counts ran on copies).
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].node->op() == "FusedGemm");
+  CHECK(g.nodes_of("FusedGemm").size() == 1);
+  std::map<std::string, StageKernels> by_stage;
+  for (const StageKernels& k : s.stage_kernels) by_stage[k.stage] = k;
+  REQUIRE(by_stage.count("fuse_epilogue"));
+  CHECK(by_stage["fuse_epilogue"].kernels_without == 2);
+  CHECK(by_stage["fuse_epilogue"].kernels == 1);
+  CHECK(by_stage["fuse_epilogue"].error.empty());
+  REQUIRE(by_stage.count("elide_concat"));
+  CHECK(by_stage["elide_concat"].kernels_without == 1);
+  CHECK_FALSE(by_stage.count("precision"));     // runs with --fp16 only
+  CHECK_FALSE(by_stage.count("fold_scale"));    // disabled
+  CHECK_FALSE(by_stage.count("memory_plan"));   // not optional
+  for (const Stage& st : pipeline()) {
+    if (st.optional && !st.runs_for && st.name != std::string("fold_scale")) CHECK_MESSAGE(by_stage.count(st.name), st.name);
+  }
+  // Without the flag, no counts.
+  Graph h;
+  small_graph(h);
+  CHECK(lower(h, LowerOptions{}).stage_kernels.empty());
 }
 
 TEST_CASE("pipeline: --print-after prints the graph, then the schedule built so far") {

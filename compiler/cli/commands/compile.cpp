@@ -296,6 +296,7 @@ int run_compile(const Compile& c) {
   opt.passes.verify_each = c.verify_each;
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
+  opt.count_stage_kernels = true;
   Schedule s;
   try {
     s = lower(*g, opt);
