@@ -13,7 +13,8 @@ if [[ "${1:-}" == --sanitize ]]; then
   scripts/setup.sh --sanitize
   scripts/build.sh --sanitize
   cd build-asan
-  exec ctest --output-on-failure -L sanitize "$@"
+  # Two at a time: the fuzz targets and most tests are single-threaded (the corpus takes both slots).
+  exec ctest --output-on-failure -j2 -L sanitize "$@"
 fi
 scripts/setup.sh
 scripts/build.sh
