@@ -142,7 +142,8 @@ class Mutator {
       case 0: return kBoundaries[below(std::size(kBoundaries))];
       case 1: return static_cast<int64_t>(below(24)) - 2;  // small values: dtype codes, axes, ranks
       case 2: return static_cast<int64_t>(static_cast<uint64_t>(old) + below(7) - 3);
-      default: return one_in(2) ? static_cast<int64_t>(static_cast<uint64_t>(old) * 2) : -old;
+      // In unsigned arithmetic: doubling or negating INT64_MIN wraps instead of being UB.
+      default: return static_cast<int64_t>(one_in(2) ? static_cast<uint64_t>(old) * 2 : 0 - static_cast<uint64_t>(old));
     }
   }
 
