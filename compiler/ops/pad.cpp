@@ -81,13 +81,17 @@ PadParams full_pads(const Node& n, const Shape& in, const std::vector<int64_t>& 
     const std::size_t d = static_cast<std::size_t>(axes[i]);
     p.begin[d] = pads[i];
     p.end[d] = pads[k + i];
+    // Magnitudes first: negating or adding values near INT64_MIN below would overflow.
+    constexpr int64_t kLimit = int64_t{1} << 40;
+    for (int64_t v : {pads[i], pads[k + i]}) {
+      if (v > kLimit || v < -kLimit) {
+        throw n.error("'pads' value " + std::to_string(v) + " for axis " + std::to_string(d) + " is too large");
+      }
+    }
     const int64_t crop = (pads[i] < 0 ? -pads[i] : 0) + (pads[k + i] < 0 ? -pads[k + i] : 0);
     if (crop > in[d]) {
       throw n.error("'pads' crop " + std::to_string(crop) + " elements from axis " + std::to_string(d) +
                     ", which has " + std::to_string(in[d]));
-    }
-    if (pads[i] > (int64_t{1} << 40) || pads[k + i] > (int64_t{1} << 40)) {
-      throw n.error("'pads' value for axis " + std::to_string(d) + " is too large");
     }
   }
   return p;

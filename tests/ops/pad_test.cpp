@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ir/graph.h"
 #include "op_test_util.h"
@@ -126,6 +127,12 @@ TEST_CASE("Pad: bad attributes and inputs are Errors") {
   {
     ConstInputsNode t("Pad", 18, f32({}, {1}), {i64({2}, {1, 1}), none, i64({1}, {0})});  // a scalar has no axis 0
     CHECK_THROWS_AS(t.infer(), Error);
+  }
+  {
+    // INT64_MIN (fuzz_model: regressions/model/pad_int64_min.onnx): refused before it is negated.
+    const int64_t lowest = std::numeric_limits<int64_t>::min();
+    ConstInputsNode t("Pad", 11, k2x3, {i64({4}, {0, lowest, 0, 1})});
+    CHECK_THROWS_WITH_AS(t.infer(), doctest::Contains("too large"), Error);
   }
   {
     const int64_t big = int64_t{1} << 30;
