@@ -12,13 +12,10 @@ using modelc::test::input;
 
 namespace {
 
-linear::GemmLowering lowered(Shape a, bool fold) {
-  Graph g;
-  g.set_opset(17);
-  Value* x = input(g, "x", std::move(a));
-  Value* w = g.add_constant("w", Tensor::from_f64(DType::float32, {4, 5}, std::vector<double>(20, 0.5)), true);
+// One MatMul a x b lowered to its single kernel, with or without the fold_gemm_batch stage.
+Kernel matmul_kernel(Graph& g, Value* a, Value* b, bool fold) {
   Value* y = g.add_value("y");
-  g.add_node("MatMul", "matmul", {x, w}, {y});
+  g.add_node("MatMul", "matmul", {a, b}, {y});
   g.add_output(y);
   ops::infer_graph(g);
   LowerOptions o;
@@ -27,8 +24,17 @@ linear::GemmLowering lowered(Shape a, bool fold) {
   if (!fold) o.passes.disabled.insert("fold_gemm_batch");
   const Schedule s = lower(g, o);
   REQUIRE(s.kernels.size() == 1);
-  CHECK(s.kernels[0].batch_as_rows == fold);
-  return linear::lower_gemm(s.kernels[0]);
+  return s.kernels[0];
+}
+
+linear::GemmLowering lowered(Shape a, bool fold) {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", std::move(a));
+  Value* w = g.add_constant("w", Tensor::from_f64(DType::float32, {4, 5}, std::vector<double>(20, 0.5)), true);
+  const Kernel k = matmul_kernel(g, x, w, fold);
+  CHECK(k.batch_as_rows == fold);
+  return linear::lower_gemm(k);
 }
 
 }  // namespace
@@ -55,16 +61,9 @@ TEST_CASE("fold_gemm_batch: a B with its own batch ([2, 3, 4] x [2, 4, 5]) stays
   g.set_opset(17);
   Value* a = input(g, "a", {2, 3, 4});
   Value* b = input(g, "b", {2, 4, 5});
-  Value* y = g.add_value("y");
-  g.add_node("MatMul", "matmul", {a, b}, {y});
-  g.add_output(y);
-  ops::infer_graph(g);
-  LowerOptions o;
-  o.name = "t";
-  const Schedule s = lower(g, o);
-  REQUIRE(s.kernels.size() == 1);
-  CHECK_FALSE(s.kernels[0].batch_as_rows);
-  const linear::GemmLowering l = linear::lower_gemm(s.kernels[0]);
+  const Kernel k = matmul_kernel(g, a, b, true);
+  CHECK_FALSE(k.batch_as_rows);
+  const linear::GemmLowering l = linear::lower_gemm(k);
   CHECK(l.batch_count() == 2);
   CHECK(l.M == 3);
 }
