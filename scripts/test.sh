@@ -19,4 +19,6 @@ fi
 scripts/setup.sh
 scripts/build.sh
 cd build
-ctest --output-on-failure "$@"
+# Two at a time: tests that share files are ordered by FIXTURES and RESOURCE_LOCK; the corpus takes
+# both slots (PROCESSORS 2).
+ctest --output-on-failure -j2 "$@"
