@@ -17,7 +17,9 @@
 // bias per column: [N] or [1, N]), each sibling's output the columns [begin, end) of the product,
 // with its own activation, at its own strides (the attention's Q, K and V projections exported as
 // three MatMuls are one kernel). A has at most one batch dim > 1, so each range's output is
-// addressed by (batch, row, column) with one batch stride.
+// addressed by (batch, row, column) with one batch stride; siblings whose outputs differ in
+// whether that batch continues their rows (one written through a Transpose) stay apart, as the
+// batch folds into rows (fold_gemm_batch) only when it does for every output.
 //
 // Why a schedule stage and not a graph pass: a fused node with several outputs would have to be
 // taught to every single-output stage before it (precision, layout, elide_concat each reason about
@@ -149,6 +151,22 @@ Tensor concat_columns(const std::vector<const Tensor*>& parts, const std::vector
 bool Lowering::compatible_siblings(const Node& a, const Node& b) const {
   if (&a.input(0) != &b.input(0)) return false;
   if (!(producer(a) == "Conv" ? same_conv_geometry(a, b) : same_product(a, b))) return false;
+  // A product's batch runs as more rows of it (fold_gemm_batch) only where every output continues
+  // its rows across the batch: a sibling written through a Transpose (batch stride not rows x M)
+  // would keep the others' batch as separate products, so such siblings stay apart.
+  auto batch_continues_rows = [&](const Node& n) {
+    const Value& y = n.output(0);
+    std::vector<int64_t> st;
+    int64_t offset = 0;
+    if (!strides_in_root(&y, &st, &offset)) return false;
+    const Shape& s = y.shape();
+    const std::size_t r = s.size();
+    for (std::size_t d = 0; d + 2 < r; ++d) {
+      if (s[d] > 1 && s[r - 2] > 1 && st[d] != st[r - 2] * s[r - 2]) return false;
+    }
+    return true;
+  };
+  if (producer(a) != "Conv" && batch_continues_rows(a) != batch_continues_rows(b)) return false;
   if (folded_into_.count(&a) || folded_into_.count(&b)) return false;
   if (a.input(1).dtype() != b.input(1).dtype() || stored(&a.output(0))->dtype() != stored(&b.output(0))->dtype()) {
     return false;
