@@ -24,8 +24,9 @@
 // stored value and gets each element's coordinates (batch, row, column, offset in Y):
 // EpilogueIdentity, EpilogueLinear (Gemm's alpha / beta / C), EpilogueBias (a convolution's B), and
 // EpilogueFused (FusedConv / FusedGemm / FusedMatMul: bias, activation, residual add) share one
-// main loop. EpilogueRanges (a horizontally fused convolution) also says where each output channel
-// goes: its Range's own output, at that output's strides.
+// main loop. EpilogueRanges (a horizontally fused convolution or matrix product) also says where
+// each output channel (a convolution's output channel, a product's column) goes: its Range's own
+// output, at that output's strides.
 #pragma once
 
 // Standard headers before device.h (the emulation's qualifier macros must not reach them).
@@ -179,11 +180,12 @@ struct EpilogueFused {
 // ---- horizontally fused outputs -----------------------------------------------------------------
 
 /// \brief One output of a horizontally fused kernel (compiler/schedule/fuse_horizontal.cpp): the
-/// product's channels [Begin, End) (a convolution's output channels), through activation A, stored
-/// at y + outer * SOuter + inner * SInner + (channel - Begin) * SChannel, y being the range's own
-/// pointer (EpilogueRanges::Params::y) and (outer, inner) the image and the output pixel in it.
-/// Vector: 8 consecutive channels of the range from a multiple of 8 form one 16-byte aligned run
-/// (SChannel 1, the other strides and the pointer aligned): the tensor-core store writes them whole.
+/// product's channels [Begin, End) (a convolution's output channels, a matrix product's columns),
+/// through activation A, stored at y + outer * SOuter + inner * SInner + (channel - Begin) *
+/// SChannel, y being the range's own pointer (EpilogueRanges::Params::y) and (outer, inner) the
+/// image and the output pixel in it (a product: the batch and the row). Vector: 8 consecutive
+/// channels of the range from a multiple of 8 form one 16-byte aligned run (SChannel 1, the other
+/// strides and the pointer aligned): the tensor-core store writes them whole.
 template <int Begin, int End, Act A, int64_t SOuter, int64_t SInner, int64_t SChannel, bool Vector>
 struct Range {
   static constexpr int kBegin = Begin, kEnd = End;
@@ -212,23 +214,30 @@ struct RangeChain {
   }
 };
 
-/// \brief The epilogue of a horizontally fused convolution: acc + bias[channel] (the ranges' biases
-/// concatenated), then the activation of the channel's range (Range, in channel order). The kernel
-/// stores each channel where at() says, not in its own Y: in its range's output.
-template <class T, class TY, bool kHasBias, class... Rs>
+/// \brief Which coordinate of an element is its channel, the one the ranges split: the row (a
+/// convolution's output channel) or the column (a matrix product's n).
+enum class ChannelAxis { row, column };
+
+/// \brief The epilogue of a horizontally fused convolution or matrix product: alpha * acc + beta *
+/// bias[channel] (the ranges' biases concatenated; alpha and beta one for a convolution, Gemm's
+/// or FusedMatMul's otherwise), then the activation of the channel's range (Range, in channel
+/// order). The kernel stores each channel where at() says, not in its own Y: in its range's output.
+template <class T, class TY, bool kHasBias, ChannelAxis kAxis, class... Rs>
 struct EpilogueRanges {
   static constexpr int kRanges = sizeof...(Rs);
   using Chain = RangeChain<0, Rs...>;
   struct Params {
+    float alpha = 1.0f, beta = 1.0f;
     const T* bias = nullptr;  ///< null when kHasBias is false
     TY* y[kRanges] = {};      ///< each range's output
     ActParams act[kRanges] = {};
   };
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
-    float r = static_cast<float>(v);
-    if constexpr (kHasBias) r += static_cast<float>(p.bias[c.row]);
-    return static_cast<Acc>(Chain::activate(c.row, r, p.act));
+    const int channel = kAxis == ChannelAxis::row ? c.row : c.col;
+    float r = p.alpha * static_cast<float>(v);
+    if constexpr (kHasBias) r += p.beta * static_cast<float>(p.bias[channel]);
+    return static_cast<Acc>(Chain::activate(channel, r, p.act));
   }
   /// Where output channel `channel` of pixel `inner` of image `outer` goes; *vector: its range's Vector.
   __device__ __forceinline__ static TY* at(const Params& p, int channel, int outer, int inner, bool* vector) {
@@ -401,9 +410,13 @@ struct Mainloop {
 // ---- the batched GEMM ----------------------------------------------------------------------------
 
 /// \brief Y = Epi(A x B), batched. SA: A's strides (rows m, columns k), SB: B's (rows k, columns
-/// n), SY: Y's (rows m, columns n). Grid: (N tiles, M tiles, batch).
+/// n), SY: Y's (rows m, columns n). With EpilogueRanges (a horizontally fused product, one batch
+/// dim at most) column n of batch b, row m goes to its range's output at Epi::at(n, b, m); SY is
+/// unused. Grid: (N tiles, M tiles, batch).
 template <class T, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
 struct Gemm {
+  static_assert(!HasRanges<Epi>::value || (Sh::kB0 == 1 && Sh::kB1 == 1),
+                "Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kSmemBytes = 0;  // static shared memory only
 
@@ -443,7 +456,13 @@ struct Gemm {
         const int n = n0 + Tl::col(tx, j);
         if (m < Sh::kM && n < Sh::kN) {
           const int64_t o = y_batch + m * SY::kRow + n * SY::kCol;
-          p.Y[o] = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], Coord{batch, m, n, o}));
+          const T v = static_cast<T>(Epi::template apply<Sh>(p.epilogue, acc[i][j], Coord{batch, m, n, o}));
+          if constexpr (HasRanges<Epi>::value) {  // a horizontally fused product: the range's output
+            bool vector;
+            *Epi::at(p.epilogue, n, batch, m, &vector) = v;
+          } else {
+            p.Y[o] = v;
+          }
         }
       }
     }

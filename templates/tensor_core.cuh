@@ -282,6 +282,25 @@ __device__ __forceinline__ void store8(TY* dst, const Out8<TY>& o) {
   for (int q = 0; q < Out8<TY>::kVectors; ++q) reinterpret_cast<uint4*>(dst)[q] = o.v[q];
 }
 
+/// \brief Stores the 8 outputs of channels c .. c + 7 (c a multiple of 8) of a horizontally fused
+/// kernel (gemm::EpilogueRanges) where their ranges want them (at(channel, outer, inner)): as one
+/// vector when their range allows it (the 8 then lie in it), else one by one; channels >= C are not
+/// written.
+template <class Epi, int C, class TY>
+__device__ __forceinline__ void store_ranges(const typename Epi::Params& p, int c, int outer, int inner,
+                                             const Out8<TY>& out) {
+  bool vector;
+  TY* dst = Epi::at(p, c, outer, inner, &vector);
+  if (vector && c + 8 <= C) {
+    store8(dst, out);
+  } else {
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) {
+      if (c + e < C) *Epi::at(p, c + e, outer, inner, &vector) = out.t[e];
+    }
+  }
+}
+
 /// Row pitch (elements) of a warp's epilogue scratch: 16 x 24, 16-byte rows, 256-bit aligned tiles.
 constexpr int kScratchLd = 24;
 
@@ -321,10 +340,14 @@ constexpr int max_int(int a, int b) { return a > b ? a : b; }
 
 /// \brief Y = Epi(A x B), batched, on tensor cores: A and B __half, Y TY (float or __half), Acc the
 /// accumulator (float, or __half with --fp16-accumulate). Shapes and strides as mc::gemm::Gemm
-/// (SA: rows m, columns k; SB: rows k, columns n; SY: rows m, columns n). Grid: (N tiles, M tiles,
-/// batch). A and B must be 16-byte aligned (every buffer of the arena and the weights is).
+/// (SA: rows m, columns k; SB: rows k, columns n; SY: rows m, columns n). With gemm::EpilogueRanges
+/// (a horizontally fused product, one batch dim at most) each column goes to its range's output
+/// and SY is unused. Grid: (N tiles, M tiles, batch). A and B must be 16-byte aligned (every
+/// buffer of the arena and the weights is).
 template <class TY, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
 struct Gemm {
+  static_assert(!gemm::HasRanges<Epi>::value || (Sh::kB0 == 1 && Sh::kB1 == 1),
+                "tc::Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kSmemBytes = 0;  // static shared memory only
   using LA = OperandLoader<Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
@@ -378,7 +401,9 @@ struct Gemm {
                                       p.epilogue, v[e], gemm::Coord{batch, m, n + e, o})))
                                 : to_output<TY>(0.0f);
       }
-      if (kVectorY && n + 8 <= Sh::kN) {
+      if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused product: the ranges' outputs
+        store_ranges<Epi, Sh::kN>(p.epilogue, n, batch, m, out);
+      } else if (kVectorY && n + 8 <= Sh::kN) {
         store8(p.Y + row + n, out);
       } else {
         MC_UNROLL
@@ -544,17 +569,7 @@ struct Conv {
                                 : to_output<TY>(0.0f);
       }
       if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused kernel: the ranges' outputs
-        const int n = j / Sh::OutDims::kSize, o = j % Sh::OutDims::kSize;
-        bool vector;
-        TY* dst = Epi::at(p.epilogue, m, n, o, &vector);
-        if (vector && m + 8 <= Sh::kM) {  // m is a multiple of 8: the 8 channels lie in one range
-          store8(dst, out);
-        } else {
-          MC_UNROLL
-          for (int e = 0; e < 8; ++e) {
-            if (m + e < Sh::kM) *Epi::at(p.epilogue, m + e, n, o, &vector) = out.t[e];
-          }
-        }
+        store_ranges<Epi, Sh::kM>(p.epilogue, m, j / Sh::OutDims::kSize, j % Sh::OutDims::kSize, out);
       } else if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
         store8(p.Y + row + m, out);
       } else {

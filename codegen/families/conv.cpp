@@ -59,6 +59,23 @@ Pitches conv_pitches(const Kernel& k) {
   return p;
 }
 
+/// Where each range of a horizontally fused convolution stores: its output [N, C, spatial...] as the
+/// image, innermost pixel and channel strides; the spatial dims must continue one another (a pixel
+/// index runs over them as one).
+std::vector<RangeStrides> range_strides(const Kernel& k) {
+  std::vector<RangeStrides> r;
+  for (const TensorView& y : k.outputs) {
+    const std::vector<int64_t>& st = y.strides;
+    for (std::size_t d = 2; d + 1 < st.size(); ++d) {
+      if (st[d] != st[d + 1] * y.shape[d + 1] && y.shape[d] > 1) {
+        throw Error("internal: kernel " + k.id + ": output '" + y.value + "' has spatial dims that do not continue");
+      }
+    }
+    r.push_back({st[0], st.size() > 2 ? st.back() : 1, st[1]});
+  }
+  return r;
+}
+
 /// The element type a convolution's epilogue operands (bias, residual) are read as.
 std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
   for (std::size_t i = 2; i < k.inputs.size(); ++i) {
@@ -74,8 +91,10 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   std::vector<LaunchParam> params = {{"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}};
   if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
   std::string what;
-  const std::string epilogue = ranged ? ranged_epilogue(k, ctx, conv_epilogue_type(k, ctx), ctx.ctype(vy.dtype), &params, &what)
-                                      : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
+  const std::string epilogue =
+      ranged ? ranged_epilogue(k, ctx, conv_epilogue_type(k, ctx), ctx.ctype(vy.dtype), "row", range_strides(k), 1.0,
+                               1.0, &params, &what)
+             : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
   const std::string shape_y = ranged ? fmt::format("{} outputs", k.ranges.size()) : shape_text(vy.shape);
   if (k.engine == "tensor_core") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.

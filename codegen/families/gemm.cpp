@@ -92,29 +92,26 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
 }
 
 std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
-                            std::vector<LaunchParam>* params, std::string* what) {
+                            const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
+                            double beta, std::vector<LaunchParam>* params, std::string* what) {
   const bool has_bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
+  // The fields that differ from the defaults (alpha = beta = 1, no bias).
+  if (alpha != 1.0) params->push_back({"epilogue.alpha", float_literal(alpha)});
+  if (has_bias && beta != 1.0) params->push_back({"epilogue.beta", float_literal(beta)});
   if (has_bias) params->push_back({"epilogue.bias", ctx.ptr(k.inputs[ops::kFusedBiasInput], true)});
   const int64_t total = k.ranges.back().end;
+  const char* names = axis == "row" ? "image, pixel, channel strides" : "batch, row, column strides";
   std::string ranges;
   *what = has_bias ? " + bias" : "";
   for (std::size_t i = 0; i < k.ranges.size(); ++i) {
     const OutputRange& r = k.ranges[i];
     const TensorView& y = k.outputs.at(i);
+    const RangeStrides& s = strides.at(i);
     const ops::EpilogueActivation act = is_fused(*r.node) ? ops::activation_of_fused(*r.node) : ops::EpilogueActivation{};
-    // [N, C, spatial...]: the image, channel and innermost pixel strides; the spatial dims must
-    // continue one another (a pixel index runs over them as one).
-    const std::vector<int64_t>& st = y.strides;
-    for (std::size_t d = 2; d + 1 < st.size(); ++d) {
-      if (st[d] != st[d + 1] * y.shape[d + 1] && y.shape[d] > 1) {
-        throw Error("internal: kernel " + k.id + ": output '" + y.value + "' has spatial dims that do not continue");
-      }
-    }
-    const int64_t s_outer = st[0], s_channel = st[1], s_inner = st.size() > 2 ? st.back() : 1;
-    const bool vector = s_channel == 1 && s_inner % 8 == 0 && s_outer % 8 == 0 && y.offset % 16 == 0 &&
+    const bool vector = s.channel == 1 && s.inner % 8 == 0 && s.outer % 8 == 0 && y.offset % 16 == 0 &&
                         r.begin % 8 == 0 && (r.end % 8 == 0 || r.end == total);
-    ranges += fmt::format(",\n    mc::gemm::Range<{}, {}, mc::gemm::Act::{}, /*image, pixel, channel strides*/ {}, {}, {}, {}>",
-                          r.begin, r.end, ops::activation_name(act.kind), s_outer, s_inner, s_channel,
+    ranges += fmt::format(",\n    mc::gemm::Range<{}, {}, mc::gemm::Act::{}, /*{}*/ {}, {}, {}, {}>", r.begin, r.end,
+                          ops::activation_name(act.kind), names, s.outer, s.inner, s.channel,
                           vector ? "/*vector*/ true" : "false");
     params->push_back({fmt::format("epilogue.y[{}]", i), ctx.ptr(y, false)});
     activation_params(act, fmt::format("epilogue.act[{}]", i), params);
@@ -122,7 +119,8 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
                          act.kind != ops::Activation::none ? std::string(" ") + ops::activation_name(act.kind) : "",
                          y.value);
   }
-  return fmt::format("mc::gemm::EpilogueRanges<{}, {}, {}{}>", T, TY, has_bias ? "true" : "false", ranges);
+  return fmt::format("mc::gemm::EpilogueRanges<{}, {}, {}, mc::gemm::ChannelAxis::{}{}>", T, TY,
+                     has_bias ? "true" : "false", axis, ranges);
 }
 
 KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
@@ -146,6 +144,11 @@ namespace {
 
 std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::gemm::Ints<{}>", fmt::join(v, ", ")); }
 
+/// Y's strides; "none, the ranges'" for a horizontally fused product (it has no Y of its own).
+std::string y_text(const GemmLowering& g) {
+  return g.range_y.empty() ? strides_text(g.y) : "/*none: the ranges'*/ " + strides_text(g.y);
+}
+
 /// The element type the epilogue's operands (C / bias, residual) are read as: theirs, else Y's.
 std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
   for (std::size_t i = 2; i < k.inputs.size(); ++i) {
@@ -167,11 +170,16 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
     return linear_launch(k, fmt::format("{} '{}' {}, strided sum", n.op(), n.name(), g.what), type,
                          {{"X", ctx.ptr(k.inputs[0], true)}, {"Y", ctx.ptr(vy, false)}});
   }
-  std::vector<LaunchParam> params = {{"A", ctx.ptr(k.inputs[g.a_input], true)},
-                                     {"B", ctx.ptr(k.inputs[g.b_input], true)},
-                                     {"Y", ctx.ptr(vy, false)}};
+  const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
+  std::vector<LaunchParam> params = {{"A", ctx.ptr(k.inputs[g.a_input], true)}, {"B", ctx.ptr(k.inputs[g.b_input], true)}};
+  if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
   std::string epilogue, fused;
-  if (is_fused(n)) {
+  if (ranged) {
+    std::vector<RangeStrides> strides;  // one batch dim at most (lower_gemm): the innermost
+    for (const MatrixStrides& y : g.range_y) strides.push_back({y.batch[2], y.row, y.col});
+    epilogue = ranged_epilogue(k, ctx, epilogue_type(k, ctx), ctx.ctype(vy.dtype), "column", strides, g.alpha, g.beta,
+                               &params, &fused);
+  } else if (is_fused(n)) {
     epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &params, &fused);
   } else if (g.has_c || g.alpha != 1.0) {
     epilogue = fmt::format("mc::gemm::EpilogueLinear<{}, {}, {}>", T, strides_text(g.c), g.has_c ? "true" : "false");
@@ -191,7 +199,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
           "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
           "    mc::tc::Tile<{}, {}, {}, {}, {}, {}>, {}>",
           TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
-          strides_text(g.y), t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.async ? "true" : "false", epilogue);
+          y_text(g), t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.async ? "true" : "false", epilogue);
     };
     return tc_launches(k, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
   }
@@ -200,8 +208,8 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
       "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
       "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
       "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
-      T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
-      strides_text(g.y), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
+      T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b), y_text(g),
+      tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
   return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", n.op(), n.name(), g.what, fused, tile.name()), type,
                        std::move(params));
 }

@@ -39,12 +39,22 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what);
 
-/// \brief The epilogue of a horizontally fused convolution (k.ranges) as `mc::gemm::EpilogueRanges<T,
-/// TY, has bias, Range<begin, end, activation, strides, vector>...>`: the concatenated bias
-/// (input 2) read as T, output i at k.outputs[i]'s strides with ranges[i].node's activation. Its
-/// Params fields go to *params ("epilogue.y[0]", ...), a comment fragment to *what.
+/// \brief Where a range of a horizontally fused kernel stores (templates/gemm.cuh Range): element
+/// strides per outer index (a convolution's image, a product's batch), per inner index (the output
+/// pixel, the row) and per channel (output channel, column).
+struct RangeStrides {
+  int64_t outer = 0, inner = 0, channel = 0;
+};
+
+/// \brief The epilogue of a horizontally fused convolution or matrix product (k.ranges) as
+/// `mc::gemm::EpilogueRanges<T, TY, has bias, axis, Range<begin, end, activation, strides,
+/// vector>...>`: alpha * acc + beta * the concatenated bias (input 2, read as T), output i at
+/// strides[i] (of k.outputs[i]) with ranges[i].node's activation; `axis` is "row" (a convolution's
+/// channels) or "column" (a product's). Its Params fields go to *params ("epilogue.y[0]", alpha
+/// and beta where not 1, ...), a comment fragment to *what.
 std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
-                            std::vector<LaunchParam>* params, std::string* what);
+                            const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
+                            double beta, std::vector<LaunchParam>* params, std::string* what);
 
 /// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
 /// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of

@@ -95,8 +95,9 @@ const std::vector<Stage>& pipeline() {
       {"fuse_horizontal", K::schedule,
        "each output's layout and Concat slice (layout, elide_concat), the epilogues fused (fuse_epilogue) and the "
        "weights in their final type (precision); before the arena is planned",
-       "sibling convolutions reading one input with one geometry run as one kernel on their concatenated weights, "
-       "each writing its output channel range where it was planned (schedule/fuse_horizontal.cpp)",
+       "sibling convolutions reading one input with one geometry (sibling MatMuls / Gemms reading one A with "
+       "constant B's of one K) run as one kernel on their concatenated weights, each writing its output channel "
+       "(column) range where it was planned (schedule/fuse_horizontal.cpp)",
        true, nullptr, schedule_stage<&Lowering::fuse_horizontal>},
       {"streams", K::schedule,
        "the final kernel list and each value's buffer (elide_concat, fold_operand_views, fuse_horizontal); "

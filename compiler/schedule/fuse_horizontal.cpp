@@ -10,6 +10,17 @@
 // 1x1 branch goes straight into the Concat while the two 1x1 "reduce" convs write the buffers the
 // 3x3 and 5x5 convs read). templates/gemm.cuh's EpilogueRanges says per channel where it goes.
 //
+// Sibling matrix products likewise: MatMul / FusedMatMul (or Gemm / FusedGemm) kernels that read
+// the same A (the same value, so the same view) with a constant 2-D B of the same K (Gemm: the
+// same transA and transB), the same alpha (and beta), run as one product A x [B1 | B2 | ...]: the
+// B's concatenated along N (the columns; rows for transB), the biases likewise (Gemm's C only as a
+// bias per column: [N] or [1, N]), each sibling's output the columns [begin, end) of the product,
+// with its own activation, at its own strides (the attention's Q, K and V projections exported as
+// three MatMuls are one kernel). A has at most one batch dim > 1, so each range's output is
+// addressed by (batch, row, column) with one batch stride; siblings whose outputs differ in
+// whether that batch continues their rows (one written through a Transpose) stay apart, as the
+// batch folds into rows (fold_gemm_batch) only when it does for every output.
+//
 // Why a schedule stage and not a graph pass: a fused node with several outputs would have to be
 // taught to every single-output stage before it (precision, layout, elide_concat each reason about
 // a node's one output), whereas here those decisions are already made per sibling and are kept as
@@ -30,6 +41,7 @@
 #include <set>
 
 #include "ops/fused.h"
+#include "ops/gemm.h"
 #include "ops/registry.h"
 #include "ops/window.h"
 #include "schedule/lower.h"
@@ -39,26 +51,63 @@ namespace modelc {
 
 namespace {
 
-// A convolution that can be a range of a horizontally fused kernel: groups 1, constant weights and
-// bias, one output, no residual.
-bool fusable_conv(const Node& n, const std::string& family) {
-  if (family != "conv") return false;
-  if (n.op() != "Conv" && ops::producer_of_fused(n.op()) != "Conv") return false;
+bool has_bias(const Node& n) { return n.has_input(ops::kFusedBiasInput); }
+
+DType bias_dtype(const Node& n) { return has_bias(n) ? n.input(ops::kFusedBiasInput).dtype() : DType::undefined; }
+
+std::string producer(const Node& n) {
+  const std::string p = ops::producer_of_fused(n.op());
+  return p.empty() ? n.op() : p;
+}
+
+// A kernel that can be a range of a horizontally fused one: constant weights (and bias), one
+// output, no residual; a convolution of groups 1, or a matrix product (below).
+bool fusable_common(const Node& n) {
   if (n.num_outputs() != 1 || !n.has_input(0) || !n.has_input(1) || !n.input(1).is_constant()) return false;
-  if (n.has_input(ops::kFusedBiasInput) && !n.input(ops::kFusedBiasInput).is_constant()) return false;
-  if (n.has_input(ops::kFusedResidualInput)) return false;
-  return ops::conv_geometry(n).group == 1;
+  if (has_bias(n) && !n.input(ops::kFusedBiasInput).is_constant()) return false;
+  return !n.has_input(ops::kFusedResidualInput);
+}
+
+// A matrix product's output columns (N): B's columns, or its rows under Gemm's transB.
+int64_t product_columns(const Node& n) {
+  const Shape& b = n.input(1).shape();
+  return producer(n) == "Gemm" && ops::gemm_attributes(n).trans_b ? b.at(0) : b.at(1);
+}
+
+// A MatMul / Gemm (or fused) whose B has no batch, whose bias is one value per output column
+// (FusedMatMul's always is; Gemm's C when it is [N] or [1, N]), and whose A has at most one batch
+// dim > 1 (each range's output then has one batch stride: templates/gemm.cuh Range).
+bool fusable_product(const Node& n) {
+  const std::string op = producer(n);
+  if ((op != "MatMul" && op != "Gemm") || n.input(1).shape().size() != 2) return false;
+  const Shape& a = n.input(0).shape();
+  if (a.size() < 2 || std::count_if(a.begin(), a.end() - 2, [](int64_t d) { return d > 1; }) > 1) return false;
+  if (!has_bias(n)) return true;
+  const Shape& c = n.input(ops::kFusedBiasInput).shape();
+  const int64_t columns = product_columns(n);
+  return (c.size() == 1 || (c.size() == 2 && c[0] == 1)) && c.back() == columns;
+}
+
+bool fusable(const Node& n, const std::string& family) {
+  if (!fusable_common(n)) return false;
+  if (family == "conv") return producer(n) == "Conv" && ops::conv_geometry(n).group == 1;
+  return family == "gemm" && fusable_product(n);
 }
 
 // Same geometry: everything of the convolution but the output channels.
-bool same_geometry(const Node& a, const Node& b) {
+bool same_conv_geometry(const Node& a, const Node& b) {
   const ops::WindowGeometry ga = ops::conv_geometry(a), gb = ops::conv_geometry(b);
   return ga.N == gb.N && ga.C == gb.C && ga.in == gb.in && ga.kernel == gb.kernel && ga.stride == gb.stride &&
          ga.dilation == gb.dilation && ga.pad_begin == gb.pad_begin && ga.pad_end == gb.pad_end;
 }
 
-DType bias_dtype(const Node& n) {
-  return n.has_input(ops::kFusedBiasInput) ? n.input(ops::kFusedBiasInput).dtype() : DType::undefined;
+// Same product but for N, given the same A: one op, the same transposes (so one M and K: a Gemm
+// reading A transposed has K = A's rows) and scales (the fused epilogue has one alpha and beta).
+bool same_product(const Node& a, const Node& b) {
+  if (producer(a) != producer(b)) return false;
+  if (producer(a) == "MatMul") return a.attr_float("alpha", 1.0) == b.attr_float("alpha", 1.0);
+  const ops::GemmAttributes ga = ops::gemm_attributes(a), gb = ops::gemm_attributes(b);
+  return ga.trans_a == gb.trans_a && ga.trans_b == gb.trans_b && ga.alpha == gb.alpha && ga.beta == gb.beta;
 }
 
 // The tensors concatenated along dim 0 (same dtype, same trailing dims); an absent one (null) is
@@ -79,10 +128,45 @@ Tensor concat_rows(const std::vector<const Tensor*>& parts, const std::vector<in
   return t;
 }
 
+// The [K, columns[i]] matrices side by side: [K, sum of columns].
+Tensor concat_columns(const std::vector<const Tensor*>& parts, const std::vector<int64_t>& columns, DType dtype,
+                      int64_t K) {
+  int64_t total = 0;
+  for (int64_t c : columns) total += c;
+  Tensor t(dtype, {K, total});
+  const std::size_t size = dtype_size(dtype);
+  uint8_t* dst = t.mutable_raw();
+  for (int64_t k = 0; k < K; ++k) {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::size_t bytes = static_cast<std::size_t>(columns[i]) * size;
+      std::memcpy(dst, parts[i]->raw() + static_cast<std::size_t>(k) * bytes, bytes);
+      dst += bytes;
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 bool Lowering::compatible_siblings(const Node& a, const Node& b) const {
-  if (&a.input(0) != &b.input(0) || !same_geometry(a, b)) return false;
+  if (&a.input(0) != &b.input(0)) return false;
+  if (!(producer(a) == "Conv" ? same_conv_geometry(a, b) : same_product(a, b))) return false;
+  // A product's batch runs as more rows of it (fold_gemm_batch) only where every output continues
+  // its rows across the batch: a sibling written through a Transpose (batch stride not rows x M)
+  // would keep the others' batch as separate products, so such siblings stay apart.
+  auto batch_continues_rows = [&](const Node& n) {
+    const Value& y = n.output(0);
+    std::vector<int64_t> st;
+    int64_t offset = 0;
+    if (!strides_in_root(&y, &st, &offset)) return false;
+    const Shape& s = y.shape();
+    const std::size_t r = s.size();
+    for (std::size_t d = 0; d + 2 < r; ++d) {
+      if (s[d] > 1 && s[r - 2] > 1 && st[d] != st[r - 2] * s[r - 2]) return false;
+    }
+    return true;
+  };
+  if (producer(a) != "Conv" && batch_continues_rows(a) != batch_continues_rows(b)) return false;
   if (folded_into_.count(&a) || folded_into_.count(&b)) return false;
   if (a.input(1).dtype() != b.input(1).dtype() || stored(&a.output(0))->dtype() != stored(&b.output(0))->dtype()) {
     return false;
@@ -102,10 +186,10 @@ bool Lowering::fuse_horizontal() {
   // (the leader) it is compatible with.
   std::vector<std::vector<std::size_t>> sets;
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    if (!fusable_conv(*nodes_[k], families_[k])) continue;
+    if (!fusable(*nodes_[k], families_[k])) continue;
     bool joined = false;
     for (auto& set : sets) {
-      if (compatible_siblings(*nodes_[set[0]], *nodes_[k])) {
+      if (families_[set[0]] == families_[k] && compatible_siblings(*nodes_[set[0]], *nodes_[k])) {
         set.push_back(k);
         joined = true;
         break;
@@ -117,29 +201,33 @@ bool Lowering::fuse_horizontal() {
   for (const auto& set : sets) {
     if (set.size() < 2) continue;
     const Node* leader = nodes_[set[0]];
+    const Value& w0 = leader->input(1);
+    // The weights are concatenated along their rows (a convolution's output channels; Gemm's B
+    // under transB) or their columns (a matrix product's B [K, N]).
+    const std::string op = producer(*leader);
+    const bool by_columns = op == "MatMul" || (op == "Gemm" && !ops::gemm_attributes(*leader).trans_b);
     HorizontalFusion f;
     std::vector<const Tensor*> weights, biases;
-    std::vector<int64_t> rows;
+    std::vector<int64_t> widths;
     DType bias_type = DType::undefined;
     for (std::size_t k : set) {
       const Node* n = nodes_[k];
-      const int64_t m = n->input(1).shape().at(0);
+      const int64_t width = op == "Conv" ? n->input(1).shape().at(0) : product_columns(*n);
       f.ranges.push_back({n, f.ranges.empty() ? 0 : f.ranges.back().end, 0});
-      f.ranges.back().end = f.ranges.back().begin + m;
-      rows.push_back(m);
+      f.ranges.back().end = f.ranges.back().begin + width;
+      widths.push_back(width);
       weights.push_back(&n->input(1).constant());
-      const bool has_bias = n->has_input(ops::kFusedBiasInput);
-      biases.push_back(has_bias ? &n->input(ops::kFusedBiasInput).constant() : nullptr);
-      if (has_bias) bias_type = bias_dtype(*n);
+      biases.push_back(has_bias(*n) ? &n->input(ops::kFusedBiasInput).constant() : nullptr);
+      if (has_bias(*n)) bias_type = bias_dtype(*n);
       if (k != set[0]) merged.insert(k);
     }
-    const Value& w0 = leader->input(1);
-    const Shape trailing(w0.shape().begin() + 1, w0.shape().end());
-    f.weights = g_.add_constant(w0.name() + "_horizontal", concat_rows(weights, rows, w0.dtype(), trailing));
+    const Tensor w = by_columns ? concat_columns(weights, widths, w0.dtype(), w0.shape()[0])
+                                : concat_rows(weights, widths, w0.dtype(), Shape(w0.shape().begin() + 1, w0.shape().end()));
+    f.weights = g_.add_constant(w0.name() + "_horizontal", w);
     auto pitch = layout_.weight_pitch.find(&w0);
     if (pitch != layout_.weight_pitch.end()) layout_.weight_pitch[f.weights] = pitch->second;
     if (bias_type != DType::undefined) {
-      f.bias = g_.add_constant(leader->name() + "_horizontal_B", concat_rows(biases, rows, bias_type, {}));
+      f.bias = g_.add_constant(leader->name() + "_horizontal_B", concat_rows(biases, widths, bias_type, {}));
     }
     horizontal_[leader] = std::move(f);
   }

@@ -149,6 +149,19 @@ void compress_batch(const Kernel& k, BatchDims& b) {
   b = std::move(r);
 }
 
+// The views a product writes and their strides in g: Y, or each range's output (range_y).
+std::vector<std::pair<const TensorView*, MatrixStrides*>> written(const Kernel& k, GemmLowering& g) {
+  if (k.ranges.empty()) return {{&k.outputs[0], &g.y}};
+  g.range_y.resize(k.outputs.size());
+  std::vector<std::pair<const TensorView*, MatrixStrides*>> r;
+  for (std::size_t i = 0; i < k.outputs.size(); ++i) r.push_back({&k.outputs[i], &g.range_y[i]});
+  return r;
+}
+
+std::string result_text(const Kernel& k) {
+  return k.ranges.empty() ? shape_text(k.outputs[0].shape) : std::to_string(k.ranges.size()) + " outputs";
+}
+
 void set_batch(GemmLowering& g, const BatchDims& b, std::vector<MatrixStrides*> operands) {
   for (int i = 0; i < 3; ++i) {
     g.batch[i] = b.dims[i];
@@ -188,12 +201,15 @@ GemmLowering lower_matmul(const Kernel& k) {
   // Y: batch + [M if A is a matrix] + [N if B is a matrix].
   const std::size_t y_mat = (ra > 1 ? 1 : 0) + (rb > 1 ? 1 : 0);
   if (ry < y_mat) refuse_node(k, "output rank " + std::to_string(ry) + " is too small for the product");
-  g.y.row = ra > 1 ? vy.strides[ry - y_mat] : 0;
-  g.y.col = rb > 1 ? vy.strides[ry - 1] : 0;
+  const auto ys = written(k, g);
+  for (const auto& [v, s] : ys) {
+    s->row = ra > 1 ? v->strides[ry - y_mat] : 0;
+    s->col = rb > 1 ? v->strides[ry - 1] : 0;
+  }
   const std::size_t nb = ry - y_mat;
   const std::size_t ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
   BatchDims b;
-  b.strides.resize(3);
+  b.strides.resize(2 + ys.size());
   for (std::size_t i = 0; i < nb; ++i) {
     const int64_t d = vy.shape[i];
     b.dims.push_back(d);
@@ -205,11 +221,13 @@ GemmLowering lower_matmul(const Kernel& k) {
     };
     b.strides[0].push_back(stride(va, ba));
     b.strides[1].push_back(stride(vb, bb));
-    b.strides[2].push_back(vy.strides[i]);
+    for (std::size_t o = 0; o < ys.size(); ++o) b.strides[2 + o].push_back(ys[o].first->strides[i]);
   }
   compress_batch(k, b);
-  set_batch(g, b, {&g.a, &g.b, &g.y});
-  g.what = fmt::format("{} x {} -> {}", shape_text(va.shape), shape_text(vb.shape), shape_text(vy.shape));
+  std::vector<MatrixStrides*> operands = {&g.a, &g.b};
+  for (const auto& y : ys) operands.push_back(y.second);
+  set_batch(g, b, operands);
+  g.what = fmt::format("{} x {} -> {}", shape_text(va.shape), shape_text(vb.shape), result_text(k));
   return g;
 }
 
@@ -224,14 +242,16 @@ GemmLowering lower_gemm_op(const Kernel& k) {
   const bool ta = attrs.trans_a, tb = attrs.trans_b;
   GemmLowering g;
   g.M = vy.shape[0];
-  g.N = vy.shape[1];
+  g.N = tb ? vb.shape[0] : vb.shape[1];
   g.K = ta ? va.shape[0] : va.shape[1];
   g.a.row = ta ? va.strides[1] : va.strides[0];
   g.a.col = ta ? va.strides[0] : va.strides[1];
   g.b.row = tb ? vb.strides[1] : vb.strides[0];
   g.b.col = tb ? vb.strides[0] : vb.strides[1];
-  g.y.row = vy.strides[0];
-  g.y.col = vy.strides[1];
+  for (const auto& [v, s] : written(k, g)) {
+    s->row = v->strides[0];
+    s->col = v->strides[1];
+  }
   g.alpha = attrs.alpha;
   g.beta = attrs.beta;
   std::string c_text;
@@ -251,7 +271,7 @@ GemmLowering lower_gemm_op(const Kernel& k) {
     c_text = " + C" + shape_text(vc.shape);
   }
   g.what = fmt::format("{}{} x {}{}{} -> {}", shape_text(va.shape), ta ? "^T" : "", shape_text(vb.shape),
-                       tb ? "^T" : "", c_text, shape_text(vy.shape));
+                       tb ? "^T" : "", c_text, result_text(k));
   return g;
 }
 
@@ -387,14 +407,18 @@ GemmLowering lower_einsum(const Kernel& k) {
   return g;
 }
 
-// The innermost batch dims over which B broadcasts (stride 0) and A, Y and C continue their rows
+// The innermost batch dims over which B broadcasts (stride 0) and A, Y (every range's output, for a
+// horizontally fused product) and C continue their rows
 // (a batch stride of row stride times M; any stride when M is 1) become rows: [128, 1, 768] x
 // [768, 2304] is one product of 128 rows rather than 128 products of one.
 void batch_to_rows(GemmLowering& g) {
   auto continues = [&](const MatrixStrides& s) { return g.M == 1 || s.batch[2] == s.row * g.M; };
+  std::vector<MatrixStrides*> rows = {&g.a, &g.y, &g.c};
+  for (MatrixStrides& y : g.range_y) rows.push_back(&y);
   while (g.batch[2] > 1 && g.b.batch[2] == 0 && continues(g.a) && continues(g.y) &&
+         std::all_of(g.range_y.begin(), g.range_y.end(), continues) &&
          (!g.has_c || continues(g.c) || (g.c.batch[2] == 0 && g.c.row == 0))) {
-    for (MatrixStrides* s : {&g.a, &g.y, &g.c}) {
+    for (MatrixStrides* s : rows) {
       if (g.M == 1) s->row = s->batch[2];
       s->batch = {0, s->batch[0], s->batch[1]};
     }
@@ -437,6 +461,11 @@ GemmLowering lower_gemm(const Kernel& k) {
     }
   }
   if (g.kind == GemmLowering::Kind::gemm && k.batch_as_rows) batch_to_rows(g);
+  // A range's output has one batch stride (templates/gemm.cuh Range): fuse_horizontal fuses only
+  // products whose A has at most one batch dim > 1.
+  if (!g.range_y.empty() && (g.batch[0] > 1 || g.batch[1] > 1)) {
+    throw Error("internal: the horizontally fused kernel " + k.id + " has more than one batch dim");
+  }
   if (g.kind == GemmLowering::Kind::gemm && g.batch_count() > 65535) {
     refuse_node(k, fmt::format("{} batched products exceed the grid's z limit (65535)", g.batch_count()));
   }

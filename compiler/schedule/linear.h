@@ -33,6 +33,9 @@ struct GemmLowering {
   std::array<int64_t, 3> batch{1, 1, 1};  ///< batch dims, outermost first (unused: 1)
   int64_t M = 1, N = 1, K = 1;
   MatrixStrides a, b, y, c;  ///< A: rows m, cols k; B: rows k, cols n; Y and C: rows m, cols n
+  /// A horizontally fused product (Kernel::ranges): each range's output (rows m, columns n - its
+  /// begin; at most the innermost batch dim left), and y all zeros (no Y of its own).
+  std::vector<MatrixStrides> range_y;
   bool has_c = false;
   double alpha = 1.0, beta = 1.0;
   int a_input = 0, b_input = 1, c_input = 2;  ///< which node inputs are A, B, C
@@ -45,6 +48,8 @@ struct GemmLowering {
 
 /// \brief Lowers k (Gemm, MatMul or Einsum, or their fused forms; its views give the strides);
 /// with k.batch_as_rows, the batch dims B broadcasts over that continue A's and Y's rows are rows.
+/// A horizontally fused product (k.ranges; B the siblings' B's side by side) writes each range's
+/// output (range_y).
 /// Throws Error naming the node for what the templates do not run (an Einsum that is not a batched
 /// matmul up to transposes, more than 3 batch dims that do not merge, 32-bit index overflow).
 GemmLowering lower_gemm(const Kernel& k);

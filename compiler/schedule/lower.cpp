@@ -442,13 +442,24 @@ bool Lowering::choose_tactics() {
     if (folded_into_.count(k.node)) {
       for (const std::string& c : folded_into_.at(k.node)) k.note += "; boundary Cast '" + c + "' folded in";
     }
-    if (operand_views_.count(k.node)) k.note += fmt::format("; {}", fmt::join(operand_views_.at(k.node), ", "));
+    // A horizontally fused kernel: every range's (its siblings share A, not their outputs' views).
+    std::vector<std::string> views;
+    std::vector<const Node*> nodes{k.node};
+    for (std::size_t r = 1; r < k.ranges.size(); ++r) nodes.push_back(k.ranges[r].node);
+    for (const Node* n : nodes) {
+      if (!operand_views_.count(n)) continue;
+      for (const std::string& v : operand_views_.at(n)) {
+        if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
+      }
+    }
+    if (!views.empty()) k.note += fmt::format("; {}", fmt::join(views, ", "));
     if (kept_views_.count(k.node)) k.note += "; not a view: " + kept_views_.at(k.node);
     auto conversion = layout_.conversions.find(k.node);
     if (conversion != layout_.conversions.end()) k.note = conversion->second + "; " + k.note;
     for (const OutputRange& r : k.ranges) {
-      k.note += fmt::format("{} '{}' channels [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
-                            r.node->name(), r.begin, r.end, r.node->output(0).name());
+      k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
+                            r.node->name(), k.family == "gemm" ? "columns" : "channels", r.begin, r.end,
+                            r.node->output(0).name());
     }
     const std::vector<const Value*> outputs = kernel_outputs(k.node);
     for (std::size_t i = 0; i < outputs.size() && i < k.outputs.size(); ++i) {

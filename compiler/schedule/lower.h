@@ -23,8 +23,9 @@
 // Concat's buffer, written there by its producer, and the memory plan sees one buffer, live from
 // the first producer to the last reader.
 // Horizontal fusion (fuse_horizontal, compiler/schedule/fuse_horizontal.cpp) runs after it and
-// before the memory plan: sibling convolutions on one input become one kernel at the first one's
-// place, writing each sibling's output (a channel range of the product) where it was planned.
+// before the memory plan: sibling convolutions (or matrix products) on one input become one kernel
+// at the first one's place, writing each sibling's output (a channel, or column, range of the
+// product) where it was planned.
 // Streams (plan_streams, schedule/streams.h) run after the kernel list is final and before the
 // memory plan: each kernel's stream from the kernel DAG (a value's writer -> its readers, views and
 // elided Concats resolved to their buffers), and the events between streams. The memory plan then
@@ -87,7 +88,8 @@ class Lowering {
   /// Concats whose producers write straight into their slices (elide_concat.cpp says when).
   bool elide_concat();
   bool fold_operand_views();   ///< Transposes and Slices as strided operand views of matrix products
-  /// Sibling convolutions on one X as one kernel, each output a channel range (fuse_horizontal.cpp).
+  /// Sibling convolutions on one X (matrix products on one A) as one kernel, each output a channel
+  /// (column) range (fuse_horizontal.cpp).
   bool fuse_horizontal();
   bool plan_streams();         ///< each kernel's stream and the events between streams
   bool plan_arena();           ///< arena offsets by liveness
@@ -164,9 +166,10 @@ class Lowering {
     int64_t offset = 0;
   };
   std::map<const Value*, Slice> slices_;
-  /// A horizontally fused convolution (fuse_horizontal): the first sibling (the node that stays in
-  /// the kernel list) -> the concatenated weights and bias (constants added to the graph; bias null
-  /// when no sibling has one) and every sibling's range, the first sibling's first.
+  /// A horizontally fused convolution or matrix product (fuse_horizontal): the first sibling (the
+  /// node that stays in the kernel list) -> the concatenated weights and bias (constants added to
+  /// the graph; bias null when no sibling has one) and every sibling's range, the first sibling's
+  /// first.
   struct HorizontalFusion {
     const Value* weights = nullptr;
     const Value* bias = nullptr;

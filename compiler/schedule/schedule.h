@@ -46,7 +46,8 @@ struct TensorView {
 };
 
 /// \brief One output of a horizontally fused kernel (schedule stage fuse_horizontal): the node
-/// whose output it is, and the channels [begin, end) of the fused product it holds.
+/// whose output it is, and the channels [begin, end) of the fused product it holds (a convolution's
+/// output channels; a matrix product's columns).
 struct OutputRange {
   const Node* node = nullptr;
   int64_t begin = 0, end = 0;
@@ -77,9 +78,9 @@ struct Kernel {
   /// and along which A, Y and C continue their rows run as more rows of one product
   /// (schedule/linear.h lower_gemm); set by the fold_gemm_batch stage.
   bool batch_as_rows = false;
-  /// A horizontally fused convolution (schedule/fuse_horizontal.cpp): output i is ranges[i].node's
-  /// output, channels [begin, end) of the product of the concatenated weights (inputs 1, 2); each
-  /// range has its node's epilogue. Empty for every other kernel.
+  /// A horizontally fused convolution or matrix product (schedule/fuse_horizontal.cpp): output i is
+  /// ranges[i].node's output, channels (columns) [begin, end) of the product of the concatenated
+  /// weights (inputs 1, 2); each range has its node's epilogue. Empty for every other kernel.
   std::vector<OutputRange> ranges;
   /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
   /// it waits on before it starts (ids of Schedule's events), and the event recorded after it (-1:

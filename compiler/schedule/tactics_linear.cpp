@@ -142,7 +142,8 @@ bool mixed_epilogue_types(const Kernel& k) {
 
 /// Why a GEMM cannot run on the tensor-core template ("" when it can). Documented thresholds:
 /// float16 A and B (FP16 storage), at least kTinyGemmMacs multiply-adds per product, 16-byte
-/// aligned operands, one element type for the epilogue's operands (C / bias and residual).
+/// aligned operands (every output of a horizontally fused product), one element type for the
+/// epilogue's operands (C / bias and residual).
 std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
   if (g.kind == GemmLowering::Kind::strided_sum) return "one-operand Einsum (a strided sum)";
   const DType ta = k.inputs[g.a_input].dtype, tb = k.inputs[g.b_input].dtype, ty = k.outputs[0].dtype;
@@ -152,7 +153,8 @@ std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
   if (ta == DType::float32 || tb == DType::float32) return "FP32 storage";
   if (ta != DType::float16 || tb != DType::float16) return std::string(dtype_name(ta != DType::float16 ? ta : tb)) + " storage";
   if (g.M * g.N * g.K < kTinyGemmMacs) return fmt::format("tiny GEMM: {}x{}x{}", g.M, g.N, g.K);
-  if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) || !aligned16(k.outputs[0])) {
+  if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) ||
+      !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
     return "an operand not 16-byte aligned";
   }
   return mixed_epilogue_types(k) ? "bias and residual of different types" : "";

@@ -2,9 +2,12 @@
 // "reduce" convs into 3x3 convs) run as one kernel whose outputs are their channel ranges, each
 // written where it was planned (the Concat's slice, the reduce convs' own buffers), in both
 // layouts, FP32 and FP16; siblings of another stride or kernel size stay separate; the stage is
-// optional. (Through the host emulation: tests/e2e/codegen/horizontal_fusion.py.)
+// optional. Three sibling MatMuls on one A (bias, bias + Relu, nothing) are one product whose
+// outputs are column ranges, two Gemms with transB likewise; a MatMul by a non-constant B and a
+// Gemm of another K stay separate. (Through the host emulation: tests/e2e/codegen/horizontal_fusion.py.)
 #include <doctest/doctest.h>
 
+#include "ops/fused.h"
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "tests/ir/graph_input.h"
@@ -106,5 +109,101 @@ TEST_CASE("fuse_horizontal: three sibling 1x1 convs are one kernel writing each 
       CHECK(unfused.kernels.size() == s.kernels.size() + 2);
       CHECK(kernel_of(unfused, "conv_r1").ranges.empty());
     }
+  }
+}
+
+namespace {
+
+/// x [8, 32] -> q: MatMul (Wq [32, 16]) + Add bias -> yq; k: MatMul (Wk [32, 24]) + Add bias + Relu
+/// -> yk; v: MatMul (Wv [32, 8], no bias) -> yv; and siblings that stay apart: nc: MatMul by a
+/// non-constant B (input b [32, 8]) -> yn; gt: Gemm transA (K 8, not 32) -> yt. And two Gemms with
+/// transB and a C per column, one with a Sigmoid: g1 (W1 [12, 32], C [12]) -> y1, g2 (W2 [4, 32],
+/// C [1, 4]) + Sigmoid -> y2.
+struct Products {
+  Graph g;
+  explicit Products(bool fp16) {
+    g.set_opset(17);
+    const DType t = fp16 ? DType::float16 : DType::float32;
+    Value* x = input(g, "x", {8, 32});
+    Value* in = network_input(g, x, fp16);
+    Value* b = input(g, "b", {32, 8});
+    Value* b_in = b;
+    if (fp16) {
+      b_in = g.add_value("b16");
+      g.add_node("Cast", "cast_b", {b}, {b_in})->set_attr_int("to", 10);
+    }
+    auto v = [&](const char* name) { return g.add_value(name); };
+    Value *q = v("q_out"), *yq = v("yq"), *k = v("k_out"), *kb = v("k_biased"), *yk = v("yk"), *yv = v("yv"),
+          *yn = v("yn"), *yt = v("yt"), *y1 = v("y1"), *g2 = v("g2_out"), *y2 = v("y2");
+    g.add_node("MatMul", "q", {in, sine_weight(g, "Wq", {32, 16}, t)}, {q});
+    g.add_node("Add", "q_add", {q, sine_weight(g, "Bq", {16}, t)}, {yq});
+    g.add_node("MatMul", "k", {in, sine_weight(g, "Wk", {32, 24}, t)}, {k});
+    g.add_node("Add", "k_add", {k, sine_weight(g, "Bk", {24}, t)}, {kb});
+    g.add_node("Relu", "k_relu", {kb}, {yk});
+    g.add_node("MatMul", "v", {in, sine_weight(g, "Wv", {32, 8}, t)}, {yv});
+    g.add_node("MatMul", "nc", {in, b_in}, {yn});
+    g.add_node("Gemm", "gt", {in, sine_weight(g, "Wt", {8, 12}, t)}, {yt})->set_attr_int("transA", 1);
+    g.add_node("Gemm", "g1", {in, sine_weight(g, "W1", {12, 32}, t), sine_weight(g, "C1", {12}, t)}, {y1})
+        ->set_attr_int("transB", 1);
+    g.add_node("Gemm", "g2", {in, sine_weight(g, "W2", {4, 32}, t), sine_weight(g, "C2", {1, 4}, t)}, {g2})
+        ->set_attr_int("transB", 1);
+    g.add_node("Sigmoid", "g2_sigmoid", {g2}, {y2});
+    for (Value* o : {yq, yk, yv, yn, yt, y1, y2}) g.add_output(o);
+    ops::infer_graph(g);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fuse_horizontal: sibling MatMuls (and Gemms) on one A are one product writing each column range") {
+  for (bool fp16 : {false, true}) {
+    CAPTURE(fp16);
+    Products m(fp16);
+    const Schedule s = lower(m.g, layout_options(LayoutMode::automatic, fp16));
+    const Kernel& k = kernel_of(s, "q");
+    REQUIRE(k.ranges.size() == 3);
+    CHECK(k.ranges[0].node->name() == "q");
+    CHECK(k.ranges[1].node->name() == "k");
+    CHECK(k.ranges[2].node->name() == "v");
+    CHECK((k.ranges[0].begin == 0 && k.ranges[0].end == 16));
+    CHECK((k.ranges[1].begin == 16 && k.ranges[1].end == 40));
+    CHECK((k.ranges[2].begin == 40 && k.ranges[2].end == 48));
+    CHECK(k.nodes == std::vector<std::string>{"q", "q_add", "k", "k_add", "k_relu", "v"});
+    CHECK_FALSE(runs_kernel(s, "k"));
+    CHECK_FALSE(runs_kernel(s, "v"));
+    // One product A x [Wq | Wk | Wv]: B [32, 48], the biases side by side (zeros for v's).
+    REQUIRE(k.inputs.size() == 3);
+    CHECK(k.inputs[1].shape == Shape{32, 48});
+    CHECK(k.inputs[1].space == Space::weights);
+    CHECK(k.inputs[2].shape == Shape{48});
+    // Each range to its own output, with its own epilogue: q's bias, k's bias and Relu, v's nothing.
+    REQUIRE(k.outputs.size() == 3);
+    CHECK(k.outputs[0].value == "yq");
+    CHECK(k.outputs[1].value == "yk");
+    CHECK(k.outputs[2].value == "yv");
+    CHECK(k.outputs[1].shape == Shape{8, 24});
+    CHECK(ops::activation_of_fused(*k.ranges[1].node).kind == ops::Activation::relu);
+    CHECK(ops::activation_of_fused(*k.ranges[0].node).kind == ops::Activation::none);
+    INFO(k.note);
+    CHECK(k.note.find("horizontally fused: 'q' columns [0, 16) -> 'yq', 'k' columns [16, 40) -> 'yk', "
+                      "'v' columns [40, 48) -> 'yv'") != std::string::npos);
+    // Apart: a B that is not a constant, a Gemm reading A transposed (K 8).
+    CHECK(kernel_of(s, "nc").ranges.empty());
+    CHECK(kernel_of(s, "gt").ranges.empty());
+    // The Gemms with transB: their B's stacked along N (B's rows), C [12] and C [1, 4] as one bias.
+    const Kernel& g1 = kernel_of(s, "g1");
+    REQUIRE(g1.ranges.size() == 2);
+    CHECK(g1.ranges[1].node->name() == "g2");
+    CHECK((g1.ranges[1].begin == 12 && g1.ranges[1].end == 16));
+    CHECK(g1.inputs[1].shape == Shape{16, 32});
+    CHECK(g1.inputs[2].shape == Shape{16});
+    CHECK(ops::activation_of_fused(*g1.ranges[1].node).kind == ops::Activation::sigmoid);
+
+    Products plain(fp16);
+    LowerOptions o = layout_options(LayoutMode::automatic, fp16);
+    o.passes.disabled.insert("fuse_horizontal");
+    const Schedule unfused = lower(plain.g, o);
+    CHECK(unfused.kernels.size() == s.kernels.size() + 3);
+    CHECK(kernel_of(unfused, "k").ranges.empty());
   }
 }

@@ -89,12 +89,15 @@ def run(cmd):
     return p.returncode, p.stdout
 
 
-def arguments(doc):
-    """--modelc, --work (emptied and made here) and --jobs of a script whose docstring is `doc`."""
+def arguments(doc, add=None):
+    """--modelc, --work (emptied and made here) and --jobs of a script whose docstring is `doc`;
+    add(parser) adds the script's own."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--modelc", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--jobs", type=int, default=2)
+    if add:
+        add(ap)
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)  # no earlier build passes for this one
     os.makedirs(a.work)
