@@ -104,25 +104,25 @@ const std::vector<Stage>& pipeline() {
        "before the arena is planned",
        "each kernel's stream from the kernel DAG, events where an edge crosses streams (--streams N; "
        "schedule/streams.h)",
-       true, nullptr, schedule_stage<&Lowering::plan_streams>},
+       true, nullptr, schedule_stage<&Lowering::plan_streams>, true},
       {"memory_plan", K::schedule,
        "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
        "fold_operand_views; fuse_horizontal), each buffer's layout and each kernel's stream (streams)",
        "arena offsets by liveness over the kernel order, a buffer live until every later kernel is ordered after "
        "its accesses (streams; schedule/memory_plan.h)", false, nullptr,
-       schedule_stage<&Lowering::plan_arena>},
+       schedule_stage<&Lowering::plan_arena>, true},
       {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
        "the weights blob: each constant a kernel reads, identical data once", false, nullptr,
-       schedule_stage<&Lowering::place_weights>},
+       schedule_stage<&Lowering::place_weights>, true},
       {"kernels", K::schedule, "every buffer placed (memory_plan, place_weights)",
        "a Kernel per listed node with its tensor views (space, offset, strides)", false, nullptr,
-       schedule_stage<&Lowering::build_kernels>},
+       schedule_stage<&Lowering::build_kernels>, true},
       {"fold_gemm_batch", K::schedule, "each kernel's views (kernels)",
        "a matrix product's batch dims that B broadcasts over and A and Y continue become rows (M) of one product",
-       true, nullptr, schedule_stage<&Lowering::fold_gemm_batch>},
+       true, nullptr, schedule_stage<&Lowering::fold_gemm_batch>, true},
       {"tactics", K::schedule, "each kernel's views (strides, alignment) and the --arch targets",
        "each kernel's tactic per --arch, engine and note (schedule/tactics.h)", false, nullptr,
-       schedule_stage<&Lowering::choose_tactics>},
+       schedule_stage<&Lowering::choose_tactics>, true},
   };
   return stages;
 }
@@ -168,37 +168,49 @@ bool run_and_check(const Stage& s, Compilation& c) {
   return changed;
 }
 
-// A stage of the pipeline: skipped when disabled or not for these options.
-bool run_stage(const Stage& s, Compilation& c) {
-  if (c.options.passes.disabled.count(s.name) || (s.runs_for && !s.runs_for(c.options))) return false;
-  return run_and_check(s, c);
+// Whether a stage runs for these options: not disabled, for them (runs_for), and a graph stage only
+// when the graph stages run at all.
+bool runs(const Stage& s, const LowerOptions& o) {
+  if (s.kind == StageKind::graph && !o.run_passes) return false;
+  return !o.passes.disabled.count(s.name) && (!s.runs_for || s.runs_for(o));
 }
 
-// Each optional stage that runs for these options, lowered again on a copy of the graph without it:
-// the kernels it saves (Schedule::stage_kernels; `kernels` is filled in by the caller). The copies
-// run no verifier and print nothing.
-std::vector<StageKernels> kernels_without_each_stage(const Graph& g, const LowerOptions& o) {
-  std::vector<StageKernels> r;
-  for (const Stage& s : pipeline()) {
-    if (!s.optional || o.passes.disabled.count(s.name) || (s.runs_for && !s.runs_for(o))) continue;
-    if (s.kind == StageKind::graph && !o.run_passes) continue;
-    LowerOptions without = o;
-    without.count_stage_kernels = false;
-    without.passes.disabled.insert(s.name);
-    without.passes.print_after.clear();
-    without.passes.verify_each = false;
-    without.passes.precision_report = nullptr;
-    StageKernels k;
-    k.stage = s.name;
-    const std::unique_ptr<Graph> copy = g.clone();
-    try {
-      k.kernels_without = static_cast<int64_t>(lower(*copy, without).kernels.size());
-    } catch (const Error& e) {
-      k.error = e.what();
+// A stage of the pipeline: skipped when it does not run for these options.
+bool run_stage(const Stage& s, Compilation& c) { return runs(s, c.options) && run_and_check(s, c); }
+
+// One past the last stage that may change the kernel count: where a count of the kernels stops.
+std::size_t kernel_count_final() {
+  const std::vector<Stage>& stages = pipeline();
+  std::size_t end = stages.size();
+  while (end > 0 && stages[end - 1].keeps_kernel_count) --end;
+  return end;
+}
+
+// The kernels of the compile without pipeline()[skip]: g is the graph as the stages before `from`
+// left it (it is changed); the stages from `from` on, but `skip` (disabled), run up to the last one
+// that may change the kernel count (the later ones place and tune the kernels). No verifier, nothing
+// printed.
+StageKernels count_without(Graph& g, const LowerOptions& o, std::size_t from, std::size_t skip) {
+  const std::vector<Stage>& stages = pipeline();
+  LowerOptions without = o;
+  without.count_stage_kernels = false;
+  without.passes.disabled.insert(stages[skip].name);
+  without.passes.print_after.clear();
+  without.passes.verify_each = false;
+  without.passes.precision_report = nullptr;
+  StageKernels k;
+  k.stage = stages[skip].name;
+  Compilation c{g, without, nullptr};
+  try {
+    for (std::size_t i = from; i < kernel_count_final(); ++i) {
+      if (runs(stages[i], without)) stages[i].run(c);
     }
-    r.push_back(std::move(k));
+    if (!c.lowering) throw Error("internal: the stages that list the kernels did not run");
+    k.kernels_without = c.lowering->kernel_count();
+  } catch (const Error& e) {
+    k.error = e.what();
   }
-  return r;
+  return k;
 }
 
 }  // namespace
@@ -221,20 +233,51 @@ void check_stage_flags(const PassOptions& o) {
 
 Schedule lower(Graph& g, const LowerOptions& o) {
   check_stage_flags(o.passes);
-  std::vector<StageKernels> stage_kernels;
-  if (o.count_stage_kernels) stage_kernels = kernels_without_each_stage(g, o);
   // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
   PrecisionReport precision;
   LowerOptions options = o;
   if (!options.passes.precision_report) options.passes.precision_report = &precision;
   Compilation c{g, options, nullptr};
-  for (const Stage& s : pipeline()) {
-    if (s.kind == StageKind::graph && !o.run_passes) continue;
-    run_stage(s, c);
+  const std::vector<Stage>& stages = pipeline();
+  // count_stage_kernels: the graph as the graph stages left it (the counts without a schedule stage
+  // start there), the index of the first schedule stage, and per counted stage whether it changed
+  // nothing (then the compile without it is this one, kernel for kernel).
+  std::unique_ptr<Graph> graph_done;
+  std::size_t first_schedule = 0;
+  std::vector<StageKernels> counts;
+  std::vector<bool> unchanged;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const Stage& s = stages[i];
+    if (!runs(s, options)) continue;
+    const bool count = o.count_stage_kernels && s.optional;
+    if (o.count_stage_kernels && s.kind == StageKind::schedule && !graph_done) {
+      graph_done = g.clone();
+      first_schedule = i;
+    }
+    std::unique_ptr<Graph> before = count && s.kind == StageKind::graph ? g.clone() : nullptr;
+    const int64_t kernels_before = c.lowering ? c.lowering->kernel_count() : -1;
+    const bool changed = run_and_check(s, c);
+    if (s.keeps_kernel_count && c.lowering && c.lowering->kernel_count() != kernels_before) {
+      throw Error(std::string("internal: stage ") + s.name + " changed the kernel count (Stage::keeps_kernel_count)");
+    }
+    if (!count) continue;
+    // After the last stage that may change the kernel count, a stage saves no kernel.
+    unchanged.push_back(!changed || i >= kernel_count_final());
+    if (unchanged.back()) {
+      counts.emplace_back();
+      counts.back().stage = s.name;
+    } else if (before) {
+      counts.push_back(count_without(*before, o, i + 1, i));
+    } else {
+      counts.push_back(count_without(*graph_done->clone(), o, first_schedule, i));
+    }
   }
   Schedule r = c.lowering->finish();
-  for (StageKernels& k : stage_kernels) k.kernels = static_cast<int64_t>(r.kernels.size());
-  r.stage_kernels = std::move(stage_kernels);
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    counts[k].kernels = static_cast<int64_t>(r.kernels.size());
+    if (unchanged[k]) counts[k].kernels_without = counts[k].kernels;
+  }
+  r.stage_kernels = std::move(counts);
   if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
   return r;
 }

@@ -37,6 +37,11 @@ struct Stage {
   /// When the stage runs for these options (nullptr: always), e.g. precision only with --fp16.
   bool (*runs_for)(const LowerOptions&);
   bool (*run)(Compilation&);  ///< returns true when it changed something
+  /// True: the stage adds or removes no kernel, whatever it changes (lower() checks it). The kernel
+  /// count is final after the last stage without it, so a count of the kernels without another
+  /// stage (LowerOptions::count_stage_kernels) stops there. A stage that may change the kernel list
+  /// leaves it false.
+  bool keeps_kernel_count = false;
 };
 
 /// The stages in order: graph passes first, then schedule stages.
@@ -48,8 +53,10 @@ void check_stage_flags(const PassOptions& o);
 
 /// \brief The whole pipeline: the graph stages (unless o.run_passes is false), then the schedule
 /// stages, honouring --disable-pass, --print-after and --verify-each. The graph must outlive the
-/// Schedule (kernels point at its nodes); the graph is changed. With o.count_stage_kernels, first
-/// lowers a copy of the graph per optional stage without it (Schedule::stage_kernels).
+/// Schedule (kernels point at its nodes); the graph is changed. With o.count_stage_kernels, also
+/// counts the kernels without each optional stage that runs and changes something
+/// (Schedule::stage_kernels): a copy of the graph as the stages before it left it goes through the
+/// stages after it, up to the last one that may change the kernel count.
 Schedule lower(Graph& g, const LowerOptions& o = {});
 
 /// \brief The graph stages only: the optimized graph the reference interpreter runs

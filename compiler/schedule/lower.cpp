@@ -475,6 +475,10 @@ bool Lowering::choose_tactics() {
   return !s_.kernels.empty();
 }
 
+int64_t Lowering::kernel_count() const {
+  return static_cast<int64_t>(done_.count("kernels") ? s_.kernels.size() : nodes_.size());
+}
+
 Schedule Lowering::finish() { return std::move(s_); }
 
 std::string Lowering::describe() const {

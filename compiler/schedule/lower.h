@@ -62,8 +62,8 @@ struct LowerOptions {
   /// the widest set of independent kernels needs, up to kAutomaticStreams); 1 runs every kernel on
   /// the caller's stream.
   int streams = 0;
-  /// Schedule::stage_kernels: the compile lowers a copy of the graph once more per optional stage
-  /// that runs, without that stage, and counts its kernels (`modelc compile` sets it).
+  /// Schedule::stage_kernels: the compile also counts the kernels without each optional stage that
+  /// runs, on copies of the graph (pipeline/pipeline.h says how; `modelc compile` sets it).
   bool count_stage_kernels = false;
 };
 
@@ -105,6 +105,8 @@ class Lowering {
   /// it, the arena plan, every view inside its buffer, a tactic per kernel. Error naming the
   /// broken invariant.
   void verify() const;
+  /// The kernels listed so far (list_kernels and the stages after it), or built (kernels).
+  int64_t kernel_count() const;
   /// The finished Schedule (moved out; call once, after every stage).
   Schedule finish();
 

@@ -115,8 +115,9 @@ struct ConcatElision {
   std::string reason;  ///< kept for a reason of the Concat as a whole (its axis, its output); may be empty
 };
 
-/// \brief The kernels one optional stage of the pipeline saves: the compile lowered again on a copy
-/// of the graph without that stage (pipeline/pipeline.h, LowerOptions::count_stage_kernels).
+/// \brief The kernels one optional stage of the pipeline saves: the stages after it run again on a
+/// copy of the graph without it, up to the last stage that may change the kernel count
+/// (pipeline/pipeline.h, LowerOptions::count_stage_kernels).
 struct StageKernels {
   std::string stage;
   int64_t kernels_without = -1;  ///< the kernel count without the stage; -1 when that did not compile

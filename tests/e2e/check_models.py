@@ -13,11 +13,13 @@
         compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every convolution
         and matrix product (the conv and gemm families) runs on tensor cores, except the depthwise
         ones, whose fallback reason must say so; at most --max-kernels kernels in all.
-    check_models.py arena --modelc BIN --work DIR [--max-ratio 1.05] M1.onnx M2.onnx ...
-        compiles each model in FP32 and with --fp16 and reads report.json's memory section: the
-        max-live lower bound recomputed from the buffers' live intervals (the most aligned bytes
-        live at one kernel) must equal the reported one, no two buffers live at once may share a
-        byte, and the arena must be at most --max-ratio times the bound.
+    check_models.py arena --modelc BIN --work DIR [--max-ratio 1.05] [--reemit] M1.onnx M2.onnx ...
+        compiles each model in FP32 and with --fp16 --arch sm_90 and reads report.json's memory
+        section: the max-live lower bound recomputed from the buffers' live intervals (the most
+        aligned bytes live at one kernel) must equal the reported one, no two buffers live at once
+        may share a byte, and the arena must be at most --max-ratio times the bound (the memory plan
+        does not depend on --arch). With --reemit each compile runs a second time into another
+        folder, and the two must hold the same files byte for byte (the first difference is named).
 """
 
 import argparse
@@ -156,11 +158,34 @@ def arena_check(report):
     return mem["arena_bytes"], bound, problems
 
 
+def first_difference(a, b):
+    """None when folders a and b hold the same files byte for byte; else the first difference, in
+    the order of the sorted relative paths: a file in only one of them, or a file and byte offset."""
+    def files(d):
+        return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, names in os.walk(d) for f in names)
+    in_a, in_b = files(a), files(b)
+    if in_a != in_b:
+        only = sorted(set(in_a) ^ set(in_b))
+        return f"{only[0]} is only in {a if only[0] in in_a else b} (files in only one folder: {len(only)})"
+    for rel in in_a:
+        with open(os.path.join(a, rel), "rb") as fa, open(os.path.join(b, rel), "rb") as fb:
+            offset = 0
+            while True:
+                x, y = fa.read(1 << 20), fb.read(1 << 20)
+                if x != y:
+                    at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+                    return f"{rel} differs at byte {offset + at}"
+                if not x:
+                    break
+                offset += len(x)
+    return None
+
+
 def arena(args):
     import json
     bad = []
     for model in args.models:
-        for flags in ([], ["--fp16"]):
+        for flags in ([], ["--fp16", "--arch", "sm_90"]):
             work = os.path.join(args.work, os.path.basename(model) + "".join(flags))
             shutil.rmtree(work, ignore_errors=True)
             rc, out, secs = run([args.modelc, model, "-o", work] + flags)
@@ -169,6 +194,20 @@ def arena(args):
                 print(out, end="")
                 bad.append(f"{what}: modelc exited {rc}")
                 continue
+            if args.reemit:
+                again = work + ".again"
+                shutil.rmtree(again, ignore_errors=True)
+                rc, out, secs = run([args.modelc, model, "-o", again] + flags)
+                if rc != 0:
+                    print(out, end="")
+                    bad.append(f"{what}: modelc exited {rc} the second time")
+                    continue
+                diff = first_difference(work, again)
+                print(f"{what}: {'re-emitted byte for byte' if diff is None else 'FAIL: re-emission differs: ' + diff}")
+                if diff is not None:
+                    bad.append(f"{what}: compiled twice, {work} and {again} differ: {diff}")
+                else:
+                    shutil.rmtree(again)
             with open(os.path.join(work, "report.json")) as f:
                 size, bound, problems = arena_check(json.load(f))
             ratio = size / bound if bound else 1.0
@@ -201,10 +240,12 @@ def main():
     t.add_argument("--work", required=True, help="output folder (emptied first)")
     t.add_argument("--arch", default="sm_75")
     t.add_argument("--max-kernels", type=int, default=None)
-    a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json)")
+    a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json); "
+                                     "with --reemit, a second compile gives the same files")
     a.add_argument("--modelc", required=True)
     a.add_argument("--work", required=True, help="output folder (emptied first)")
     a.add_argument("--max-ratio", type=float, default=1.05)
+    a.add_argument("--reemit", action="store_true", help="compile each a second time: the files must be the same")
     a.add_argument("models", nargs="+")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "frontend/onnx_import.h"
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "schedule/families.h"
@@ -180,6 +181,53 @@ TEST_CASE("pipeline: count_stage_kernels counts the kernels without each optiona
   Graph h;
   small_graph(h);
   CHECK(lower(h, LowerOptions{}).stage_kernels.empty());
+}
+
+TEST_CASE("pipeline: count_stage_kernels gives what a compile with --disable-pass gives, on the shipped models") {
+  // The counts start from the graph the stages before the stage left, stop once the kernel count
+  // is final, and take the compile itself when the stage changed nothing: the definition is a
+  // whole compile without the stage. Between them the models change the graph in every stage.
+  std::map<std::string, int> saving;  // stage -> the models on which it saves kernels
+  for (const std::string model : {"tiny_cnn", "tiny_mlp", "tiny_inception", "tiny_encoder", "tiny_transformer"}) {
+    for (const bool fp16 : {false, true}) {
+      CAPTURE(model);
+      CAPTURE(fp16);
+      const std::string path = build_source_dir() + ("/models/" + model + ".onnx");
+      LowerOptions o;
+      o.archs = {"sm_90"};
+      o.passes.fp16 = fp16;
+      o.count_stage_kernels = true;
+      const Schedule s = lower(*load_onnx(path), o);
+      REQUIRE_FALSE(s.stage_kernels.empty());
+      for (const StageKernels& k : s.stage_kernels) {
+        CAPTURE(k.stage);
+        LowerOptions without = o;
+        without.count_stage_kernels = false;
+        without.passes.disabled.insert(k.stage);
+        CHECK(k.error.empty());
+        CHECK(k.kernels == static_cast<int64_t>(s.kernels.size()));
+        CHECK(k.kernels_without == static_cast<int64_t>(lower(*load_onnx(path), without).kernels.size()));
+        if (k.kernels_without != k.kernels) ++saving[k.stage];
+      }
+    }
+  }
+  for (const char* stage : {"fold_constants", "precision", "sink_reshapes", "fuse_epilogue", "fold_scale",
+                            "elide_concat", "fold_operand_views", "fuse_horizontal"}) {
+    CHECK_MESSAGE(saving[stage] > 0, std::string(stage));
+  }
+}
+
+TEST_CASE("pipeline: the stages that keep the kernel count come after every stage that may change it") {
+  // lower() checks each one's count; a stage that keeps it among the ones that list the kernels
+  // would let the counts of kernels without a stage stop too early, so none is before them.
+  bool keeping = false;
+  for (const Stage& s : pipeline()) {
+    CAPTURE(s.name);
+    if (s.keeps_kernel_count) CHECK(s.kind == StageKind::schedule);
+    CHECK((keeping && !s.keeps_kernel_count) == false);
+    keeping = keeping || s.keeps_kernel_count;
+  }
+  CHECK(keeping);
 }
 
 TEST_CASE("pipeline: --print-after prints the graph, then the schedule built so far") {
