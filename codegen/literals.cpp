@@ -93,4 +93,21 @@ std::string valid_utf8(const std::string& s) {
   return r;
 }
 
+// The Params fields of an activation's parameters, under `field` ("epilogue.act"): those it uses.
+void activation_params(const ops::EpilogueActivation& act, const std::string& field, std::vector<LaunchParam>* params) {
+  switch (act.kind) {
+    case ops::Activation::leaky_relu: params->push_back({field + ".alpha", float_literal(act.alpha)}); break;
+    case ops::Activation::hard_sigmoid:
+    case ops::Activation::hard_swish:
+      params->push_back({field + ".alpha", float_literal(act.alpha)});
+      params->push_back({field + ".beta", float_literal(act.beta)});
+      break;
+    case ops::Activation::clip:
+      if (act.min) params->push_back({field + ".min", float_literal(*act.min)});
+      if (act.max) params->push_back({field + ".max", float_literal(*act.max)});
+      break;
+    default: break;
+  }
+}
+
 }  // namespace modelc

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/launch.h"
 #include "ir/tensor.h"
+#include "ops/fused.h"
 
 namespace modelc {
 
@@ -21,5 +23,9 @@ std::string bits_literal(const Tensor& t);
 /// \brief `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD
 /// (model names may hold any bytes; comments and reports are UTF-8 text). Valid UTF-8 is kept.
 std::string valid_utf8(const std::string& s);
+
+/// The Params fields of an activation's parameters (templates/activation.cuh ActParams), under
+/// `field` ("epilogue.act", "op.act"): those the activation uses, each a float literal.
+void activation_params(const ops::EpilogueActivation& act, const std::string& field, std::vector<LaunchParam>* params);
 
 }  // namespace modelc

@@ -105,7 +105,8 @@ std::string nodes_text(const Kernel& k) {
   return s;
 }
 
-// The fused epilogue of a FusedConv / FusedGemm / FusedMatMul, e.g. "bias + relu + residual"; "".
+// The fused epilogue of a FusedConv / FusedGemm / FusedMatMul, e.g. "bias + relu + residual"; of a
+// fused elementwise op its activation ("relu"); "".
 std::string epilogue_text(const Kernel& k) {
   if (!k.ranges.empty()) {  // a horizontally fused kernel: the bias, then each range's activation
     const bool bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
@@ -119,6 +120,7 @@ std::string epilogue_text(const Kernel& k) {
   }
   if (!k.node || ops::producer_of_fused(k.node->op()).empty()) return "";
   const Node& n = *k.node;
+  if (ops::activation_only_fused(n.op())) return ops::activation_name(ops::activation_of_fused(n).kind);
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : " + ") + x; };
   auto present = [&](std::size_t i) { return k.inputs.size() > i && k.inputs[i].dtype != DType::undefined; };

@@ -26,7 +26,9 @@
 //   MC_LAUNCH(resnet50_k3, resnet50_k3_t::grid(), resnet50_k3_t::block(), 0, p);
 #pragma once
 
-#include "tensor_index.cuh"
+#include "tensor_index.cuh"  // first: the standard headers before device.h
+
+#include "activation.cuh"
 
 namespace mc::ew {
 
@@ -415,6 +417,22 @@ struct Mean {
   __device__ float operator()(float a, R... rest) const {
     ((a += rest), ...);
     return a / static_cast<float>(1 + sizeof...(R));
+  }
+};
+
+// ---- fused ----
+
+/// An op and the activation after it in one kernel (a FusedBatchNormalization, FusedAdd, FusedSub,
+/// FusedMul or FusedDiv node: passes/fuse_elementwise): act(Op(x...)) in FP32, rounded once at the
+/// store, e.g. mc::ew::Activated<mc::ew::BatchNorm, mc::Act::relu>{{1e-05f}, {}} for a densenet's
+/// pre-activation BN + ReLU. Float ops only (the fused ops take float types).
+template <class Op, Act A>
+struct Activated {
+  Op op{};
+  ActParams act{};
+  template <class... X>
+  __device__ float operator()(X... x) const {
+    return activate<A>(static_cast<float>(op(x...)), act);
   }
 };
 

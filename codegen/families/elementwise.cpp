@@ -1,7 +1,8 @@
 // codegen/families/elementwise.cpp — the "elementwise" template family (templates/elementwise.cuh):
 // unary math and activations, binary arithmetic, comparisons and logic, the variadic Min/Max/Sum/
-// Mean, Where, Cast/CastLike, Clip, PRelu, inference BatchNormalization, and Identity (the copy the
-// lowering asks for where a graph output needs its own buffer).
+// Mean, Where, Cast/CastLike, Clip, PRelu, inference BatchNormalization, Identity (the copy the
+// lowering asks for where a graph output needs its own buffer), and the fused elementwise ops
+// (FusedBatchNormalization, FusedAdd, FusedSub, FusedMul, FusedDiv: the op, then its activation).
 //
 // Every op is one mc::ew::Elementwise launch over the output's shape: each input is an operand
 // with numpy-broadcast strides (BatchNormalization's parameters align with the channel dim
@@ -14,6 +15,7 @@
 #include "codegen/families/elementwise_util.h"
 #include "ops/activation.h"
 #include "ops/elementwise.h"
+#include "ops/fused.h"
 #include "ops/normalization.h"
 #include "support/error.h"
 
@@ -28,6 +30,8 @@ struct OpSpec {
   bool raw = false;             ///< values are copied as raw bits (Identity, Where, same-type Cast)
   bool condition = false;       ///< Where: operand 0 is the bool condition (not raw bits)
   bool channel_params = false;  ///< BatchNormalization: operands 1.. align with dims 1.. of X
+  /// A fused elementwise op's activation (mc::ew::Activated<op, act>); none for the plain ops.
+  ops::EpilogueActivation act;
 };
 
 std::string ew(const std::string& op) { return "mc::ew::" + op; }
@@ -68,10 +72,12 @@ OpSpec clip_spec(const Kernel& k) {
   return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(b[0]) + ", " + bound(b[1]), {0}};
 }
 
-OpSpec op_spec(const Kernel& k) {
+// The spec of the op a kernel runs: its node's op, or the elementwise op a fused node
+// (FusedBatchNormalization, FusedAdd, ...) wraps, whose attributes the fused node carries.
+OpSpec plain_op_spec(const Kernel& k) {
   if (!k.node) return {ew("Identity"), "", {0}, true};
   const Node& n = *k.node;
-  const std::string& op = n.op();
+  const std::string op = ops::activation_only_fused(n.op()) ? ops::producer_of_fused(n.op()) : n.op();
   static const char* const kPlain[] = {
       "Neg",  "Abs",     "Sqrt",      "Exp",     "Log",         "Reciprocal",     "Floor", "Ceil", "Erf", "Not",
       "Relu", "Sigmoid", "HardSwish", "Tanh",    "Softplus",    "PRelu",          "Add",   "Sub",  "Mul", "Div",
@@ -100,6 +106,12 @@ OpSpec op_spec(const Kernel& k) {
     return {ew("BatchNorm"), float_literal(ops::norm_epsilon(n)), {0, 1, 2, 3, 4}, false, false, true};
   }
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
+}
+
+OpSpec op_spec(const Kernel& k) {
+  OpSpec spec = plain_op_spec(k);
+  if (k.node && ops::activation_only_fused(k.node->op())) spec.act = ops::activation_of_fused(*k.node);
+  return spec;
 }
 
 // The legacy broadcast before opset 7 (Add/Sub/Mul/Div/Pow with 'broadcast' and 'axis', PRelu's
@@ -142,13 +154,15 @@ KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   for (Strides& s : x_strides) all.push_back(&s);
   collapse(shape, all);
   // What the launch computes, in the terms of its template arguments.
+  const bool activated = spec.act.kind != ops::Activation::none;
+  const std::string act_name = ops::activation_name(spec.act.kind);
   std::string comment;
   if (spec.op == "mc::ew::Identity" && !spec.raw) {
     comment = "y = x0 converted to " + std::string(dtype_name(y.dtype)) + " over ";
   } else {
-    comment = "y = " + op_name(spec.op) + "(";
+    comment = "y = " + (activated ? act_name + "(" : "") + op_name(spec.op) + "(";
     for (std::size_t i = 0; i < spec.inputs.size(); ++i) comment += (i ? ", x" : "x") + std::to_string(i);
-    comment += ") over ";
+    comment += activated ? ")) over " : ") over ";
   }
   comment += (shape.empty() ? std::string("one element") : shape_str(shape));
   if (spec.raw) comment += ", values as raw bits";
@@ -157,9 +171,10 @@ KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   auto type_of = [&](const TensorView& v, bool value) {
     return spec.raw && value ? bits_type(v.dtype) : elem_type(v.dtype);
   };
+  const std::string op_type = activated ? "mc::ew::Activated<" + spec.op + ", mc::Act::" + act_name + ">" : spec.op;
   Launch l;
   l.comment = comment;
-  l.type = "mc::ew::Elementwise<" + spec.op + ", " + dims(shape) + ",\n      mc::ew::Operand<" + type_of(y, true) + ", " +
+  l.type = "mc::ew::Elementwise<" + op_type + ", " + dims(shape) + ",\n      mc::ew::Operand<" + type_of(y, true) + ", " +
            dims(y_strides) + ">";
   l.params.push_back({"y", ctx.ptr(y, false)});
   for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
@@ -168,8 +183,10 @@ KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
     l.params.push_back({"x[" + std::to_string(i) + "]", ctx.ptr(v, true)});
   }
   l.type += ">";
-  // The Op's attributes; an Op without any is default-constructed.
-  if (!spec.args.empty()) l.params.push_back({"op", spec.op + "{" + spec.args + "}"});
+  // The Op's attributes (an Op without any is default-constructed); an Activated op's are its op's
+  // and the activation's parameters.
+  if (!spec.args.empty()) l.params.push_back({activated ? "op.op" : "op", spec.op + "{" + spec.args + "}"});
+  if (activated) activation_params(spec.act, "op.act", &l.params);
   return single_launch(std::move(l));
 }
 

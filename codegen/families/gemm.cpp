@@ -41,23 +41,6 @@ KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const 
   return single_launch(Launch{comment, type, std::move(params)});
 }
 
-// The Params fields of an activation's parameters, under `field` ("epilogue.act"): those it uses.
-void activation_params(const ops::EpilogueActivation& act, const std::string& field, std::vector<LaunchParam>* params) {
-  switch (act.kind) {
-    case ops::Activation::leaky_relu: params->push_back({field + ".alpha", float_literal(act.alpha)}); break;
-    case ops::Activation::hard_sigmoid:
-    case ops::Activation::hard_swish:
-      params->push_back({field + ".alpha", float_literal(act.alpha)});
-      params->push_back({field + ".beta", float_literal(act.beta)});
-      break;
-    case ops::Activation::clip:
-      if (act.min) params->push_back({field + ".min", float_literal(*act.min)});
-      if (act.max) params->push_back({field + ".max", float_literal(*act.max)});
-      break;
-    default: break;
-  }
-}
-
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what) {
   const Node& n = *k.node;

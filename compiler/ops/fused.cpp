@@ -22,16 +22,29 @@ namespace modelc::ops {
 
 namespace {
 
+/// What a fused op takes beside its producer's inputs.
+enum class Epilogue {
+  bias_residual,         ///< Conv, Gemm: input 2 is the producer's own bias / C; a residual at input 3
+  column_bias_residual,  ///< MatMul: alpha, a bias of N values at input 2, a residual at input 3
+  activation_only,       ///< the elementwise ops: their own inputs, then the activation
+};
+
 struct FusedForm {
   const char* fused;
   const char* producer;
   int producer_inputs;  ///< inputs the producer itself reads (Conv: X, W, B; Gemm: A, B, C; MatMul: A, B)
+  Epilogue epilogue;
 };
 
 constexpr FusedForm kForms[] = {
-    {"FusedConv", "Conv", 3},
-    {"FusedGemm", "Gemm", 3},
-    {"FusedMatMul", "MatMul", 2},
+    {"FusedConv", "Conv", 3, Epilogue::bias_residual},
+    {"FusedGemm", "Gemm", 3, Epilogue::bias_residual},
+    {"FusedMatMul", "MatMul", 2, Epilogue::column_bias_residual},
+    {"FusedBatchNormalization", "BatchNormalization", 5, Epilogue::activation_only},
+    {"FusedAdd", "Add", 2, Epilogue::activation_only},
+    {"FusedSub", "Sub", 2, Epilogue::activation_only},
+    {"FusedMul", "Mul", 2, Epilogue::activation_only},
+    {"FusedDiv", "Div", 2, Epilogue::activation_only},
 };
 
 const FusedForm* form_of_fused(const std::string& op) {
@@ -79,7 +92,9 @@ ProducerCopy producer_copy(const Node& n, bool widen) {
   p.node = std::make_unique<Node>(f.producer, n.name(), n.opset());
   for (const auto& [name, a] : n.attrs()) {
     // FusedMatMul's alpha is its own (MatMul has none); Gemm's is the producer's.
-    if (!is_epilogue_attr(name) && !(name == "alpha" && f.producer_inputs == 2)) p.node->set_attr(name, a);
+    if (!is_epilogue_attr(name) && !(name == "alpha" && f.epilogue == Epilogue::column_bias_residual)) {
+      p.node->set_attr(name, a);
+    }
   }
   int count = std::min(f.producer_inputs, n.num_inputs());
   while (count > 0 && !n.has_input(count - 1)) --count;  // no trailing omitted inputs
@@ -100,6 +115,8 @@ ProducerCopy producer_copy(const Node& n, bool widen) {
     p.values.push_back(std::move(v));
   }
   auto out = std::make_unique<Value>(n.has_output(0) ? n.output(0).name() : n.name());
+  // The fused node's result type (a FLOPs rule per output element reads it; infer rewrites it).
+  if (n.has_output(0)) out->set_type(n.output(0).dtype(), n.output(0).shape());
   p.node->add_output(out.get());
   p.values.push_back(std::move(out));
   return p;
@@ -114,6 +131,10 @@ double sigmoid(double x) {
 enum class ResidualPosition { none, before_activation, after_activation };
 
 ResidualPosition residual_position(const Node& n) {
+  if (form(n).epilogue == Epilogue::activation_only) {
+    if (n.has_attr("residual_position")) throw n.error("attribute 'residual_position': " + n.op() + " takes no residual");
+    return ResidualPosition::none;
+  }
   const bool has_r = n.has_input(kFusedResidualInput);
   if (!n.has_attr("residual_position")) {
     if (has_r) {
@@ -151,7 +172,8 @@ void infer_fused(Node& n) {
   if (!is_float(y.dtype())) {
     throw n.error("the result is " + std::string(dtype_name(y.dtype())) + "; fused epilogues take float types only");
   }
-  if (form(n).producer_inputs == 2 && n.has_input(kFusedBiasInput)) {
+  const Epilogue epilogue = form(n).epilogue;
+  if (epilogue == Epilogue::column_bias_residual && n.has_input(kFusedBiasInput)) {
     const Value& b = n.input(kFusedBiasInput);
     const Shape want{y.shape().empty() ? int64_t{1} : y.shape().back()};
     if (b.dtype() != y.dtype() || b.shape() != want || y.shape().empty()) {
@@ -160,7 +182,7 @@ void infer_fused(Node& n) {
                     y.type_str() + ")");
     }
   }
-  if (n.has_input(kFusedResidualInput)) {
+  if (epilogue != Epilogue::activation_only && n.has_input(kFusedResidualInput)) {
     const Value& r = n.input(kFusedResidualInput);
     if (r.dtype() != y.dtype() || r.shape() != y.shape()) {
       throw n.error("input 3 (the residual, '" + r.name() + "') is " + r.type_str() + ", the result is " +
@@ -189,11 +211,12 @@ std::vector<Tensor> eval_fused(const Node& n, const TensorRefs& in) {
   const Tensor y = pd.eval(*p.node, pin).at(0);
   std::vector<double> v = y.to_f64();
   const std::size_t count = v.size();
-  if (f.producer_inputs == 2) {  // FusedMatMul's alpha
+  const bool column_bias = f.epilogue == Epilogue::column_bias_residual;
+  if (column_bias) {  // FusedMatMul's alpha
     const double alpha = n.attr_float("alpha", 1.0);
     for (double& x : v) x *= alpha;
   }
-  if (f.producer_inputs == 2 && in.size() > kFusedBiasInput && in[kFusedBiasInput]) {
+  if (column_bias && in.size() > kFusedBiasInput && in[kFusedBiasInput]) {
     const std::vector<double> b = in[kFusedBiasInput]->to_f64();
     for (std::size_t i = 0; i < count; ++i) v[i] += b[i % b.size()];
   }
@@ -237,8 +260,9 @@ int64_t flops_fused(const Node& n) {
   ProducerCopy p = producer_copy(n, false);
   int64_t flops = pd.flops ? pd.flops(*p.node) : 0;
   int64_t per_element = activation_flops(activation_of_fused(n).kind);
-  if (form(n).producer_inputs == 2 && n.has_input(kFusedBiasInput)) ++per_element;
-  if (n.has_input(kFusedResidualInput)) ++per_element;
+  const Epilogue epilogue = form(n).epilogue;
+  if (epilogue == Epilogue::column_bias_residual && n.has_input(kFusedBiasInput)) ++per_element;
+  if (epilogue != Epilogue::activation_only && n.has_input(kFusedResidualInput)) ++per_element;
   return flops + per_element * n.output(0).numel();
 }
 
@@ -402,6 +426,11 @@ std::string fused_op_for(const std::string& producer_op) {
   return {};
 }
 
+bool activation_only_fused(const std::string& fused_op) {
+  const FusedForm* f = form_of_fused(fused_op);
+  return f && f->epilogue == Epilogue::activation_only;
+}
+
 std::string producer_of_fused(const std::string& fused_op) {
   const FusedForm* f = form_of_fused(fused_op);
   return f ? f->producer : "";
@@ -453,5 +482,45 @@ MODELC_REGISTER_OP(FusedMatMul)
     .family("gemm")
     .flops(flops_fused)
     .doc("MatMul with an epilogue: bias over the last dim, activation, residual add (made by passes/fuse_epilogue)");
+
+// The elementwise forms (made by passes/fuse_elementwise): the op's own inputs and its activation,
+// run by the elementwise template family as one kernel (templates/elementwise.cuh Activated).
+MODELC_REGISTER_OP(FusedBatchNormalization)
+    .domain(kModelcDomain)
+    .since(1)
+    .attrs(fused_attrs({"epsilon", "is_test", "momentum", "spatial", "training_mode"}))
+    .inputs(5, 5)
+    .validate(validate_fused)
+    .infer(infer_fused)
+    .eval(eval_fused)
+    .precision(Precision::fp16)
+    .layout(Layout::channels)
+    .kernel("elementwise")
+    .family("normalization")
+    .flops(flops_fused)
+    .doc("inference BatchNormalization with an activation (a pre-activation BN + ReLU; made by passes/fuse_elementwise)");
+
+#define MODELC_FUSED_BINARY(OP, WHAT)                                                      \
+  MODELC_REGISTER_OP(Fused##OP)                                                            \
+      .domain(kModelcDomain)                                                               \
+      .since(1)                                                                            \
+      .attrs(fused_attrs({}))                                                              \
+      .inputs(2, 2)                                                                        \
+      .validate(validate_fused)                                                            \
+      .infer(infer_fused)                                                                  \
+      .eval(eval_fused)                                                                    \
+      .precision(Precision::fp16)                                                          \
+      .layout(Layout::agnostic)                                                            \
+      .kernel("elementwise")                                                               \
+      .family("elementwise")                                                               \
+      .flops(flops_fused)                                                                  \
+      .doc(WHAT " (numpy broadcasting) with an activation (made by passes/fuse_elementwise)")
+
+MODELC_FUSED_BINARY(Add, "A + B");
+MODELC_FUSED_BINARY(Sub, "A - B");
+MODELC_FUSED_BINARY(Mul, "A * B");
+MODELC_FUSED_BINARY(Div, "A / B");
+
+#undef MODELC_FUSED_BINARY
 
 }  // namespace modelc::ops

@@ -2,6 +2,10 @@
 // FusedConv, FusedGemm, FusedMatMul = a producer (Conv, Gemm, MatMul) and an
 // epilogue (bias, activation, residual add). passes/fuse_epilogue makes them;
 // the code generator runs them as one kernel.
+// FusedBatchNormalization, FusedAdd, FusedSub, FusedMul, FusedDiv = an
+// elementwise op and the activation after it (passes/fuse_elementwise): the
+// op's own inputs and attributes plus the activation attributes below, no bias
+// or residual; Y = act(op(inputs)), in one elementwise kernel.
 //
 // Inputs:  0, 1  the producer's operands (X, W for Conv; A, B for Gemm/MatMul)
 //          2     the bias, optional: Conv's B and Gemm's C exactly as the
@@ -71,7 +75,11 @@ std::string fused_op_for(const std::string& producer_op);
 /// The producer a fused op wraps ("FusedConv" -> "Conv"), empty when `fused_op` is not one.
 std::string producer_of_fused(const std::string& fused_op);
 
-/// Input slots of a fused node.
+/// True for the fused elementwise ops (FusedBatchNormalization, FusedAdd, FusedSub, FusedMul,
+/// FusedDiv): their inputs are the op's own (no bias or residual slots), the epilogue an activation.
+bool activation_only_fused(const std::string& fused_op);
+
+/// Input slots of a fused node (FusedConv, FusedGemm, FusedMatMul).
 constexpr int kFusedBiasInput = 2;
 constexpr int kFusedResidualInput = 3;
 

@@ -76,5 +76,6 @@ bool fold_cast_pairs(Graph& g, const PassOptions& o);
 bool sink_reshapes(Graph& g, const PassOptions& o);
 bool fuse_epilogue(Graph& g, const PassOptions& o);
 bool fold_scale(Graph& g, const PassOptions& o);
+bool fuse_elementwise(Graph& g, const PassOptions& o);
 
 }  // namespace modelc

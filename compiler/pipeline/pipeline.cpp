@@ -63,6 +63,11 @@ const std::vector<Stage>& pipeline() {
       {"fold_scale", K::graph, "the epilogues fused (fuse_epilogue: a MatMul made a FusedMatMul takes no bias after)",
        "a constant scalar Mul / Div read only by matrix products' operands becomes their alpha", true, nullptr,
        graph_pass<fold_scale>},
+      {"fuse_elementwise", K::graph,
+       "the epilogues fused (fuse_epilogue, fold_scale): a producer's activation is its epilogue, not a chain",
+       "an elementwise head (BatchNormalization, Add, Sub, Mul, Div) and the activation after it become one "
+       "node (modelc.FusedBatchNormalization etc.): one elementwise kernel",
+       true, nullptr, graph_pass<fuse_elementwise>},
       // ---- schedule stages (compiler/schedule/) --------------------------------------------------
       {"remove_dead", K::schedule, "the graph final (the graph passes)",
        "removes the nodes whose results no output needs, through chains of them", true, nullptr,

@@ -1,8 +1,10 @@
 // passes/fuse_epilogue and the fused ops (ops/fused.cpp): producer + bias +
 // activation (single ops and the exporters' multi-node patterns) + residual
-// become one node; the reference output must not change (1e-5 relative to
-// the output's largest magnitude). Also: the shipped tiny models through the
-// whole pipeline, and resnet50 when it was exported into the build folder.
+// become one node; passes/fuse_elementwise: an elementwise op (BN, Add, Sub,
+// Mul, Div) + the activation after it. The reference output must not change
+// (1e-5 relative to the output's largest magnitude). Also: the shipped tiny
+// models through the whole pipeline, and resnet50 when it was exported into
+// the build folder.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -81,14 +83,14 @@ void check_reinfer(Graph& g) {
   for (const Value* v : g.values()) CHECK_MESSAGE(v->type_str() == types[v], v->name());
 }
 
-/// Runs fuse_epilogue with the verifier; the outputs must not change.
-bool fuse(Graph& g) {
+/// Runs `stage` (fuse_epilogue by default) with the verifier; the outputs must not change.
+bool fuse(Graph& g, const char* stage = "fuse_epilogue") {
   ops::infer_graph(g);
   const TensorMap in = random_inputs(g, 3);
   const TensorMap before = run_reference(g, in);
   PassOptions o;
   o.verify_each = true;
-  const bool changed = run_graph_stage(g, o, "fuse_epilogue");
+  const bool changed = run_graph_stage(g, o, stage);
   check_reinfer(g);
   const TensorMap after = run_reference(g, in);
   for (const auto& entry : before) {  // not a structured binding: clang 14 cannot capture one
@@ -420,6 +422,145 @@ TEST_CASE("the frontend still refuses the modelc domain in a model file") {
   CHECK(e.find("domain 'modelc' is not supported") != std::string::npos);
 }
 
+// ---- fuse_elementwise ----------------------------------------------------------------------
+
+namespace {
+
+/// X [1, C, H, W] -> BatchNormalization (constant parameters, variances > 0) -> its output.
+Value* batchnorm(Builder& b, Value* x, int64_t C, const char* name = "bn") {
+  const std::string n = name;
+  Value* var = b.g.add_constant(n + ".var", Tensor::from_f64(DType::float32, {C}, randoms(C, b.seed++, 0.5, 2)), true);
+  Value* y = b.node("BatchNormalization", name, {x, b.w((n + ".scale").c_str(), {C}), b.w((n + ".B").c_str(), {C}),
+                                                 b.w((n + ".mean").c_str(), {C}), var});
+  b.last->set_attr_float("epsilon", 1e-3);
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("fuse_elementwise: a pre-activation BatchNormalization + Relu becomes FusedBatchNormalization") {
+  Builder b(15);
+  Value* x = b.in("X", {1, 3, 4, 5});  // a graph input: no producer to fold the BN into
+  Value* y = b.node("Relu", "relu", {batchnorm(b, x, 3)});
+  b.g.add_output(y);
+  CHECK_FALSE(fuse(b.g, "fuse_epilogue"));  // BN is no producer
+  CHECK(fuse(b.g, "fuse_elementwise"));
+  Node* f = only_node(b.g);
+  CHECK(f->op() == "FusedBatchNormalization");
+  CHECK(f->domain() == ops::kModelcDomain);
+  CHECK(f->opset() == 15);
+  CHECK(f->name() == "bn");
+  CHECK(f->num_inputs() == 5);
+  CHECK(&f->input(0) == x);
+  CHECK(&f->output(0) == y);
+  CHECK(f->attr_float("epsilon", 0) == doctest::Approx(1e-3));
+  CHECK(f->attr_string("activation", "") == "relu");
+  CHECK(f->covers() == std::vector<std::string>{"bn", "relu"});
+  CHECK(family_for(*f) == "elementwise");
+  CHECK(ops::lookup(*f).layout == ops::Layout::channels);  // as BatchNormalization: its parameters follow the channel dim
+  CHECK(ops::lookup(*f).flops(*f) == (2 + 1) * 60);  // BN 2 per element, ReLU 1
+  CHECK_FALSE(fuse_elementwise(b.g, PassOptions{}));  // nothing left
+}
+
+TEST_CASE("fuse_elementwise: Add + SiLU (x * Sigmoid(x)), Mul + Clip, Sub + LeakyRelu, Div + Tanh") {
+  struct Case {
+    const char* op;
+    const char* fused;
+    const char* act;
+  };
+  for (const Case& c : {Case{"Add", "FusedAdd", "silu"}, Case{"Mul", "FusedMul", "clip"},
+                        Case{"Sub", "FusedSub", "leaky_relu"}, Case{"Div", "FusedDiv", "tanh"}}) {
+    CAPTURE(c.op);
+    Builder b(17);
+    Value* x0 = b.in("A", {2, 3, 4});
+    Value* x1 = b.in("B", {3, 1});  // broadcast
+    Value* h = b.node(c.op, "head", {x0, x1});
+    Value* y = nullptr;
+    if (std::string(c.act) == "silu") {
+      y = b.node("Mul", "silu/Mul", {h, b.node("Sigmoid", "silu/Sigmoid", {h})});  // the Mul is a head too
+    } else if (std::string(c.act) == "clip") {
+      y = b.node("Clip", "act", {h, b.scalar("lo", -0.25f), b.scalar("hi", 0.5f)});
+    } else if (std::string(c.act) == "leaky_relu") {
+      y = b.node("LeakyRelu", "act", {h});
+      b.last->set_attr_float("alpha", 0.2);
+    } else {
+      y = b.node("Tanh", "act", {h});
+    }
+    b.g.add_output(y);
+    CHECK(fuse(b.g, "fuse_elementwise"));
+    Node* f = only_node(b.g);
+    CHECK(f->op() == c.fused);
+    CHECK(f->attr_string("activation", "") == c.act);
+    CHECK(&f->input(0) == x0);
+    CHECK(&f->input(1) == x1);
+    CHECK(f->output(0).shape() == Shape{2, 3, 4});
+    CHECK(family_for(*f) == "elementwise");
+  }
+}
+
+TEST_CASE("fuse_elementwise: left alone when the chain is not closed, the types are not float, or the op is legacy") {
+  {  // the BN's output is also read by another node
+    Builder b(15);
+    Value* bn = batchnorm(b, b.in("X", {1, 2, 3, 3}), 2);
+    b.g.add_output(b.node("Relu", "relu", {bn}));
+    b.g.add_output(b.node("Sigmoid", "other", {bn}));
+    CHECK_FALSE(fuse(b.g, "fuse_elementwise"));
+  }
+  {  // the head's output is a graph output
+    Builder b(15);
+    Value* bn = batchnorm(b, b.in("X", {1, 2, 3, 3}), 2);
+    b.g.add_output(bn);
+    b.g.add_output(b.node("Relu", "relu", {bn}));
+    CHECK_FALSE(fuse(b.g, "fuse_elementwise"));
+  }
+  {  // integer Add + Relu: the fused ops take float types only
+    Builder b(17);
+    Value* a = b.g.add_value("A");
+    a->set_type(DType::int64, {4});
+    b.g.add_input(a);
+    b.g.add_output(b.node("Relu", "relu", {b.node("Add", "add", {a, a})}));
+    CHECK_FALSE(fuse(b.g, "fuse_elementwise"));
+  }
+  {  // an activation without an epilogue form (Elu) stays a kernel of its own
+    Builder b(17);
+    Value* x = b.in("X", {4});
+    b.g.add_output(b.node("Elu", "elu", {b.node("Add", "add", {x, x})}));
+    CHECK_FALSE(fuse(b.g, "fuse_elementwise"));
+  }
+  {  // opset 6: Add's legacy broadcast attributes have no fused form
+    Builder b(6);
+    Value* x = b.in("X", {4});
+    b.g.add_output(b.node("Relu", "relu", {b.node("Add", "add", {x, x})}));
+    CHECK_FALSE(fuse(b.g, "fuse_elementwise"));
+  }
+}
+
+TEST_CASE("fused elementwise ops: no residual; FP16 storage rounds once after the activation") {
+  Builder b(15);
+  Value* x = b.in("X", {1, 2, 3, 3});
+  b.g.add_output(b.node("Relu", "relu", {batchnorm(b, x, 2)}));
+  REQUIRE(fuse(b.g, "fuse_elementwise"));
+  Node* f = only_node(b.g);
+  f->set_attr_string("residual_position", "after_activation");
+  CHECK(error_of([&] { ops::validate_node(*f, ops::lookup(*f)); }).find("takes no residual") != std::string::npos);
+  f->remove_attr("residual_position");
+  f->set_attr_string("activation", "swish");
+  CHECK(error_of([&] { ops::validate_node(*f, ops::lookup(*f)); }).find("attribute 'activation'") != std::string::npos);
+  f->set_attr_string("activation", "relu");
+  // FP16: BN computed on the widened inputs in FP32, ReLU, one rounding to FP16 (as the kernel).
+  const Tensor xin = Tensor::from_f64(DType::float32, {1, 2, 3, 3}, randoms(18, 9, -3, 3));
+  const Tensor want = run_reference(b.g, {{"X", xin}}).at(f->output(0).name());
+  for (Value* v : {&f->input(0), &f->output(0)}) v->set_type(DType::float16, v->shape());
+  for (int i = 1; i < 5; ++i) {
+    Value& p = f->input(i);
+    p.set_constant(p.constant().cast(DType::float16));
+  }
+  const Tensor got = run_reference(b.g, {{"X", xin.cast(DType::float16)}}).at(f->output(0).name());
+  CHECK(got.dtype() == DType::float16);
+  CHECK(rel_diff(want, got) <= 2e-3);  // FP16 inputs and weights, one rounding at the end
+  for (double v : got.to_f64()) CHECK(v >= 0);
+}
+
 namespace {
 
 std::map<std::string, int> op_counts(const Graph& g) {
@@ -447,7 +588,7 @@ std::map<std::string, int> pipeline_on(const std::string& file, std::map<std::st
 
 }  // namespace
 
-TEST_CASE("pipeline on models/tiny_cnn.onnx: convs take their ReLU and residual; the BN after Concat stays") {
+TEST_CASE("pipeline on models/tiny_cnn.onnx: convs take their ReLU and residual; the BN after Concat takes its ReLU") {
   std::map<std::string, int> before;
   const std::map<std::string, int> c = pipeline_on("tiny_cnn.onnx", &before);
   CHECK(before.at("Relu") == 4);
@@ -456,9 +597,12 @@ TEST_CASE("pipeline on models/tiny_cnn.onnx: convs take their ReLU and residual;
   CHECK(c.at("FusedConv") == 3);
   CHECK(c.at("Conv") == 1);  // the 1x1 branch feeds Concat only
   CHECK(c.count("Add") == 0);
-  CHECK(c.at("Relu") == 1);                // after the BN that follows Concat
-  CHECK(c.at("BatchNormalization") == 1);  // its producer is a Concat: nothing to fold into
-  CHECK(c.at("Gemm") == 1);                // fc writes the graph output
+  // The BN after Concat has no producer to fold into (fold_batchnorm): fuse_elementwise makes it
+  // and its ReLU one node.
+  CHECK(c.at("FusedBatchNormalization") == 1);
+  CHECK(c.count("BatchNormalization") == 0);
+  CHECK(c.count("Relu") == 0);
+  CHECK(c.at("Gemm") == 1);  // fc writes the graph output
 }
 
 TEST_CASE("pipeline on models/tiny_transformer.onnx: bias, GELU and residual Adds fused into the MatMuls") {
