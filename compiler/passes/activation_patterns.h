@@ -2,7 +2,8 @@
 // follows a value (a single activation node, or one of the multi-node patterns exporters write:
 // SiLU, HardSwish before opset 14, GELU in its erf and tanh forms), small graph queries, and the
 // replacement of a head node (a producer, or an elementwise op) and the chain after it by one
-// fused node of compiler/ops/fused.h. passes/fuse_epilogue.cpp and passes/fuse_elementwise.cpp.
+// fused node of compiler/ops/fused.h. passes/fuse_epilogue.cpp and passes/fuse_elementwise.cpp
+// (fold_batchnorm.cpp uses the graph queries).
 #pragma once
 
 #include <optional>

@@ -29,6 +29,7 @@
 
 #include "ops/normalization.h"
 #include "ops/registry.h"
+#include "passes/activation_patterns.h"
 #include "passes/pass.h"
 
 namespace modelc {
@@ -163,17 +164,8 @@ std::optional<Affine> affine_of(const Node& u, const Value& y, Kind kind) {
   return a;
 }
 
-std::vector<std::string> covers_of(const Node& n) {
-  return n.covers().empty() ? std::vector<std::string>{n.name()} : n.covers();
-}
-
-Node* next_node(const Graph& g, const Node* n) {
-  const auto& nodes = g.nodes();
-  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) {
-    if (nodes[i].get() == n) return nodes[i + 1].get();
-  }
-  return nullptr;
-}
+using fusion::covers_of;
+using fusion::next_node;
 
 std::string folded_name(const std::string& base) {
   const std::string suffix = "_folded";
