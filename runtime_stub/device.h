@@ -26,6 +26,9 @@
 //   mc::cp_async_4/8/16(smem_dst, gmem_src), mc::cp_async_16(dst, src, src_bytes) (zero-fills
 //   the rest), mc::cp_async_commit(), mc::cp_async_wait<N>(), mc::cp_async_wait_all():
 //   cp.async on sm_80+, plain copies below sm_80, deferred copies in the emulation
+//   mc::ldmatrix<N, Trans>(r, row) mc::mma_m16n8k16(d, a, b, c) mc::mma_m16n8k8(d, a, b, c): the
+//   tensor-core instructions with their PTX per-lane fragment layouts (below); mc::st_shared(p, v)
+//   mc::ld_shared(p): shared-memory accesses the emulation's race check sees
 //   mc::lane_id() mc::warp_id() mc::thread_rank()   linear thread numbering helpers
 //   MC_UNROLL / MC_UNROLL_N(n)  #pragma unroll that g++ accepts without -Wunknown-pragmas
 //   MC_DEVICE_ARCH             __CUDA_ARCH__ in device code, 0 on the host and in the emulation
@@ -111,6 +114,102 @@ __device__ __forceinline__ void cp_async_wait_all() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;\n" ::);
 #endif
+}
+
+// ---- tensor-core primitives: ldmatrix and mma.sync (PTX ISA "warp-level matrix instructions") ----
+// Fragments are 32-bit registers holding two halves each (the lower half first), laid out per lane
+// as the PTX ISA documents them (g = lane / 4, t = lane % 4):
+//   ldmatrix .x1/.x2/.x4: lanes 8i .. 8i + 7 give the addresses (16-byte aligned, shared memory) of
+//     rows 0..7 of matrix i (x1: lanes 0-7 used, x2: 0-15); register i of lane l receives row l / 4,
+//     columns 2 (l % 4), +1 of matrix i; .trans: row 2 (l % 4), +1 of column l / 4 instead.
+//   mma m16n8k16 (f16 A row-major, B column-major): A 16x16 in a[0..3]: a0 (g, 2t..2t+1), a1 (g + 8,
+//     2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..); B 16x8 in b[0..1]: b0 (k 2t..2t+1, n g), b1
+//     (k 2t + 8.., n g); C/D 16x8 FP32 in c[0..3]: c0, c1 (g, 2t..2t+1), c2, c3 (g + 8, 2t..2t+1);
+//     FP16 C/D in c[0..1]: c0 (g, 2t..2t+1), c1 (g + 8, 2t..2t+1).
+//   mma m16n8k8: A 16x8 in a0 (g, 2t..2t+1), a1 (g + 8, 2t..); B 8x8 in b0 (k 2t..2t+1, n g); C/D
+//     as m16n8k16.
+// m16n8k16 needs sm_80: compiled for sm_75 it is the two m16n8k8 products of its K halves (the
+// same registers: a0 a1 / b0 then a2 a3 / b1), so one template serves every arch.
+
+/// \brief The shared-space (32-bit) address of a generic pointer into shared memory.
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// \brief ldmatrix.sync.aligned.m8n8.x{N}[.trans].shared.b16: N 8x8 matrices of halves into r.
+template <int N, bool Trans = false>
+__device__ __forceinline__ void ldmatrix(unsigned (&r)[N], const void* row) {
+  static_assert(N == 1 || N == 2 || N == 4, "mc::ldmatrix: x1, x2 or x4");
+  const unsigned a = smem_address(row);
+  if constexpr (N == 4 && Trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  } else if constexpr (N == 4) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  } else if constexpr (N == 2 && Trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  } else if constexpr (N == 2) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+  } else if constexpr (Trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(a));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(a));
+  }
+}
+
+/// \brief d = a x b + c, m16n8k8, FP16 inputs, FP32 accumulators (sm_75+).
+__device__ __forceinline__ void mma_m16n8k8(float (&d)[4], const unsigned (&a)[2], unsigned b, const float (&c)[4]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+/// \brief d = a x b + c, m16n8k8, FP16 inputs and accumulators (sm_75+).
+__device__ __forceinline__ void mma_m16n8k8(unsigned (&d)[2], const unsigned (&a)[2], unsigned b, const unsigned (&c)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3}, {%4}, {%5, %6};\n"
+               : "=r"(d[0]), "=r"(d[1])
+               : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]));
+}
+/// \brief d = a x b + c, m16n8k16, FP16 inputs, FP32 accumulators (sm_80+; two m16n8k8 below).
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                             const float (&c)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  const unsigned lo[2] = {a[0], a[1]}, hi[2] = {a[2], a[3]};
+  float t[4];
+  mma_m16n8k8(t, lo, b[0], c);
+  mma_m16n8k8(d, hi, b[1], t);
+#endif
+}
+/// \brief d = a x b + c, m16n8k16, FP16 inputs and accumulators (sm_80+; two m16n8k8 below).
+__device__ __forceinline__ void mma_m16n8k16(unsigned (&d)[2], const unsigned (&a)[4], const unsigned (&b)[2],
+                                             const unsigned (&c)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};\n"
+               : "=r"(d[0]), "=r"(d[1])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]));
+#else
+  const unsigned lo[2] = {a[0], a[1]}, hi[2] = {a[2], a[3]};
+  unsigned t[2];
+  mma_m16n8k8(t, lo, b[0], c);
+  mma_m16n8k8(d, hi, b[1], t);
+#endif
+}
+
+/// \brief A shared-memory store and load that the emulation's race check sees (plain accesses on a
+/// GPU). Templates touch shared memory only through these, cp.async and ldmatrix.
+template <class T>
+__device__ __forceinline__ void st_shared(T* p, const T& v) {
+  *p = v;
+}
+template <class T>
+__device__ __forceinline__ T ld_shared(const T* p) {
+  return *p;
 }
 
 /// \brief Launches kernel<<<grid, block, dynamic_smem_bytes, stream>>>(args...) and returns the
