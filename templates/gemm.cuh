@@ -73,7 +73,36 @@ struct Coord {
   int64_t offset;
 };
 
+/// \brief Which coordinate of an element is its channel, the one the ranges split: the row (a
+/// convolution's output channel) or the column (a matrix product's n). For apply8: the coordinate
+/// along which its 8 consecutive elements run.
+enum class ChannelAxis { row, column };
+
+/// \brief out[e] = p[e * step] as float, e = 0..7: as 16-byte loads when step is 1 and p is 16-byte
+/// aligned (the tensor-core epilogue's bias and residual reads).
+template <class T>
+__device__ __forceinline__ void load8(const T* p, int64_t step, float (&out)[8]) {
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    if (step == 1 && (reinterpret_cast<uintptr_t>(p) & 15u) == 0) {
+      union {
+        uint4 v[sizeof(T) / 2];
+        T t[8];
+      } u;
+      MC_UNROLL
+      for (int q = 0; q < static_cast<int>(sizeof(T) / 2); ++q) u.v[q] = reinterpret_cast<const uint4*>(p)[q];
+      MC_UNROLL
+      for (int e = 0; e < 8; ++e) out[e] = static_cast<float>(u.t[e]);
+      return;
+    }
+  }
+  MC_UNROLL
+  for (int e = 0; e < 8; ++e) out[e] = static_cast<float>(p[e * step]);
+}
+
 // ---- epilogues: Params + apply<Shape>(params, accumulator, coordinate) -> value to store ---------
+// An epilogue may also give apply8<Shape, Along>(params, v[8], first coordinate, Y step): the same
+// for 8 consecutive elements along the row or column coordinate, their offsets in Y y_step apart,
+// reading its operands 8 at a time (load8). gemm::apply8 falls back to apply per element.
 
 /// \brief Stores the accumulator as is.
 struct EpilogueIdentity {
@@ -113,6 +142,13 @@ struct EpilogueBias {
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
     return v + static_cast<Acc>(p.bias[c.row]);
   }
+  template <class Sh, ChannelAxis kAlong>
+  __device__ __forceinline__ static void apply8(const Params& p, float (&v)[8], const Coord& c, int64_t) {
+    float b[8];
+    load8(p.bias + c.row, kAlong == ChannelAxis::row ? 1 : 0, b);
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) v[e] += b[e];
+  }
 };
 
 // The activations (Act, ActParams, activate): activation.cuh, under their mc::gemm names too.
@@ -147,6 +183,24 @@ struct EpilogueFused {
     r = activate<A>(r, p.act);
     if constexpr (R == Residual::after_activation) r += static_cast<float>(p.residual[c.offset]);
     return static_cast<Acc>(r);
+  }
+  template <class Sh, ChannelAxis kAlong>
+  __device__ __forceinline__ static void apply8(const Params& p, float (&v)[8], const Coord& c, int64_t y_step) {
+    float bias[8], res[8];
+    if constexpr (kHasBias) {
+      const int64_t o = SBias::template batch_offset<Sh>(c.batch) + c.row * SBias::kRow + c.col * SBias::kCol;
+      load8(p.bias + o, kAlong == ChannelAxis::row ? SBias::kRow : SBias::kCol, bias);
+    }
+    if constexpr (R != Residual::none) load8(p.residual + c.offset, y_step, res);
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) {
+      float r = p.alpha * v[e];
+      if constexpr (kHasBias) r += p.beta * bias[e];
+      if constexpr (R == Residual::before_activation) r += res[e];
+      r = activate<A>(r, p.act);
+      if constexpr (R == Residual::after_activation) r += res[e];
+      v[e] = r;
+    }
   }
 };
 
@@ -187,10 +241,6 @@ struct RangeChain {
   }
 };
 
-/// \brief Which coordinate of an element is its channel, the one the ranges split: the row (a
-/// convolution's output channel) or the column (a matrix product's n).
-enum class ChannelAxis { row, column };
-
 /// \brief The epilogue of a horizontally fused convolution or matrix product: alpha * acc + beta *
 /// bias[channel] (the ranges' biases concatenated; alpha and beta one for a convolution, Gemm's
 /// or FusedMatMul's otherwise), then the activation of the channel's range (Range, in channel
@@ -223,6 +273,29 @@ template <class Epi, class = void>
 struct HasRanges : std::false_type {};
 template <class Epi>
 struct HasRanges<Epi, std::void_t<decltype(Epi::kRanges)>> : std::true_type {};
+
+/// \brief True for an epilogue with its own apply8.
+template <class Epi, class = void>
+struct HasApply8 : std::false_type {};
+template <class Epi>
+struct HasApply8<Epi, std::void_t<decltype(&Epi::template apply8<Shape<1, 1, 1, 1, 1, 1>, ChannelAxis::row>)>>
+    : std::true_type {};
+
+/// \brief Epi on 8 consecutive elements along kAlong from c (offsets in Y y_step apart): the
+/// epilogue's apply8, or apply per element.
+template <class Epi, class Sh, ChannelAxis kAlong>
+__device__ __forceinline__ void apply8(const typename Epi::Params& p, float (&v)[8], const Coord& c, int64_t y_step) {
+  if constexpr (HasApply8<Epi>::value) {
+    Epi::template apply8<Sh, kAlong>(p, v, c, y_step);
+  } else {
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) {
+      const Coord ce{c.batch, kAlong == ChannelAxis::row ? c.row + e : c.row, kAlong == ChannelAxis::row ? c.col : c.col + e,
+                     c.offset + e * y_step};
+      v[e] = static_cast<float>(Epi::template apply<Sh>(p, v[e], ce));
+    }
+  }
+}
 
 // ---- tiling ------------------------------------------------------------------------------------
 

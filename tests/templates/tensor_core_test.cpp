@@ -59,10 +59,23 @@ std::vector<float> to_floats(const std::vector<TY>& y) {
   return r;
 }
 
+/// Launches K (raising its shared memory limit as the emitted prepare function does); with split-K,
+/// into a NaN-filled workspace (a partial sum the reduction reads but no split wrote shows), then
+/// SplitKReduce<K>.
 template <class K>
-void launch_tc(const typename K::Params& p) {
-  const cudaError_t e = mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p);
-  REQUIRE(e == cudaSuccess);
+void launch_tc(typename K::Params p) {
+  REQUIRE(cudaFuncSetAttribute(mc::tc::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
+          cudaSuccess);
+  std::vector<float> partial;
+  if constexpr (K::Tl::kSplitK > 1) {
+    partial.assign(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols, std::nanf(""));
+    p.partial = partial.data();
+  }
+  REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
+  if constexpr (K::Tl::kSplitK > 1) {
+    using R = mc::tc::SplitKReduce<K>;
+    REQUIRE(mc::launch(mc::tc::kernel<R>, R::grid(), R::block(), 0, cudaStream_t{}, p) == cudaSuccess);
+  }
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 }
 
@@ -691,4 +704,56 @@ TEST_CASE("tensor-core tile heuristic: waves, tile efficiency, shared memory") {
                          mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Strides<0, 0, 0, 64, 1>,
                          T128x128<false>, mc::gemm::EpilogueIdentity>;
   CHECK(G::kSharedBytes <= modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes());
+}
+
+// ---- cp.async stages and split-K ---------------------------------------------------------------
+
+namespace {
+
+/// One GEMM case: Y = A x B + C (Gemm, C one value per column) on random data of a shape fixed at
+/// compile time, run with tile Tl; checked against the reference.
+template <int M, int N, int K, class Tl, class TY = __half, class Acc = float>
+void gemm_case(uint64_t seed) {
+  INFO("M " << M << " N " << N << " K " << K << " stages " << Tl::kStages << " split " << Tl::kSplitK << " async "
+            << Tl::kAsync);
+  OneNode t("Gemm", 13, {hrandom({M, K}, seed), hrandom({K, N}, seed + 1), hrandom({N}, seed + 2)});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::gemm::Shape<1, 1, 1, M, N, K>;
+  using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
+  using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
+  using Epi = mc::gemm::EpilogueLinear<__half, mc::gemm::Strides<0, 0, 0, 0, 1>, true>;
+  const std::vector<__half> c = halves(t.feeds.at("x2"));
+  check_close(run_gemm<TY, Acc, Sh, SA, SB, SY, Tl, Epi>(t, M * N, Epi::Params{1.0f, 1.0f, c.data()}), want, kRtol,
+              kAtol);
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core gemm: 3 and 4 cp.async stages, split-K (empty splits, a short last split), odd shapes") {
+  using mc::tc::Tile;
+  // Vector loads, 13 K slices in 4 splits of 4 (the last 1), 4 stages.
+  gemm_case<64, 40, 416, Tile<64, 64, 32, 2, 2, true, 4, 4>>(100);
+  // Scalar loads (K odd), 3 stages, 3 splits.
+  gemm_case<37, 29, 203, Tile<32, 32, 32, 1, 1, true, 3, 3>>(110);
+  // One row (the FC layer at batch 1), 5 splits of 17 slices.
+  gemm_case<1, 24, 520, Tile<32, 64, 32, 1, 2, true, 3, 5>>(120);
+  // 2 slices in 4 splits: splits 2 and 3 have none and write zeros.
+  gemm_case<96, 72, 40, Tile<64, 64, 32, 2, 2, true, 2, 4>>(130);
+  // Register staging with split-K; BK 64; FP16 accumulation with a float output.
+  gemm_case<50, 48, 300, Tile<64, 32, 64, 2, 1, false, 2, 3>>(140);
+  gemm_case<33, 40, 96, Tile<128, 128, 32, 2, 2, true, 3, 2>, float, __half>(150);
+}
+
+TEST_CASE("tensor-core conv: 3x3 on 7x7 pixels with split-K and 3 stages (layer4 at batch 1), bias and relu") {
+  using mc::tc::Tile;
+  OneNode t("Conv", 11, {hrandom({1, 64, 7, 7}, 160), hrandom({40, 64, 3, 3}, 161, 0.25), hrandom({40}, 162)});
+  t.n->set_attr_ints("pads", {1, 1, 1, 1});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<1, 64, 40, 1, Dims3<1, 7, 7>, Dims3<1, 3, 3>, Dims3<1, 7, 7>, Dims3<1, 1, 1>,
+                             Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+  check_close(run_conv<Sh, 64, 40, Tile<64, 64, 32, 2, 2, true, 3, 4>, BiasEpi>(t, want, bias_params), want, kRtol,
+              kAtol);
+  check_close(run_conv<Sh, 64, 48, Tile<32, 32, 32, 1, 1, false, 2, 7>, BiasEpi, __half>(t, want, bias_params), want,
+              kRtol, kAtol);
 }

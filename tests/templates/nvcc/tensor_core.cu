@@ -2,7 +2,8 @@
 // every tile configuration the heuristic picks with both stagings, GEMM operands in every
 // orientation (16-byte and scalar loads), FP32 and FP16 accumulators, float and __half outputs,
 // the epilogues, and convolutions (1x1, 3x3 s2, 7x7 s2 on C = 3 in a pitch of 8, 3-D).
-// template_ptx_tensor_core reads its PTX: every kernel must contain wmma.mma.sync (or mma.sync).
+// stages and split-K with their reductions. template_ptx_tensor_core reads its PTX: every kernel
+// but the reductions must contain ldmatrix and mma.sync.
 //   nvcc -std=c++17 -arch=sm_75 -I runtime_stub -I templates -c tests/templates/nvcc/tensor_core.cu
 #include "tensor_core.cuh"
 
@@ -78,3 +79,15 @@ MC_INSTANTIATE(C<Conv3x3, 128, 128, T64x64<false>, Bias, __half, __half>);
 MC_INSTANTIATE(C<Conv7x7, 8, 64, T128x64<true>>);
 MC_INSTANTIATE(C<Conv7x7, 8, 64, T32x64<false>, Bias, float>);
 MC_INSTANTIATE(C<Conv3d, 16, 32, T32x64<true>>);
+
+// cp.async stages and split-K (the product and its reduction), sm_75's register staging with a split.
+using S4 = tc::Tile<64, 64, 32, 2, 2, true, 4, 4>;
+using S3 = tc::Tile<128, 128, 32, 2, 2, true, 3, 1>;
+using R2 = tc::Tile<64, 32, 64, 2, 1, false, 2, 3>;
+MC_INSTANTIATE(G<S4, __half, float, SA, SB, FusedGelu>);
+MC_INSTANTIATE(tc::SplitKReduce<G<S4, __half, float, SA, SB, FusedGelu>>);
+MC_INSTANTIATE(G<S3>);
+MC_INSTANTIATE(C<Conv3x3, 128, 128, S4, FusedRelu>);
+MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, S4, FusedRelu>>);
+MC_INSTANTIATE(C<Conv3x3, 128, 128, R2>);
+MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, R2>>);
