@@ -244,6 +244,7 @@ struct KernelCode {
   std::vector<std::string> declarations;  // the families' declarations: deduplicated, in order of first use
   std::string entries;                    // per distinct instantiation: its alias and entry point
   std::string body;                       // the statements of the enqueue function
+  std::string prepare;                    // the statements of the prepare function (run at create)
   std::map<std::string, std::vector<std::string>> launches;  // kernel id -> the entry points it launches
 };
 
@@ -296,22 +297,32 @@ std::string launch_statements(const std::string& symbol, const Launch& l, int s)
   const std::string t = symbol + "_t";
   std::string r = t + "::Params p{};\n";
   for (const LaunchParam& p : l.params) r += "p." + p.field + " = " + p.value + ";\n";
-  const std::string args = symbol + ", " + t + "::grid(), " + t + "::block(), 0, p);\n";
+  const std::string smem = l.dynamic_smem > 0 ? t + "::kSmemBytes" : "0";
+  const std::string args = symbol + ", " + t + "::grid(), " + t + "::block(), " + smem + ", p);\n";
   return r + (s == 0 ? "MC_LAUNCH(" + args : "MC_LAUNCH_ON(" + stream_of(s) + ", " + args);
 }
 
-// The launches are either all arch variants (min_sm > 0, ascending) or none is.
+// The launches are either all arch variants (min_sm > 0, non-decreasing: a variant may be several
+// launches) or none is.
 bool arch_variants(const Kernel& k, const KernelLaunches& kl) {
   int previous = 0;
   bool variants = false;
   for (std::size_t i = 0; i < kl.launches.size(); ++i) {
     const int sm = kl.launches[i].min_sm;
     if (i > 0 && (sm > 0) != variants) throw Error("internal: kernel " + k.id + " mixes arch variants with other launches");
-    if (sm > 0 && sm <= previous) throw Error("internal: kernel " + k.id + ": arch variants not in ascending order");
+    if (sm > 0 && sm < previous) throw Error("internal: kernel " + k.id + ": arch variants not in ascending order");
     variants = sm > 0;
     previous = sm;
   }
   return variants;
+}
+
+// The kernel's limit on dynamic shared memory raised to what entry point `symbol` launches with,
+// where that may exceed the default 48 KiB.
+std::string raise_smem_limit(const std::string& symbol, const Launch& l) {
+  if (l.dynamic_smem <= 48 * 1024) return "";
+  return "MC_CHECK(cudaFuncSetAttribute(" + symbol + ", cudaFuncAttributeMaxDynamicSharedMemorySize, " + symbol +
+         "_t::kSmemBytes));\n";
 }
 
 // The statements that run one kernel's launches (the arch variants: the newest not above the
@@ -325,26 +336,47 @@ std::string kernel_launches(const std::string& name, const Kernel& k, const Kern
   std::vector<std::string> symbols;
   for (std::size_t i = 0; i < n; ++i) {
     const Launch& l = kl.launches[i];
-    const std::string own = name + "_" + k.id +
-                            (variants ? "_sm" + std::to_string(l.min_sm) : n > 1 ? "_" + std::to_string(i) : "");
+    // A variant of several launches numbers them after its arch.
+    const bool shared_sm = variants && ((i > 0 && kl.launches[i - 1].min_sm == l.min_sm) ||
+                                        (i + 1 < n && kl.launches[i + 1].min_sm == l.min_sm));
+    int nth = 0;
+    for (std::size_t j = 0; j < i; ++j) nth += kl.launches[j].min_sm == l.min_sm ? 1 : 0;
+    const std::string own =
+        name + "_" + k.id +
+        (variants ? "_sm" + std::to_string(l.min_sm) + (shared_sm ? "_" + std::to_string(nth) : "")
+                  : n > 1 ? "_" + std::to_string(i) : "");
     const auto [it, added] = symbol_of.emplace(l.type, own);
-    if (added) code.entries += entry_point(own, l);
+    if (added) {
+      code.entries += entry_point(own, l);
+      code.prepare += raise_smem_limit(own, l);
+    }
     symbols.push_back(it->second);
     std::vector<std::string>& launched = code.launches[k.id];
     if (std::find(launched.begin(), launched.end(), it->second) == launched.end()) launched.push_back(it->second);
   }
   if (variants) {
-    // The newest variant not above the device's SM; the oldest below all of them.
-    for (std::size_t i = n; i-- > 0;) {
-      if (n == 1) {
+    // The newest variant not above the device's SM; the oldest below all of them. Variant v is the
+    // launches [first[v], first[v + 1]).
+    std::vector<std::size_t> first;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == 0 || kl.launches[i].min_sm != kl.launches[i - 1].min_sm) first.push_back(i);
+    }
+    const std::size_t nv = first.size();
+    first.push_back(n);
+    for (std::size_t v = nv; v-- > 0;) {
+      if (nv == 1) {
         r += "{\n";
-      } else if (i > 0) {
-        r += (i + 1 == n ? "if" : "} else if") + std::string(" (mc_bindings.sm >= ") +
-             std::to_string(kl.launches[i].min_sm) + ") {\n";
+      } else if (v > 0) {
+        r += (v + 1 == nv ? "if" : "} else if") + std::string(" (mc_bindings.sm >= ") +
+             std::to_string(kl.launches[first[v]].min_sm) + ") {\n";
       } else {
         r += "} else {\n";
       }
-      r += launch_statements(symbols[i], kl.launches[i], k.stream);
+      for (std::size_t i = first[v]; i < first[v + 1]; ++i) {
+        if (first[v + 1] - first[v] > 1) r += "{\n";
+        r += launch_statements(symbols[i], kl.launches[i], k.stream);
+        if (first[v + 1] - first[v] > 1) r += "}\n";
+      }
     }
     r += "}\n";
     return r;
@@ -521,6 +553,10 @@ std::string enqueue_function(const std::string& fn, const KernelCode& code, bool
   return s;
 }
 
+std::string prepare_function(const std::string& fn, const std::string& body, bool is_static) {
+  return std::string(is_static ? "static " : "") + "int " + fn + "(mc::Status& mc_status) {\n" + body + "  return 0;\n}\n";
+}
+
 std::string part_file(const Model& m, int p, const KernelCode& code) {
   const std::string& n = m.name;
   std::string c = "// " + n + "_part" + std::to_string(p) + ".cu: kernels " + m.parts[p].front()->id + " to " +
@@ -530,6 +566,11 @@ std::string part_file(const Model& m, int p, const KernelCode& code) {
   c += declarations_of(code);
   c += "// Enqueues this part's kernels; called by " + n + ".cu in order.\n";
   c += enqueue_function(n + "_part" + std::to_string(p) + "_enqueue", code, false);
+  if (!code.prepare.empty()) {
+    c += "\n// Raises the shared memory limit of this part's kernels that need more than 48 KiB; called by " + n +
+         ".cu at create.\n";
+    c += prepare_function(n + "_part" + std::to_string(p) + "_prepare", code.prepare, false);
+  }
   return c;
 }
 
@@ -553,7 +594,9 @@ std::string tensor_table(const std::vector<ModelTensor>& ts, const std::string& 
   return s;
 }
 
-std::string main_cu_file(const Model& m, const KernelCode* code) {
+/// `code`: the kernels, when they are in NAME.cu; else `parts_prepared` says which parts have a
+/// prepare function.
+std::string main_cu_file(const Model& m, const KernelCode* code, const std::vector<bool>& parts_prepared) {
   const Schedule& s = m.s;
   const std::string& n = m.name;
   const std::vector<int>& archs = m.archs;
@@ -605,6 +648,23 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
     c += fj.join;
     c += "  return 0;\n}\n";
   }
+  // The prepare function: this file's, or one calling the parts' that have one.
+  std::string prepare_body;
+  if (code) {
+    prepare_body = code->prepare;
+  } else {
+    for (std::size_t p = 0; p < parts_prepared.size(); ++p) {
+      if (!parts_prepared[p]) continue;
+      const std::string fn = n + "_part" + std::to_string(p) + "_prepare";
+      c += "int " + fn + "(mc::Status& mc_status);\n";
+      prepare_body += "  if (const int r = " + fn + "(mc_status)) return r;\n";
+    }
+  }
+  if (!prepare_body.empty()) {
+    c += "\n// Raises the shared memory limit of the kernels that need more than 48 KiB (at create, before the\n"
+         "// capture).\n";
+    c += prepare_function(n + "_prepare", prepare_body, true);
+  }
   c += "\n";
 
   c += "namespace {\n\n";
@@ -624,10 +684,11 @@ std::string main_cu_file(const Model& m, const KernelCode* code) {
   c += "    " + std::to_string(s.inputs.size()) + ",\n    kInputs,\n";
   c += "    " + std::to_string(s.outputs.size()) + ",\n    kOutputs,\n";
   c += "    " + n + "_enqueue,\n";
-  if (s.streams > 1) {
+  if (s.streams > 1 || !prepare_body.empty()) {
     c += "    " + std::to_string(s.streams) + ",  // streams (schedule/streams.h)\n";
     c += "    " + std::to_string(s.events) + ",  // events\n";
   }
+  if (!prepare_body.empty()) c += "    " + n + "_prepare,\n";
   c += "};\n\n";
   c += "}  // namespace\n\n";
 
@@ -868,8 +929,9 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
     const KernelCode code = kernel_code(n, all, pointers);
     headers = code.headers;
     launches = code.launches;
-    files[n + ".cu"] = main_cu_file(m, &code);
+    files[n + ".cu"] = main_cu_file(m, &code, {});
   } else {
+    std::vector<bool> prepared;
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
       const KernelCode code = kernel_code(n, m.parts[p], pointers);
       headers.insert(code.headers.begin(), code.headers.end());
@@ -877,8 +939,9 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
       const std::string file = n + "_part" + std::to_string(p) + ".cu";
       files[file] = part_file(m, static_cast<int>(p), code);
       part_list += (part_list.empty() ? "" : " ") + file;
+      prepared.push_back(!code.prepare.empty());
     }
-    files[n + ".cu"] = main_cu_file(m, nullptr);
+    files[n + ".cu"] = main_cu_file(m, nullptr, prepared);
   }
   files[n + ".h"] = header_file(m);
   files[n + "_weights.h"] = weights_header(m, weight_names);

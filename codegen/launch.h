@@ -13,9 +13,11 @@
 // entry point with a stable, unmangled symbol (what ptxas and the report name):
 //   extern "C" __global__ void __launch_bounds__(NAME_k12_t::kThreads) NAME_k12(const NAME_k12_t::Params p)
 // and, in the enqueue function, `NAME_k12_t::Params p{};`, one `p.FIELD = VALUE;` per param and
-// `MC_LAUNCH(NAME_k12, NAME_k12_t::grid(), NAME_k12_t::block(), 0, p);`.
+// `MC_LAUNCH(NAME_k12, NAME_k12_t::grid(), NAME_k12_t::block(), 0, p);` (NAME_k12_t::kSmemBytes for
+// a launch with dynamic shared memory, Launch::dynamic_smem).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,9 +36,13 @@ struct Launch {
   std::string type;                 ///< the instantiation, e.g. "mc::tc::Conv<__half, float, ...>"
   std::vector<LaunchParam> params;  ///< the Params fields set, in order; the others keep their defaults
   /// 0: the launch runs on every device. Otherwise an arch variant: the kernel's launches are all
-  /// variants (ascending min_sm), and the device runs the one with the largest min_sm not above
-  /// its SM number (the first one on a device older than all of them).
+  /// variants (min_sm non-decreasing; consecutive launches of one min_sm form one variant), and the
+  /// device runs the variant with the largest min_sm not above its SM number (the first one on a
+  /// device older than all of them).
   int min_sm = 0;
+  /// 0: no dynamic shared memory. Otherwise the launch passes the type's kSmemBytes, and this is a
+  /// bound on it: above 48 KiB the model's prepare function (run at create) raises the kernel's limit.
+  int64_t dynamic_smem = 0;
 };
 
 /// \brief The code of one kernel: its launches, in order (Concat: one per input), or its arch

@@ -165,7 +165,16 @@ std::vector<PtxEntry> parse_ptx(const std::string& text) {
   }
   // MMAs: in the body, or in a called function (to a fixed point).
   std::vector<bool> mma(functions.size());
-  for (std::size_t k = 0; k < functions.size(); ++k) mma[k] = functions[k].body.find("mma.sync") != std::string::npos;
+  // An MMA: mma.sync.aligned.m16n8k* that is not WMMA's wmma.mma.sync, with ldmatrix beside it.
+  auto issues_mma = [](const std::string& body) {
+    const std::string shape = "mma.sync.aligned.m16n8k";
+    bool found = false;
+    for (std::size_t at = body.find(shape); at != std::string::npos && !found; at = body.find(shape, at + 1)) {
+      found = at == 0 || body[at - 1] != '.';
+    }
+    return found && body.find("ldmatrix.sync.aligned") != std::string::npos;
+  };
+  for (std::size_t k = 0; k < functions.size(); ++k) mma[k] = issues_mma(functions[k].body);
   for (bool changed = true; changed;) {
     changed = false;
     for (std::size_t k = 0; k < functions.size(); ++k) {
@@ -288,21 +297,26 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
           a["per_function"] = std::move(each);
         }
         if (ptx_arch_set.count(arch)) {
-          bool any = false, all_mma = true;
+          // Any of its entry points: a split-K kernel's second launch (the reduction) has no MMA.
+          bool any = false, some_mma = false;
           for (const PtxEntry& p : ptx) {
             if (p.arch != arch || !has(launches, p.function)) continue;
             any = true;
-            all_mma = all_mma && p.mma;
+            some_mma = some_mma || p.mma;
           }
-          if (any) a["mma"] = all_mma;
-          if (check && tensor_core && (!any || !all_mma)) {
+          if (any) a["mma"] = some_mma;
+          if (check && tensor_core && (!any || !some_mma)) {
             o.failures.push_back(id + " " + arch + ": " +
-                                 (any ? "no wmma.mma.sync / mma.sync in the PTX" : "no PTX of its kernel"));
+                                 (any ? "no ldmatrix + mma.sync.aligned.m16n8k* in the PTX" : "no PTX of its kernel"));
           }
         }
         if (check && tensor_core && (sum.spill_store_bytes > 0 || sum.spill_load_bytes > 0)) {
           o.failures.push_back(id + " " + arch + ": ptxas spills " + std::to_string(sum.spill_store_bytes) +
                                " bytes stored, " + std::to_string(sum.spill_load_bytes) + " bytes loaded");
+        }
+        if (check && tensor_core && sum.stack_bytes > 0) {
+          o.failures.push_back(id + " " + arch + ": a " + std::to_string(sum.stack_bytes) +
+                               "-byte stack frame (local memory in the main loop)");
         }
         res[arch] = std::move(a);
       }
@@ -352,7 +366,7 @@ std::string resources_markdown(const Json& report, const ResourcesOutcome& o) {
   m += "From ptxas -v during the nvcc build (`modelc resources DIR`, or `make resources`; `modelc MODEL --build` "
        "runs it): " +
        o.summary + ". Per arch: registers / static shared memory bytes / stack bytes / spilled bytes (stores + loads)";
-  m += o.ptx_archs.empty() ? ".\n\n" : "; \"mma\" when the kernel's PTX issues wmma.mma.sync or mma.sync.\n\n";
+  m += o.ptx_archs.empty() ? ".\n\n" : "; \"mma\" when the kernel's PTX issues ldmatrix and mma.sync m16n8k*.\n\n";
   m += "| id | family | engine |";
   std::string rule = "|---|---|---|";
   for (const std::string& a : o.archs) {

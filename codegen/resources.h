@@ -7,7 +7,8 @@
 //   parse_ptxas_log   "ptxas info : Compiling entry function 'NAME' for 'sm_75'" and the lines after
 //                     it (stack frame, spill stores/loads, registers, barriers, smem, cmem)
 //   parse_ptx         ".target sm_75", ".entry NAME(" and whether its body (or a function it
-//                     calls) issues mma.sync (wmma.mma.sync or mma.sync)
+//                     calls) runs the tensor-core main loop: ldmatrix and mma.sync m16n8k* (WMMA's
+//                     wmma.mma.sync does not count)
 //   merge_resources   "resources" per kernel and arch into report.json, a summary, and the check
 #pragma once
 
@@ -40,7 +41,8 @@ std::vector<PtxasEntry> parse_ptxas_log(const std::string& text);
 struct PtxEntry {
   std::string function;  ///< its symbol
   std::string arch;      ///< "sm_75" (the .target of its file)
-  bool mma = false;      ///< issues wmma.mma.sync or mma.sync, itself or in a .func it calls
+  /// Issues ldmatrix and mma.sync.aligned.m16n8k*, itself or in a .func it calls (not WMMA).
+  bool mma = false;
 };
 
 /// \brief The .entry functions of a PTX file and whether each issues tensor-core MMAs: in its own

@@ -7,7 +7,8 @@
 //             and that its memory suffices; uploads the weights; allocates the arena and the
 //             context's own input/output buffers, and the model's other streams and events (a
 //             model whose branches run concurrently: ModelInfo::num_streams); captures the run,
-//             with its fork to those streams and their join back, into a CUDA graph.
+//             with its fork to those streams and their join back, into a CUDA graph (first raising
+//             the shared memory limit of the kernels that need more than 48 KiB: ModelInfo::prepare).
 //   run       replays the graph on the caller's stream (device pointers; enqueues only). The graph
 //             holds the pointers it was captured with: new input/output pointers are captured
 //             once more (keep the same buffers between runs to only replay).
@@ -125,6 +126,10 @@ struct Bindings {
 /// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
 using EnqueueFn = int (*)(Status& mc_status, const Bindings& bindings, cudaStream_t stream);
 
+/// Prepares the model's kernels on the current device before the first capture (raises the
+/// dynamic shared memory limit of the kernels that launch with more than 48 KiB).
+using PrepareFn = int (*)(Status& mc_status);
+
 /// \brief One model input or output.
 struct TensorInfo {
   const char* name;
@@ -153,6 +158,8 @@ struct ModelInfo {
   /// events between them; a single-stream model leaves them out (1 and 0).
   int num_streams = 1;
   int num_events = 0;
+  /// Null when no kernel needs preparing.
+  PrepareFn prepare = nullptr;
 };
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
@@ -396,6 +403,10 @@ class Context {
     for (size_t i = 1; i < streams_.size(); ++i) MC_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
     events_.assign(static_cast<size_t>(model_.num_events), nullptr);
     for (cudaEvent_t& e : events_) MC_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (model_.prepare) {
+      const int p = model_.prepare(status_);
+      if (p != kOk) return p;
+    }
     const int r = capture(own_inputs_.data(), own_outputs_.data(), &own_graph_);
     if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));

@@ -102,9 +102,8 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
     const std::string TY = ctx.ctype(vy.dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
-      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, mc::tc::Tile<{}, {}, {}, {}, {}, {}>, {}>",
-                         TY, TAcc, conv_shape(g), cp, yp, t.bm, t.bn, t.bk, t.warps_m, t.warps_n,
-                         t.async ? "true" : "false", epilogue);
+      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}>", TY, TAcc,
+                         conv_shape(g), cp, yp, tc_tile_text(t), epilogue);
     };
     const std::string comment =
         fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores", k.node->op(),

@@ -109,16 +109,37 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
 KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
+  // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
+  // two launches: the product's partial sums into the workspace, then SplitKReduce.
+  std::vector<std::pair<int, TcTile>> variants;
   if (k.arch_tactic.empty()) {
-    const TcTile t = tc_tile_of(k, k.tactic);
-    return single_launch(Launch{comment + ", tile " + t.name(), decl(t), params});
+    variants.emplace_back(0, tc_tile_of(k, k.tactic));
+  } else {
+    for (const auto& [sm, tactic] : k.arch_tactic) variants.emplace_back(sm, tc_tile_of(k, tactic));
   }
   KernelLaunches r;
-  for (const auto& [sm, tactic] : k.arch_tactic) {
-    const TcTile t = tc_tile_of(k, tactic);
-    r.launches.push_back(Launch{comment + ", tile " + t.name() + " (sm_" + std::to_string(sm) + ")", decl(t), params, sm});
+  for (const auto& [sm, t] : variants) {
+    const std::string type = decl(t);
+    const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
+    std::vector<LaunchParam> p = params;
+    if (t.split_k > 1) {
+      if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
+      p.push_back({"partial", "reinterpret_cast<float*>(arena + " + std::to_string(k.workspace.offset) + ")"});
+    }
+    Launch main{comment + ", tile " + t.name() + on, type, p, sm, t.smem_bytes()};
+    r.launches.push_back(main);
+    if (t.split_k > 1) {
+      r.launches.push_back(Launch{fmt::format("the {} partial sums of {} added in order, then the epilogue{}", t.split_k,
+                                              k.id, on),
+                                  "mc::tc::SplitKReduce<" + type + ">", p, sm, 0});
+    }
   }
   return r;
+}
+
+std::string tc_tile_text(const TcTile& t) {
+  return fmt::format("mc::tc::Tile<{}, {}, {}, {}, {}, {}, {}, {}>", t.bm, t.bn, t.bk, t.warps_m, t.warps_n,
+                     t.async ? "true" : "false", t.stages, t.split_k);
 }
 
 // ---- the family --------------------------------------------------------------------------------
@@ -180,9 +201,9 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
       return fmt::format(
           "mc::tc::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
           "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
-          "    mc::tc::Tile<{}, {}, {}, {}, {}, {}>, {}>",
+          "    {}, {}>",
           TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
-          y_text(g), t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.async ? "true" : "false", epilogue);
+          y_text(g), tc_tile_text(t), epilogue);
     };
     return tc_launches(k, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
   }

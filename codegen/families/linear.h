@@ -58,10 +58,16 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
 
 /// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
 /// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of
-/// the newest planned arch not above its own, the oldest's below them). Each comment is `comment`
-/// and the tile. Nothing to run when the first output is empty.
+/// the newest planned arch not above its own, the oldest's below them). A tile that splits K is two
+/// launches: the product writing its partial sums to k.workspace (Params::partial), then
+/// mc::tc::SplitKReduce of the same type adding them and running the epilogue. Each launch raises
+/// its dynamic shared memory to the type's kSmemBytes (Launch::dynamic_smem). Each comment is
+/// `comment` and the tile. Nothing to run when the first output is empty.
 KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params);
+
+/// "mc::tc::Tile<BM, BN, BK, WarpsM, WarpsN, Async, Stages, SplitK>".
+std::string tc_tile_text(const TcTile& t);
 
 /// "Dims3<a, b, c>" (the namespace-qualified template of conv.cuh).
 std::string dims3(const std::array<int64_t, 3>& d);

@@ -472,7 +472,32 @@ bool Lowering::choose_tactics() {
                             sl.whole->name(), sl.whole->producer()->name());
     }
   }
+  place_workspaces();
   return !s_.kernels.empty();
+}
+
+void Lowering::place_workspaces() {
+  const std::size_t first_new = buffers_.size();
+  for (std::size_t i = 0; i < s_.kernels.size(); ++i) {
+    const Kernel& k = s_.kernels[i];
+    if (k.workspace_bytes <= 0) continue;
+    const int at = static_cast<int>(i);
+    // Live while the kernel runs, and (streams) until every later kernel is ordered after it.
+    const int last = streams_.stream.empty() ? at : streams_.concurrent_last({at});
+    buffers_.push_back({k.id + " workspace", k.workspace_bytes, at, last, -1});
+  }
+  if (buffers_.size() == first_new) return;
+  s_.arena_bytes = place_more(buffers_, first_new, kBufferAlignment);
+  std::string why;
+  if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
+  for (std::size_t b = first_new; b < buffers_.size(); ++b) {
+    Kernel& k = s_.kernels[static_cast<std::size_t>(buffers_[b].first)];
+    k.workspace = TensorView{buffers_[b].name, DType::float32, {k.workspace_bytes / 4}, {1}, Space::arena, 0,
+                             buffers_[b].offset};
+    s_.activation_bytes_total += align_up(buffers_[b].bytes, kBufferAlignment);
+  }
+  s_.arena_max_live_bytes = max_live_bytes(buffers_, kBufferAlignment);
+  s_.arena_buffers = buffers_;
 }
 
 int64_t Lowering::kernel_count() const {

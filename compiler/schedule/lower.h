@@ -96,7 +96,10 @@ class Lowering {
   bool place_weights();        ///< the weights blob (identical data once)
   bool build_kernels();        ///< one Kernel per listed node, with its views
   bool fold_gemm_batch();      ///< batch dims B broadcasts over run as rows of one product
-  bool choose_tactics();       ///< each kernel's tactic per --arch, and its note
+  bool choose_tactics();       ///< each kernel's tactic per --arch, and its note; then place_workspaces
+  /// The workspaces the tactics ask for (Kernel::workspace_bytes), placed in the arena around the
+  /// planned buffers, live while their kernel runs.
+  void place_workspaces();
 
   /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,
   /// the weights and the kernels, each once its stage has run.

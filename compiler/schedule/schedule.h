@@ -82,6 +82,11 @@ struct Kernel {
   /// ranges[i].node's output, channels (columns) [begin, end) of the product of the concatenated
   /// weights (inputs 1, 2); each range has its node's epilogue. Empty for every other kernel.
   std::vector<OutputRange> ranges;
+  /// Scratch the kernel needs in the arena while it runs (a split-K product's FP32 partial sums):
+  /// its size, set by the tactic rule (the largest over the --arch targets), and the view the tactics
+  /// stage places it at (dtype undefined when the kernel needs none).
+  int64_t workspace_bytes = 0;
+  TensorView workspace{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
   /// it waits on before it starts (ids of Schedule's events), and the event recorded after it (-1:
   /// none, no kernel on another stream waits for it).

@@ -25,15 +25,23 @@ struct TileConfig {
   bool operator!=(const TileConfig& o) const { return !(*this == o); }
 };
 
-/// \brief A tensor-core tactic: tc::Tile<BM, BN, BK, WarpsM, WarpsN, async> and the accumulator.
+/// \brief A tensor-core tactic: tc::Tile<BM, BN, BK, WarpsM, WarpsN, async, stages, split_k> and
+/// the accumulator.
 struct TcTile {
   int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 2;
   bool async = false;            ///< cp.async staging (sm_80 and newer), else through registers
   bool fp16_accumulate = false;  ///< --fp16-accumulate: FP16 accumulators
+  int stages = 2;                ///< shared-memory stages (2..6 with cp.async; 2 through registers)
+  /// K split into split_k parts, each a block of its own; a second launch adds their FP32 partial
+  /// sums in order (1: no split).
+  int split_k = 1;
   int threads() const { return 32 * warps_m * warps_n; }
-  /// Static shared memory of a block (the larger of both staging orientations, or the epilogue
-  /// scratch): what the tile choice holds against Target::smem_per_block.
+  /// A bound on the block's dynamic shared memory (the larger staging orientation of each operand
+  /// times the stages, or the epilogue scratch): what the tile choice holds against
+  /// Target::smem_per_block, and above 48 KiB the kernel's limit is raised at create.
   int smem_bytes() const;
+  /// The split-K workspace: split_k x batch x M x N FP32 partial sums (0 without a split).
+  int64_t workspace_bytes(int64_t batch, int64_t M, int64_t N) const;
   std::string name() const;  ///< "128x64x32 w2x2 cp.async"
   bool operator==(const TcTile& o) const;
   bool operator!=(const TcTile& o) const { return !(*this == o); }
@@ -71,7 +79,7 @@ struct GridStrideTactic {
 using Tactic = std::variant<std::monostate, TileConfig, TcTile, ReductionTile, DirectTactic, GridStrideTactic>;
 
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
-/// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
+/// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate stages split_k
 /// (tensor cores); threads group lanes_contiguous (reduction); threads (direct); block [grid]
 /// (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);

@@ -90,6 +90,7 @@ TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target,
   if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
   TcTile r = *best;
   r.async = target.sm >= 80;
+  r.stages = r.async ? 3 : 2;
   r.fp16_accumulate = target.fp16_accumulate;
   if (why) {
     *why = fmt::format("tensor-core tile {} for sm_{}: {} blocks on {} SMs (occupancy {:.2f}), tile efficiency {:.2f}",
@@ -121,6 +122,10 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t
   bool differ = false;
   for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
   if (differ) k.arch_tactic = per;
+  k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tactic needs
+  for (const auto& [sm, tactic] : per) {
+    k.workspace_bytes = std::max(k.workspace_bytes, tc_tile_of(k, tactic).workspace_bytes(batch, M, N));
+  }
   return first_why + others;
 }
 

@@ -2,13 +2,14 @@
 # tests/codegen/resources_model.sh MODELC MODEL DIR — a shipped model compiled with --fp16 for
 # sm_75 and sm_90 into one fat binary with nvcc (modelc --build, which runs modelc resources,
 # keeping the PTX), then `make check-tensor-cores` (modelc resources --check): every kernel
-# report.json marks tensor_core issues wmma.mma.sync / mma.sync in its PTX for both archs and ptxas
-# reports no spills for it, report.json has registers and shared memory for every kernel and arch,
-# and every compiled entry point is a kernel's.
+# report.json marks tensor_core issues ldmatrix and mma.sync m16n8k* in its PTX for both archs and
+# ptxas reports no stack frame and no spills for it, report.json has registers and shared memory for
+# every kernel and arch, and every compiled entry point is a kernel's. ARCHS (4th argument, default
+# sm_75,sm_90): the --arch list.
 set -eu
-modelc=$1 model=$2 dir=$3
+modelc=$1 model=$2 dir=$3 archs=${4:-sm_75,sm_90}
 rm -rf "$dir"
-KEEP_PTX=1 MODELC_WERROR=1 "$modelc" "$model" --fp16 --arch sm_75,sm_90 -o "$dir" --build -j2
+KEEP_PTX=1 MODELC_WERROR=1 "$modelc" "$model" --fp16 --arch "$archs" -o "$dir" --build -j2
 grep -q '"kernels_with_resources"' "$dir/report.json" || { echo "FAILED: modelc --build left no resources in report.json"; exit 1; }
 grep -q '^## Registers and shared memory' "$dir/report.md" || { echo "FAILED: report.md has no resources section"; exit 1; }
 # Each of these models has convolutions or matrix products big enough for tensor cores.

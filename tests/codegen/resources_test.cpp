@@ -94,10 +94,12 @@ TEST_CASE("resources: PTX entries and their MMAs") {
       "\t{ inner block }\n"
       "\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1}, {%r1}, {%r2}, {%f1};\n\tret;\n}\n"
       ".entry m_k1(\n\t.param .u64 p\n)\n{\n\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tret;\n}\n"
-      ".entry m_k2(\n)\n{\n\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f1};\n}\n"
+      ".entry m_k2(\n)\n{\n\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+      "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f1};\n}\n"
       // An MMA in a function that was not inlined, called through another one; a declaration.
       ".func _Z4leafv;\n"
-      ".func (.param .b32 func_retval0) _Z4leafv()\n{\n\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1};\n}\n"
+      ".func (.param .b32 func_retval0) _Z4leafv()\n{\n\tldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [%r5];\n"
+      "\tmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1};\n}\n"
       ".func _Z3midv()\n{\n\tcall.uni (retval0), _Z4leafv, ();\n}\n"
       ".entry m_k3(\n)\n.maxntid 128, 1, 1\n{\n\tcall.uni _Z3midv, ();\n}\n"
       ".entry m_k4(\n)\n{\n\tret;\n}\n";
@@ -105,7 +107,7 @@ TEST_CASE("resources: PTX entries and their MMAs") {
   REQUIRE(e.size() == 5);
   CHECK(e[0].function == "m_k0");
   CHECK(e[0].arch == "sm_75");
-  CHECK(e[0].mma);
+  CHECK_FALSE(e[0].mma);  // WMMA: not the mma.sync main loop
   CHECK(e[1].function == "m_k1");
   CHECK_FALSE(e[1].mma);
   CHECK(e[2].mma);
@@ -160,24 +162,25 @@ TEST_CASE("resources: merge per kernel and arch by entry point; the tensor-core 
     const std::string twice = with_resources_section(with_resources_section("# m\n\ntext\n", md), md);
     CHECK(twice == "# m\n\ntext\n\n" + md);
   }
-  SUBCASE("the check fails: no MMA on sm_90, spills on sm_75, an entry point no kernel launches") {
+  SUBCASE("the check fails: no MMA on sm_90, spills and a stack frame on sm_75, an entry point no kernel launches") {
     const ResourcesOutcome o = merge_resources(report, compiled, ptx, true);
-    REQUIRE(o.failures.size() == 3);
+    REQUIRE(o.failures.size() == 4);
     CHECK(o.failures[0] == "k0 sm_75: ptxas spills 12 bytes stored, 8 bytes loaded");
-    CHECK(o.failures[1] == "k0 sm_90: no wmma.mma.sync / mma.sync in the PTX");
-    CHECK(o.failures[2] == "stray: compiled, but no kernel of the report launches it");
+    CHECK(o.failures[1] == "k0 sm_75: a 16-byte stack frame (local memory in the main loop)");
+    CHECK(o.failures[2] == "k0 sm_90: no ldmatrix + mma.sync.aligned.m16n8k* in the PTX");
+    CHECK(o.failures[3] == "stray: compiled, but no kernel of the report launches it");
   }
-  SUBCASE("the check passes with MMAs everywhere, no spills and every entry point a kernel's") {
+  SUBCASE("the check passes with MMAs everywhere, no spills, no stack and every entry point a kernel's") {
     ptx[1].mma = true;
     compiled.pop_back();
-    for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = 0;
+    for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = r.stack_bytes = 0;
     const ResourcesOutcome o = merge_resources(report, compiled, ptx, true);
     CHECK(o.failures.empty());
     CHECK(o.tensor_core_kernels == 1);
   }
   SUBCASE("the check needs PTX for every arch, and resources for every kernel") {
     compiled.pop_back();
-    for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = 0;
+    for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = r.stack_bytes = 0;
     ptx.pop_back();
     compiled.erase(std::remove_if(compiled.begin(), compiled.end(),
                                   [](const PtxasEntry& r) { return r.function == "m_k1_sm90"; }),
@@ -204,7 +207,7 @@ TEST_CASE("resources: a folder's report.json and report.md (modelc resources DIR
     }
   }
   test::write_bytes(dir / "build/sm_75_90/m.ptxas", log);
-  test::write_bytes(dir / "build/sm_75_90/keep/m/m.sm_75.ptx", ".target sm_75\n.entry m_k0(\n)\n{\n\tmma.sync.x;\n}\n");
+  test::write_bytes(dir / "build/sm_75_90/keep/m/m.sm_75.ptx", ".target sm_75\n.entry m_k0(\n)\n{\n\tldmatrix.sync.aligned.x;\n\tmma.sync.aligned.m16n8k8.x;\n}\n");
   // Another build's log in the folder is not read.
   test::write_bytes(dir / "build/sm_75_90/other.ptxas", "ptxas info    : Compiling entry function 'x' for 'sm_75'\n");
 

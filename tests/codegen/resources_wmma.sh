@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/codegen/resources_wmma.sh NVCC MODELC SRC_DIR WORK_DIR — `modelc resources` (what an emitted
 # folder's `make resources` / `make check-tensor-cores` run) on real nvcc output of hand-written
-# kernels (resources/tiny_wmma.cu: sm_75 and sm_90 in one fat object), in folders laid out as an
+# kernels (resources/tiny_wmma.cu, ldmatrix + mma.sync: sm_75 and sm_90 in one fat object), in folders laid out as an
 # emitted one (report.json, report.md, build/sm_75_90/tiny_wmma.ptxas, the PTX in
 # build/sm_75_90/keep/tiny_wmma/): registers and shared memory per kernel, mma.sync found in the
 # tensor-core kernel, and the check failing where it must.
@@ -52,7 +52,7 @@ expect() {  # expect FILE TEXT: FILE holds TEXT
 compile good
 echo "== the hand-written kernels: the check passes"
 run good "$src/report.json" "$work/good.ptxas" "$work/good.keep" || fail "the check failed"
-expect "$work/good.out" "check passed: 2 tensor-core kernels, mma.sync in each for sm_75, sm_90, no spills; 3 of 3 kernels"
+expect "$work/good.out" "check passed: 2 tensor-core kernels, ldmatrix + mma.sync in each for sm_75, sm_90, no stack, no spills; 3 of 3 kernels"
 # Per arch: registers / shared / stack / spills, and mma for the tensor-core kernel (k2 launches
 # k0's entry point: the same row).
 md="$work/good/report.md"
@@ -70,8 +70,8 @@ expect "$work/good/report.json" '"unmatched_functions": []'
 echo "== a SIMT kernel marked tensor_core: the check fails"
 sed -e 's/"op": "Relu",/"op": "Relu", "engine": "tensor_core",/' "$src/report.json" > "$work/bad_report.json"
 if run bad "$work/bad_report.json" "$work/good.ptxas" "$work/good.keep"; then fail "the check passed"; fi
-expect "$work/bad.out" "k1 sm_75: no wmma.mma.sync / mma.sync in the PTX"
-expect "$work/bad.out" "k1 sm_90: no wmma.mma.sync / mma.sync in the PTX"
+expect "$work/bad.out" "k1 sm_75: no ldmatrix + mma.sync.aligned.m16n8k* in the PTX"
+expect "$work/bad.out" "k1 sm_90: no ldmatrix + mma.sync.aligned.m16n8k* in the PTX"
 
 echo "== no PTX kept: the check fails for the tensor-core kernels"
 if run noptx "$src/report.json" "$work/good.ptxas"; then fail "the check passed"; fi

@@ -26,8 +26,8 @@ int run_resources(const std::string& dir, const std::string& objects, bool check
   }
   std::string ptx_archs;
   for (const std::string& a : o.ptx_archs) ptx_archs += (ptx_archs.empty() ? "" : ", ") + a;
-  out << "check passed: " << o.tensor_core_kernels << " tensor-core kernels, mma.sync in each for "
-      << (ptx_archs.empty() ? "(no PTX kept)" : ptx_archs) << ", no spills; " << o.kernels_with_resources << " of "
+  out << "check passed: " << o.tensor_core_kernels << " tensor-core kernels, ldmatrix + mma.sync in each for "
+      << (ptx_archs.empty() ? "(no PTX kept)" : ptx_archs) << ", no stack, no spills; " << o.kernels_with_resources << " of "
       << o.kernels << " kernels with registers and shared memory\n";
   return 0;
 }

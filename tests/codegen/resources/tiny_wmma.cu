@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include <cuda_fp16.h>
-#include <mma.h>
 
 namespace {
 
@@ -24,15 +23,24 @@ struct TensorCoreGemm {
   static constexpr int kThreads = 32;
   static __device__ void run(const Params& p) {
     if constexpr (kMma) {
-      using namespace nvcuda;
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
-      wmma::fill_fragment(c, 0.0f);
-      wmma::load_matrix_sync(a, p.a, 16);
-      wmma::load_matrix_sync(b, p.b, 16);
-      wmma::mma_sync(c, a, b, c);
-      wmma::store_matrix_sync(p.y, c, 16, wmma::mem_row_major);
+      // The main loop's instructions: a 16 x 8 A and an 8 x 8 B through shared memory, ldmatrix,
+      // one mma.sync m16n8k8 (sm_75 and newer).
+      __shared__ __align__(16) __half sa[16 * 8], sb[8 * 8];
+      for (int i = threadIdx.x; i < 16 * 8; i += 32) sa[i] = p.a[i];
+      for (int i = threadIdx.x; i < 8 * 8; i += 32) sb[i] = p.b[i];
+      __syncthreads();
+      const int lane = threadIdx.x;
+      const unsigned a_row = static_cast<unsigned>(__cvta_generic_to_shared(sa + (lane % 16) * 8));
+      const unsigned b_row = static_cast<unsigned>(__cvta_generic_to_shared(sb + (lane % 8) * 8));
+      unsigned a0, a1, b0;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(a0), "=r"(a1) : "r"(a_row));
+      asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(b0) : "r"(b_row));
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                   "{%0, %1, %2, %3};\n"
+                   : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                   : "r"(a0), "r"(a1), "r"(b0));
+      for (int e = 0; e < 4; ++e) p.y[(lane / 4 + 8 * (e / 2)) * 8 + 2 * (lane % 4) + e % 2] = c[e];
     } else {
       p.y[threadIdx.x] = __half2float(p.a[threadIdx.x]) * __half2float(p.b[threadIdx.x]);
     }
