@@ -66,7 +66,7 @@ struct Kernel {
   Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
   /// Convolutions and matrix products (the gemm and conv families): "tensor_core" when the kernel
-  /// runs on the WMMA templates, "simt" otherwise; empty for every other family.
+  /// runs on the tensor-core templates, "simt" otherwise; empty for every other family.
   std::string engine;
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);
   /// empty when it is, or when engine is empty.
