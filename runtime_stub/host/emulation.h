@@ -25,5 +25,6 @@
 #include "engine.h"
 #include "half.h"
 #include "intrinsics.h"
+#include "mma.h"
 #include "runtime_api.h"
 #include "wmma.h"

@@ -25,10 +25,18 @@
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mc {
@@ -51,6 +59,7 @@ struct AsyncCopy {
   const void* src;
   int bytes, src_bytes;
   uint32_t group;
+  uint16_t site;  // the cp_async call (race check)
 };
 
 struct Thread {
@@ -85,10 +94,16 @@ struct Group {
   const char* what = "";
 };
 
+// The race check orders lanes of a warp by the collectives they took part in: collective number
+// `sync_id` (counted from the block's start) had the lanes sync_ring[sync_id % kSyncRing].
+constexpr uint32_t kSyncRing = 64;
+
 struct Warp {
   unsigned exist = 0, exited = 0;
   int n_groups = 0;
   Group groups[32];
+  uint32_t sync_id = 0;
+  unsigned sync_ring[kSyncRing] = {};
 };
 
 struct ShuffleArg {
@@ -100,6 +115,56 @@ struct VoteArg {
   int predicate;
   VoteResult result;
 };
+
+// ---- race check shadow state ----
+// An access: who made it (0: nobody; else 1 + the thread's linear number, with kWide when the warp
+// made it in a collective: then the number is the lane that gave the address, or with kWhole too
+// the warp's lane 0 for a wmma tile), where (a site id), which bytes of the word (mask), and the
+// warp's sync_id at the access (28 bits: a block would need 2^28 collectives in one warp to wrap).
+constexpr uint16_t kWide = 0x8000, kWhole = 0x4000, kWhoMask = 0x3fff;
+struct Access {
+  uint16_t who, site;
+  uint32_t stamp : 28, mask : 4;
+};
+// Per 4-byte word of shared memory: the epoch its records belong to (stale ones are empty), the
+// pending cp.async that will write it (copies are whole aligned words; kept across barriers,
+// cleared when the copy lands), up to two writers (of disjoint bytes: a write takes its bytes from
+// the other writer) and two readers since (the first, and the latest other one), each with the
+// bytes it touched. A third writer or reader replaces the second: a race with the replaced one
+// can go unseen (bytes written by three threads in one word), never a false one.
+struct Cell {
+  uint32_t epoch;
+  uint16_t pending_who, pending_site;
+  Access w[2], r[2];
+};
+constexpr uintptr_t kPageBytes = 4096, kPageCells = kPageBytes / 4;
+struct Site {
+  const char* what;
+  const char* file;
+  int line;
+};
+struct SiteKey {
+  const char* what;
+  const char* file;
+  int line;
+  bool operator==(const SiteKey& o) const { return what == o.what && file == o.file && line == o.line; }
+};
+struct SiteHash {
+  size_t operator()(const SiteKey& k) const {
+    return std::hash<const void*>()(k.what) ^ (std::hash<const void*>()(k.file) * 31) ^ (static_cast<size_t>(k.line) * 1000003u);
+  }
+};
+
+constexpr size_t kSiteCache = 64;
+struct SiteSlot {
+  SiteKey key{nullptr, nullptr, 0};
+  uint16_t id = 0;
+};
+
+bool race_check_from_env() {
+  const char* s = std::getenv("MODELC_EMU_RACECHECK");
+  return !(s && std::strcmp(s, "0") == 0);
+}
 
 size_t stack_size_from_env() {
   size_t kb = 256;
@@ -138,6 +203,18 @@ struct Engine {
   bool running = false;
   size_t stack_bytes = stack_size_from_env();
   std::vector<unsigned char> smem;  // dynamic shared memory (over-allocated for alignment)
+  // race check
+  bool race_on = race_check_from_env();
+  bool in_collective = false;  // a full-warp collective's `complete` runs
+  uint32_t epoch = 1;          // this block's records since its last barrier carry it
+  std::unordered_map<uintptr_t, std::unique_ptr<Cell[]>> pages;  // page number -> cells
+  uintptr_t last_page = ~static_cast<uintptr_t>(0);
+  Cell* last_cells = nullptr;
+  std::vector<Site> sites{Site{"?", "?", 0}};  // id 0: the table is full
+  std::unordered_map<SiteKey, uint16_t, SiteHash> site_ids;
+  SiteSlot site_cache[kSiteCache];  // the last site of each hash, before the map
+  std::vector<std::pair<uintptr_t, uintptr_t>> tls;  // this host thread's TLS blocks (__shared__)
+  bool tls_scanned = false;                           // in this launch
 
   ~Engine() {
     for (size_t i = 0; i < fibers.size(); ++i) {
@@ -344,7 +421,9 @@ void complete_group(Engine& E, Warp& w, int gi, int self_lane) {
   for (int l = 0; l < 32; ++l)
     if (g.arrived & (1u << l)) args[l] = warp_lane(E, w, l)->arg;
   if (g.full_warp) {
+    E.in_collective = true;
     g.complete(args);
+    E.in_collective = false;
   } else if (g.kind >= 100) {  // votes
     unsigned ballot = 0;
     for (int l = 0; l < 32; ++l)
@@ -372,6 +451,8 @@ void complete_group(Engine& E, Warp& w, int gi, int self_lane) {
       a.result = (g.arrived & (1u << j)) ? static_cast<ShuffleArg*>(args[j])->value : a.value;
     }
   }
+  ++w.sync_id;  // the race check: these lanes are ordered from here on
+  w.sync_ring[w.sync_id % kSyncRing] = g.arrived;
   for (int l = 0; l < 32; ++l) {
     if (!(g.arrived & (1u << l)) || l == self_lane) continue;
     Thread* t = warp_lane(E, w, l);
@@ -428,18 +509,282 @@ void arrive(Engine& E, int kind, unsigned mask, bool full_warp, CompleteFn compl
   wait_here(E, th);
 }
 
-void flush_copies(Thread& th, uint32_t below_group) {
+// ---- the race check ---------------------------------------------------------------------------
+
+uint16_t site_id(Engine& E, const char* what, const char* file, int line) {
+  const SiteKey key{what, file, line};
+  SiteSlot& slot = E.site_cache[SiteHash()(key) % kSiteCache];
+  if (slot.key == key) return slot.id;
+  auto it = E.site_ids.find(key);
+  uint16_t id = 0;
+  if (it != E.site_ids.end()) {
+    id = it->second;
+  } else if (E.sites.size() < 0xffff) {
+    id = static_cast<uint16_t>(E.sites.size());
+    E.sites.push_back(Site{what, file, line});
+    E.site_ids.emplace(key, id);
+  }
+  slot = SiteSlot{key, id};
+  return id;
+}
+
+Cell* cells_of(Engine& E, uintptr_t page) {
+  if (page == E.last_page) return E.last_cells;
+  std::unique_ptr<Cell[]>& c = E.pages[page];
+  if (!c) c.reset(new Cell[kPageCells]());  // epoch 0: stale
+  E.last_page = page;
+  E.last_cells = c.get();
+  return c.get();
+}
+
+inline int thread_of(uint16_t who) { return (who & kWhoMask) - 1; }
+inline unsigned lanes_of(uint16_t who) { return (who & kWide) ? 0xffffffffu : 1u << (thread_of(who) & 31); }
+
+// Whether access a is ordered before an access by `who` now: the same thread, or lanes of one warp
+// and a collective since a that both took part in (a collective's own accesses carry its number).
+bool ordered(const Engine& E, const Access& a, uint16_t who) {
+  if (a.who == who && !(who & kWide)) return true;
+  const int ta = thread_of(a.who), tb = thread_of(who);
+  if ((ta >> 5) != (tb >> 5)) return false;
+  const Warp& w = E.warps[ta >> 5];
+  const unsigned need = lanes_of(a.who) | lanes_of(who);
+  const uint32_t now = w.sync_id & 0x0fffffffu;  // as stamps hold it (wrapped: taken as ordered)
+  if (a.stamp > now) return true;                 // made by the collective now completing
+  for (uint32_t c = now, n = 0; c > a.stamp; --c, ++n) {
+    if (n == kSyncRing) return true;  // beyond the ring's memory: taken as ordered
+    if ((w.sync_ring[c % kSyncRing] & need) == need) return true;
+  }
+  return false;
+}
+
+std::string who_name(const Engine& E, uint16_t who) {
+  const int t = thread_of(who);
+  const std::string warp = "warp " + std::to_string(t >> 5);
+  if (who & kWhole) return warp + " (threads " + std::to_string(t) + "-" + std::to_string(t + 31) + ")";
+  if (who & kWide) return warp + " (the row address of its " + thread_name(E.threads[t]) + ")";
+  return thread_name(E.threads[t]);
+}
+
+std::string site_name(const Engine& E, uint16_t site) {
+  const Site& s = E.sites[site];
+  return std::string(s.what) + " at " + where(s.file, s.line);
+}
+
+std::string byte_name(const Engine& E, uintptr_t a) {
+  const uintptr_t d = reinterpret_cast<uintptr_t>(tl_dynamic_smem);
+  if (a >= d && a < d + E.call->dynamic_smem_bytes) return "dynamic shared memory byte " + std::to_string(a - d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(a));
+  return std::string("the shared memory byte at ") + buf;
+}
+
+const char* verb(bool write) { return write ? "written" : "read"; }
+
+[[noreturn]] void report_race(const Engine& E, uintptr_t a, const Access& earlier, bool earlier_write, uint16_t who,
+                              uint16_t site, bool write) {
+  fault("shared-memory race on " + byte_name(E, a) + ": " + verb(earlier_write) + " by " + who_name(E, earlier.who) + " in " +
+        site_name(E, earlier.site) + ", then " + verb(write) + " by " + who_name(E, who) + " in " + site_name(E, site) +
+        ", with no barrier between them (nor a warp collective both took part in)");
+}
+
+[[noreturn]] void report_pending(const Engine& E, uintptr_t a, const Cell& c, uint16_t who, uint16_t site, bool write) {
+  fault(std::string("cp.async destination ") + verb(write) + " before its wait: " + byte_name(E, a) +
+        " is the destination of a cp.async by " + who_name(E, c.pending_who) + " in " + site_name(E, c.pending_site) +
+        " that has not landed (no cp_async_wait of that thread covers it yet), and is " + verb(write) + " by " +
+        who_name(E, who) + " in " + site_name(E, site));
+}
+
+// Adds an access to a pair of records: merged with the same thread's, else in an empty slot, else
+// in place of the second.
+inline void record(Access (&slot)[2], const Access& me) {
+  Access& x = slot[0].who == 0 || slot[0].who == me.who ? slot[0] : slot[1];
+  const unsigned had = x.who == me.who ? x.mask : 0u;
+  x = me;
+  x.mask = had | me.mask;
+}
+
+// Bytes written anew: the earlier accesses to them are ordered before (or were reported).
+inline void remove_bytes(Access (&slot)[2], unsigned mask) {
+  for (Access& x : slot)
+    if (x.who && !(x.mask &= ~mask)) x.who = 0;
+}
+
+enum class Track { read, write, check_write, pend, land, drop };
+
+// One access to [p, p + bytes) by `who` at `site` (stamp: its warp's sync_id, + 1 in a collective).
+// A cp.async is checked as a write (check_write) when issued, then its words are pending (pend)
+// until it lands (land: a write by its issuer); drop: a failed block's pending copy is forgotten.
+void track(Engine& E, uintptr_t p, size_t bytes, Track mode, uint16_t who, uint16_t site, uint32_t stamp) {
+  const bool write = mode != Track::read;
+  const uintptr_t end = p + bytes;
+  for (uintptr_t a = p & ~static_cast<uintptr_t>(3); a < end;) {
+    Cell* cells = cells_of(E, a / kPageBytes);
+    const uintptr_t page_end = (a / kPageBytes + 1) * kPageBytes;
+    for (; a < end && a < page_end; a += 4) {
+      unsigned mask = 0xfu;
+      if (a < p) mask &= 0xfu << (p - a);
+      if (a + 4 > end) mask &= 0xfu >> (a + 4 - end);
+      const Access me{who, site, stamp, mask};
+      Cell& c = cells[(a % kPageBytes) / 4];
+      if (mode == Track::pend) {
+        c.pending_who = who;
+        c.pending_site = site;
+        continue;
+      }
+      if (mode == Track::drop || mode == Track::land) {
+        c.pending_who = 0;
+        if (mode == Track::drop) continue;
+      } else if (c.pending_who) {
+        report_pending(E, a + __builtin_ctz(mask), c, who, site, write);
+      }
+      if (c.epoch != E.epoch) {
+        c.epoch = E.epoch;
+        c.w[0].who = c.w[1].who = c.r[0].who = c.r[1].who = 0;
+      }
+      if (mode == Track::land) {
+        remove_bytes(c.r, mask);
+        remove_bytes(c.w, mask);
+        record(c.w, me);
+        continue;
+      }
+      for (const Access& x : c.w)
+        if (x.who && (x.mask & mask) && !ordered(E, x, who))
+          report_race(E, a + __builtin_ctz(x.mask & mask), x, true, who, site, write);
+      if (!write) {
+        record(c.r, me);
+        continue;
+      }
+      for (const Access& x : c.r)
+        if (x.who && (x.mask & mask) && !ordered(E, x, who))
+          report_race(E, a + __builtin_ctz(x.mask & mask), x, false, who, site, true);
+      if (mode == Track::write) {
+        remove_bytes(c.r, mask);  // their other bytes still count
+        remove_bytes(c.w, mask);
+        record(c.w, me);
+      }
+    }
+  }
+}
+
+inline uint16_t who_of(const Thread& th) { return static_cast<uint16_t>(th.linear + 1); }
+inline uint32_t stamp_of(const Engine& E, const Thread& th) { return E.warps[th.linear >> 5].sync_id; }
+
+int add_tls_block(struct dl_phdr_info* info, size_t, void* data) {
+  auto& ranges = *static_cast<std::vector<std::pair<uintptr_t, uintptr_t>>*>(data);
+  if (!info->dlpi_tls_data) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_TLS) {
+      const uintptr_t b = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
+      ranges.emplace_back(b, b + info->dlpi_phdr[i].p_memsz);
+    }
+  return 0;
+}
+
+// Whether a lies in the block's shared memory: the dynamic one, or a __shared__ variable (a static
+// thread_local, in one of this host thread's TLS blocks; rescanned once per launch on a miss, as a
+// dlopen'ed module's block appears at its first use).
+bool in_shared(Engine& E, uintptr_t a) {
+  const uintptr_t d = reinterpret_cast<uintptr_t>(tl_dynamic_smem);
+  if (a >= d && a < d + E.call->dynamic_smem_bytes) return true;
+  for (;;) {
+    for (const auto& r : E.tls)
+      if (a >= r.first && a < r.second) return true;
+    if (E.tls_scanned) return false;
+    E.tls.clear();
+    dl_iterate_phdr(add_tls_block, &E.tls);
+    E.tls_scanned = true;
+  }
+}
+
+void flush_copies(Engine& E, Thread& th, uint32_t below_group) {
   size_t done = 0;
   for (; done < th.copies.size() && th.copies[done].group < below_group; ++done) {
     const AsyncCopy& c = th.copies[done];
     std::memcpy(c.dst, c.src, static_cast<size_t>(c.src_bytes));
     if (c.src_bytes < c.bytes) std::memset(static_cast<char*>(c.dst) + c.src_bytes, 0, static_cast<size_t>(c.bytes - c.src_bytes));
+    if (E.race_on)
+      track(E, reinterpret_cast<uintptr_t>(c.dst), static_cast<size_t>(c.bytes), Track::land, who_of(th), c.site,
+            stamp_of(E, th));
   }
   th.copies.erase(th.copies.begin(), th.copies.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
+// A failed block's copies never land: their destinations stop being pending.
+void drop_copies(Engine& E) {
+  for (int i = 0; i < E.n_threads; ++i) {
+    Thread& th = E.threads[i];
+    if (E.race_on)
+      for (const AsyncCopy& c : th.copies)
+        track(E, reinterpret_cast<uintptr_t>(c.dst), static_cast<size_t>(c.bytes), Track::drop, 0, 0, 0);
+    th.copies.clear();
+  }
+}
+
+// ---- the kernel's name, for fault messages --------------------------------------------------------
+
+std::string demangled(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string r = status == 0 && d ? d : name;
+  std::free(d);
+  return r;
+}
+
+// The function at fn from the symbol table (.symtab) of the ELF file at path, loaded at base; ""
+// when the file cannot be read or has no such symbol (a stripped file).
+std::string symbol_in_file(const char* path, uintptr_t base, uintptr_t fn) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const off_t size = lseek(fd, 0, SEEK_END);
+  void* m = size > 0 ? mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (m == MAP_FAILED) return "";
+  const size_t n = static_cast<size_t>(size);
+  const unsigned char* f = static_cast<const unsigned char*>(m);
+  std::string name;
+  const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(f);
+  const bool ok = n >= sizeof(ElfW(Ehdr)) && std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 &&
+                  eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff < n &&
+                  eh->e_shnum <= (n - eh->e_shoff) / sizeof(ElfW(Shdr));
+  if (ok) {
+    const auto* sh = reinterpret_cast<const ElfW(Shdr)*>(f + eh->e_shoff);
+    const uintptr_t target = eh->e_type == ET_DYN ? fn - base : fn;
+    for (unsigned i = 0; i < eh->e_shnum && name.empty(); ++i) {
+      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+      const ElfW(Shdr)& strtab = sh[sh[i].sh_link];
+      if (sh[i].sh_offset > n || sh[i].sh_size > n - sh[i].sh_offset || strtab.sh_offset > n ||
+          strtab.sh_size > n - strtab.sh_offset)
+        continue;
+      const auto* sym = reinterpret_cast<const ElfW(Sym)*>(f + sh[i].sh_offset);
+      const size_t count = sh[i].sh_size / sizeof(ElfW(Sym));
+      for (size_t k = 0; k < count; ++k) {
+        if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_value != target || sym[k].st_name >= strtab.sh_size) continue;
+        const char* s = reinterpret_cast<const char*>(f + strtab.sh_offset + sym[k].st_name);
+        if (std::memchr(s, 0, strtab.sh_size - sym[k].st_name)) name = demangled(s);
+        break;
+      }
+    }
+  }
+  munmap(m, n);
+  return name;
+}
+
+std::string kernel_name(const void* fn) {
+  Dl_info info{};
+  if (dladdr(fn, &info)) {
+    if (info.dli_sname && info.dli_saddr == fn) return demangled(info.dli_sname);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase), at = reinterpret_cast<uintptr_t>(fn);
+    std::string name = info.dli_fname && *info.dli_fname ? symbol_in_file(info.dli_fname, base, at) : "";
+    if (name.empty()) name = symbol_in_file("/proc/self/exe", base, at);
+    if (!name.empty()) return name;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "the kernel at %p", fn);
+  return buf;
+}
+
 void thread_exit(Engine& E, Thread& th) {
-  flush_copies(th, UINT32_MAX);  // outstanding copies still land
+  flush_copies(E, th, UINT32_MAX);  // outstanding copies still land
   th.state = State::exited;
   const int lane = th.linear & 31;
   Warp& w = E.warps[th.linear >> 5];
@@ -522,6 +867,12 @@ void reset_block(Engine& E) {
     E.warps[w].exist = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
     E.warps[w].exited = 0;
     E.warps[w].n_groups = 0;
+    E.warps[w].sync_id = 0;
+  }
+  if (++E.epoch == 0) {  // after 2^32 barriers: every record must read stale again
+    for (auto& page : E.pages)
+      for (uintptr_t i = 0; i < kPageCells; ++i) page.second[i].epoch = 0;
+    E.epoch = 1;
   }
   E.next_unstarted = 0;
   E.ready_head = E.ready_count = 0;
@@ -537,6 +888,7 @@ void run_grid(const KernelCall& call) {
   if (E.running) throw KernelError("host emulation: a kernel launched another kernel (not supported)");
   const dim3 b = call.block, g = call.grid;
   E.call = &call;
+  E.tls_scanned = false;
   E.n_threads = static_cast<int>(b.x * b.y * b.z);
   for (int i = 0; i < E.n_threads; ++i) {
     const unsigned u = static_cast<unsigned>(i);
@@ -566,8 +918,10 @@ void run_grid(const KernelCall& call) {
           const Thread* th = E.error_thread;
           E.error = nullptr;
           E.running = false;
+          E.in_collective = false;
           E.free_fibers = E.fibers;  // abandon every fiber of the failed block
-          std::string msg = "host emulation: kernel fault in block (" + std::to_string(bx) + "," + std::to_string(by) + "," +
+          drop_copies(E);
+          std::string msg = "host emulation: kernel fault in " + kernel_name(call.kernel) + ", block (" + std::to_string(bx) + "," + std::to_string(by) + "," +
                             std::to_string(bz) + ") of grid (" + std::to_string(g.x) + "," + std::to_string(g.y) + "," +
                             std::to_string(g.z) + "), block size (" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
                             std::to_string(b.z) + ")";
@@ -596,6 +950,7 @@ int block_barrier(int predicate, const char* what, const char* file, int line) {
     E.bar_result = E.bar_count;
     for (int i = 0; i + 1 < E.bar_arrived; ++i) push_ready(E, E.threads[E.bar_waiters[i]]);
     E.bar_arrived = E.bar_count = 0;
+    if (++E.epoch == 0) E.epoch = 1;  // the race check: accesses before the barrier are ordered
     return E.bar_result;
   }
   E.bar_waiters[E.bar_arrived - 1] = th.linear;
@@ -634,11 +989,18 @@ void warp_collective_full(CompleteFn complete, void* arg, const char* what, cons
   arrive(engine(), 0, 0xffffffffu, true, complete, arg, what, file, line);
 }
 
-void async_copy(void* dst, const void* src, int bytes, int src_bytes) {
+void async_copy(void* dst, const void* src, int bytes, int src_bytes, const char* what, const char* file, int line) {
   Engine& E = engine();
   if (!E.running) throw KernelError("cp.async called outside a kernel");
   Thread& th = *E.current;
-  th.copies.push_back(AsyncCopy{dst, src, bytes, src_bytes, th.next_group});
+  uint16_t site = 0;
+  if (E.race_on) {
+    site = site_id(E, what, file, line);
+    const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
+    track(E, d, static_cast<size_t>(bytes), Track::check_write, who_of(th), site, stamp_of(E, th));
+    track(E, d, static_cast<size_t>(bytes), Track::pend, who_of(th), site, 0);  // after: a fault leaves none
+  }
+  th.copies.push_back(AsyncCopy{dst, src, bytes, src_bytes, th.next_group, site});
 }
 
 void async_commit() {
@@ -653,7 +1015,27 @@ void async_wait(int pending_groups) {
   Thread& th = *E.current;
   const uint32_t n = static_cast<uint32_t>(pending_groups < 0 ? 0 : pending_groups);
   // Groups 0 .. next_group-1 are committed; all but the newest n must be complete.
-  if (th.next_group > n) flush_copies(th, th.next_group - n);
+  if (th.next_group > n) flush_copies(E, th, th.next_group - n);
+}
+
+void shared_access(const void* p, size_t bytes, bool write, const char* what, const char* file, int line) {
+  Engine& E = engine();
+  if (!E.race_on || !E.running) return;
+  const Thread& th = *E.current;
+  track(E, reinterpret_cast<uintptr_t>(p), bytes, write ? Track::write : Track::read, who_of(th),
+        site_id(E, what, file, line), stamp_of(E, th));
+}
+
+void warp_shared_access(int lane, const void* p, size_t bytes, size_t lines, size_t stride, bool write) {
+  Engine& E = engine();
+  if (!E.race_on || !E.in_collective || !in_shared(E, reinterpret_cast<uintptr_t>(p))) return;
+  const Thread& th = *E.current;  // the lane completing the collective: its site is the collective's
+  const int lane0 = th.linear & ~31;
+  const uint16_t who = static_cast<uint16_t>((lane < 0 ? lane0 + 1 : lane0 + lane + 1) | kWide | (lane < 0 ? kWhole : 0));
+  const uint16_t site = site_id(E, th.what, th.file, th.line);
+  for (size_t i = 0; i < lines; ++i)
+    track(E, reinterpret_cast<uintptr_t>(p) + i * stride, bytes, write ? Track::write : Track::read, who, site,
+          stamp_of(E, th) + 1);
 }
 
 }  // namespace host

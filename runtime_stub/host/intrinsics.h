@@ -251,12 +251,19 @@ namespace mc {
 template <class T>
 inline T* dynamic_smem() { return reinterpret_cast<T*>(host::tl_dynamic_smem); }
 
-inline void cp_async_4(void* smem_dst, const void* gmem_src) { host::async_copy(smem_dst, gmem_src, 4, 4); }
-inline void cp_async_8(void* smem_dst, const void* gmem_src) { host::async_copy(smem_dst, gmem_src, 8, 8); }
-inline void cp_async_16(void* smem_dst, const void* gmem_src) { host::async_copy(smem_dst, gmem_src, 16, 16); }
-inline void cp_async_16(void* smem_dst, const void* gmem_src, int src_bytes) {
+// The caller's file and line name the copy in the race check's reports.
+inline void cp_async_4(void* smem_dst, const void* gmem_src, MC_CALLER_LOC) {
+  host::async_copy(smem_dst, gmem_src, 4, 4, "mc::cp_async_4", mc_file, mc_line);
+}
+inline void cp_async_8(void* smem_dst, const void* gmem_src, MC_CALLER_LOC) {
+  host::async_copy(smem_dst, gmem_src, 8, 8, "mc::cp_async_8", mc_file, mc_line);
+}
+inline void cp_async_16(void* smem_dst, const void* gmem_src, MC_CALLER_LOC) {
+  host::async_copy(smem_dst, gmem_src, 16, 16, "mc::cp_async_16", mc_file, mc_line);
+}
+inline void cp_async_16(void* smem_dst, const void* gmem_src, int src_bytes, MC_CALLER_LOC) {
   if (src_bytes < 0 || src_bytes > 16) host::fault("cp_async_16: src_bytes " + std::to_string(src_bytes) + " outside [0, 16]");
-  host::async_copy(smem_dst, gmem_src, 16, src_bytes);
+  host::async_copy(smem_dst, gmem_src, 16, src_bytes, "mc::cp_async_16", mc_file, mc_line);
 }
 inline void cp_async_commit() { host::async_commit(); }
 template <int N>

@@ -5,7 +5,8 @@
 // element-wise loops over x[0 .. num_elements) applied the same way in every lane) behaves the same.
 // load/store/mma are warp collectives of all 32 lanes: the lanes must pass the same pointer, ldm
 // and layout (CUDA requires it); pointers must be 256-bit aligned and ldm a multiple of 16 bytes.
-// A missing lane deadlocks and is reported. mma computes each product exactly, accumulates in
+// A missing lane deadlocks and is reported. The race check sees a load or store in shared memory
+// as the warp's read or write of the whole tile. mma computes each product exactly, accumulates in
 // float (int for 8-bit inputs) in k order, and rounds once to the accumulator type.
 // Shapes: m16n16k16, m32n8k16, m8n32k16; a/b: __half, signed char, unsigned char;
 // accumulators: float, __half (for __half inputs), int (for 8-bit inputs).
@@ -116,12 +117,22 @@ inline void check_same_args(const char* what, void* const* args) {
   }
 }
 
+// The race check: the warp reads or writes the tile at a.ptr.
+template <class Frag>
+void track_tile(const MemArg& a, bool write) {
+  using T = typename Frag::element_type;
+  const size_t line = static_cast<size_t>(a.col_major ? Frag::rows : Frag::cols) * sizeof(T);
+  const size_t lines = static_cast<size_t>(a.col_major ? Frag::cols : Frag::rows);
+  mc::host::warp_shared_access(-1, a.ptr, line, lines, static_cast<size_t>(a.ldm) * sizeof(T), write);
+}
+
 template <class Frag>
 void complete_load(void* const* args) {
   using T = typename Frag::element_type;
   check_same_args("wmma::load_matrix_sync", args);
   const MemArg& a0 = *static_cast<MemArg*>(args[0]);
   check_mem<T>("wmma::load_matrix_sync", a0.ptr, a0.ldm, a0.col_major ? Frag::rows : Frag::cols);
+  track_tile<Frag>(a0, false);
   Frag& f0 = *static_cast<Frag*>(a0.frag);
   const T* p = static_cast<const T*>(a0.ptr);
   for (int r = 0; r < Frag::rows; ++r)
@@ -136,6 +147,7 @@ void complete_store(void* const* args) {
   check_same_args("wmma::store_matrix_sync", args);
   const MemArg& a0 = *static_cast<MemArg*>(args[0]);
   check_mem<T>("wmma::store_matrix_sync", a0.ptr, a0.ldm, a0.col_major ? Frag::rows : Frag::cols);
+  track_tile<Frag>(a0, true);
   const Frag& f0 = *static_cast<const Frag*>(a0.frag);
   for (int l = 1; l < 32; ++l)
     if (std::memcmp(static_cast<MemArg*>(args[l])->frag, &f0, sizeof(Frag)) != 0)

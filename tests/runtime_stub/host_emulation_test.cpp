@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels.cuh"
+#include "fault_of.h"
 
 namespace {
 
@@ -31,15 +32,6 @@ uint16_t exact_mul(uint16_t a, uint16_t b) {
   return mc::host::round_to_half(p < 0, static_cast<unsigned __int128>(p < 0 ? -p : p), -48);
 }
 bool finite_bits(uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
-
-std::string fault_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mc::host::KernelError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // ---- kernels used by the tests -----------------------------------------------------------------
 
