@@ -13,21 +13,21 @@ bool TileConfig::operator==(const TileConfig& o) const {
 }
 
 int TcTile::smem_bytes() const {
-  // Per operand the larger staging orientation (k-fast [X][BK + 8] or x-fast [BK][X + 8]), two
-  // stages each; or the epilogue's 16 x 24 scratch per warp, whichever is larger.
   auto stage = [&](int x) { return std::max(x * (bk + 8), bk * (x + 8)) * 2; };
-  const int staging = 2 * (stage(bm) + stage(bn));
-  const int scratch = warps_m * warps_n * 16 * 24 * (fp16_accumulate ? 2 : 4);
+  const int staging = stages * (stage(bm) + stage(bn));
+  const int scratch = warps_m * warps_n * 16 * (bn / warps_n + 4) * 4;
   return std::max(staging, scratch);
 }
 
 std::string TcTile::name() const {
-  return fmt::format("{}x{}x{} w{}x{} {}", bm, bn, bk, warps_m, warps_n, async ? "cp.async" : "register-staged");
+  return fmt::format("{}x{}x{} w{}x{} {} {} stages{}", bm, bn, bk, warps_m, warps_n,
+                     async ? "cp.async" : "register-staged", stages,
+                     split_k > 1 ? fmt::format(" split-K {}", split_k) : std::string());
 }
 
 bool TcTile::operator==(const TcTile& o) const {
   return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
-         async == o.async && fp16_accumulate == o.fp16_accumulate;
+         async == o.async && fp16_accumulate == o.fp16_accumulate && stages == o.stages && split_k == o.split_k;
 }
 
 bool ReductionTile::operator==(const ReductionTile& o) const {
@@ -43,7 +43,8 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
     std::map<std::string, int64_t> operator()(const TcTile& t) const {
       return {{"BM", t.bm},           {"BN", t.bn},           {"BK", t.bk},
               {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
-              {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0}};
+              {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0},
+              {"stages", t.stages},   {"split_k", t.split_k}};
     }
     std::map<std::string, int64_t> operator()(const ReductionTile& t) const {
       return {{"threads", t.threads}, {"group", t.group}, {"lanes_contiguous", t.lanes_contiguous ? 1 : 0}};
