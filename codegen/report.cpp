@@ -1,6 +1,7 @@
 #include "codegen/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "codegen/literals.h"
 #include "ops/fused.h"
 #include "ops/registry.h"
+#include "schedule/target.h"
 
 namespace modelc {
 
@@ -138,6 +140,34 @@ std::string family_default_reason(const Kernel& k) {
   if (k.family == "conv_depthwise") return "depthwise convolution (SIMT template)";
   if (k.family == "conv_transpose") return "ConvTranspose (SIMT template)";
   return "no engine recorded by the " + k.family + " family";
+}
+
+// The target the estimates are for: the first --arch (the one k.tactic and k.estimate are for).
+Target estimate_target(const Schedule& s) { return targets_for(s.archs, false).front(); }
+
+// A float for report.json, rounded to `digits` decimals (its shortest form is then that text).
+double rounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+Json estimate_json(const Estimate& e) {
+  return {{"us", rounded(e.us, 3)},
+          {"bound", e.bound},
+          {"blocks", e.blocks},
+          {"waves", rounded(e.waves, 3)},
+          {"flops", static_cast<int64_t>(std::llround(e.flops))},
+          {"bytes", static_cast<int64_t>(std::llround(e.bytes))}};
+}
+
+// The tile of a tensor-core or SIMT tactic by name, else its fields (k.tactic: the first --arch's).
+std::string tile_text(const Kernel& k) {
+  const Tactic& tactic = k.tactic;
+  if (const TcTile* tc = std::get_if<TcTile>(&tactic)) return tc->name();
+  if (const TileConfig* simt = std::get_if<TileConfig>(&tactic)) return simt->name();
+  std::string s;
+  for (const auto& [key, value] : tactic_fields(tactic)) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
+  return s;
 }
 
 }  // namespace
@@ -349,6 +379,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   j["parts"] = info.parts;
   std::map<std::string, int> families;
   int64_t flops = 0;
+  double estimate_us = 0;
+  const Target target = estimate_target(s);
   Json kernels = Json::array();
   for (const Kernel& k : s.kernels) {
     Json kj;
@@ -389,6 +421,9 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     auto launched = info.launches.find(k.id);
     kj["launches"] = launched == info.launches.end() ? Json::array() : Json(launched->second);
     kj["flops"] = kernel_flops(k);
+    const Estimate& e = k.estimate;
+    kj["estimate"] = estimate_json(e);
+    estimate_us += e.us;
     kj["stream"] = k.stream;
     kj["waits"] = k.waits;
     if (k.event >= 0) kj["event"] = k.event;
@@ -397,6 +432,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kernels.push_back(std::move(kj));
   }
   j["flops"] = flops;
+  j["estimate_arch"] = fmt::format("sm_{} ({})", target.sm, target.part);
+  j["estimate_us"] = rounded(estimate_us, 3);
   {
     int total = 0, tc = 0;
     Json reasons = Json::object();
@@ -464,6 +501,28 @@ std::string streams_markdown(const Schedule& s) {
   return m;
 }
 
+// The cost model's estimate of each kernel on the first --arch (schedule/cost_model.h), and the
+// total: kernels one after another.
+std::string roofline_markdown(const Schedule& s) {
+  const Target t = estimate_target(s);
+  std::string rows;
+  double total = 0;
+  for (const Kernel& k : s.kernels) {
+    const Estimate& e = k.estimate;
+    total += e.us;
+    const std::string engine = engine_of(k);
+    rows += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.4f} | {:.3f} | {:.2f} | {} |\n", k.id,
+                        engine.empty() ? k.family : engine, cell(tile_text(k)), e.blocks, e.waves, e.flops / 1e9,
+                        e.bytes / 1e6, e.us, e.bound);
+  }
+  return fmt::format(
+      "\n## Roofline (estimates for sm_{}, {})\n\nThe cost model (schedule/cost_model.h): the estimated total is "
+      "{:.2f} us, the kernels one after another.\n\n"
+      "| kernel | engine | tile | blocks | waves | GFLOP | MB | us | bound |\n|---|---|---|---:|---:|---:|---:|---:|---|\n{}"
+      "| total | | | | | | | {:.2f} | |\n",
+      t.sm, t.part, total, rows, total);
+}
+
 }  // namespace
 
 std::string report_markdown(const Schedule& s, const ReportInfo& info) {
@@ -525,6 +584,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }
+  m += roofline_markdown(s);
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
   m += stage_kernels_markdown(s.stage_kernels);

@@ -74,6 +74,9 @@ struct Kernel {
   /// The tactic per --arch (SM number, e.g. 75 or 90) where the choice depends on the target;
   /// `tactic` is the choice for the lowest --arch. Empty: one tactic for every arch.
   std::map<int, Tactic> arch_tactic;
+  /// The cost model's estimate with the tactic for the first (oldest) --arch, on that arch's
+  /// target (schedule/cost_model.h; set by the tactics stage; report.json "estimate").
+  Estimate estimate;
   /// Matrix products (the gemm family): the innermost batch dims that B broadcasts over (stride 0)
   /// and along which A, Y and C continue their rows run as more rows of one product
   /// (schedule/linear.h lower_gemm); set by the fold_gemm_batch stage.

@@ -27,8 +27,8 @@ int64_t TcTile::workspace_bytes(int64_t batch, int64_t M, int64_t N) const {
 }
 
 std::string TcTile::name() const {
-  return fmt::format("{}x{}x{} w{}x{} {}{}", bm, bn, bk, warps_m, warps_n,
-                     async ? fmt::format("cp.async x{}", stages) : std::string("register-staged"),
+  return fmt::format("{}x{}x{} w{}x{} {} {} stages{}", bm, bn, bk, warps_m, warps_n,
+                     async ? "cp.async" : "register-staged", stages,
                      split_k > 1 ? fmt::format(" split-K {}", split_k) : std::string());
 }
 

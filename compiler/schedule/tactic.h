@@ -31,18 +31,22 @@ struct TcTile {
   int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 2;
   bool async = false;            ///< cp.async staging (sm_80 and newer), else through registers
   bool fp16_accumulate = false;  ///< --fp16-accumulate: FP16 accumulators
-  int stages = 2;                ///< shared-memory stages (2..6 with cp.async; 2 through registers)
-  /// K split into split_k parts, each a block of its own; a second launch adds their FP32 partial
-  /// sums in order (1: no split).
+  /// Shared-memory stages of the K pipeline: 2 on sm_75 (the next slice staged through
+  /// registers), 2..4 with cp.async (sm_80 and newer).
+  int stages = 2;
+  /// 1: none. Otherwise K's slices are split into split_k parts of ceil(slices / split_k) slices
+  /// each (every part at least 2), each part a block of its own (grid z), and a second launch adds
+  /// the parts' FP32 partial sums in part order (deterministic) and applies the epilogue.
   int split_k = 1;
   int threads() const { return 32 * warps_m * warps_n; }
-  /// A bound on the block's dynamic shared memory (the larger staging orientation of each operand
-  /// times the stages, or the epilogue scratch): what the tile choice holds against
-  /// Target::smem_per_block, and above 48 KiB the kernel's limit is raised at create.
+  /// Shared memory of a block: `stages` stages of both operands' slices (each the larger of the
+  /// k-fast [X][BK + 8] and x-fast [BK][X + 8] orientations, in halves), or the epilogue's FP32
+  /// scratch of 16 x (BN / warps_n + 4) per warp, whichever is larger. What the tile choice holds
+  /// against Target::smem_per_block (above 48 KiB the kernel's limit is raised at create).
   int smem_bytes() const;
   /// The split-K workspace: split_k x batch x M x N FP32 partial sums (0 without a split).
   int64_t workspace_bytes(int64_t batch, int64_t M, int64_t N) const;
-  std::string name() const;  ///< "128x64x32 w2x2 cp.async"
+  std::string name() const;  ///< "128x64x32 w2x2 cp.async 3 stages" (+ " split-K 4" when split)
   bool operator==(const TcTile& o) const;
   bool operator!=(const TcTile& o) const { return !(*this == o); }
 };
@@ -78,9 +82,21 @@ struct GridStrideTactic {
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic = std::variant<std::monostate, TileConfig, TcTile, ReductionTile, DirectTactic, GridStrideTactic>;
 
+/// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
+struct Estimate {
+  double us = 0;
+  std::string bound;  ///< "compute" | "memory" | "latency" | "launch"
+  double compute_us = 0, memory_us = 0, latency_us = 0, launch_us = 0;
+  int64_t blocks = 0;
+  int blocks_per_sm = 0;  ///< occupancy: resident blocks per SM
+  double waves = 0;       ///< blocks / (SMs x blocks per SM)
+  double flops = 0;
+  double bytes = 0;       ///< the fewest bytes, plus split-K's partials
+};
+
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
-/// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate stages split_k
-/// (tensor cores); threads group lanes_contiguous (reduction); threads (direct); block [grid]
+/// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
+/// stages split_k (tensor cores); threads group lanes_contiguous (reduction); threads (direct); block [grid]
 /// (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 

@@ -1,7 +1,8 @@
 // compiler/schedule/tactics.cpp — the tactics stage: every kernel's family rule (FamilyFacts::
-// choose_tactic), for every --arch target.
+// choose_tactic), for every --arch target, and the cost model's estimate of the first target's.
 #include "schedule/tactics.h"
 
+#include "schedule/cost_model.h"
 #include "schedule/families.h"
 #include "support/error.h"
 
@@ -12,6 +13,7 @@ void choose_tactic(Kernel& k, const std::vector<Target>& targets) {
   if (!f.choose_tactic) throw Error("internal: template family '" + f.name + "' has no tactic rule");
   try {
     f.choose_tactic(k, targets);
+    k.estimate = estimate_kernel(k, targets.front());
   } catch (const Error& e) {
     if (!k.node || !e.where().node.empty()) throw;
     throw e.with_node(k.node->name(), k.node->op(), k.node->opset());

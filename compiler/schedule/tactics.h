@@ -59,15 +59,28 @@ TileConfig tile_of(const Kernel& k);
 
 // ---- tensor-core tiles (templates/tensor_core.cuh) -------------------------------------------
 
-/// \brief The tensor-core tile heuristic for `batch` GEMMs of M x N (x K) on `target`. Candidates,
-/// largest first: 128x128 (8 warps), 128x64, 64x128, 64x64, 32x64 (4 warps), all 32 deep; those
-/// whose shared memory exceeds target.smem_per_block are skipped. Each gets the score
-///   tile efficiency (useful / computed MACs: M x N over the tiles' rounded-up extent)
-///   x occupancy (blocks / SMs below one wave; above, blocks / (waves x SMs): the last wave's idle SMs)
-///   x reuse (the tile's MACs per loaded element, BM BN / (BM + BN), relative to 128x128's)
-/// and the highest score wins (ties: the larger tile). Staging is cp.async on sm_80 and newer;
-/// FP16 accumulators with target.fp16_accumulate. `why` receives a one-line reason.
-TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why = nullptr);
+/// \brief A tensor-core problem: `batch` GEMMs of M x N x K (a convolution: output pixels x output
+/// channels x taps times the channel pitch) moving at least `bytes` (cost_model.h kernel_bytes).
+struct TcProblem {
+  int64_t batch = 1, M = 1, N = 1, K = 1;
+  double bytes = 0;
+};
+
+/// \brief The tensor-core tactic with the smallest estimated time (cost_model.h) on `target`.
+/// Candidates: the block tiles 128x128 (warps 2x2 or 2x4), 128x64, 64x128, 64x64 (2x2), 64x32
+/// (2x1), 32x64 (1x2), 32x32 (1x1); slices 32 deep, and 64 where K >= kDeepSliceMinK (256);
+/// 2 stages on sm_75, 2..4 on sm_80 and newer (cp.async); split-K from 1 up to the largest factor
+/// that leaves every split at least 2 slices (split_leaves_two_slices), its FP32 partials and
+/// second launch in the estimate. Tiles whose shared memory exceeds target.smem_per_block are
+/// skipped. Ties (estimates within 2%) keep the larger tile, then fewer stages, then split 1. FP16 accumulators with
+/// target.fp16_accumulate. `why` receives the tile, the estimate and, for a kernel with fewer
+/// blocks than SMs and no split, why not.
+TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why = nullptr);
+/// True when K's `slices` split into `split` parts of ceil(slices / split) slices leave every part
+/// (the last included) at least 2.
+bool split_leaves_two_slices(int64_t slices, int64_t split);
+/// K of at least this many elements also tries 64-deep slices (4 of them at least).
+constexpr int64_t kDeepSliceMinK = 256;
 /// The tensor-core tile of a tactic (k.tactic or an entry of k.arch_tactic); an internal Error
 /// naming k when it is not one.
 TcTile tc_tile_of(const Kernel& k, const Tactic& tactic);
@@ -78,7 +91,7 @@ constexpr int64_t kTinyGemmMacs = 32 * 32 * 32;
 /// \brief Plans a tensor-core kernel for every target: k.tactic = the first (oldest) target's
 /// choice, k.arch_tactic = each target's where they differ; returns the first target's reason
 /// (plus " (sm_90: ...)" for each arch that differs).
-std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N);
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p);
 
 // ---- the families' rules ------------------------------------------------------------------------
 

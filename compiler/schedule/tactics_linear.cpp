@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
+#include "schedule/cost_model.h"
 #include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/tactics.h"
@@ -23,11 +25,14 @@ constexpr TileConfig kTile32x32{32, 32, 8, 4, 2};
 constexpr TileConfig kTileSkinnyM{16, 64, 16, 2, 4};
 constexpr TileConfig kTileSkinnyN{64, 16, 16, 4, 2};
 
-// The tensor-core configurations, largest first (choose_tc_tile's candidates).
-constexpr TcTile kTcTiles[] = {
-    {128, 128, 32, 2, 4, false, false}, {128, 64, 32, 2, 2, false, false}, {64, 128, 32, 2, 2, false, false},
-    {64, 64, 32, 2, 2, false, false},   {32, 64, 32, 1, 4, false, false},
-};
+// The tensor-core block tiles choose_tc_tile enumerates, largest first (ties keep the earlier):
+// {BM, BN, warps_m, warps_n}, each warp's tile a multiple of 16 x 16.
+constexpr int kTcShapes[][4] = {{128, 128, 2, 2}, {128, 128, 2, 4}, {128, 64, 2, 2}, {64, 128, 2, 2},
+                                {64, 64, 2, 2},   {64, 32, 2, 1},   {32, 64, 1, 2},  {32, 32, 1, 1}};
+
+/// Estimates within 2% of each other are ties: the model does not resolve finer (it prices no L2
+/// or shared-memory traffic, where a larger tile's reuse pays), so the larger tile keeps them.
+constexpr double kEstimateTie = 0.02;
 
 }  // namespace
 
@@ -64,39 +69,58 @@ TileConfig tile_of(const Kernel& k) {
 
 // ---- tensor-core tiles ----------------------------------------------------------------------------
 
-TcTile choose_tc_tile(int64_t batch, int64_t M, int64_t N, const Target& target, std::string* why) {
-  const int64_t sms = std::max(1, target.sm_count);
-  const TcTile* best = nullptr;
-  double best_score = -1, best_eff = 0, best_occ = 0;
-  int64_t best_blocks = 0;
-  for (const TcTile& candidate : kTcTiles) {
-    TcTile t = candidate;
-    t.fp16_accumulate = target.fp16_accumulate;
-    if (t.smem_bytes() > target.smem_per_block) continue;
-    const int64_t mt = ceil_div(M, t.bm), nt = ceil_div(N, t.bn), blocks = batch * mt * nt;
-    const double eff = static_cast<double>(M * N) / static_cast<double>(mt * t.bm * nt * t.bn);
-    const double occ = blocks < sms ? static_cast<double>(blocks) / static_cast<double>(sms)
-                                    : static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, sms) * sms);
-    const double reuse = (static_cast<double>(t.bm) * t.bn / (t.bm + t.bn)) / 64.0;  // 128x128: 1
-    const double score = eff * occ * reuse;
-    if (score > best_score * (1 + 1e-9)) {
-      best = &candidate;
-      best_score = score;
-      best_eff = eff;
-      best_occ = occ;
-      best_blocks = blocks;
+TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why) {
+  // A chain of K slices on a few SMs is what fills no GPU at batch 1: a candidate with a block for
+  // every SM comes first, then one that splits K, then the rest (each class by estimated time),
+  // even where the model finds split-K's partials and second launch not worth it.
+  auto rank = [&](const TcTile& t, const Estimate& e) { return e.blocks >= target.sm_count ? 0 : t.split_k > 1 ? 1 : 2; };
+  std::optional<TcTile> best, fastest;
+  Estimate best_e, fastest_e;
+  const int max_stages = target.sm >= 80 ? 4 : 2;
+  for (const auto& shape : kTcShapes) {
+    for (int bk : {32, 64}) {
+      if (bk == 64 && p.K < kDeepSliceMinK) continue;
+      const int64_t slices = ceil_div(p.K, bk);
+      for (int stages = 2; stages <= max_stages; ++stages) {
+        for (int64_t split = 1; split == 1 || split_leaves_two_slices(slices, split); ++split) {
+          if (p.batch * split > 65535) break;  // grid z
+          TcTile t{shape[0], shape[1], bk, shape[2], shape[3], target.sm >= 80, target.fp16_accumulate};
+          t.stages = stages;
+          t.split_k = static_cast<int>(split);
+          if (t.smem_bytes() > target.smem_per_block) continue;
+          const Estimate e = estimate(tc_gemm_work(p.batch, p.M, p.N, p.K, p.bytes, t), target);
+          // Better by more than the model's resolution only: the enumeration order is the tie
+          // order (larger tile, fewer stages, split 1).
+          if (!fastest || e.us < fastest_e.us * (1 - kEstimateTie)) {
+            fastest = t;
+            fastest_e = e;
+          }
+          const int r = rank(t, e), best_r = best ? rank(*best, best_e) : 3;
+          if (r < best_r || (r == best_r && e.us < best_e.us * (1 - kEstimateTie))) {
+            best = t;
+            best_e = e;
+          }
+        }
+      }
     }
   }
   if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
-  TcTile r = *best;
-  r.async = target.sm >= 80;
-  r.stages = r.async ? 3 : 2;
-  r.fp16_accumulate = target.fp16_accumulate;
   if (why) {
-    *why = fmt::format("tensor-core tile {} for sm_{}: {} blocks on {} SMs (occupancy {:.2f}), tile efficiency {:.2f}",
-                       r.name(), target.sm, best_blocks, sms, best_occ, best_eff);
+    *why = fmt::format("tensor-core tile {} for sm_{} ({}): estimate {}", best->name(), target.sm, target.part,
+                       estimate_text(best_e));
+    if (rank(*best, best_e) == 2) {
+      *why += fmt::format("; fewer blocks than SMs ({}) and no split-K: K {} leaves fewer than 2 slices of {} per split",
+                          target.sm_count, p.K, best->bk);
+    } else if (*best != *fastest) {
+      *why += fmt::format(" (filling the SMs; the fastest estimate, {:.2f} us, leaves SMs idle)", fastest_e.us);
+    }
   }
-  return r;
+  return *best;
+}
+
+bool split_leaves_two_slices(int64_t slices, int64_t split) {
+  const int64_t per = ceil_div(slices, split);
+  return split >= 1 && per >= 2 && slices - (split - 1) * per >= 2;
 }
 
 TcTile tc_tile_of(const Kernel& k, const Tactic& tactic) {
@@ -104,14 +128,14 @@ TcTile tc_tile_of(const Kernel& k, const Tactic& tactic) {
   throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tensor-core tile");
 }
 
-std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t batch, int64_t M, int64_t N) {
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p) {
   std::string first_why;
   k.arch_tactic.clear();
   std::map<int, Tactic> per;
   std::string others;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::string why;
-    per[targets[i].sm] = choose_tc_tile(batch, M, N, targets[i], &why);
+    per[targets[i].sm] = choose_tc_tile(p, targets[i], &why);
     if (i == 0) {
       first_why = why;
       k.tactic = per[targets[i].sm];
@@ -124,7 +148,7 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, int64_t
   if (differ) k.arch_tactic = per;
   k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tactic needs
   for (const auto& [sm, tactic] : per) {
-    k.workspace_bytes = std::max(k.workspace_bytes, tc_tile_of(k, tactic).workspace_bytes(batch, M, N));
+    k.workspace_bytes = std::max(k.workspace_bytes, tc_tile_of(k, tactic).workspace_bytes(p.batch, p.M, p.N));
   }
   return first_why + others;
 }
@@ -190,7 +214,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
   k.arch_tactic.clear();
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
-    const std::string why = plan_tc_archs(k, targets, g.batch_count(), g.M, g.N);
+    const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)});
     for (const auto& [sm, tactic] : k.arch_tactic) check_grid(k, TileConfig{tc_tile_of(k, tactic).bm, 64, 8, 4, 8}, g.M);
     check_grid(k, TileConfig{tc_tile_of(k, k.tactic).bm, 64, 8, 4, 8}, g.M);
     k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
@@ -252,10 +276,10 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
     const int64_t pixels = g.N * g.out_pixels();
-    const std::string why = plan_tc_archs(k, targets, 1, pixels, g.M);
+    const int64_t K = g.kernel[0] * g.kernel[1] * g.kernel[2] * channels_last_pitch(k.inputs[0]);
+    const std::string why = plan_tc_archs(k, targets, {1, pixels, g.M, K, kernel_bytes(k)});
     k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} (taps x pitch {}); {}",
-                         g.str(), pixels, g.M, g.kernel[0] * g.kernel[1] * g.kernel[2] * channels_last_pitch(k.inputs[0]),
-                         channels_last_pitch(k.inputs[0]), why);
+                         g.str(), pixels, g.M, K, channels_last_pitch(k.inputs[0]), why);
     return;
   }
   simt_conv(k, g, targets.front());

@@ -42,7 +42,7 @@ ReductionTile choose_tile(int64_t rows, int64_t cols, int64_t col_inner_stride, 
   } else {
     // Columns strided, rows contiguous: consecutive threads take consecutive rows. More threads
     // per row only while the rows alone leave the GPU idle.
-    const int64_t enough = static_cast<int64_t>(std::max(t.sm_count, 1)) * 2048;
+    const int64_t enough = static_cast<int64_t>(std::max(t.sm_count, 1)) * t.max_threads_per_sm;
     tile.lanes_contiguous = false;
     tile.threads = 256;
     tile.group = 1;

@@ -17,17 +17,43 @@ int arch_number(const std::string& arch) {
   return n;
 }
 
+namespace {
+
+// One row per architecture: the facts of one part. Sources:
+//   sm_75  T4: NVIDIA T4 Tensor Core GPU datasheet (40 SMs, 1590 MHz boost, 65 TFLOPS FP16/FP32
+//          mixed precision, 8.1 TFLOPS FP32, 320 GB/s GDDR6) and the Turing whitepaper (4 MB L2).
+//   sm_80  A100 SXM4 80 GB: NVIDIA A100 datasheet (312 TFLOPS FP16 tensor dense, 19.5 TFLOPS FP32,
+//          2039 GB/s HBM2e) and the Ampere GA100 whitepaper (108 SMs, 1410 MHz, 40 MB L2).
+//   sm_86  A10: NVIDIA A10 datasheet (125 TFLOPS FP16 tensor dense, 31.2 TFLOPS FP32, 600 GB/s)
+//          and the Ampere GA102 whitepaper (72 SMs at 1695 MHz in the A10, 6 MB L2). The GeForce
+//          GA102s (RTX 3090) halve the FP32-accumulate tensor rate; the A10 does not.
+//   sm_89  L4: NVIDIA L4 datasheet (121 TFLOPS FP16 tensor dense, 30.3 TFLOPS FP32, 300 GB/s) and
+//          the Ada whitepaper (58 SMs at 2040 MHz in the L4, 48 MB L2).
+//   sm_90  H100 SXM5: NVIDIA H100 datasheet (989 TFLOPS FP16 tensor dense, 67 TFLOPS FP32,
+//          3.35 TB/s HBM3) and the Hopper whitepaper (132 SMs, 1980 MHz boost, 50 MB L2).
+// Shared memory per SM and the opt-in maximum per block, registers, threads and blocks per SM: the
+// CUDA C++ Programming Guide, "Technical Specifications per Compute Capability" (7.5: 64 KB / 64 KB,
+// 1024 threads, 16 blocks; 8.0: 164 KB / 163 KB, 2048, 32; 8.6: 100 KB / 99 KB, 1536, 16; 8.9:
+// 100 KB / 99 KB, 1536, 24; 9.0: 228 KB / 227 KB, 2048, 32; 64 K registers on all).
+// The tensor-core rates are the datasheets' dense peaks: wgmma's on sm_90 (mma.sync reaches less:
+// the cost model's estimates are optimistic there by that factor).
+const Target kTargets[] = {
+    {75, "T4", 40, 1590, 65, 8.1, 320, 64 * 1024, 64 * 1024, 65536, 1024, 16, int64_t{4} << 20, false},
+    {80, "A100 SXM4 80GB", 108, 1410, 312, 19.5, 2039, 164 * 1024, 163 * 1024, 65536, 2048, 32, int64_t{40} << 20, false},
+    {86, "A10", 72, 1695, 125, 31.2, 600, 100 * 1024, 99 * 1024, 65536, 1536, 16, int64_t{6} << 20, false},
+    {89, "L4", 58, 2040, 121, 30.3, 300, 100 * 1024, 99 * 1024, 65536, 1536, 24, int64_t{48} << 20, false},
+    {90, "H100 SXM5", 132, 1980, 989, 67, 3350, 228 * 1024, 227 * 1024, 65536, 2048, 32, int64_t{50} << 20, false},
+};
+
+}  // namespace
+
 Target target_for(const std::string& arch) {
-  Target t;
-  t.sm = arch_number(arch);
-  // SM counts of a common part of each architecture (wave heuristics only: the code is correct on
-  // any count): T4, A100, RTX 3090 / A40, Orin, RTX 4090 / L40, H100 SXM, B200, RTX 5090.
-  static const std::pair<int, int> kSmCount[] = {{75, 40},  {80, 108}, {86, 82},   {87, 16},
-                                                 {89, 128}, {90, 132}, {100, 148}, {120, 170}};
-  for (const auto& [sm, count] : kSmCount) {
-    if (sm <= t.sm) t.sm_count = count;
+  const int sm = arch_number(arch);
+  Target t = kTargets[0];
+  for (const Target& row : kTargets) {
+    if (row.sm <= sm) t = row;
   }
-  t.smem_per_block = 48 * 1024;  // without the opt-in attribute, on every arch
+  t.sm = sm;
   return t;
 }
 

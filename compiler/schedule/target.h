@@ -1,17 +1,32 @@
-// compiler/schedule/target.h — the GPUs a compile targets: one Target per --arch.
+// compiler/schedule/target.h — the GPUs a compile targets: one Target per --arch, with the facts of
+// one named part of that architecture (the cost model's inputs: schedule/cost_model.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace modelc {
 
 /// \brief The target of a tactic choice: one --arch (a fat binary has a tactic per arch where they
-/// differ).
+/// differ), with the facts of the part target_for names for it (target.cpp cites each source).
+/// The code is correct on any part of the arch; the facts only steer the cost model.
 struct Target {
-  int sm = 75;          ///< 75, 80, 86, 89, 90, ...
-  int sm_count = 80;    ///< assumed SM count for wave heuristics (target_for: a common part per arch)
-  int smem_per_block = 48 * 1024;
+  int sm = 75;                  ///< 75, 80, 86, 89, 90, ...
+  std::string part = "T4";      ///< the part whose facts these are
+  int sm_count = 40;            ///< streaming multiprocessors
+  int boost_mhz = 1590;         ///< boost clock
+  double tc_fp16_tflops = 65;   ///< dense FP16 tensor-core rate, FP32 accumulation
+  double fp32_tflops = 8.1;     ///< FP32 SIMT rate (FMA = 2 FLOPs)
+  double dram_gbps = 320;       ///< DRAM bandwidth, GB/s (10^9 bytes)
+  int smem_per_sm = 64 * 1024;  ///< shared memory of an SM (bytes)
+  /// The most shared memory one block may have (bytes): the opt-in maximum
+  /// (cudaFuncAttributeMaxDynamicSharedMemorySize); above 48 KB only dynamic shared memory.
+  int smem_per_block = 64 * 1024;
+  int regs_per_sm = 65536;      ///< 32-bit registers of an SM
+  int max_threads_per_sm = 1024;
+  int max_blocks_per_sm = 16;
+  int64_t l2_bytes = 4 << 20;
   /// --fp16-accumulate: FP16 accumulators where the family offers them.
   bool fp16_accumulate = false;
 };
@@ -19,7 +34,9 @@ struct Target {
 /// "sm_86" -> 86. Throws Error for anything that is not sm_XX (XX >= 75: the oldest modelc targets).
 int arch_number(const std::string& arch);
 
-/// The Target of an arch (compute capability, assumed SM count, shared memory per block).
+/// \brief The Target of an arch: the facts of the newest row of the table (sm_75 T4, sm_80 A100
+/// SXM4 80 GB, sm_86 A10, sm_89 L4, sm_90 H100 SXM5) whose SM number is at most the arch's, so
+/// sm_87 takes sm_86's and sm_100 / sm_120 take sm_90's.
 Target target_for(const std::string& arch);
 
 /// \brief The distinct targets of an --arch list, ascending by SM number (never empty: sm_75 when

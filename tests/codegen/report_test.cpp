@@ -78,9 +78,9 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
 
   const std::string md = report_markdown(s, info);
   CHECK(has(md, "## Tensor cores\n\n" + engine_summary(s) + ".\n"));
-  CHECK(has(md, "| k0 |  | /conv_k0/Conv | tensor core |  | sm_75: BK=32 BM=128 BN=64 async=0 fp16_accumulate=0 threads=128 "
-                "warps_m=2 warps_n=2<br>sm_90: BK=32 BM=64 BN=64 async=1 fp16_accumulate=0 threads=128 warps_m=2 "
-                "warps_n=2 |"));
+  CHECK(has(md, "| k0 |  | /conv_k0/Conv | tensor core |  | sm_75: BK=32 BM=128 BN=64 async=0 fp16_accumulate=0 split_k=1 "
+                "stages=2 threads=128 warps_m=2 warps_n=2<br>sm_90: BK=32 BM=64 BN=64 async=1 fp16_accumulate=0 "
+                "split_k=1 stages=2 threads=128 warps_m=2 warps_n=2 |"));
   CHECK(has(md, "| k1 |  | /conv_k1/Conv | SIMT | depthwise (groups = C) | threads=64 |"));
   CHECK(has(md, "| k5 |  | /c/Conv + /bn/BatchNormalization + /r/Relu | tensor core |"));
   CHECK_FALSE(has(md, "| k4 |  | /relu/Relu | SIMT"));
@@ -100,7 +100,19 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
   const auto files = render_model(s, eo);
   const nlohmann::json j = nlohmann::json::parse(files.at("report.json"));
   int convs = 0, gemms = 0, fused = 0;
+  double estimated = 0;
   for (const auto& k : j["kernels"]) {
+    // The cost model's estimate on sm_75 (the first --arch), every field present.
+    REQUIRE_MESSAGE(k.contains("estimate"), k["id"]);
+    const auto& e = k["estimate"];
+    CHECK(e["us"].get<double>() > 0);
+    const std::string bound = e["bound"];
+    CHECK_MESSAGE((bound == "compute" || bound == "memory" || bound == "latency" || bound == "launch"), bound);
+    CHECK(e["blocks"].get<int64_t>() >= 1);
+    CHECK(e["waves"].get<double>() > 0);
+    CHECK(e["flops"].get<int64_t>() >= 0);
+    CHECK(e["bytes"].get<int64_t>() > 0);
+    estimated += e["us"].get<double>();
     CHECK_MESSAGE(k["launches"].size() >= 1, k["id"]);  // every kernel here runs something
     for (const auto& f : k["launches"]) {  // entry points: the model's name and a kernel id
       const std::string text = f.get<std::string>();
@@ -120,10 +132,14 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
   }
   CHECK(convs >= 3);
   CHECK(gemms == 1);
+  CHECK(j["estimate_arch"] == "sm_75 (T4)");
+  CHECK(j["estimate_us"].get<double>() == doctest::Approx(estimated).epsilon(1e-3));
   CHECK(fused >= 1);  // a conv with its ReLU (and residual) covers several ONNX nodes
   CHECK(j["engines"]["convolutions_and_matrix_products"] == convs + gemms);
   const std::string& md = files.at("report.md");
   CHECK(has(md, "## Tensor cores"));
+  CHECK(has(md, "## Roofline (estimates for sm_75, T4)"));
+  CHECK(has(md, "| kernel | engine | tile | blocks | waves | GFLOP | MB | us | bound |"));
   // Kernels per optional stage: fuse_epilogue saves the ReLUs' (and residual Adds') kernels.
   bool epilogue_listed = false;
   for (const auto& p : j["passes"]) {

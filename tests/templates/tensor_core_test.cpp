@@ -675,29 +675,24 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
   }
 }
 
-TEST_CASE("tensor-core tile heuristic: waves, tile efficiency, shared memory") {
+TEST_CASE("tensor-core tile choice: the cost model's, within the target's shared memory") {
   using modelc::linear::choose_tc_tile;
   const modelc::Target t90 = modelc::target_for("sm_90"), t75 = modelc::target_for("sm_75");
-  // A big GEMM fills every SM with the largest tile.
-  modelc::linear::TcTile big = choose_tc_tile(1, 4096, 4096, t90);
+  const modelc::linear::TcProblem big_gemm{1, 4096, 4096, 4096, 3.0 * 4096 * 4096 * 2};
+  // A big GEMM: the largest tile, cp.async staging on sm_90, through registers (2 stages) on sm_75.
+  const modelc::linear::TcTile big = choose_tc_tile(big_gemm, t90);
   CHECK(big.bm == 128);
   CHECK(big.bn == 128);
   CHECK(big.async);
-  CHECK_FALSE(choose_tc_tile(1, 4096, 4096, t75).async);
-  // 56 x 56 pixels x 64 channels: on 40 SMs 128x64 (25 blocks) beats 64x64 (49 blocks: a second
-  // wave of 9); on 132 SMs both leave SMs idle and the smallest tile wins.
-  const modelc::linear::TcTile r75 = choose_tc_tile(1, 3136, 64, t75), r90 = choose_tc_tile(1, 3136, 64, t90);
-  CHECK(r75.bm == 128);
-  CHECK(r75.bn == 64);
-  CHECK(r90.bm == 32);
-  CHECK(r90.bn == 64);
-  // M = 1 (a batch-1 fully connected layer): the 32-row tile wastes least.
-  CHECK(choose_tc_tile(1, 1, 1000, t75).bm == 32);
-  // Shared memory: 128x128 needs 40 KiB of staging; with 32 KiB per block it is not a candidate.
+  CHECK(big.split_k == 1);
+  const modelc::linear::TcTile big75 = choose_tc_tile(big_gemm, t75);
+  CHECK_FALSE(big75.async);
+  CHECK(big75.stages == 2);
+  // Shared memory: 128x128x32 in two stages needs 40 KiB; with 32 KiB per block it is not a candidate.
   modelc::Target small = t90;
   small.smem_per_block = 32 * 1024;
   CHECK(modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes() == 40960);
-  const modelc::linear::TcTile s = choose_tc_tile(1, 4096, 4096, small);
+  const modelc::linear::TcTile s = choose_tc_tile(big_gemm, small);
   CHECK(s.smem_bytes() <= 32 * 1024);
   // The template's own count matches the planner's.
   using G = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 64, 64, 64>, mc::gemm::Strides<0, 0, 0, 64, 1>,

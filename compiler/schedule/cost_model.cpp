@@ -1,0 +1,274 @@
+#include "schedule/cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "schedule/linear.h"
+#include "schedule/reduction.h"
+#include "support/error.h"
+
+namespace modelc {
+
+namespace {
+
+// ---- the model's constants --------------------------------------------------------------------
+
+/// Launch overhead per kernel launch, in microseconds: back-to-back launches in a replayed CUDA
+/// graph (what the emitted program's --bench measures) cost about 1 us each; stream launches
+/// without a graph cost 2-3 us.
+constexpr double kLaunchUs = 1.0;
+/// A global load's latency under load, ns (DRAM ~500-700 cycles at 1.4-2 GHz on the parts of
+/// target.cpp; L2 hits are faster, so this is the pessimistic end for weights read once).
+constexpr double kMemoryLatencyNs = 400;
+/// The issue cost of one K slice beyond its loads, in cycles: the barrier, the address arithmetic,
+/// the fragment loads that cannot overlap the previous slice's MMAs.
+constexpr double kSliceOverheadCycles = 64;
+/// An SM has 4 sub-partitions, each with its own tensor cores: a warp per sub-partition issues
+/// back-to-back MMAs on independent accumulators, so 4 resident warps reach the SM's tensor rate;
+/// FP32 FMAs (4-cycle latency, one accumulator chain per output) need 8.
+constexpr int kTensorCoreWarpsForPeak = 4;
+constexpr int kSimtWarpsForPeak = 8;
+/// One SM can draw about this many times its even share (bandwidth / SMs) of DRAM bandwidth, so
+/// a kernel on few SMs is slower than bytes / bandwidth by SMs / (active SMs x this).
+constexpr double kSmBandwidthShare = 4;
+/// Registers of a tensor-core thread besides its accumulators (fragments, staging addresses,
+/// loop state): ptxas reports 60-90 for the WMMA tiles (report.json "resources").
+constexpr int kTcBaseRegisters = 64;
+/// Registers of a SIMT GEMM thread besides its TM x TN accumulators and TM + TN fragment values.
+constexpr int kSimtBaseRegisters = 32;
+/// Registers of every other kernel (grid-stride loops, direct and reduction kernels).
+constexpr int kPlainRegisters = 32;
+/// Shared memory the driver reserves per resident block (sm_80 and newer; 0 on sm_75 — counted
+/// on every arch, a 1 KB error at most).
+constexpr int kReservedSmemPerBlock = 1024;
+/// templates/tensor_index.cuh: threads per block and most blocks of a grid-stride loop.
+constexpr int64_t kGridStrideBlock = 256, kGridStrideMaxBlocks = 4096;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double numel_of_outputs(const Kernel& k) {
+  double n = 0;
+  for (const TensorView& v : k.outputs) {
+    if (v.dtype != DType::undefined) n += static_cast<double>(v.numel());
+  }
+  return n;
+}
+
+double out_numel(const Kernel& k) { return k.outputs.empty() ? 0.0 : static_cast<double>(k.outputs[0].numel()); }
+
+}  // namespace
+
+double kernel_bytes(const Kernel& k) {
+  double b = 0;
+  for (const TensorView& v : k.inputs) {
+    if (v.dtype != DType::undefined) b += distinct_bytes(v);
+  }
+  for (const TensorView& v : k.outputs) {
+    if (v.dtype != DType::undefined) b += distinct_bytes(v);
+  }
+  return b;
+}
+
+namespace {
+
+int simt_registers(const TileConfig& t) {
+  return std::min(255, kSimtBaseRegisters + t.tm * t.tn + t.tm + t.tn);
+}
+
+// A SIMT GEMM of `groups` x (M x N x K) with tile t (templates/gemm.cuh and conv.cuh grid():
+// ceil(N / BN) x ceil(M / BM) x groups).
+void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t K, const TileConfig& t) {
+  w.engine = "simt";
+  w.blocks = groups * ceil_div(M, t.bm) * ceil_div(N, t.bn);
+  w.threads = t.threads();
+  w.regs_per_thread = simt_registers(t);
+  w.k_slices = ceil_div(K, t.bk);
+  w.executed_flops = 2.0 * static_cast<double>(w.blocks) * t.bm * t.bn * static_cast<double>(w.k_slices * t.bk);
+}
+
+// Rows of a reduction-shaped kernel (schedule/reduction.h): what its grid() divides by the rows
+// per block.
+int64_t reduction_rows(const Kernel& k) {
+  if (k.family == "softmax") return reduction::softmax_split(k).rows();
+  if (k.family == "layernorm") return reduction::layernorm_split(k).rows();
+  if (k.family == "instancenorm") return reduction::instancenorm_split(k).rows();
+  if (k.family == "topk") return reduction::topk_layout(k).split.rows();
+  return k.outputs.empty() ? 1 : k.outputs[0].numel();  // reduce, argminmax: one output per row
+}
+
+// FLOPs of a direct (one thread per output) kernel: 2 per multiply-add of a convolution, one per
+// window element of a pool.
+double direct_flops(const Kernel& k) {
+  if (k.family == "conv_depthwise") return 2.0 * out_numel(k) * static_cast<double>(linear::conv_geometry(k).k_size());
+  if (k.family == "conv_transpose") {
+    const linear::ConvGeometry g = linear::conv_transpose_geometry(k);
+    return 2.0 * static_cast<double>(g.N * g.C * g.in_size() * g.Mg() * g.k_size());
+  }
+  if (k.family == "pool" && !k.inputs.empty()) {
+    const Node& n = *k.node;
+    if (n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool") return static_cast<double>(k.inputs[0].numel());
+    return out_numel(k) * static_cast<double>(linear::pool_geometry(k).k_size());
+  }
+  return k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());  // a strided sum: one add per input
+}
+
+// Blocks of a direct kernel: one thread per output; global pools one thread (NHWC) or one warp
+// (NCHW) per plane (templates/pool.cuh).
+int64_t direct_blocks(const Kernel& k, const DirectTactic& t) {
+  const int64_t outputs = k.outputs.empty() ? 0 : k.outputs[0].numel();
+  if (k.family == "pool" && (k.node->op() == "GlobalAveragePool" || k.node->op() == "GlobalMaxPool") &&
+      linear::channels_last_pitch(k.inputs[0]) == 0) {
+    return ceil_div(outputs, t.threads / 32);
+  }
+  return ceil_div(outputs, t.threads);
+}
+
+}  // namespace
+
+double distinct_bytes(const TensorView& v) {
+  double n = 1;
+  for (std::size_t i = 0; i < v.shape.size(); ++i) {
+    if (i >= v.strides.size() || v.strides[i] != 0) n *= static_cast<double>(v.shape[i]);
+  }
+  return n * static_cast<double>(dtype_size(v.dtype));
+}
+
+int blocks_per_sm(int threads, int regs_per_thread, int smem_bytes, const Target& t) {
+  const int regs = (std::max(regs_per_thread, 1) + 7) / 8 * 8;
+  int n = t.max_blocks_per_sm;
+  n = std::min(n, t.max_threads_per_sm / std::max(threads, 1));
+  n = std::min(n, t.regs_per_sm / (regs * std::max(threads, 1)));
+  if (smem_bytes > 0) n = std::min(n, t.smem_per_sm / (smem_bytes + kReservedSmemPerBlock));
+  return std::max(n, 0);
+}
+
+int tc_registers(const TcTile& t) {
+  const int acc = (t.bm / t.warps_m) * (t.bn / t.warps_n) / 32;
+  return std::min(255, kTcBaseRegisters + (t.fp16_accumulate ? acc / 2 : acc));
+}
+
+Estimate estimate(const KernelWork& w, const Target& t) {
+  Estimate e;
+  e.flops = w.flops;
+  e.bytes = w.bytes + w.split_bytes;
+  e.blocks = std::max<int64_t>(w.blocks, 1);
+  const int64_t sms = std::max(t.sm_count, 1);
+  e.blocks_per_sm = std::max(blocks_per_sm(w.threads, w.regs_per_thread, w.smem_bytes, t), 1);
+  e.waves = static_cast<double>(e.blocks) / static_cast<double>(sms * e.blocks_per_sm);
+  const double clock_hz = t.boost_mhz * 1e6;
+  const bool tc = w.engine == "tensor_core";
+
+  // Compute: the busiest SM runs ceil(blocks / SMs) blocks' FLOPs at its share of the rate, less
+  // when its resident warps cannot keep the sub-partitions busy.
+  const double executed = w.executed_flops < 0 ? w.flops : w.executed_flops;
+  const double per_block = executed / static_cast<double>(e.blocks);
+  const int64_t on_busiest = ceil_div(e.blocks, sms);
+  const double resident_warps = static_cast<double>(std::min<int64_t>(on_busiest, e.blocks_per_sm)) * std::max(w.threads / 32, 1);
+  const double warp_share = std::min(1.0, resident_warps / (tc ? kTensorCoreWarpsForPeak : kSimtWarpsForPeak));
+  const double sm_flops_per_us = (tc ? t.tc_fp16_tflops : t.fp32_tflops) * 1e6 / static_cast<double>(sms);
+  e.compute_us = static_cast<double>(on_busiest) * per_block / (sm_flops_per_us * warp_share);
+
+  // Memory: the bytes (and split-K's partials) at the DRAM rate, as far as the active SMs draw it.
+  const double active = static_cast<double>(std::min(e.blocks, sms));
+  const double share = std::min(1.0, kSmBandwidthShare * active / static_cast<double>(sms));
+  e.memory_us = (w.bytes + w.split_bytes) / (t.dram_gbps * 1e3 * share);
+
+  // Latency: per round of resident blocks, the K-slice chain (each slice waits for its load, the
+  // stages - 1 slices in flight hiding part of it), else one memory round trip.
+  const double rounds = std::ceil(e.waves);
+  const double slice_us = kMemoryLatencyNs * 1e-3 / std::max(w.stages - 1, 1) + kSliceOverheadCycles / clock_hz * 1e6;
+  e.latency_us = rounds * (w.k_slices > 0 ? static_cast<double>(w.k_slices) * slice_us : kMemoryLatencyNs * 1e-3);
+  // Split-K's reduction launch waits one memory round trip after the product.
+  if (w.split_bytes > 0) e.latency_us += kMemoryLatencyNs * 1e-3;
+
+  e.launch_us = kLaunchUs * (w.split_bytes > 0 ? 2 : 1);
+  e.us = std::max({e.compute_us, e.memory_us, e.latency_us}) + e.launch_us;
+  const std::pair<double, const char*> terms[] = {
+      {e.compute_us, "compute"}, {e.memory_us, "memory"}, {e.latency_us, "latency"}, {e.launch_us, "launch"}};
+  const auto* top = std::max_element(std::begin(terms), std::end(terms),
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  e.bound = top->second;
+  return e;
+}
+
+KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t) {
+  KernelWork w;
+  w.engine = "tensor_core";
+  const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
+  const int64_t slices = ceil_div(K, t.bk);
+  w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  w.executed_flops = 2.0 * static_cast<double>(tiles) * t.bm * t.bn * static_cast<double>(slices * t.bk);
+  w.bytes = bytes;
+  w.blocks = tiles * t.split_k;
+  w.threads = t.threads();
+  w.smem_bytes = t.smem_bytes();
+  w.regs_per_thread = tc_registers(t);
+  w.k_slices = ceil_div(slices, t.split_k);
+  w.stages = t.stages;
+  if (t.split_k > 1) {
+    w.split_bytes = 2.0 * static_cast<double>(t.split_k) * static_cast<double>(batch * M * N) * 4;
+  }
+  return w;
+}
+
+KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
+  const double bytes = kernel_bytes(k);
+  KernelWork w;
+  w.bytes = bytes;
+  if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
+    if (k.family == "conv") {
+      const linear::ConvGeometry g = linear::conv_geometry(k);
+      const int64_t K = g.k_size() * linear::channels_last_pitch(k.inputs[0]);
+      w = tc_gemm_work(1, g.N * g.out_pixels(), g.M, K, bytes, *t);
+      w.flops = 2.0 * static_cast<double>(g.N * g.out_pixels() * g.M * g.Cg() * g.k_size());
+      return w;
+    }
+    const linear::GemmLowering g = linear::lower_gemm(k);
+    return tc_gemm_work(g.batch_count(), g.M, g.N, g.K, bytes, *t);
+  }
+  if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
+    if (k.family == "conv") {
+      const linear::ConvGeometry g = linear::conv_geometry(k);
+      simt_gemm_work(w, g.G, g.Mg(), g.N * g.out_pixels(), g.Cg() * g.k_size(), *t);
+      w.flops = 2.0 * static_cast<double>(g.G * g.Mg() * g.N * g.out_pixels() * g.Cg() * g.k_size());
+      return w;
+    }
+    const linear::GemmLowering g = linear::lower_gemm(k);
+    simt_gemm_work(w, g.batch_count(), g.M, g.N, g.K, *t);
+    w.flops = 2.0 * static_cast<double>(g.batch_count() * g.M * g.N * g.K);
+    return w;
+  }
+  if (const DirectTactic* t = std::get_if<DirectTactic>(&tactic)) {
+    w.flops = direct_flops(k);
+    w.blocks = direct_blocks(k, *t);
+    w.threads = t->threads;
+    return w;
+  }
+  if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) {
+    w.flops = k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());
+    w.blocks = ceil_div(reduction_rows(k), std::max(t->threads / std::max(t->group, 1), 1));
+    w.threads = t->threads;
+    return w;
+  }
+  // Grid-stride loops (elementwise, data movement; resize has no tactic of its own): one
+  // operation per output element for each node an elementwise kernel covers, none for copies.
+  const int64_t n = k.outputs.empty() ? 0 : k.outputs[0].numel();
+  const GridStrideTactic* gs = std::get_if<GridStrideTactic>(&tactic);
+  w.flops = k.family == "elementwise" ? static_cast<double>(std::max<std::size_t>(k.nodes.size(), 1)) * numel_of_outputs(k) : 0.0;
+  w.threads = gs ? gs->block : static_cast<int>(kGridStrideBlock);
+  w.blocks = gs && gs->grid ? *gs->grid : std::clamp<int64_t>(ceil_div(n, kGridStrideBlock), 1, kGridStrideMaxBlocks);
+  return w;
+}
+
+Estimate estimate_kernel(const Kernel& k, const Target& t) {
+  const auto it = k.arch_tactic.find(t.sm);
+  return estimate(kernel_work(k, it != k.arch_tactic.end() ? it->second : k.tactic), t);
+}
+
+std::string estimate_text(const Estimate& e) {
+  return fmt::format("{:.2f} us, {} bound, {} blocks, {:.2f} waves", e.us, e.bound, e.blocks, e.waves);
+}
+
+}  // namespace modelc

@@ -1,0 +1,75 @@
+// compiler/schedule/cost_model.h — what a kernel costs on a target: FLOPs, the fewest bytes it must
+// move, its blocks and waves, occupancy, and an estimated time with the term that bounds it. The
+// tactics stage chooses tensor-core tiles and engines by it; report.json prints it per kernel.
+//
+// The estimate (estimate()): four terms, each documented with its constant in cost_model.cpp:
+//   compute  the busiest SM's share of the executed FLOPs (tiles rounded up) at its share of the
+//            tensor-core or SIMT rate, scaled down when too few warps are resident to keep its
+//            four sub-partitions busy;
+//   memory   the bytes at the DRAM rate, scaled down when too few SMs are active to draw it;
+//   latency  the K-slice chain: each round of resident blocks walks its K slices one after another,
+//            each waiting for its load (a memory latency divided by the stages in flight); kernels
+//            without a K loop wait one memory latency per round;
+//   launch   a fixed launch overhead per launch (two with split-K).
+// us = max(compute, memory, latency) + launch; `bound` names the largest of the four. Split-K's
+// reduction (its partials written and read, its launch) is added to the memory and launch terms.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "schedule/schedule.h"
+#include "schedule/target.h"
+
+namespace modelc {
+
+/// \brief A kernel's work as the model sees it.
+struct KernelWork {
+  std::string engine = "simt";  ///< "tensor_core" (tensor-core rate), anything else: the SIMT rate
+  double flops = 0;             ///< useful FLOPs (2 per multiply-add)
+  double executed_flops = -1;   ///< FLOPs the tiles execute (rounded-up tiles); < 0: flops
+  double bytes = 0;             ///< the fewest bytes: each input read once, each output written once
+  int64_t blocks = 1;
+  int threads = 128;            ///< per block
+  int smem_bytes = 0;           ///< per block
+  int regs_per_thread = 32;
+  int64_t k_slices = 0;         ///< slices each block walks in sequence (0: no K loop)
+  int stages = 2;               ///< pipeline stages of the K loop
+  /// Split-K: the FP32 partial bytes the reduction launch moves (written by the product, read by
+  /// the reduction); 0 without split-K.
+  double split_bytes = 0;
+};
+
+/// \brief Resident blocks per SM: the least of the target's block limit and what the threads, the
+/// registers (`regs_per_thread` rounded up to 8) and the shared memory (plus the 1 KB the driver
+/// reserves per block) allow; 0 when one block does not fit.
+int blocks_per_sm(int threads, int regs_per_thread, int smem_bytes, const Target& t);
+
+/// \brief Registers per thread of a tensor-core block, estimated: kTcBaseRegisters (fragments,
+/// addresses, loop state) plus its accumulators (one register per FP32 value of the warp's
+/// (BM / warps_m) x (BN / warps_n) tile over 32 lanes; half as many FP16), at most 255.
+int tc_registers(const TcTile& t);
+
+/// The estimate of `w` on `t`.
+Estimate estimate(const KernelWork& w, const Target& t);
+
+/// \brief The work of kernel k run with `tactic` (k.tactic or one of k.arch_tactic): FLOPs and
+/// bytes from its views, blocks as its template's grid() computes them from the tactic.
+KernelWork kernel_work(const Kernel& k, const Tactic& tactic);
+
+/// \brief The estimate of k on t, with the tactic chosen for t (k.arch_tactic's, else k.tactic).
+Estimate estimate_kernel(const Kernel& k, const Target& t);
+
+/// \brief The work of `batch` tensor-core GEMMs of M x N x K with tile `t` (split-K included)
+/// moving at least `bytes`.
+KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t);
+
+/// The fewest bytes kernel k moves: distinct_bytes of each input and output.
+double kernel_bytes(const Kernel& k);
+/// The fewest bytes of a view: each distinct element once (broadcast dims, stride 0, count once).
+double distinct_bytes(const TensorView& v);
+
+/// "12.3 us, latency bound, 64 blocks, 0.12 waves" (the kernels' notes).
+std::string estimate_text(const Estimate& e);
+
+}  // namespace modelc
