@@ -283,8 +283,9 @@ std::string kernel_comment(const Kernel& k) {
 // the kernel by this symbol, unmangled.
 std::string entry_point(const std::string& symbol, const Launch& l) {
   const std::string t = symbol + "_t";
+  const std::string bounds = t + "::kThreads" + (l.min_blocks > 0 ? ", " + std::to_string(l.min_blocks) : "");
   return "// " + comment(l.comment) + "\nusing " + t + " = " + l.type + ";\nextern \"C\" __global__ void __launch_bounds__(" +
-         t + "::kThreads) " + symbol + "(const " + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
+         bounds + ") " + symbol + "(const " + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
 }
 
 // The stream a kernel of stream `s` runs on in the enqueue function: `stream` (the caller's) for

@@ -12,6 +12,7 @@
 // The emitter writes, per distinct instantiation in a file, `using NAME_k12_t = TYPE;` and an
 // entry point with a stable, unmangled symbol (what ptxas and the report name):
 //   extern "C" __global__ void __launch_bounds__(NAME_k12_t::kThreads) NAME_k12(const NAME_k12_t::Params p)
+// (`__launch_bounds__(NAME_k12_t::kThreads, 1)` for a launch with Launch::min_blocks 1)
 // and, in the enqueue function, `NAME_k12_t::Params p{};`, one `p.FIELD = VALUE;` per param and
 // `MC_LAUNCH(NAME_k12, NAME_k12_t::grid(), NAME_k12_t::block(), 0, p);` (NAME_k12_t::kSmemBytes for
 // a launch with dynamic shared memory, Launch::dynamic_smem).
@@ -43,6 +44,11 @@ struct Launch {
   /// 0: no dynamic shared memory. Otherwise the launch passes the type's kSmemBytes, and this is a
   /// bound on it: above 48 KiB the model's prepare function (run at create) raises the kernel's limit.
   int64_t dynamic_smem = 0;
+  /// 0: `__launch_bounds__(kThreads)`. Otherwise the minimum resident blocks per SM the entry point
+  /// is compiled for, `__launch_bounds__(kThreads, min_blocks)`: 1 lets ptxas use every register a
+  /// thread may have (the tensor-core kernels: ptxas otherwise caps a small block at 128 registers
+  /// and spills).
+  int min_blocks = 0;
 };
 
 /// \brief The code of one kernel: its launches, in order (Concat: one per input), or its arch

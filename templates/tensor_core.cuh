@@ -746,10 +746,10 @@ struct Conv {
   }
 };
 
-/// \brief A kernel of the templates here (Gemm, Conv) for the template tests (the emitted code has an
-/// entry point per instantiation).
+/// \brief A kernel of the templates here (Gemm, Conv, SplitKReduce) for the template tests (the emitted
+/// code has an entry point per instantiation; the products' with at least 1 block per SM, as here).
 template <class K>
-__global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
+__global__ void __launch_bounds__(K::kThreads, 1) kernel(typename K::Params p) {
   K::run(p);
 }
 

@@ -126,7 +126,7 @@ KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
       if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
       p.push_back({"partial", "reinterpret_cast<float*>(arena + " + std::to_string(k.workspace.offset) + ")"});
     }
-    Launch main{comment + ", tile " + t.name() + on, type, p, sm, t.smem_bytes()};
+    Launch main{comment + ", tile " + t.name() + on, type, p, sm, t.smem_bytes(), 1};
     r.launches.push_back(main);
     if (t.split_k > 1) {
       r.launches.push_back(Launch{fmt::format("the {} partial sums of {} added in order, then the epilogue{}", t.split_k,

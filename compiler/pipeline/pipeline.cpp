@@ -126,7 +126,9 @@ const std::vector<Stage>& pipeline() {
        "a matrix product's batch dims that B broadcasts over and A and Y continue become rows (M) of one product",
        true, nullptr, schedule_stage<&Lowering::fold_gemm_batch>, true},
       {"tactics", K::schedule, "each kernel's views (strides, alignment) and the --arch targets",
-       "each kernel's tactic per --arch, engine and note (schedule/tactics.h)", false, nullptr,
+       "each kernel's tactic per --arch by the cost model, engine, estimate and note (schedule/tactics.h); the "
+       "arena planned again with the split-K workspaces",
+       false, nullptr,
        schedule_stage<&Lowering::choose_tactics>, true},
   };
   return stages;

@@ -477,7 +477,7 @@ bool Lowering::choose_tactics() {
 }
 
 void Lowering::place_workspaces() {
-  const std::size_t first_new = buffers_.size();
+  const std::vector<LiveBuffer> before = buffers_;
   for (std::size_t i = 0; i < s_.kernels.size(); ++i) {
     const Kernel& k = s_.kernels[i];
     if (k.workspace_bytes <= 0) continue;
@@ -486,17 +486,38 @@ void Lowering::place_workspaces() {
     const int last = streams_.stream.empty() ? at : streams_.concurrent_last({at});
     buffers_.push_back({k.id + " workspace", k.workspace_bytes, at, last, -1});
   }
-  if (buffers_.size() == first_new) return;
-  s_.arena_bytes = place_more(buffers_, first_new, kBufferAlignment);
+  if (buffers_.size() == before.size()) return;
+  // The arena planned again with the workspaces (placed around the old plan they would grow it),
+  // and every kernel's arena views moved with their buffers: a view lies in the one buffer live at
+  // its kernel that holds its first byte.
+  const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
   std::string why;
   if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
-  for (std::size_t b = first_new; b < buffers_.size(); ++b) {
+  auto move = [&](TensorView& v, int at) {
+    if (v.space != Space::arena || v.dtype == DType::undefined || v.nbytes() == 0) return;
+    for (std::size_t b = 0; b < before.size(); ++b) {
+      const LiveBuffer& old = before[b];
+      if (old.first <= at && at <= old.last && old.offset <= v.offset && v.offset < old.offset + old.bytes) {
+        v.offset += buffers_[b].offset - old.offset;
+        return;
+      }
+    }
+    throw Error("internal: kernel " + s_.kernels[static_cast<std::size_t>(at)].id + ": view of '" + v.value +
+                "' lies in no buffer live there");
+  };
+  for (std::size_t i = 0; i < s_.kernels.size(); ++i) {
+    for (TensorView& v : s_.kernels[i].inputs) move(v, static_cast<int>(i));
+    for (TensorView& v : s_.kernels[i].outputs) move(v, static_cast<int>(i));
+  }
+  for (std::size_t b = before.size(); b < buffers_.size(); ++b) {
     Kernel& k = s_.kernels[static_cast<std::size_t>(buffers_[b].first)];
     k.workspace = TensorView{buffers_[b].name, DType::float32, {k.workspace_bytes / 4}, {1}, Space::arena, 0,
                              buffers_[b].offset};
-    s_.activation_bytes_total += align_up(buffers_[b].bytes, kBufferAlignment);
   }
-  s_.arena_max_live_bytes = max_live_bytes(buffers_, kBufferAlignment);
+  s_.arena_bytes = plan.arena_bytes;
+  s_.activation_bytes_total = plan.total_bytes;
+  s_.arena_max_live_bytes = plan.max_live_bytes;
+  s_.arena_order = plan.order;
   s_.arena_buffers = buffers_;
 }
 

@@ -97,8 +97,8 @@ class Lowering {
   bool build_kernels();        ///< one Kernel per listed node, with its views
   bool fold_gemm_batch();      ///< batch dims B broadcasts over run as rows of one product
   bool choose_tactics();       ///< each kernel's tactic per --arch, and its note; then place_workspaces
-  /// The workspaces the tactics ask for (Kernel::workspace_bytes), placed in the arena around the
-  /// planned buffers, live while their kernel runs.
+  /// The workspaces the tactics ask for (Kernel::workspace_bytes), live while their kernel runs: the
+  /// arena planned again with them, every kernel's arena views moved with their buffers.
   void place_workspaces();
 
   /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,

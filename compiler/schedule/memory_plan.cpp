@@ -20,9 +20,9 @@ namespace {
 
 // One placement: buffers in `order`, each at the lowest aligned offset where it overlaps no placed
 // buffer whose interval intersects its own. Returns the arena size and sets the offsets.
-// `placed`: buffers placed already (their offsets stand), `arena` the end of the highest of them.
-int64_t place_first_fit(std::vector<LiveBuffer>& buffers, const std::vector<std::size_t>& order, int64_t alignment,
-                        std::vector<std::size_t> placed = {}, int64_t arena = 0) {
+int64_t place_first_fit(std::vector<LiveBuffer>& buffers, const std::vector<std::size_t>& order, int64_t alignment) {
+  int64_t arena = 0;
+  std::vector<std::size_t> placed;
   for (std::size_t i : order) {
     LiveBuffer& b = buffers[i];
     const int64_t size = align_up(b.bytes, alignment);
@@ -118,15 +118,6 @@ MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
   }
   for (std::size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = best_offsets[i];
   return plan;
-}
-
-int64_t place_more(std::vector<LiveBuffer>& buffers, std::size_t first_new, int64_t alignment) {
-  std::vector<std::size_t> placed(first_new), order(buffers.size() - first_new);
-  std::iota(placed.begin(), placed.end(), std::size_t{0});
-  std::iota(order.begin(), order.end(), first_new);
-  int64_t arena = 0;
-  for (std::size_t i : placed) arena = std::max(arena, buffers[i].offset + align_up(buffers[i].bytes, alignment));
-  return place_first_fit(buffers, order, alignment, placed, arena);
 }
 
 bool check_memory_plan(const std::vector<LiveBuffer>& buffers, int64_t alignment, std::string* why) {

@@ -41,10 +41,6 @@ int64_t max_live_bytes(const std::vector<LiveBuffer>& buffers, int64_t alignment
 /// for the same input. Throws Error for an interval with last < first.
 MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment = 256);
 
-/// \brief Places buffers[first_new ..] by first fit, in order, around the buffers before them (placed
-/// already: their offsets stand). Returns the arena's new size (the end of the highest buffer).
-int64_t place_more(std::vector<LiveBuffer>& buffers, std::size_t first_new, int64_t alignment = 256);
-
 /// True when the plan is sound: aligned offsets, and no two buffers live at once share a byte.
 /// On failure `why` names the pair (for tests and the lowering's own check).
 bool check_memory_plan(const std::vector<LiveBuffer>& buffers, int64_t alignment, std::string* why = nullptr);
