@@ -249,6 +249,28 @@ void run_onnx_checker(const onnx::ModelProto& m, const std::string& base_dir, co
   }
 }
 
+// libonnx's convolution shape rule reads W's dims at X's rank without checking (a hostile model
+// whose W has another rank than X crashes it): the ranks known before its pass (graph inputs and
+// initializers) are compared first.
+void check_conv_ranks(const onnx::GraphProto& g, const std::string& file) {
+  std::unordered_map<std::string, int> rank;
+  for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
+  for (const auto& in : g.input()) {
+    if (!rank.count(in.name()) && in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
+      rank[in.name()] = in.type().tensor_type().shape().dim_size();
+    }
+  }
+  for (const auto& n : g.node()) {
+    const std::string& op = n.op_type();
+    if (!n.domain().empty() || (op != "Conv" && op != "ConvTranspose" && op != "ConvInteger") || n.input_size() < 2) continue;
+    auto x = rank.find(n.input(0)), w = rank.find(n.input(1));
+    if (x == rank.end() || w == rank.end() || x->second == w->second) continue;
+    throw file_error(file, op + " node '" + n.name() + "': X '" + n.input(0) + "' has rank " + std::to_string(x->second) +
+                               " but W '" + n.input(1) + "' has rank " + std::to_string(w->second) +
+                               " (they must have the same rank: [N, C, spatial...] and [M, C/group, kernel...])");
+  }
+}
+
 void run_onnx_shape_inference(onnx::ModelProto& m, const std::string& file) {
   // modelc infers every value itself; ONNX's pass is a consistency check on
   // the model. value_info and declared output shapes are dropped first so
@@ -259,6 +281,7 @@ void run_onnx_shape_inference(onnx::ModelProto& m, const std::string& file) {
   for (auto& o : *g->mutable_output()) {
     if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
   }
+  check_conv_ranks(*g, file);
   try {
     // Strict about shapes, not about the schemas' type lists: old exporters
     // wrote e.g. int64 Constants at opset 6, whose schema only lists floats,

@@ -731,41 +731,52 @@ std::string demangled(const char* name) {
 }
 
 // The function at fn from the symbol table (.symtab) of the ELF file at path, loaded at base; ""
-// when the file cannot be read or has no such symbol (a stripped file).
+// when the file cannot be read or has no such symbol (a stripped file). Read with pread into heap
+// buffers (not mapped: a fresh mapping can land where a fiber stack was, which AddressSanitizer
+// still holds poisoned).
 std::string symbol_in_file(const char* path, uintptr_t base, uintptr_t fn) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
-  const off_t size = lseek(fd, 0, SEEK_END);
-  void* m = size > 0 ? mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-  close(fd);
-  if (m == MAP_FAILED) return "";
-  const size_t n = static_cast<size_t>(size);
-  const unsigned char* f = static_cast<const unsigned char*>(m);
+  const off_t end = lseek(fd, 0, SEEK_END);
+  const uint64_t n = end > 0 ? static_cast<uint64_t>(end) : 0;
+  auto read_at = [&](uint64_t offset, uint64_t bytes, std::vector<unsigned char>& out) {
+    out.assign(static_cast<size_t>(bytes), 0);
+    if (offset > n || bytes > n - offset) return false;
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t r = pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (r <= 0) return false;
+      done += static_cast<size_t>(r);
+    }
+    return true;
+  };
   std::string name;
-  const auto* eh = reinterpret_cast<const ElfW(Ehdr)*>(f);
-  const bool ok = n >= sizeof(ElfW(Ehdr)) && std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 &&
-                  eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff < n &&
-                  eh->e_shnum <= (n - eh->e_shoff) / sizeof(ElfW(Shdr));
+  std::vector<unsigned char> head, sections, symbols, strings;
+  ElfW(Ehdr) eh{};
+  if (read_at(0, sizeof eh, head)) std::memcpy(&eh, head.data(), sizeof eh);
+  const bool ok = !head.empty() && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+                  eh.e_shentsize == sizeof(ElfW(Shdr)) &&
+                  read_at(eh.e_shoff, uint64_t{eh.e_shnum} * sizeof(ElfW(Shdr)), sections);
   if (ok) {
-    const auto* sh = reinterpret_cast<const ElfW(Shdr)*>(f + eh->e_shoff);
-    const uintptr_t target = eh->e_type == ET_DYN ? fn - base : fn;
-    for (unsigned i = 0; i < eh->e_shnum && name.empty(); ++i) {
-      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+    std::vector<ElfW(Shdr)> sh(eh.e_shnum);
+    std::memcpy(sh.data(), sections.data(), sections.size());
+    const uintptr_t target = eh.e_type == ET_DYN ? fn - base : fn;
+    for (unsigned i = 0; i < eh.e_shnum && name.empty(); ++i) {
+      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum) continue;
       const ElfW(Shdr)& strtab = sh[sh[i].sh_link];
-      if (sh[i].sh_offset > n || sh[i].sh_size > n - sh[i].sh_offset || strtab.sh_offset > n ||
-          strtab.sh_size > n - strtab.sh_offset)
-        continue;
-      const auto* sym = reinterpret_cast<const ElfW(Sym)*>(f + sh[i].sh_offset);
-      const size_t count = sh[i].sh_size / sizeof(ElfW(Sym));
+      if (!read_at(sh[i].sh_offset, sh[i].sh_size, symbols) || !read_at(strtab.sh_offset, strtab.sh_size, strings)) continue;
+      const size_t count = symbols.size() / sizeof(ElfW(Sym));
       for (size_t k = 0; k < count; ++k) {
-        if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_value != target || sym[k].st_name >= strtab.sh_size) continue;
-        const char* s = reinterpret_cast<const char*>(f + strtab.sh_offset + sym[k].st_name);
-        if (std::memchr(s, 0, strtab.sh_size - sym[k].st_name)) name = demangled(s);
+        ElfW(Sym) sym;
+        std::memcpy(&sym, symbols.data() + k * sizeof sym, sizeof sym);
+        if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value != target || sym.st_name >= strings.size()) continue;
+        const char* str = reinterpret_cast<const char*>(strings.data() + sym.st_name);
+        if (std::memchr(str, 0, strings.size() - sym.st_name)) name = demangled(str);
         break;
       }
     }
   }
-  munmap(m, n);
+  close(fd);
   return name;
 }
 
