@@ -210,7 +210,7 @@ class LayoutPass {
   static const ops::LayoutRoles& roles(const Node& n) { return ops::lookup(n).layout_roles; }
 
   // Layout kernels: ops with an NHWC form (OpDef::layout) run by a family that has one, of rank 4
-  // or 5, whose other outputs are unused (MaxPool's Indices are NCHW); a weight role must be a
+  // or 5, without other outputs (MaxPool's Indices are NCHW); a weight role must be a
   // constant of X's rank (its OHWI copy is made here).
   void find_layout_kernels() {
     bool any_weight = false;
@@ -220,11 +220,9 @@ class LayoutPass {
       const int64_t rank = n.input(0).rank();
       if (rank != 4 && rank != 5) continue;
       if (!facts(np).channels_last || ops::lookup(n).layout != ops::Layout::channels) continue;
+      // Any other output the node has, used or not: its kernel writes it (MaxPool's Indices, NCHW).
       bool other_outputs = false;
-      for (std::size_t j = 1; j < n.outputs().size(); ++j) {
-        const Value* o = n.outputs()[j];
-        other_outputs = other_outputs || (o && (!o->users().empty() || o->is_graph_output()));
-      }
+      for (std::size_t j = 1; j < n.outputs().size(); ++j) other_outputs = other_outputs || n.outputs()[j] != nullptr;
       if (other_outputs) continue;
       const int w = roles(n).weight;
       if (w >= 0) {
