@@ -249,9 +249,9 @@ void run_onnx_checker(const onnx::ModelProto& m, const std::string& base_dir, co
   }
 }
 
-// libonnx's convolution shape rule reads W's dims at X's rank without checking (a hostile model
-// whose W has another rank than X crashes it): the ranks known before its pass (graph inputs and
-// initializers) are compared first.
+// libonnx's convolution and pooling shape rule reads W's dims at X's rank and divides by strides,
+// dilations and group without checking (a hostile model crashes it): those attributes, and the
+// ranks known before its pass (graph inputs and initializers), are checked first.
 void check_conv_ranks(const onnx::GraphProto& g, const std::string& file) {
   std::unordered_map<std::string, int> rank;
   for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
@@ -262,7 +262,19 @@ void check_conv_ranks(const onnx::GraphProto& g, const std::string& file) {
   }
   for (const auto& n : g.node()) {
     const std::string& op = n.op_type();
-    if (!n.domain().empty() || (op != "Conv" && op != "ConvTranspose" && op != "ConvInteger") || n.input_size() < 2) continue;
+    // It also divides by strides, dilations and group unchecked.
+    const bool window = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "MaxPool" ||
+                        op == "AveragePool" || op == "LpPool";
+    if (!n.domain().empty() || !window) continue;
+    for (const auto& a : n.attribute()) {
+      const bool positive_ints = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+      bool bad = a.name() == "group" && a.i() < 1;
+      for (int64_t v : a.ints()) bad = bad || (positive_ints && v < 1);
+      if (bad) {
+        throw file_error(file, op + " node '" + n.name() + "': attribute '" + a.name() + "' must be positive");
+      }
+    }
+    if (op == "MaxPool" || op == "AveragePool" || op == "LpPool" || n.input_size() < 2) continue;
     auto x = rank.find(n.input(0)), w = rank.find(n.input(1));
     if (x == rank.end() || w == rank.end() || x->second == w->second) continue;
     throw file_error(file, op + " node '" + n.name() + "': X '" + n.input(0) + "' has rank " + std::to_string(x->second) +
