@@ -109,7 +109,7 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
         fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores", k.node->op(),
                     k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y,
                     g.str(), what, cp, ranged ? "ranges" : std::to_string(yp));
-    return tc_launches(k, comment, decl, params);
+    return tc_launches(k, ctx, comment, decl, params);
   }
   const Pitches p = conv_pitches(k);
   const bool nhwc = p.x != 0;

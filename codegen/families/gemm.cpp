@@ -106,7 +106,7 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
                      has_bias ? "true" : "false", axis, ranges);
 }
 
-KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
+KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
   // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
@@ -124,7 +124,7 @@ KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
     std::vector<LaunchParam> p = params;
     if (t.split_k > 1) {
       if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
-      p.push_back({"partial", "reinterpret_cast<float*>(arena + " + std::to_string(k.workspace.offset) + ")"});
+      p.push_back({"partial", ctx.ptr(k.workspace, false)});
     }
     Launch main{comment + ", tile " + t.name() + on, type, p, sm, t.smem_bytes(), 1};
     r.launches.push_back(main);
@@ -205,7 +205,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
           TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
           y_text(g), tc_tile_text(t), epilogue);
     };
-    return tc_launches(k, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
+    return tc_launches(k, ctx, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
   }
   const TileConfig tile = tile_of(k);
   const std::string type = fmt::format(

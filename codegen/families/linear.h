@@ -63,7 +63,7 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
 /// mc::tc::SplitKReduce of the same type adding them and running the epilogue. Each launch raises
 /// its dynamic shared memory to the type's kSmemBytes (Launch::dynamic_smem). Each comment is
 /// `comment` and the tile. Nothing to run when the first output is empty.
-KernelLaunches tc_launches(const Kernel& k, const std::string& comment,
+KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params);
 
 /// "mc::tc::Tile<BM, BN, BK, WarpsM, WarpsN, Async, Stages, SplitK>".

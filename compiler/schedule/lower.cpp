@@ -298,17 +298,21 @@ bool Lowering::plan_arena() {
   if (!streams_.stream.empty()) {
     for (std::size_t i = 0; i < buffers_.size(); ++i) buffers_[i].last = streams_.concurrent_last(accesses[i]);
   }
+  plan_buffers();
+  for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
+  return true;
+}
+
+void Lowering::plan_buffers() {
   const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
   std::string why;
   if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
-  for (auto& [v, i] : index) arena_offset_[v] = buffers_[i].offset;
   s_.arena_bytes = plan.arena_bytes;
   s_.activation_bytes_total = plan.total_bytes;
   s_.arena_max_live_bytes = plan.max_live_bytes;
   s_.arena_alignment = kBufferAlignment;
   s_.arena_order = plan.order;
   s_.arena_buffers = buffers_;
-  return true;
 }
 
 bool Lowering::place_weights() {
@@ -490,9 +494,7 @@ void Lowering::place_workspaces() {
   // The arena planned again with the workspaces (placed around the old plan they would grow it),
   // and every kernel's arena views moved with their buffers: a view lies in the one buffer live at
   // its kernel that holds its first byte.
-  const MemoryPlan plan = plan_memory(buffers_, kBufferAlignment);
-  std::string why;
-  if (!check_memory_plan(buffers_, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
+  plan_buffers();
   auto move = [&](TensorView& v, int at) {
     if (v.space != Space::arena || v.dtype == DType::undefined || v.nbytes() == 0) return;
     for (std::size_t b = 0; b < before.size(); ++b) {
@@ -514,11 +516,6 @@ void Lowering::place_workspaces() {
     k.workspace = TensorView{buffers_[b].name, DType::float32, {k.workspace_bytes / 4}, {1}, Space::arena, 0,
                              buffers_[b].offset};
   }
-  s_.arena_bytes = plan.arena_bytes;
-  s_.activation_bytes_total = plan.total_bytes;
-  s_.arena_max_live_bytes = plan.max_live_bytes;
-  s_.arena_order = plan.order;
-  s_.arena_buffers = buffers_;
 }
 
 int64_t Lowering::kernel_count() const {

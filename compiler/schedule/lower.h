@@ -100,6 +100,8 @@ class Lowering {
   /// The workspaces the tactics ask for (Kernel::workspace_bytes), live while their kernel runs: the
   /// arena planned again with them, every kernel's arena views moved with their buffers.
   void place_workspaces();
+  /// plan_memory over buffers_ (offsets set, the plan checked) and the Schedule's arena fields.
+  void plan_buffers();
 
   /// What the stages have built so far (--print-after): the kernel list, the layout, the arena,
   /// the weights and the kernels, each once its stage has run.
