@@ -17,7 +17,9 @@
 //   nhwc: X [N][D][H][W][XP], Y [N][OD][OH][OW][YP], W [M][KD][KH][KW][WP] (OHWI, what the layout
 //         pass produces) with channel pitches XP >= C, YP >= M, WP >= Cg (template parameters;
 //         0: dense, the channel count); k = (kd, kh, kw, c) over WP, c fastest; channels >= Cg of
-//         a pitch are masked (never read as data), output channels >= M never written.
+//         a pitch are masked (never read as data), output channels >= M never written. W's rows
+//         (one per output channel) are taps x WP long, or WRow (the compact form of the
+//         tensor-core conv: WP = Cg, rows padded to a multiple of 8 elements).
 #pragma once
 
 #include "gemm.cuh"
@@ -127,15 +129,19 @@ struct Im2colLoader {
 
 /// \brief Y = Epi(conv(X, W)): the implicit GEMM. Epi sees Coord{group, output channel (0..M),
 /// pixel column j, offset in Y}; gemm::EpilogueBias adds the bias. XPitch / YPitch / WPitch: the
-/// channel pitches of an nhwc X, Y and W (0: dense). With gemm::EpilogueRanges (groups = 1, a
-/// horizontally fused convolution) each channel goes to its range's output, not to Y.
-template <class T, class Acc, class Sh, Layout L, class Tl, class Epi, int XPitch = 0, int YPitch = 0, int WPitch = 0>
+/// channel pitches of an nhwc X, Y and W (0: dense); WRow: W's row pitch (0: the depth). With
+/// gemm::EpilogueRanges (groups = 1, a horizontally fused convolution) each channel goes to its
+/// range's output, not to Y.
+template <class T, class Acc, class Sh, Layout L, class Tl, class Epi, int XPitch = 0, int YPitch = 0, int WPitch = 0,
+          int WRow = 0>
 struct Conv {
   static constexpr int kXP = XPitch ? XPitch : Sh::kC, kYP = YPitch ? YPitch : Sh::kM, kWP = WPitch ? WPitch : Sh::kCg;
-  static_assert(L == Layout::nhwc || (kXP == Sh::kC && kYP == Sh::kM && kWP == Sh::kCg),
+  static_assert(L == Layout::nhwc || (kXP == Sh::kC && kYP == Sh::kM && kWP == Sh::kCg && WRow == 0),
                 "conv::Conv: channel pitches are for the nhwc layout");
-  /// GEMM depth: the weights' row (nhwc: taps x WP, padded channels masked in X and zero in W).
+  /// GEMM depth (nhwc: taps x WP, padded channels masked in X and zero in W) and W's row pitch.
   static constexpr int kDepth = L == Layout::nchw ? Sh::kGemmK : Sh::KernelDims::kSize * kWP;
+  static constexpr int kWRow = WRow ? WRow : kDepth;
+  static_assert(kWRow >= kDepth, "conv::Conv: W's rows are shorter than the depth");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kSmemBytes = 0;
 
@@ -155,9 +161,9 @@ struct Conv {
     const int group = static_cast<int>(blockIdx.z);
     const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, j0 = static_cast<int>(blockIdx.x) * Tl::kBN;
     const int tid = static_cast<int>(threadIdx.x);
-    // W's rows for this group: [Mg][Cg * taps], in the k order of the layout.
-    gemm::MatrixLoader<T, Acc, Sh::kGemmM, kDepth, kDepth, 1, Tl::kBK, Tl::kBM, kThreads> la{
-        p.W + group * Sh::kMg * kDepth, m0, tid};
+    // W's rows for this group: [Mg][kWRow], in the k order of the layout.
+    gemm::MatrixLoader<T, Acc, Sh::kGemmM, kDepth, kWRow, 1, Tl::kBK, Tl::kBM, kThreads> la{
+        p.W + group * Sh::kMg * kWRow, m0, tid};
     Im2colLoader<T, Acc, Sh, L, Tl::kBK, Tl::kBN, kThreads, kXP, kWP> lb(p.X, group, j0, tid);
     Acc acc[Tl::kTM][Tl::kTN];
     MC_UNROLL

@@ -41,8 +41,9 @@
 //
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
-// k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data),
-// and SplitKReduce of either. Each follows the kernel contract of codegen/launch.h (Params,
+// k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
+// or, in the compact-K form, over the C channels only: K = taps x C, W's rows padded to a multiple
+// of 8), and SplitKReduce of either. Each follows the kernel contract of codegen/launch.h (Params,
 // kThreads, kSmemBytes, grid(), block(), run); the emitted code gives every instantiation an entry
 // point of its own, the tests use mc::tc::kernel<K>.
 #pragma once
@@ -579,9 +580,11 @@ struct Gemm {
 // ---- the implicit-GEMM convolution -------------------------------------------------------------
 
 /// \brief Loads chunks of the im2col matrix of an NHWC X with channel pitch Cp: element (j, k) is
-/// X[n, id, ih, iw, c] for pixel j = (n, od, oh, ow) and k = (kd, kh, kw, c), c fastest over Cp;
-/// zero in the padding, for channels >= C and past the last pixel or tap.
-template <class Sh, int Cp, int BK, int BX, int NT>
+/// X[n, id, ih, iw, c] for pixel j = (n, od, oh, ow) and k = (kd, kh, kw, c), c fastest over KC
+/// channels per tap: Cp (padded: channels >= C read 0) or C (compact: k = tap x C + c, X still
+/// read at its pitch Cp); zero in the padding and past the last pixel or tap. 16-byte loads where
+/// a chunk is 8 channels of one tap (KC = Cp, a multiple of 8); element by element otherwise.
+template <class Sh, int Cp, int KC, int BK, int BX, int NT>
 struct Im2colLoader {
   using I = typename Sh::InDims;
   using KD = typename Sh::KernelDims;
@@ -590,8 +593,9 @@ struct Im2colLoader {
   using P = typename Sh::PadDims;
   using Dl = typename Sh::DilationDims;
   static constexpr bool kKFast = true;
-  static constexpr bool kVector = Cp % 8 == 0;
-  static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * Cp;
+  static_assert(KC == Cp || KC == Sh::kC, "tc::Im2colLoader: k runs over the pitch or the channels");
+  static constexpr bool kVector = KC == Cp && Cp % 8 == 0;
+  static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * KC;
   using Map = Chunks<BX, BK, true, NT>;
   using Layout = StageLayout<BX, BK, true>;
   static constexpr int kCount = Map::kCount;
@@ -616,7 +620,7 @@ struct Im2colLoader {
 
   /// Element offset of (chunk i, depth k) in X and how many of the channels c .. c + avail are data.
   __device__ __forceinline__ int at(int i, int k, int& avail) const {
-    const int tap = k / Cp, c = k % Cp;
+    const int tap = k / KC, c = k % KC;
     const int kd = tap / (KD::kH * KD::kW), kh = (tap / KD::kW) % KD::kH, kw = tap % KD::kW;
     const int id = id0[i] + kd * Dl::kD, ih = ih0[i] + kh * Dl::kH, iw = iw0[i] + kw * Dl::kW;
     const bool inside = k < kK && pix_base[i] >= 0 && static_cast<unsigned>(id) < unsigned(I::kD) &&
@@ -631,7 +635,7 @@ struct Im2colLoader {
       const int k = k0 + Map::k(tid + i * NT);
       if constexpr (kVector) {
         int avail;
-        const int off = at(i, k, avail);  // the 8 channels share one tap (Cp % 8 == 0)
+        const int off = at(i, k, avail);  // the 8 channels share one tap (KC = Cp, Cp % 8 == 0)
         if (avail >= 8) {
           r[i].v = *reinterpret_cast<const uint4*>(x + off);
         } else {
@@ -674,21 +678,26 @@ struct Im2colLoader {
 };
 
 /// \brief Y = Epi(conv(X, W)) on tensor cores, groups = 1, NHWC views: X [N][D][H][W][Cp] (channels
-/// >= C masked), W OHWI [M][KD][KH][KW][Cp] (padded channels zero), Y [N][OD][OH][OW][Yp]
-/// (channels >= M never written). Sh: mc::conv::Shape with G = 1. The epilogue sees Coord{0, output
-/// channel, pixel, offset in Y} (as the SIMT conv: gemm::EpilogueBias adds bias[channel]); with
-/// gemm::EpilogueRanges (a horizontally fused convolution) each channel goes to its range's output.
-/// Grid: (pixel tiles, channel tiles).
-template <class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi>
+/// >= C masked), Y [N][OD][OH][OW][Yp] (channels >= M never written), and W by the K form:
+///   padded (CompactK false): K = taps x Cp, W OHWI [M][KD][KH][KW][Cp] (padded channels zero);
+///   compact (CompactK true, for C below 8, where a 16-byte chunk of channels is mostly padding):
+///     K = taps x C, k = tap x C + c; W rows [M][kKw], kKw = K rounded up to 8 (16-byte rows),
+///     element (m, tap x C + c), the tail zero; the last slice's k >= K masked in both operands.
+/// Sh: mc::conv::Shape with G = 1. The epilogue sees Coord{0, output channel, pixel, offset in Y}
+/// (as the SIMT conv: gemm::EpilogueBias adds bias[channel]); with gemm::EpilogueRanges (a
+/// horizontally fused convolution) each channel goes to its range's output. Grid: (pixel tiles,
+/// channel tiles, splits).
+template <class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false>
 struct Conv {
   using Tl = TileT;
   static_assert(Sh::kG == 1, "tc::Conv runs groups = 1 (grouped and depthwise convolutions are SIMT)");
   static_assert(Cp >= Sh::kC && Yp >= Sh::kM, "tc::Conv: a channel pitch below the channel count");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kPixels = Sh::kN * Sh::OutDims::kSize;
-  static constexpr int kK = Sh::KernelDims::kSize * Cp;
-  using LA = Im2colLoader<Sh, Cp, Tl::kBK, Tl::kBM, kThreads>;
-  using LB = OperandLoader<Sh::kM, kK, kK, 1, Tl::kBK, Tl::kBN, kThreads, true>;
+  static constexpr int kK = Sh::KernelDims::kSize * (CompactK ? Sh::kC : Cp);  ///< the GEMM depth
+  static constexpr int kKw = CompactK ? (kK + 7) / 8 * 8 : kK;                 ///< W's row pitch
+  using LA = Im2colLoader<Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads>;
+  using LB = OperandLoader<Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What the epilogues' batch_offset sees: one batch.
   using EpiShape = gemm::Shape<1, 1, 1, kPixels, Sh::kM, kK>;

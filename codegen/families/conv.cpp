@@ -41,9 +41,10 @@ std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::st
 }
 
 namespace {
-/// The channel pitches of an NHWC convolution (X, Y, W), or all 0 when every view is dense NCHW.
+/// The channel pitches of an NHWC convolution (X, Y, W) and W's row pitch, or all 0 when every view
+/// is dense NCHW.
 struct Pitches {
-  int64_t x = 0, y = 0, w = 0;
+  int64_t x = 0, y = 0, w = 0, w_row = 0;
 };
 
 Pitches conv_pitches(const Kernel& k) {
@@ -52,10 +53,13 @@ Pitches conv_pitches(const Kernel& k) {
   const bool ranged = !k.ranges.empty();
   const bool dense = x.dense() && w.dense() && (ranged || y.dense());
   if (dense) return {};
-  Pitches p{channels_last_pitch(x), ranged ? 0 : channels_last_pitch(y), channels_last_pitch(w)};
-  if (p.x == 0 || (p.y == 0 && !ranged) || p.w == 0) {
+  Pitches p{channels_last_pitch(x), ranged ? 0 : channels_last_pitch(y)};
+  if (p.x == 0 || (p.y == 0 && !ranged)) {
     throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
   }
+  const WeightStorage ws = kernel_weight_storage(k, x, w, p.x);
+  p.w = ws.pitch;
+  p.w_row = ws.row;
   return p;
 }
 
@@ -99,16 +103,18 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   if (k.engine == "tensor_core") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
+    const TcConvDepth d = tc_conv_depth(k);
     const std::string TY = ctx.ctype(vy.dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
-      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}>", TY, TAcc,
-                         conv_shape(g), cp, yp, tc_tile_text(t), epilogue);
+      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", TY, TAcc,
+                         conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
     };
-    const std::string comment =
-        fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores", k.node->op(),
-                    k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y,
-                    g.str(), what, cp, ranged ? "ranges" : std::to_string(yp));
+    const std::string comment = fmt::format(
+        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores{}", k.node->op(),
+        k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
+        ranged ? "ranges" : std::to_string(yp),
+        d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
     return tc_launches(k, ctx, comment, decl, params);
   }
   const Pitches p = conv_pitches(k);
@@ -120,7 +126,10 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                                           shape_y, g.str(), what,
                                           nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
                                           tile.name());
-  const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}", p.x, p.y, p.w) : "";
+  // W's row pitch only where its rows are not whole taps (compact weights): other text unchanged.
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const std::string w_row = nhwc && p.w_row != taps * p.w ? fmt::format(", /*W row*/ {}", p.w_row) : "";
+  const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}{}", p.x, p.y, p.w, w_row) : "";
   const std::string type =
       fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>", T,
                   acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn, tile.bk, tile.tm,

@@ -220,8 +220,7 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     if (k.family == "conv") {
       const linear::ConvGeometry g = linear::conv_geometry(k);
-      const int64_t K = g.k_size() * linear::channels_last_pitch(k.inputs[0]);
-      w = tc_gemm_work(1, g.N * g.out_pixels(), g.M, K, bytes, *t);
+      w = tc_gemm_work(1, g.N * g.out_pixels(), g.M, linear::tc_conv_depth(k).K, bytes, *t);
       w.flops = 2.0 * static_cast<double>(g.N * g.out_pixels() * g.M * g.Cg() * g.k_size());
       return w;
     }

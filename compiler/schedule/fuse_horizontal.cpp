@@ -174,9 +174,9 @@ bool Lowering::compatible_siblings(const Node& a, const Node& b) const {
   const DType ba = bias_dtype(a), bb = bias_dtype(b);
   if (ba != DType::undefined && bb != DType::undefined && ba != bb) return false;
   if (layout_.channels_last_kernels.count(&a) != layout_.channels_last_kernels.count(&b)) return false;
-  auto pa = layout_.weight_pitch.find(&a.input(1)), pb = layout_.weight_pitch.find(&b.input(1));
-  const int64_t wa = pa == layout_.weight_pitch.end() ? 0 : pa->second;
-  const int64_t wb = pb == layout_.weight_pitch.end() ? 0 : pb->second;
+  auto pa = layout_.weight_storage.find(&a.input(1)), pb = layout_.weight_storage.find(&b.input(1));
+  const WeightStorage wa = pa == layout_.weight_storage.end() ? WeightStorage{} : pa->second;
+  const WeightStorage wb = pb == layout_.weight_storage.end() ? WeightStorage{} : pb->second;
   return wa == wb && storage_of(buffer(&a.output(0))).channels_last == storage_of(buffer(&b.output(0))).channels_last;
 }
 
@@ -224,8 +224,8 @@ bool Lowering::fuse_horizontal() {
     const Tensor w = by_columns ? concat_columns(weights, widths, w0.dtype(), w0.shape()[0])
                                 : concat_rows(weights, widths, w0.dtype(), Shape(w0.shape().begin() + 1, w0.shape().end()));
     f.weights = g_.add_constant(w0.name() + "_horizontal", w);
-    auto pitch = layout_.weight_pitch.find(&w0);
-    if (pitch != layout_.weight_pitch.end()) layout_.weight_pitch[f.weights] = pitch->second;
+    auto stored = layout_.weight_storage.find(&w0);
+    if (stored != layout_.weight_storage.end()) layout_.weight_storage[f.weights] = stored->second;
     if (bias_type != DType::undefined) {
       f.bias = g_.add_constant(leader->name() + "_horizontal_B", concat_rows(biases, widths, bias_type, {}));
     }

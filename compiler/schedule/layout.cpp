@@ -112,6 +112,19 @@ bool channels_last_view(const TensorView& v, int64_t* pitch) {
   return true;
 }
 
+WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const TensorView& w, int64_t x_pitch) {
+  // tensor_core_operands, read from the views: float16 X and W of one rank (one group: the rule's).
+  const bool tensor_cores = x.dtype == DType::float16 && w.dtype == DType::float16 && x.shape.size() == w.shape.size() &&
+                            (x.shape.size() == 4 || x.shape.size() == 5);
+  const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores);
+  if (!same_memory(w.shape, w.strides, weight_strides(w.shape, ws))) {
+    throw Error("internal: kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") +
+                ") runs channels-last, but W '" + w.value + "' is not OHWI with channel pitch " +
+                std::to_string(ws.pitch) + " in rows of " + std::to_string(ws.row));
+  }
+  return ws;
+}
+
 KernelLayout kernel_layout(const Kernel& k) {
   auto present = [&](const std::vector<TensorView>& v, int i) {
     return i >= 0 && static_cast<std::size_t>(i) < v.size() && v[static_cast<std::size_t>(i)].dtype != DType::undefined
@@ -136,35 +149,58 @@ KernelLayout kernel_layout(const Kernel& k) {
   l.channels_last = true;
   if (!channels_last_view(*x, &l.x_pitch)) fail("X '" + x->value + "' is not channels-last");
   if (!channels_last_view(*y, &l.y_pitch)) fail("Y '" + y->value + "' is not channels-last");
-  if (w) {
-    const int64_t cg = w->shape.size() > 1 ? w->shape[1] : 1;
-    const int64_t want = cg == x->shape[1] ? l.x_pitch : cg;  // groups = 1: X's pitch
-    if (!same_memory(w->shape, w->strides, channels_last_strides(w->shape, want))) {
-      fail("W '" + w->value + "' is not OHWI with channel pitch " + std::to_string(want));
-    }
-  }
+  if (w) l.w = kernel_weight_storage(k, *x, *w, l.x_pitch);
   if (r && !same_memory(r->shape, r->strides, y->strides)) fail("the residual '" + r->value + "' is not Y's layout");
   return l;
 }
 
-Tensor ohwi_weights(const Tensor& w, int64_t pitch) {
+namespace {
+int64_t round_up8(int64_t c) { return (c + 7) / 8 * 8; }
+
+int64_t taps_of(const Shape& w) {
+  int64_t taps = 1;
+  for (std::size_t d = 2; d < w.size(); ++d) taps *= w[d];
+  return taps;
+}
+}  // namespace
+
+WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores) {
+  const int64_t cg = w.size() > 1 ? w[1] : 1, taps = taps_of(w);
+  if (cg != x_channels) return {cg, taps * cg};  // grouped: its own channel count
+  if (tensor_cores && cg < kCompactKChannels) return {cg, round_up8(taps * cg), true};
+  return {x_pitch, taps * x_pitch};
+}
+
+std::vector<int64_t> weight_strides(const Shape& w, const WeightStorage& ws) {
+  std::vector<int64_t> st = channels_last_strides(w, ws.pitch);
+  if (w.size() >= 3) st[0] = ws.row;
+  return st;
+}
+
+Tensor ohwi_weights(const Tensor& w, const WeightStorage& ws) {
   const Shape& s = w.shape();
   if (s.size() < 3) throw Error("internal: OHWI weights of rank " + std::to_string(s.size()));
-  const int64_t M = s[0], Cg = s[1];
-  if (pitch < Cg) throw Error("internal: OHWI pitch " + std::to_string(pitch) + " below " + std::to_string(Cg));
-  int64_t taps = 1;
-  for (std::size_t d = 2; d < s.size(); ++d) taps *= s[d];
+  const int64_t M = s[0], Cg = s[1], taps = taps_of(s);
+  if (ws.pitch < Cg || ws.row < (taps - 1) * ws.pitch + Cg) {
+    throw Error("internal: OHWI storage (pitch " + std::to_string(ws.pitch) + ", rows of " + std::to_string(ws.row) +
+                ") for " + std::to_string(Cg) + " channels x " + std::to_string(taps) + " taps");
+  }
+  // OHWI [M][K...][pitch] where the rows are whole taps; [M][row] otherwise (compact, a tail).
   Shape out{M};
-  for (std::size_t d = 2; d < s.size(); ++d) out.push_back(s[d]);
-  out.push_back(pitch);
-  Tensor r(w.dtype(), out);  // zero-filled: the padded channels stay zero
+  if (ws.row == taps * ws.pitch) {
+    out.insert(out.end(), s.begin() + 2, s.end());
+    out.push_back(ws.pitch);
+  } else {
+    out.push_back(ws.row);
+  }
+  Tensor r(w.dtype(), out);  // zero-filled: padded channels and row tails stay zero
   const std::size_t es = dtype_size(w.dtype());
   const uint8_t* src = w.raw();
   uint8_t* dst = r.mutable_raw();
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t c = 0; c < Cg; ++c) {
       for (int64_t t = 0; t < taps; ++t) {
-        std::memcpy(dst + static_cast<std::size_t>((m * taps + t) * pitch + c) * es,
+        std::memcpy(dst + static_cast<std::size_t>(m * ws.row + t * ws.pitch + c) * es,
                     src + static_cast<std::size_t>((m * Cg + c) * taps + t) * es, es);
       }
     }
@@ -173,8 +209,6 @@ Tensor ohwi_weights(const Tensor& w, int64_t pitch) {
 }
 
 namespace {
-
-int64_t round_up8(int64_t c) { return (c + 7) / 8 * 8; }
 
 /// A read of a buffer by a kernel: the kernel's node, the input index, the value read (the root or
 /// a view of it).
@@ -462,17 +496,18 @@ class LayoutPass {
         n.set_input(j, c);
       }
       k += inserted;
-      // W: OHWI with X's pitch (one group: W's dim 1 is X's channel count) or its own channel count.
+      // W: OHWI, padded to X's pitch (one group), compact, or at its own channel count (grouped).
       if (roles(n).weight >= 0) {
         const Value* w = &n.input(roles(n).weight);
-        const bool one_group = w->shape()[1] == n.input(0).shape()[1];
-        const int64_t pitch = one_group ? accepted_pitch(&n, &n.input(0)) : w->shape()[1];
-        auto it = plan_.weight_pitch.find(w);
-        if (it != plan_.weight_pitch.end() && it->second != pitch) {
-          throw n.error("internal: weight '" + w->name() + "' is shared by convolutions with channel pitches " +
-                        std::to_string(it->second) + " and " + std::to_string(pitch));
+        const WeightStorage ws = conv_weight_storage(w->shape(), n.input(0).shape()[1],
+                                                     accepted_pitch(&n, &n.input(0)), tensor_core_operands(n));
+        auto it = plan_.weight_storage.find(w);
+        if (it != plan_.weight_storage.end() && it->second != ws) {
+          throw n.error("internal: weight '" + w->name() + "' is shared by convolutions that store it differently " +
+                        "(channel pitches " + std::to_string(it->second.pitch) + " and " + std::to_string(ws.pitch) +
+                        ", rows of " + std::to_string(it->second.row) + " and " + std::to_string(ws.row) + ")");
         }
-        plan_.weight_pitch[w] = pitch;
+        plan_.weight_storage[w] = ws;
       }
     }
   }

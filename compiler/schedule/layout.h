@@ -30,9 +30,13 @@
 //  - Where a layout kernel's X, Y or residual is not stored as it needs, a conversion kernel (an
 //    Identity run by the elementwise family, strided in and out) copies it: before the kernel for
 //    inputs, after it for Y (the kernel then writes a channels-last temporary).
-//  - Weight roles of channels-last kernels are stored OHWI with the input's pitch (zero padded;
-//    grouped: their own channel count): the view keeps W's logical [M, C/G, KH, KW] shape with
-//    strides [KH*KW*Cp, 1, KW*Cp, Cp].
+//  - Weight roles of channels-last kernels are stored OHWI (WeightStorage): one row per output
+//    channel, tap t's channels at t * pitch. Padded: the input's pitch (zero padded; grouped: their
+//    own channel count), rows taps * Cp long: the view keeps W's logical [M, C/G, KH, KW] shape
+//    with strides [KH*KW*Cp, 1, KW*Cp, Cp]. Compact (conv_weight_storage: a tensor-core
+//    convolution, one group, fewer than kCompactKChannels input channels, where a 16-byte chunk
+//    of channels would be mostly padding and the GEMM depth taps * Cp mostly zeros): pitch C, rows
+//    round_up(taps * C, 8) long (16-byte rows, the tail zero): strides [Kw, 1, KW*C, C].
 #pragma once
 
 #include <cstdint>
@@ -83,19 +87,47 @@ bool channels_last_view(const TensorView& v, int64_t* pitch);
 /// True when `v` is dense (C order) up to its dims of extent 1.
 bool dense_view(const TensorView& v);
 
+/// \brief How a channels-last kernel's weight [M, Cg, K...] is stored: OHWI rows of `row` elements,
+/// one per output channel, tap t's Cg channels at t * pitch .. t * pitch + Cg - 1, the rest zero.
+/// Padded: row = taps * pitch (pitch >= Cg); compact: pitch = Cg, row = round_up(taps * Cg, 8).
+struct WeightStorage {
+  int64_t pitch = 0;
+  int64_t row = 0;
+  bool compact = false;  ///< the compact form: a tensor-core convolution's K is taps * Cg
+  bool operator==(const WeightStorage& o) const { return pitch == o.pitch && row == o.row && compact == o.compact; }
+  bool operator!=(const WeightStorage& o) const { return !(*this == o); }
+};
+
+/// Below this many input channels a tensor-core convolution's K runs over the channels, not the
+/// pitch (the compact form: one 16-byte chunk of 8 channels would be mostly padding).
+constexpr int64_t kCompactKChannels = 8;
+
+/// \brief The storage of the weight `w` ([M, Cg, K...]) of a channels-last convolution whose X has
+/// `x_channels` channels at pitch `x_pitch`: compact where `tensor_cores` (tensor_core_operands),
+/// one group and Cg < kCompactKChannels; padded at X's pitch for one group; Cg otherwise.
+WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores);
+/// The strides of W's logical view [M, Cg, K...] under `ws`: [row, 1, pitch * (inner taps)..., pitch].
+std::vector<int64_t> weight_strides(const Shape& w, const WeightStorage& ws);
+/// \brief A conv weight [M, Cg, K...] (any dtype) stored as `ws` (zero outside the data): the
+/// memory of the view weight_strides(w.shape, ws), row * M elements, shaped [M, K..., pitch] where
+/// the rows are whole taps, [M, row] otherwise.
+Tensor ohwi_weights(const Tensor& w, const WeightStorage& ws);
+
 /// \brief The layout a convolution or pool kernel (conv, conv_depthwise, pool families) runs in,
-/// read from its views: channels-last when X, W or Y is not dense, with X's and Y's channel pitches.
-/// Throws an internal Error naming the kernel when its views do not agree on one layout (W must be
-/// OHWI with X's pitch, or Cg for grouped convolutions; a FusedConv's residual must be Y's memory).
+/// read from its views: channels-last when X, W or Y is not dense, with X's and Y's channel pitches
+/// and W's storage. Throws an internal Error naming the kernel when its views do not agree on one
+/// layout (W must be stored as conv_weight_storage says for the kernel's node and X's pitch; a
+/// FusedConv's residual must be Y's memory).
 struct KernelLayout {
   bool channels_last = false;
   int64_t x_pitch = 0, y_pitch = 0;  ///< the channel counts when not padded
+  WeightStorage w;                   ///< channels-last with a weight only
 };
 KernelLayout kernel_layout(const Kernel& k);
-
-/// \brief A conv weight [M, Cg, K...] (any dtype) as OHWI [M][K...][pitch] with channels
-/// Cg..pitch-1 zero: the data of the channels-last view channels_last_strides(w.shape, pitch).
-Tensor ohwi_weights(const Tensor& w, int64_t pitch);
+/// \brief The storage of channels-last kernel k's weight view `w` (conv_weight_storage for X's
+/// channels and pitch, tensor_core_operands read from the views' types); throws an internal Error
+/// naming the kernel when w's strides differ.
+WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const TensorView& w, int64_t x_pitch);
 
 /// \brief What the layout pass reads and changes of the lowering.
 struct LayoutInput {
@@ -110,7 +142,7 @@ struct LayoutInput {
 struct LayoutPlan {
   std::map<const Value*, Storage> storage;       ///< roots stored channels-last (absent: dense)
   std::set<const Node*> channels_last_kernels;   ///< layout kernels that run channels-last
-  std::map<const Value*, int64_t> weight_pitch;  ///< conv weights stored OHWI, with their pitch
+  std::map<const Value*, WeightStorage> weight_storage;  ///< conv weights stored OHWI, and how
   std::map<const Node*, std::string> conversions;///< conversion kernels (Identity nodes) -> why
   std::string summary;                           ///< one line for the lowering's notes
 };

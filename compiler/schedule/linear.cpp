@@ -36,6 +36,19 @@ int64_t channels_last_pitch(const TensorView& v) {
 
 bool aligned16(const TensorView& v) { return v.offset % 16 == 0; }
 
+TcConvDepth tc_conv_depth(const Kernel& k) {
+  const TensorView &x = k.inputs[0], &w = k.inputs[1];
+  TcConvDepth d;
+  d.taps = 1;
+  for (std::size_t i = 2; i < w.shape.size(); ++i) d.taps *= w.shape[i];
+  d.pitch = channels_last_pitch(x);
+  const WeightStorage ws = kernel_weight_storage(k, x, w, d.pitch);
+  d.compact = ws.compact;
+  d.row = ws.row;
+  d.K = d.taps * (ws.compact ? w.shape[1] : d.pitch);
+  return d;
+}
+
 void check_size(const Kernel& k) {
   constexpr int64_t kMax = 2147483647;
   for (const auto* views : {&k.inputs, &k.outputs}) {

@@ -83,6 +83,15 @@ int64_t channels_last_pitch(const TensorView& v);
 /// A view's byte offset is a multiple of 16 (16-byte vector loads and stores; 256 in the arena).
 bool aligned16(const TensorView& v);
 
+/// \brief The GEMM depth of a channels-last convolution on the tensor-core template: taps x X's
+/// channel pitch, or in the compact form (W stored compact: schedule/layout.h WeightStorage) taps x
+/// C, with W's rows `row` long (K rounded up to 8).
+struct TcConvDepth {
+  int64_t K = 0, taps = 0, pitch = 0, row = 0;
+  bool compact = false;
+};
+TcConvDepth tc_conv_depth(const Kernel& k);
+
 /// \brief True for FusedConv / FusedGemm / FusedMatMul (a producer with a fused epilogue).
 bool is_fused(const Node& n);
 /// \brief The op a kernel's node computes before any epilogue: "Conv" for FusedConv, ...

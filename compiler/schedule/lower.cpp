@@ -322,8 +322,8 @@ bool Lowering::place_weights() {
     for (const Value* v : kernel_inputs(n)) {
       if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
       // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
-      auto ohwi = layout_.weight_pitch.find(v);
-      const Tensor t = ohwi == layout_.weight_pitch.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
+      auto ohwi = layout_.weight_storage.find(v);
+      const Tensor t = ohwi == layout_.weight_storage.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
       const uint64_t h = sample_key(t);
       int64_t offset = -1;
       for (std::size_t e : by_hash[h]) {

@@ -105,9 +105,9 @@ bool Lowering::written_through(const Value* v) const {
 bool Lowering::strides_in_root(const Value* v, std::vector<int64_t>* strides, int64_t* offset) const {
   auto it = steps_.find(v);
   if (it == steps_.end()) {  // a root: its storage
-    auto ohwi = layout_.weight_pitch.find(v);
-    *strides = ohwi != layout_.weight_pitch.end() ? channels_last_strides(v->shape(), ohwi->second)
-                                                  : storage_strides(v->shape(), storage_of(v));
+    auto ohwi = layout_.weight_storage.find(v);
+    *strides = ohwi != layout_.weight_storage.end() ? weight_strides(v->shape(), ohwi->second)
+                                                      : storage_strides(v->shape(), storage_of(v));
     *offset = 0;
     return true;
   }

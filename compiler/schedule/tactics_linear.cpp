@@ -230,8 +230,10 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
 namespace {
 
 /// Why a convolution cannot run on the tensor-core template ("" when it can): float16 X and W,
-/// groups = 1, channels-last views (schedule/layout.h) with W in OHWI at X's channel pitch, a pitch
-/// that is a multiple of 8 (16-byte chunks of channels), 16-byte aligned buffers.
+/// groups = 1, channels-last views (schedule/layout.h) with W stored as the layout stage stores it
+/// (kernel_weight_storage: OHWI at X's channel pitch, which must be a multiple of 8 for 16-byte
+/// chunks of channels; or compact, K over the channels, for fewer than kCompactKChannels), 16-byte
+/// aligned buffers.
 std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];  // the ranges' outputs share y's dtype
   for (DType t : {x.dtype, w.dtype, y.dtype}) {
@@ -242,13 +244,12 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
     return std::string(dtype_name(x.dtype != DType::float16 ? x.dtype : w.dtype)) + " storage";
   }
   if (g.G > 1) return fmt::format("groups = {}", g.G);
-  const int64_t cp = channels_last_pitch(x), wp = channels_last_pitch(w);
+  const int64_t cp = channels_last_pitch(x);
   // A horizontally fused convolution writes several outputs (k.ranges): each must qualify.
   const bool outputs_nhwc = std::all_of(k.outputs.begin(), k.outputs.end(),
                                         [](const TensorView& o) { return channels_last_pitch(o) != 0; });
   if (cp == 0 || !outputs_nhwc) return "NCHW layout";
-  if (wp != cp) return "weights not in OHWI at the input's channel pitch";
-  if (cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
+  if (!tc_conv_depth(k).compact && cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
   if (!aligned16(x) || !aligned16(w) || !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
     return "a buffer not 16-byte aligned";
   }
@@ -276,10 +277,12 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
     const int64_t pixels = g.N * g.out_pixels();
-    const int64_t K = g.kernel[0] * g.kernel[1] * g.kernel[2] * channels_last_pitch(k.inputs[0]);
-    const std::string why = plan_tc_archs(k, targets, {1, pixels, g.M, K, kernel_bytes(k)});
-    k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} (taps x pitch {}); {}",
-                         g.str(), pixels, g.M, K, channels_last_pitch(k.inputs[0]), why);
+    const TcConvDepth d = tc_conv_depth(k);
+    const std::string why = plan_tc_archs(k, targets, {1, pixels, g.M, d.K, kernel_bytes(k)});
+    const std::string depth = d.compact ? fmt::format("compact: {} taps x {} channels, W rows of {}", d.taps, g.C, d.row)
+                                        : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
+    k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} ({}); {}", g.str(),
+                         pixels, g.M, d.K, depth, why);
     return;
   }
   simt_conv(k, g, targets.front());

@@ -147,21 +147,26 @@ TEST_CASE("layout: under float16, a 3-channel input is padded to 8 channels by t
   CHECK(cast.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
   const Kernel& conv1 = kernel_of(s, "conv1");
   CHECK(conv1.inputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
-  CHECK(conv1.inputs[1].strides == std::vector<int64_t>{72, 1, 24, 8});  // OHWI, pitch 8
+  // Compact weights (3 channels, below kCompactKChannels): pitch 3, rows of 27 rounded up to 32.
+  CHECK(conv1.inputs[1].strides == std::vector<int64_t>{32, 1, 9, 3});
   // The buffer holds whole padded pixels: 64 pixels x 8 channels x 2 bytes.
   const Kernel& relu = kernel_of(s, "relu1");
   CHECK(relu.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
   // conv1's input has 8 * 64 * 2 bytes and conv1's output the same: they must not overlap.
   const int64_t a = conv1.inputs[0].offset, b = conv1.outputs[0].offset;
   CHECK((a + 1024 <= b || b + 1024 <= a));
-  // The weight copy: [8][3][3][8], channels 3..7 zero.
+  // The weight copy: [8][32], (tap, channel) pairs 0..26 of each row, 27..31 zero.
   const WeightEntry& w = weight_entry(s, "W1");
-  CHECK(w.data.shape() == Shape{8, 3, 3, 8});
-  CHECK(w.data.nbytes() == 8 * 9 * 8 * 2);
+  CHECK(w.data.shape() == Shape{8, 32});
+  CHECK(w.data.nbytes() == 8 * 32 * 2);
   const std::vector<double> d = w.data.to_f64();
-  int nonzero_padding = 0;
-  for (std::size_t i = 0; i < d.size(); ++i) nonzero_padding += i % 8 >= 3 && d[i] != 0.0;
+  int nonzero_padding = 0, zero_data = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    nonzero_padding += i % 32 >= 27 && d[i] != 0.0;
+    zero_data += i % 32 < 27 && d[i] == 0.0;
+  }
   CHECK(nonzero_padding == 0);
+  CHECK(zero_data == 0);  // sine weights: none is 0
   // Channel counts that are multiples of 8 are not padded.
   CHECK(kernel_of(s, "conv2").inputs[0].strides == std::vector<int64_t>{128, 1, 32, 8});
 }
@@ -183,10 +188,42 @@ TEST_CASE("layout: OHWI weights equal the permuted original") {
         }
   CHECK(bad == 0);
   // ohwi_weights with a pitch: the same values, zero beyond Cg.
-  const Tensor padded = ohwi_weights(original, 8);
+  const Tensor padded = ohwi_weights(original, WeightStorage{8, 72});
+  CHECK(padded.shape() == Shape{8, 3, 3, 8});
   const std::vector<double> p = padded.to_f64();
   CHECK(p[static_cast<std::size_t>(((2 * 3 + 1) * 3 + 2) * 8 + 4)] == want[static_cast<std::size_t>(((2 * 5 + 4) * 3 + 1) * 3 + 2)]);
   CHECK(p[static_cast<std::size_t>(((2 * 3 + 1) * 3 + 2) * 8 + 5)] == 0.0);
+  // Compact: rows of 48, element (m, tap * 5 + c), the tail 45..47 zero; the view's strides agree.
+  const Tensor compact = ohwi_weights(original, WeightStorage{5, 48, true});
+  CHECK(compact.shape() == Shape{8, 48});
+  const std::vector<int64_t> st = weight_strides(original.shape(), WeightStorage{5, 48, true});
+  CHECK(st == std::vector<int64_t>{48, 1, 15, 5});
+  const std::vector<double> q = compact.to_f64();
+  int bad_compact = 0, nonzero_tail = 0;
+  for (int64_t m = 0; m < 8; ++m) {
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 3; ++kw) {
+          bad_compact += q[static_cast<std::size_t>(m * st[0] + c * st[1] + kh * st[2] + kw * st[3])] !=
+                         want[static_cast<std::size_t>(((m * 5 + c) * 3 + kh) * 3 + kw)];
+        }
+    for (int64_t e = 45; e < 48; ++e) nonzero_tail += q[static_cast<std::size_t>(m * 48 + e)] != 0.0;
+  }
+  CHECK(bad_compact == 0);
+  CHECK(nonzero_tail == 0);
+  CHECK_THROWS_WITH(ohwi_weights(original, WeightStorage{5, 44, true}), doctest::Contains("internal"));
+}
+
+TEST_CASE("layout: the weight storage rule (conv_weight_storage)") {
+  // One group on tensor cores below 8 channels: compact, rows rounded up to 8 elements.
+  CHECK(conv_weight_storage({64, 3, 7, 7}, 3, 8, true) == WeightStorage{3, 152, true});
+  CHECK(conv_weight_storage({16, 1, 1, 1}, 1, 8, true) == WeightStorage{1, 8, true});
+  CHECK(conv_weight_storage({16, 2, 2, 2}, 2, 8, true) == WeightStorage{2, 8, true});  // already whole
+  // 8 channels or more, or SIMT: padded to X's pitch.
+  CHECK(conv_weight_storage({64, 12, 3, 3}, 12, 16, true) == WeightStorage{16, 144});
+  CHECK(conv_weight_storage({64, 3, 7, 7}, 3, 3, false) == WeightStorage{3, 147});
+  // Grouped: its own channel count.
+  CHECK(conv_weight_storage({16, 4, 3, 3}, 16, 16, false) == WeightStorage{4, 36});
 }
 
 TEST_CASE("layout: the nchw option and graphs without convolutions keep every view dense") {

@@ -128,6 +128,13 @@ TEST_CASE("layout: kernel_layout reads the layout and the pitches from a kernel'
   CHECK(l.channels_last);
   CHECK(l.x_pitch == 8);
   CHECK(l.y_pitch == 4);
+  CHECK(l.w == WeightStorage{8, 72});
+  // FP16 X and W with 3 channels (tensor-core operands): W must be compact, rows of 27 -> 32.
+  Kernel h = k;
+  for (TensorView* v : {&h.inputs[0], &h.inputs[1], &h.outputs[0]}) v->dtype = DType::float16;
+  CHECK_THROWS_WITH(kernel_layout(h), doctest::Contains("is not OHWI with channel pitch 3 in rows of 32"));
+  h.inputs[1].strides = weight_strides(h.inputs[1].shape, WeightStorage{3, 32, true});
+  CHECK(kernel_layout(h).w == WeightStorage{3, 32, true});
   // A view that is neither layout.
   k.outputs[0].strides = {100, 1, 20, 2};
   CHECK_THROWS_WITH(kernel_layout(k), doctest::Contains("is not channels-last"));

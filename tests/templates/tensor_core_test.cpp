@@ -367,13 +367,17 @@ std::vector<float> unpitched(const std::vector<TY>& y, const Shape& nchw, int64_
   return r;
 }
 
-/// Runs tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi> on the node's x0 (X), x1 (W); epi's pointers come
-/// from `make_epi(bias, residual)` (pitched __half copies of x2 and x3 where the node has them).
-template <class Sh, int Cp, int Yp, class Tl, class Epi, class TY = float, class Acc = float, class MakeEpi>
+/// Runs tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact> on the node's x0 (X), x1 (W); epi's
+/// pointers come from `make_epi(bias, residual)` (pitched __half copies of x2 and x3 where the node
+/// has them). Compact: W as the layout stage stores it (ohwi_weights, compact storage).
+template <class Sh, int Cp, int Yp, class Tl, class Epi, class TY = float, class Acc = float, bool Compact = false,
+          class MakeEpi>
 std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
-  using K = mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi>;
+  using K = mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact>;
   const std::vector<__half> x = pitched(t.feeds.at("x0"), Cp, std::nanf(""));
-  const std::vector<__half> w = pitched(t.feeds.at("x1"), Cp, 0.0f);
+  const std::vector<__half> w =
+      Compact ? halves(modelc::ohwi_weights(t.feeds.at("x1"), modelc::WeightStorage{Sh::kC, K::kKw, true}))
+              : pitched(t.feeds.at("x1"), Cp, 0.0f);
   std::vector<__half> bias, residual;
   if (t.feeds.count("x2")) bias = halves(t.feeds.at("x2"));
   if (t.feeds.count("x3")) residual = pitched(t.feeds.at("x3"), Yp, std::nanf(""));
@@ -470,6 +474,55 @@ TEST_CASE("tensor-core conv: 1-D and 3-D") {
   }
 }
 
+// ---- compact K: fewer than 8 input channels, K over (tap, channel) ------------------------------
+
+namespace {
+
+/// One compact-K case: Conv N x C x H x W (KH x KW, stride S, pad P, dilation Dl) -> M channels +
+/// bias, X at a channel pitch of 8 with NaN in channels C..7 (never read), W compact (rows of
+/// taps x C rounded up to 8), Y at pitch round_up(M, 8), run with tile Tl.
+template <int N, int C, int M, int H, int W, int KH, int KW, int S, int P, int Dl, class Tl, class TY = float,
+          class Acc = float>
+void compact_conv_case(uint64_t seed, double atol = kAtol) {
+  constexpr int OH = (H + 2 * P - Dl * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - Dl * (KW - 1) - 1) / S + 1;
+  constexpr int Yp = (M + 7) / 8 * 8;
+  INFO("N " << N << " C " << C << " M " << M << " " << H << "x" << W << " k " << KH << "x" << KW << " s " << S << " p "
+            << P << " d " << Dl << " stages " << Tl::kStages << " split " << Tl::kSplitK << " async " << Tl::kAsync);
+  OneNode t("Conv", 13, {hrandom({N, C, H, W}, seed), hrandom({M, C, KH, KW}, seed + 1, 0.5), hrandom({M}, seed + 2)});
+  t.n->set_attr_ints("strides", {S, S});
+  t.n->set_attr_ints("pads", {P, P, P, P});
+  t.n->set_attr_ints("dilations", {Dl, Dl});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<N, C, M, 1, Dims3<1, H, W>, Dims3<1, KH, KW>, Dims3<1, OH, OW>, Dims3<1, S, S>,
+                             Dims3<0, P, P>, Dims3<1, Dl, Dl>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  using K = mc::tc::Conv<TY, Acc, Sh, 8, Yp, Tl, BiasEpi, true>;
+  static_assert(K::kK == KH * KW * C && K::kKw % 8 == 0 && K::kKw - K::kK < 8, "compact K and W's rows");
+  static_assert(!K::LA::kVector && K::LB::kVector, "X element by element, W's rows in 16-byte chunks");
+  check_close(run_conv<Sh, 8, Yp, Tl, BiasEpi, TY, Acc, true>(t, want, bias_params), want, kRtol, atol);
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core conv: compact K (C 1..7 at pitch 8, NaN in the padded channels), odd shapes, split-K") {
+  using mc::tc::Tile;
+  // resnet50's first conv, scaled down: 7x7 s2 p3 on 3 channels, K 147 in rows of 152.
+  compact_conv_case<1, 3, 16, 13, 13, 7, 7, 2, 3, 1, T32x64<true>>(200);
+  compact_conv_case<1, 3, 64, 17, 15, 7, 7, 2, 3, 1, Tile<64, 64, 32, 2, 2, true, 3, 2>, __half>(203);
+  // 1 channel, 3x3 s1 p1 on an odd pixel count (2 x 9 x 7), M 20; K 9: one slice, its tail masked.
+  compact_conv_case<2, 1, 20, 9, 7, 3, 3, 1, 1, 1, T64x64<true>>(206);
+  // 2 channels, 1x1 stride 2 (K 2 in rows of 8), 3 images.
+  compact_conv_case<3, 2, 8, 5, 5, 1, 1, 2, 0, 1, T32x64<false>>(209);
+  // 5 channels, 5x5 s2 p2, register staging, FP16 accumulation.
+  compact_conv_case<1, 5, 24, 11, 11, 5, 5, 2, 2, 1, T64x64<false>, float, __half>(212, 2e-2);
+  // 7 channels, 3x3 dilation 2 pad 2, K 63 in slices of 16: 4 slices in 3 splits, 4 stages.
+  compact_conv_case<1, 7, 40, 9, 9, 3, 3, 1, 2, 2, Tile<32, 32, 16, 1, 1, true, 4, 3>>(215);
+  // 6 channels, 3x3 s1 p0, 4 channels of 4 and 2 splits, register staging with split-K, __half out.
+  compact_conv_case<1, 6, 12, 8, 10, 3, 3, 1, 0, 1, Tile<32, 32, 32, 1, 1, false, 2, 2>, __half>(218);
+  // 4 channels, 3x3 s2 p1 (K 36 in rows of 40), split-K with FP16 accumulation.
+  compact_conv_case<2, 4, 16, 9, 9, 3, 3, 2, 1, 1, Tile<64, 32, 16, 2, 1, true, 2, 2>, float, __half>(221, 2e-2);
+}
+
 // ---- the SIMT convolution over the same NHWC views (the fallback's input) ------------------------
 
 TEST_CASE("simt conv: NHWC views with channel pitches (X 8 for C 3 with NaN padding, Y 24 for M 20)") {
@@ -492,14 +545,24 @@ TEST_CASE("simt conv: NHWC views with channel pitches (X 8 for C 3 with NaN padd
   std::vector<float> y(static_cast<std::size_t>(2 * 25 * 24), std::nanf(""));
   launch<K>({x.data(), w.data(), y.data(), {b.data()}});
   check_close(unpitched(y, want.shape(), 24), want);
+  // Compact weights (W pitch 3, rows of 27 rounded up to 32; the tail NaN: never read as data).
+  using KC = mc::conv::Conv<float, float, Sh, mc::conv::Layout::nhwc, mc::gemm::Tile<32, 32, 8, 4, 2>,
+                            mc::gemm::EpilogueBias<float>, 8, 24, 3, 32>;
+  std::vector<float> wc = floats(modelc::ohwi_weights(t.feeds.at("x1"), modelc::WeightStorage{3, 32, true}));
+  for (std::size_t i = 0; i < wc.size(); ++i) {
+    if (i % 32 >= 27) wc[i] = std::nanf("");
+  }
+  std::vector<float> yc(static_cast<std::size_t>(2 * 25 * 24), std::nanf(""));
+  launch<KC>({x.data(), wc.data(), yc.data(), {b.data()}});
+  check_close(unpitched(yc, want.shape(), 24), want);
 }
 
 // ---- the families: engine, fallback reason, tactics per arch, emitted code -----------------------
 
 namespace {
 
-/// t's kernel with every float view in FP16; `nhwc`: X, W, Y (and a residual) channels-last with
-/// the pitches given.
+/// t's kernel with every float view in FP16; `cp`: X, Y (and a residual) channels-last with the
+/// pitches given, W stored as the layout stage stores it (conv_weight_storage).
 modelc::Kernel fp16_kernel(OneNode& t, const std::string& family, int64_t cp = 0, int64_t yp = 0) {
   modelc::Kernel k = t.kernel(family);
   for (auto* views : {&k.inputs, &k.outputs}) {
@@ -520,7 +583,8 @@ modelc::Kernel fp16_kernel(OneNode& t, const std::string& family, int64_t cp = 0
   };
   if (cp) {
     channels_last(k.inputs[0], cp);
-    channels_last(k.inputs[1], cp);
+    modelc::TensorView& w = k.inputs[1];
+    w.strides = modelc::weight_strides(w.shape, modelc::conv_weight_storage(w.shape, k.inputs[0].shape[1], cp, true));
     channels_last(k.outputs[0], yp);
     if (k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) channels_last(k.inputs[3], yp);
   }
@@ -647,7 +711,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
 
 TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the reason otherwise") {
   const auto& f = family("conv");
-  SUBCASE("7x7 s2 on C = 3 in a pitch of 8: tensor cores") {
+  SUBCASE("7x7 s2 on C = 3 in a pitch of 8: tensor cores, compact K") {
     OneNode t("Conv", 13, {random({1, 3, 32, 32}, 1), random({64, 3, 7, 7}, 2), random({64}, 3)});
     t.n->set_attr_ints("strides", {2, 2});
     t.n->set_attr_ints("pads", {3, 3, 3, 3});
@@ -666,7 +730,20 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     INFO(type);
     CHECK(type.find("mc::tc::Conv<__half, float, mc::conv::Shape<1, 3, 64, 1,") == 0);
     CHECK(type.find("/*X pitch*/ 8, /*Y pitch*/ 64") != std::string::npos);
-    CHECK(type.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
+    CHECK(type.find("mc::gemm::EpilogueBias<__half>, /*compact K*/ true>") != std::string::npos);
+    CHECK(k.note.find("K 147 (compact: 49 taps x 3 channels, W rows of 152)") != std::string::npos);
+    CHECK(e.launches[0].comment.find("K 147 (compact") != std::string::npos);
+  }
+  SUBCASE("16 channels: K over the pitch, no compact form") {
+    OneNode t("Conv", 13, {random({1, 12, 8, 8}, 1), random({32, 12, 3, 3}, 2)});
+    modelc::Kernel k = fp16_kernel(t, "conv", 16, 32);
+    modelc::choose_tactic(k, targets({"sm_80"}));
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.note.find("K 144 (9 taps x pitch 16)") != std::string::npos);
+    place_workspace(k);
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    REQUIRE(e.launches.size() >= 1);
+    CHECK(e.launches[0].type.find("compact") == std::string::npos);
   }
   SUBCASE("fallbacks, each with its reason") {
     OneNode t("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
@@ -679,17 +756,28 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::choose_tactic(fp32, targets({"sm_75"}));
     CHECK(fp32.fallback_reason == "FP32 storage");
 
-    OneNode c3("Conv", 13, {random({1, 3, 8, 8}, 6), random({16, 3, 3, 3}, 7)});
-    modelc::Kernel unpadded = fp16_kernel(c3, "conv", 3, 16);
+    OneNode c12("Conv", 13, {random({1, 12, 8, 8}, 6), random({16, 12, 3, 3}, 7)});
+    modelc::Kernel unpadded = fp16_kernel(c12, "conv", 12, 16);
     modelc::choose_tactic(unpadded, targets({"sm_75"}));
     CHECK(unpadded.engine == "simt");
-    CHECK(unpadded.fallback_reason == "channels 3 not padded to a multiple of 8");
+    CHECK(unpadded.fallback_reason == "channels 12 not padded to a multiple of 8");
     // The SIMT fallback emits the NHWC template with the pitches.
     const modelc::KernelLaunches e = f.emit(unpadded, HalfContext{});
     REQUIRE(e.launches.size() == 1);
     INFO(e.launches[0].type);
     CHECK(e.launches[0].type.find("mc::conv::Layout::nhwc") != std::string::npos);
-    CHECK(e.launches[0].type.find("/*pitches X Y W*/ 3, 16, 3>") != std::string::npos);
+    CHECK(e.launches[0].type.find("/*pitches X Y W*/ 12, 16, 12>") != std::string::npos);
+
+    // Compact weights on the SIMT fallback (here: X not 16-byte aligned): W's row pitch printed.
+    OneNode c3("Conv", 13, {random({1, 3, 8, 8}, 6), random({16, 3, 3, 3}, 7)});
+    modelc::Kernel misaligned = fp16_kernel(c3, "conv", 8, 16);
+    misaligned.inputs[0].offset = 2;
+    modelc::choose_tactic(misaligned, targets({"sm_75"}));
+    CHECK(misaligned.fallback_reason == "a buffer not 16-byte aligned");
+    const modelc::KernelLaunches em = f.emit(misaligned, HalfContext{});
+    REQUIRE(em.launches.size() == 1);
+    INFO(em.launches[0].type);
+    CHECK(em.launches[0].type.find("/*pitches X Y W*/ 8, 16, 3, /*W row*/ 32>") != std::string::npos);
 
     OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
     g.n->set_attr_int("group", 4);

@@ -78,6 +78,11 @@ template __global__ void mc::gemm::kernel<C<TSkinnyM>>(C<TSkinnyM>::Params);
 template __global__ void mc::gemm::kernel<C<TSkinnyN>>(C<TSkinnyN>::Params);
 template __global__ void mc::gemm::kernel<C<T128x64, Layout::nhwc>>(C<T128x64, Layout::nhwc>::Params);
 template __global__ void mc::gemm::kernel<C<T64x64, Layout::nhwc, Conv3d>>(C<T64x64, Layout::nhwc, Conv3d>::Params);
+// Compact weights on the SIMT fallback: X pitch 8, W pitch 3 in rows of 32 (27 rounded up).
+using Conv3c = conv::Shape<1, 3, 16, 1, Dims3<1, 28, 28>, Dims3<1, 3, 3>, Dims3<1, 28, 28>, Dims3<1, 1, 1>,
+                           Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+using CompactW = conv::Conv<float, float, Conv3c, Layout::nhwc, T64x64, Bias, 8, 16, 3, 32>;
+template __global__ void mc::gemm::kernel<CompactW>(CompactW::Params);
 
 template __global__ void mc::gemm::kernel<conv::ConvDepthwise<float, float, DwShape, Layout::nchw, Bias>>(
     conv::ConvDepthwise<float, float, DwShape, Layout::nchw, Bias>::Params);

@@ -79,6 +79,9 @@ MC_INSTANTIATE(C<Conv3x3, 128, 128, T64x64<false>, Bias, __half, __half>);
 MC_INSTANTIATE(C<Conv7x7, 8, 64, T128x64<true>>);
 MC_INSTANTIATE(C<Conv7x7, 8, 64, T32x64<false>, Bias, float>);
 MC_INSTANTIATE(C<Conv3d, 16, 32, T32x64<true>>);
+// Compact K (K 147 over 3 channels, W rows of 152), as resnet50's first conv.
+MC_INSTANTIATE(tc::Conv<__half, float, Conv7x7, 8, 64, T128x64<true>, Bias, true>);
+MC_INSTANTIATE(tc::Conv<__half, float, Conv7x7, 8, 64, T32x64<false>, Bias, true>);
 
 // cp.async stages and split-K (the product and its reduction), sm_75's register staging with a split.
 using S4 = tc::Tile<64, 64, 32, 2, 2, true, 4, 4>;
