@@ -3,7 +3,8 @@
 // 1e-3): the GEMM (odd and aligned shapes, transposed operands, batched / broadcast, every epilogue,
 // both staging paths, FP32 and FP16 accumulation, float and __half output with the clamp) and the
 // implicit-GEMM convolution over NHWC views with channel pitches (1x1, 3x3 s2 p1, 7x7 s2 p3 with
-// C = 3 in a pitch of 8, dilation 2, 1-D and 3-D).
+// C = 3 in a pitch of 8, dilation 2, 1-D and 3-D), and its compact-K form (C 1..7: K over the
+// channels, W as ohwi_weights stores it compact).
 #include "codegen/families/linear.h"
 #include "schedule/families.h"
 #include "schedule/tactics.h"
