@@ -180,3 +180,50 @@ TEST_CASE("gemv template: every epilogue (alpha / beta / bias, activations, resi
     check_close(y, want, 1e-4, 2e-4);
   }
 }
+
+TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tactic, a note and an estimate") {
+  const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("gemm");
+  REQUIRE(f);
+  SUBCASE("the FC layer at batch 1: 1 x 2048 x 1000 FP16 Gemm with transB, on sm_90") {
+    OneNode t("Gemm", 13, {random({1, 2048}, 51).cast(DType::float16), random({1000, 2048}, 52).cast(DType::float16),
+                           random({1000}, 53).cast(DType::float16)});
+    t.n->set_attr_int("transB", 1);
+    modelc::Kernel k = t.kernel("gemm");
+    const modelc::Target sm90 = modelc::target_for("sm_90");
+    modelc::choose_tactic(k, {sm90});
+    CHECK(k.engine == "gemv");
+    CHECK(k.fallback_reason == "at most 8 rows: GEMV");
+    // A warp per column, 4 columns per block: 250 blocks, more than the 132 SMs, so no K split.
+    CHECK(k.tactic == modelc::Tactic{modelc::GemvTactic{4, 1, 4}});
+    CHECK(k.estimate.us > 0);
+    CHECK(k.estimate.blocks == 250);
+    CHECK(k.estimate.flops == 2.0 * 2048 * 1000);
+    CHECK(k.estimate.bytes == 2.0 * (2048 + 1000 * 2048 + 1000 + 1000));
+    CHECK(k.estimate.bound == "memory");
+    INFO(k.note);
+    CHECK(k.note.find("K-contiguous, a warp per column") != std::string::npos);
+    CHECK(k.note.find("tensor cores would run 1 rows of an MMA tile") != std::string::npos);
+    const modelc::KernelLaunches e = f->emit(k, NameContext{});
+    REQUIRE(e.launches.size() == 1);
+    INFO(e.launches[0].type);
+    CHECK(e.launches[0].type.find("mc::gemv::Gemv<float, float, mc::gemm::Shape<1, 1, 1, 1, 1000, 2048>") == 0);
+    CHECK(e.launches[0].type.find("/*B*/ mc::gemm::Strides<0, 0, 0, 1, 2048>") != std::string::npos);
+    CHECK(e.launches[0].type.find("mc::gemv::Config<4, 1>, mc::gemm::EpilogueLinear<") != std::string::npos);
+  }
+  SUBCASE("N-contiguous B with few columns: the K split gives the most blocks") {
+    OneNode t("MatMul", 13, {random({8, 512}, 54), random({512, 256}, 55)});
+    modelc::Kernel k = t.kernel("gemm");
+    modelc::choose_tactic(k, {modelc::target_for("sm_80")});
+    CHECK(k.engine == "gemv");
+    // FP32: 4 columns per thread, 128 per warp; K split 4: one warp per column group, 2 blocks.
+    CHECK(k.tactic == modelc::Tactic{modelc::GemvTactic{4, 4, 128}});
+    CHECK(k.estimate.blocks == 2);
+    CHECK(k.note.find("tensor cores would") == std::string::npos);  // FP32: no tensor cores to compare
+  }
+  SUBCASE("9 rows: tensor cores") {
+    OneNode t("MatMul", 13, {random({9, 512}, 56).cast(DType::float16), random({512, 256}, 57).cast(DType::float16)});
+    modelc::Kernel k = t.kernel("gemm");
+    modelc::choose_tactic(k, {modelc::target_for("sm_80")});
+    CHECK(k.engine == "tensor_core");
+  }
+}
