@@ -240,9 +240,9 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
   std::string instead;
   if (k.fallback_reason.empty()) {
     const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, targets.front());
-    instead = fmt::format("; tensor cores would run {} rows of an MMA tile of {} ({}, {:.2f} us)", g.M, tc.bm,
-                          tc.name(), estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc),
-                                              targets.front()).us);
+    instead = fmt::format("; the tensor-core tactic it replaces: {}, {:.2f} us (M {} in tiles of {} rows)", tc.name(),
+                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), targets.front()).us,
+                          g.M, tc.bm);
   }
   k.fallback_reason = fmt::format("at most {} rows: GEMV", kGemvMaxRows);
   k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate {}{}",
