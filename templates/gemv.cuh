@@ -99,7 +99,7 @@ struct Gemv {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
     const int group = warp % Cfg::kGroups, split = warp / Cfg::kGroups;
     const int column = static_cast<int>(blockIdx.x) * Cfg::kGroups + group;  // K-contiguous: the warp's
-    const int n0 = column * 32 * V + lane * V;  // otherwise: the thread's first column
+    const int n0 = kKContiguous ? 0 : column * 32 * V + lane * V;  // otherwise: the thread's first column
     const T* a = p.A + SA::template batch_offset<Sh>(batch);
     const T* b = p.B + SB::template batch_offset<Sh>(batch);
     const bool vector = kVectorB && (reinterpret_cast<uintptr_t>(b) & 15u) == 0;
