@@ -195,7 +195,7 @@ std::string fallback_reason_of(const Kernel& k) {
 }
 
 std::string engine_summary(const Schedule& s) {
-  int total = 0, tc = 0, simt = 0;
+  int total = 0, tc = 0, gemv = 0, simt = 0;
   std::map<std::string, int> reasons;
   for (const Kernel& k : s.kernels) {
     const std::string e = engine_of(k);
@@ -203,6 +203,8 @@ std::string engine_summary(const Schedule& s) {
     ++total;
     if (e == "tensor_core") {
       ++tc;
+    } else if (e == "gemv") {
+      ++gemv;
     } else {
       ++simt;
       ++reasons[fallback_reason_of(k)];
@@ -213,7 +215,8 @@ std::string engine_summary(const Schedule& s) {
   std::string why;
   for (const auto& [r, n] : order) why += (why.empty() ? "" : ", ") + r + ": " + std::to_string(n);
   return std::to_string(s.kernels.size()) + " kernels; " + std::to_string(total) + " convolutions/matrix products: " +
-         std::to_string(tc) + " on tensor cores, " + std::to_string(simt) + " on SIMT" +
+         std::to_string(tc) + " on tensor cores, " + (gemv > 0 ? std::to_string(gemv) + " on GEMV, " : "") +
+         std::to_string(simt) + " on SIMT" +
          (why.empty() ? std::string() : " (" + why + ")");
 }
 
@@ -435,7 +438,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   j["estimate_arch"] = fmt::format("sm_{} ({})", target.sm, target.part);
   j["estimate_us"] = rounded(estimate_us, 3);
   {
-    int total = 0, tc = 0;
+    int total = 0, tc = 0, gemv = 0;
     Json reasons = Json::object();
     std::map<std::string, int> why;
     for (const Kernel& k : s.kernels) {
@@ -444,6 +447,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       ++total;
       if (e == "tensor_core") {
         ++tc;
+      } else if (e == "gemv") {
+        ++gemv;
       } else {
         ++why[fallback_reason_of(k)];
       }
@@ -452,7 +457,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     j["engines"] = {{"summary", engine_summary(s)},
                     {"convolutions_and_matrix_products", total},
                     {"tensor_core", tc},
-                    {"simt", total - tc},
+                    {"gemv", gemv},
+                    {"simt", total - tc - gemv},
                     {"simt_reasons", reasons}};
   }
   j["families"] = Json::object();
@@ -559,7 +565,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
       const std::string op = (k.node ? k.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
-           (e == "tensor_core" ? "tensor core" : "SIMT") + " | " + cell(fallback_reason_of(k)) + " | " +
+           (e == "tensor_core" ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") + " | " + cell(fallback_reason_of(k)) + " | " +
            cell(arch_tactic_text(k, "<br>")) + " |\n";
     }
   }

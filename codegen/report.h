@@ -29,12 +29,13 @@ bool is_conv_or_matmul(const Kernel& k);
 /// the family records none), "" for any other kernel.
 std::string engine_of(const Kernel& k);
 
-/// \brief Why a convolution or matrix product runs on SIMT (Kernel::fallback_reason, or what the
-/// family implies when it records none); "" on tensor cores and for other kernels.
+/// \brief Why a convolution or matrix product runs on SIMT or the GEMV (Kernel::fallback_reason,
+/// or what the family implies when it records none); "" on tensor cores and for other kernels.
 std::string fallback_reason_of(const Kernel& k);
 
 /// \brief "12 kernels; 5 convolutions/matrix products: 3 on tensor cores, 2 on SIMT (depthwise
-/// (groups = C): 1, tiny GEMM: 4x4x8: 1)".
+/// (groups = C): 1, tiny GEMM: 4x4x8: 1)"; "N on GEMV, " before the SIMT count where there are any
+/// (their reason is not listed: always at most 8 rows).
 std::string engine_summary(const Schedule& s);
 
 /// \brief report.json (nlohmann-json): the kernels (family, nodes, op, buffer views, tactic,

@@ -1,7 +1,8 @@
 // codegen/families/gemm.cpp — the gemm family: Gemm, MatMul and Einsum as one batched strided
-// GEMM (templates/gemm.cuh, templates/tensor_core.cuh), one-operand Einsum as a strided sum; plus
-// the printing helpers the conv and pool families share (codegen/families/linear.h). The GEMM
-// lowering and the tactic are the schedule's (schedule/linear.h, schedule/tactics.h).
+// GEMM (templates/gemm.cuh, templates/tensor_core.cuh; at most 8 rows: templates/gemv.cuh),
+// one-operand Einsum as a strided sum; plus the printing helpers the conv and pool families share
+// (codegen/families/linear.h). The GEMM lowering and the tactic are the schedule's
+// (schedule/linear.h, schedule/tactics.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -207,6 +208,18 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
     };
     return tc_launches(k, ctx, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
   }
+  if (k.engine == "gemv") {
+    const GemvTactic t = gemv_of(k);
+    const std::string type = fmt::format(
+        "mc::gemv::Gemv<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+        "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
+        "    mc::gemv::Config<{}, {}>, {}>",
+        T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
+        strides_text(g.y), t.warps, t.k_split, epilogue);
+    return linear_launch(k, fmt::format("{} '{}' {}{}, GEMV {} warps K split {}", n.op(), n.name(), g.what, fused,
+                                        t.warps, t.k_split),
+                         type, std::move(params));
+  }
   const TileConfig tile = tile_of(k);
   const std::string type = fmt::format(
       "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
@@ -220,6 +233,6 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, emit_gemm});
+MODELC_REGISTER_FAMILY(gemm_family)({"gemm", {"gemm.cuh", "conv.cuh", "tensor_core.cuh", "gemv.cuh"}, emit_gemm});
 
 }  // namespace modelc::linear

@@ -38,6 +38,8 @@ constexpr double kSmBandwidthShare = 4;
 constexpr int kTcBaseRegisters = 64;
 /// Registers of a SIMT GEMM thread besides its TM x TN accumulators and TM + TN fragment values.
 constexpr int kSimtBaseRegisters = 32;
+/// templates/gemv.cuh Gemv::kChunkBytes: the most shared memory A's rows take at once.
+constexpr int64_t kGemvChunkBytes = 16384;
 /// Registers of every other kernel (grid-stride loops, direct and reduction kernels).
 constexpr int kPlainRegisters = 32;
 /// Shared memory the driver reserves per resident block (sm_80 and newer; 0 on sm_75 — counted
@@ -86,6 +88,26 @@ void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t
   w.regs_per_thread = simt_registers(t);
   w.k_slices = ceil_div(K, t.bk);
   w.executed_flops = 2.0 * static_cast<double>(w.blocks) * t.bm * t.bn * static_cast<double>(w.k_slices * t.bk);
+}
+
+// A GEMV (templates/gemv.cuh Gemv): grid ceil(N / columns) x batch; shared memory: A's rows in
+// chunks of at most kGemvChunkBytes (a multiple of 32 V elements, V = 16 bytes of T), plus the K
+// split's FP32 partial sums; each chunk is staged behind a barrier before B streams through it (a
+// K slice each). Registers: the thread's sums (M, or M x V for an N-contiguous B) and V values of B.
+void gemv_work(KernelWork& w, const Kernel& k, const GemvTactic& t) {
+  const linear::GemmLowering g = linear::lower_gemm(k);
+  const int64_t size = dtype_size(k.outputs[0].dtype), v = 16 / size;
+  const bool k_contiguous = g.b.row == 1 && g.b.col != 1;
+  const int64_t sums = k_contiguous ? g.M : g.M * v;
+  const int64_t limit = kGemvChunkBytes / (g.M * size) / (32 * v) * (32 * v);
+  const int64_t chunk = std::min(std::max(ceil_div(g.K, v), int64_t{1}) * v, limit);
+  w.engine = "gemv";
+  w.flops = 2.0 * static_cast<double>(g.batch_count() * g.M * g.N * g.K);
+  w.blocks = g.batch_count() * ceil_div(g.N, t.columns);
+  w.threads = t.threads();
+  w.smem_bytes = static_cast<int>(g.M * chunk * size + (t.k_split > 1 ? sums * 32 * (t.warps / t.k_split) * 4 : 0));
+  w.regs_per_thread = static_cast<int>(std::min<int64_t>(255, kSimtBaseRegisters + sums + v));
+  w.k_slices = ceil_div(g.K, chunk);
 }
 
 // Rows of a reduction-shaped kernel (schedule/reduction.h): what its grid() divides by the rows
@@ -226,6 +248,10 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
     }
     const linear::GemmLowering g = linear::lower_gemm(k);
     return tc_gemm_work(g.batch_count(), g.M, g.N, g.K, bytes, *t);
+  }
+  if (const GemvTactic* t = std::get_if<GemvTactic>(&tactic)) {
+    gemv_work(w, k, *t);
+    return w;
   }
   if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
     if (k.family == "conv") {

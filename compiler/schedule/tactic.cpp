@@ -53,6 +53,9 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
               {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0},
               {"stages", t.stages},   {"split_k", t.split_k}};
     }
+    std::map<std::string, int64_t> operator()(const GemvTactic& t) const {
+      return {{"threads", t.threads()}, {"warps", t.warps}, {"k_split", t.k_split}, {"columns", t.columns}};
+    }
     std::map<std::string, int64_t> operator()(const ReductionTile& t) const {
       return {{"threads", t.threads}, {"group", t.group}, {"lanes_contiguous", t.lanes_contiguous ? 1 : 0}};
     }

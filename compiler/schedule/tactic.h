@@ -2,10 +2,10 @@
 // parameters of its template (tile, threads, staging), as typed values the families print.
 //
 // One alternative per kind of template: the GEMM-shaped families (gemm, conv) on SIMT or tensor
-// cores, the reduction-shaped ones (reduce, softmax, normalizations, arg/top-k), the direct ones
-// (one thread per output: depthwise, transposed convolution, pools, a strided sum) and the
-// grid-stride ones (elementwise, data movement). report.json and the emitted comments print a
-// tactic as its named fields (tactic_fields).
+// cores, the GEMV (gemm products of at most 8 rows), the reduction-shaped ones (reduce, softmax,
+// normalizations, arg/top-k), the direct ones (one thread per output: depthwise, transposed
+// convolution, pools, a strided sum) and the grid-stride ones (elementwise, data movement).
+// report.json and the emitted comments print a tactic as its named fields (tactic_fields).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +51,19 @@ struct TcTile {
   bool operator!=(const TcTile& o) const { return !(*this == o); }
 };
 
+/// \brief A GEMV tactic (templates/gemv.cuh Config<warps, k_split>; products of at most 8 rows): a
+/// block of `warps` warps, k_split of them on each column group, splitting K between them; `columns`
+/// per block (a K-contiguous B: one per column group, a warp per column; otherwise 32 x V per
+/// group, V the elements of a 16-byte load, as gemv::Gemv::kColumnsPerBlock computes it).
+struct GemvTactic {
+  int warps = 4;
+  int k_split = 1;
+  int columns = 4;
+  int threads() const { return 32 * warps; }
+  bool operator==(const GemvTactic& o) const { return warps == o.warps && k_split == o.k_split && columns == o.columns; }
+  bool operator!=(const GemvTactic& o) const { return !(*this == o); }
+};
+
 /// \brief The block tiling of a reduction-shaped kernel (templates/reduce.cuh Tiling<kThreads,
 /// kGroup, kLanesContiguous>): `group` threads per row, consecutive (lanes_contiguous) or
 /// interleaved with the other rows' threads.
@@ -80,7 +93,8 @@ struct GridStrideTactic {
 };
 
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
-using Tactic = std::variant<std::monostate, TileConfig, TcTile, ReductionTile, DirectTactic, GridStrideTactic>;
+using Tactic =
+    std::variant<std::monostate, TileConfig, TcTile, GemvTactic, ReductionTile, DirectTactic, GridStrideTactic>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -96,7 +110,7 @@ struct Estimate {
 
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
-/// stages split_k (tensor cores); threads group lanes_contiguous (reduction); threads (direct); block [grid]
+/// stages split_k (tensor cores); threads warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block [grid]
 /// (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 

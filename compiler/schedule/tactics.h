@@ -93,10 +93,28 @@ constexpr int64_t kTinyGemmMacs = 32 * 32 * 32;
 /// (plus " (sm_90: ...)" for each arch that differs).
 std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p);
 
+// ---- GEMV (templates/gemv.cuh) ------------------------------------------------------------------
+
+/// Products of at most this many rows run on the GEMV template (gemm_tactic): memory bound on B,
+/// where a 16-row MMA tile would compute mostly absent rows.
+constexpr int64_t kGemvMaxRows = 8;
+/// Warps per GEMV block.
+constexpr int kGemvWarps = 4;
+
+/// \brief The GEMV tactic for `batch` products with N columns of `group_columns` per column group
+/// (1 for a K-contiguous B, 32 x V otherwise): the most columns per block (K split 1, then 2, then 4
+/// warps per column group) that still gives at least one block per SM of `target`, else K split
+/// kGemvWarps (the most blocks). `why` receives the choice.
+GemvTactic choose_gemv(int64_t batch, int64_t N, int64_t group_columns, const Target& target, std::string* why = nullptr);
+/// The GEMV tactic of k; an internal Error naming k when it has none.
+GemvTactic gemv_of(const Kernel& k);
+
 // ---- the families' rules ------------------------------------------------------------------------
 
-/// gemm: Gemm / MatMul / Einsum (and fused forms) on tensor cores where gemm_fallback finds no
-/// reason against, else a SIMT tile (one-operand Einsum: a strided sum, one thread per output).
+/// gemm: Gemm / MatMul / Einsum (and fused forms) of at most kGemvMaxRows rows on the GEMV (one
+/// element type throughout, FP32 or FP16, not horizontally fused), else on tensor cores where
+/// gemm_fallback finds no reason against, else a SIMT tile (one-operand Einsum: a strided sum, one
+/// thread per output).
 void gemm_tactic(Kernel& k, const std::vector<Target>& targets);
 /// conv: an implicit GEMM on tensor cores (FP16, one group, channels-last with the pitch padded to
 /// 8, aligned), else a SIMT tile.

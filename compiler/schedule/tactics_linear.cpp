@@ -153,6 +153,28 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
   return first_why + others;
 }
 
+// ---- GEMV ------------------------------------------------------------------------------------------
+
+GemvTactic choose_gemv(int64_t batch, int64_t N, int64_t group_columns, const Target& target, std::string* why) {
+  const int64_t sms = std::max(1, target.sm_count);
+  auto blocks = [&](const GemvTactic& t) { return batch * ceil_div(N, t.columns); };
+  GemvTactic t;
+  for (int split = 1; split <= kGemvWarps; split *= 2) {
+    t = GemvTactic{kGemvWarps, split, static_cast<int>(kGemvWarps / split * group_columns)};
+    if (blocks(t) >= sms) break;
+  }
+  if (why) {
+    *why = fmt::format("GEMV, {} warps, K split {}, {} columns per block: {} blocks {} {} SMs", t.warps, t.k_split,
+                       t.columns, blocks(t), blocks(t) >= sms ? "for" : "(the most it gives) for", sms);
+  }
+  return t;
+}
+
+GemvTactic gemv_of(const Kernel& k) {
+  if (const GemvTactic* t = std::get_if<GemvTactic>(&k.tactic)) return *t;
+  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no GEMV tactic");
+}
+
 // ---- gemm -----------------------------------------------------------------------------------------
 
 namespace {
@@ -193,6 +215,42 @@ std::string equation_prefix(const Kernel& k) {
   return producer_op(*k.node) == "Einsum" ? "equation '" + k.node->attr_string("equation", "") + "': " : "";
 }
 
+/// True when the GEMV template runs the product: a matrix product (not a strided sum, not
+/// horizontally fused) of at most kGemvMaxRows rows whose operands and output share one element
+/// type, float or float16 (gemv::Gemv's T), with a batch within the grid's y limit.
+bool gemv_runs(const Kernel& k, const GemmLowering& g) {
+  if (g.kind != GemmLowering::Kind::gemm || !k.ranges.empty() || g.M > kGemvMaxRows || g.batch_count() > 65535) {
+    return false;
+  }
+  const DType t = k.outputs[0].dtype;
+  if (t != DType::float32 && t != DType::float16) return false;
+  return std::all_of(k.inputs.begin(), k.inputs.end(),
+                     [&](const TensorView& v) { return v.dtype == DType::undefined || v.dtype == t; });
+}
+
+/// The GEMV tactic and the note: the choice, its estimate on the first target and, where the
+/// product qualifies for tensor cores, theirs.
+void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targets) {
+  const bool k_contiguous = g.b.row == 1 && g.b.col != 1;  // gemv::Gemv::kKContiguous
+  const int64_t group_columns = k_contiguous ? 1 : 32 * (16 / dtype_size(k.outputs[0].dtype));
+  std::string why;
+  k.tactic = choose_gemv(g.batch_count(), g.N, group_columns, targets.front(), &why);
+  k.engine = "gemv";
+  const Estimate e = estimate(kernel_work(k, k.tactic), targets.front());
+  std::string instead;
+  if (k.fallback_reason.empty()) {
+    const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, targets.front());
+    instead = fmt::format("; the tensor-core tactic it replaces: {}, {:.2f} us (M {} in tiles of {} rows)", tc.name(),
+                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), targets.front()).us,
+                          g.M, tc.bm);
+  }
+  k.fallback_reason = fmt::format("at most {} rows: GEMV", kGemvMaxRows);
+  k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate {}{}",
+                       equation_prefix(k), g.batch_count(), g.M, g.N, g.K, kGemvMaxRows,
+                       k_contiguous ? "K-contiguous, a warp per column" : "a thread per 16 bytes of a row of B", why,
+                       estimate_text(e), instead);
+}
+
 void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {
   if (g.kind == GemmLowering::Kind::strided_sum) {
     k.tactic = DirectTactic{128};
@@ -212,6 +270,10 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
   const GemmLowering g = lower_gemm(k);
   k.fallback_reason = gemm_fallback(k, g);
   k.arch_tactic.clear();
+  if (gemv_runs(k, g)) {
+    gemv_gemm(k, g, targets);
+    return;
+  }
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
     const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)});

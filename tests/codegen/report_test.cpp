@@ -29,6 +29,24 @@ Kernel conv_kernel(const std::string& id, const std::string& engine, const std::
 
 }  // namespace
 
+TEST_CASE("report: GEMV kernels counted apart from SIMT, with their reason") {
+  Schedule s;
+  s.name = "m";
+  s.archs = {"sm_80"};
+  s.kernels.push_back(conv_kernel("k0", "tensor_core", ""));
+  s.kernels.push_back(conv_kernel("k1", "gemv", "at most 8 rows: GEMV"));
+  s.kernels.push_back(conv_kernel("k2", "simt", "FP32 storage"));
+  CHECK(engine_summary(s) ==
+        "3 kernels; 3 convolutions/matrix products: 1 on tensor cores, 1 on GEMV, 1 on SIMT (FP32 storage: 1)");
+  CHECK(fallback_reason_of(s.kernels[1]) == "at most 8 rows: GEMV");
+  const nlohmann::json j = nlohmann::json::parse(report_json(s, ReportInfo{}));
+  CHECK(j["engines"]["gemv"] == 1);
+  CHECK(j["engines"]["simt"] == 1);
+  CHECK_FALSE(j["engines"]["simt_reasons"].contains("at most 8 rows: GEMV"));
+  CHECK(j["kernels"][1]["engine"] == "gemv");
+  CHECK(report_markdown(s, ReportInfo{}).find("| GEMV | at most 8 rows: GEMV |") != std::string::npos);
+}
+
 TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and why") {
   Schedule s;
   s.name = "m";
@@ -122,8 +140,8 @@ TEST_CASE("report: models/tiny_cnn.onnx lists its convolutions and its Gemm, fus
     const std::string op = k["op"];
     if (op == "Conv" || op == "FusedConv" || op == "Gemm" || op == "FusedGemm") {
       REQUIRE_MESSAGE(k.contains("engine"), k["id"]);
-      CHECK((k["engine"] == "simt" || k["engine"] == "tensor_core"));
-      if (k["engine"] == "simt") CHECK_FALSE(k["fallback_reason"].get<std::string>().empty());
+      CHECK((k["engine"] == "simt" || k["engine"] == "tensor_core" || k["engine"] == "gemv"));
+      if (k["engine"] != "tensor_core") CHECK_FALSE(k["fallback_reason"].get<std::string>().empty());
       (op.find("Conv") != std::string::npos ? convs : gemms)++;
       if (k["nodes"].size() > 1) ++fused;
     } else {

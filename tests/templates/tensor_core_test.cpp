@@ -695,11 +695,11 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     CHECK(k.note.find("(SIMT: FP32 storage)") != std::string::npos);
     CHECK(f.emit(k, HalfContext{}).launches.at(0).type.find("mc::gemm::Gemm<") == 0);
 
-    OneNode tiny("MatMul", 13, {random({4, 8}, 8), random({8, 4}, 9)});
+    OneNode tiny("MatMul", 13, {random({16, 8}, 8), random({8, 4}, 9)});  // 16 rows: not a GEMV
     modelc::Kernel kt = fp16_kernel(tiny, "gemm");
     modelc::choose_tactic(kt, targets({"sm_75"}));
     CHECK(kt.engine == "simt");
-    CHECK(kt.fallback_reason == "tiny GEMM: 4x4x8");
+    CHECK(kt.fallback_reason == "tiny GEMM: 16x4x8");
 
     OneNode sum("Einsum", 12, {random({3, 4}, 10)});
     sum.n->set_attr_string("equation", "ij->i");

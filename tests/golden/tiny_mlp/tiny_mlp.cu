@@ -9,6 +9,7 @@
 #include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/gemm.cuh"
+#include "kernels/gemv.cuh"
 #include "kernels/reduce.cuh"
 #include "kernels/softmax.cuh"
 #include "kernels/tensor_core.cuh"
@@ -26,11 +27,11 @@
 extern "C" const unsigned char tiny_mlp_weights[];  // tiny_mlp_weights.S
 extern "C" const unsigned char tiny_mlp_weights_end[];
 
-// FusedGemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64] + bias + relu, SIMT tile 16x64x16 t2x4
+// FusedGemm '/fc1/Gemm' [4x32] x [64x32]^T + C[64] -> [4x64] + bias + relu, GEMV 4 warps K split 4
 using tiny_mlp_k0_t =
-    mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 32>,
+    mc::gemv::Gemv<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 32>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 32, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 32>,
-                   /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
+                   /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemv::Config<4, 4>,
                    mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, mc::gemm::Act::relu,
                                            mc::gemm::Residual::none>>;
 extern "C" __global__ void __launch_bounds__(tiny_mlp_k0_t::kThreads)
@@ -38,11 +39,11 @@ extern "C" __global__ void __launch_bounds__(tiny_mlp_k0_t::kThreads)
   tiny_mlp_k0_t::run(p);
 }
 
-// FusedGemm '/fc2/Gemm' [4x64] x [64x64]^T + C[64] -> [4x64] + bias + tanh, SIMT tile 16x64x16 t2x4
+// FusedGemm '/fc2/Gemm' [4x64] x [64x64]^T + C[64] -> [4x64] + bias + tanh, GEMV 4 warps K split 4
 using tiny_mlp_k1_t =
-    mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 64>,
+    mc::gemv::Gemv<float, float, mc::gemm::Shape<1, 1, 1, 4, 64, 64>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 64, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 64>,
-                   /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
+                   /*Y*/ mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemv::Config<4, 4>,
                    mc::gemm::EpilogueFused<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true, mc::gemm::Act::tanh,
                                            mc::gemm::Residual::none>>;
 extern "C" __global__ void __launch_bounds__(tiny_mlp_k1_t::kThreads)
@@ -77,11 +78,11 @@ extern "C" __global__ void __launch_bounds__(tiny_mlp_k4_t::kThreads)
   tiny_mlp_k4_t::run(p);
 }
 
-// Gemm '/fc3/Gemm' [4x64] x [10x64]^T + C[10] -> [4x10], SIMT tile 16x64x16 t2x4
+// Gemm '/fc3/Gemm' [4x64] x [10x64]^T + C[10] -> [4x10], GEMV 4 warps K split 4
 using tiny_mlp_k5_t =
-    mc::gemm::Gemm<float, float, mc::gemm::Shape<1, 1, 1, 4, 10, 64>,
+    mc::gemv::Gemv<float, float, mc::gemm::Shape<1, 1, 1, 4, 10, 64>,
                    /*A*/ mc::gemm::Strides<0, 0, 0, 64, 1>, /*B*/ mc::gemm::Strides<0, 0, 0, 1, 64>,
-                   /*Y*/ mc::gemm::Strides<0, 0, 0, 10, 1>, mc::gemm::Tile<16, 64, 16, 2, 4>,
+                   /*Y*/ mc::gemm::Strides<0, 0, 0, 10, 1>, mc::gemv::Config<4, 4>,
                    mc::gemm::EpilogueLinear<float, mc::gemm::Strides<0, 0, 0, 0, 1>, true>>;
 extern "C" __global__ void __launch_bounds__(tiny_mlp_k5_t::kThreads)
     tiny_mlp_k5(const tiny_mlp_k5_t::Params p) {
@@ -116,8 +117,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k0 (gemm): FusedGemm '/fc1/Gemm', '/Relu': float32[4x32], float32[64x32], float32[64] -> float32[4x64]
   //   @input0, @weights+0, @weights+8192 -> @arena+0
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 32; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
+  //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 32; at most 8 rows, memory bound on
+  //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
+  //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
   {
     tiny_mlp_k0_t::Params p{};
     p.A = static_cast<const float*>(inputs[0]);
@@ -130,8 +132,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k1 (gemm): FusedGemm '/fc2/Gemm', '/Tanh': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
   //   @arena+0, @weights+8448, @weights+24832 -> @arena+1024
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 64 K 64; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
+  //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 64; at most 8 rows, memory bound on
+  //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
+  //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
   {
     tiny_mlp_k1_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 0);
@@ -178,8 +181,9 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
 
   // k5 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
   //   @arena+1024, @weights+25088, @weights+27648 -> @arena+0
-  //   tactic BK=16 BM=16 BN=64 TM=2 TN=4 threads=128; batch 1 M 4 N 10 K 64; SIMT tile 16x64x16 t2x4 (1
-  //   blocks of 128 threads): M <= 16, a skinny-row tile (SIMT: FP32 storage)
+  //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 10 K 64; at most 8 rows, memory bound on
+  //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 10 blocks (the most
+  //   it gives) for 40 SMs; estimate 1.44 us, launch bound, 10 blocks, 0.03 waves
   {
     tiny_mlp_k5_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 1024);
