@@ -182,6 +182,8 @@ bool is_conv_or_matmul(const Kernel& k) {
   return kOps.count(op) > 0;
 }
 
+bool on_tensor_cores(const std::string& engine) { return engine == "tensor_core" || engine == "winograd"; }
+
 std::string engine_of(const Kernel& k) {
   if (!is_conv_or_matmul(k)) return "";
   return k.engine.empty() ? "simt" : k.engine;
@@ -189,7 +191,7 @@ std::string engine_of(const Kernel& k) {
 
 std::string fallback_reason_of(const Kernel& k) {
   const std::string e = engine_of(k);
-  if (e.empty() || e == "tensor_core") return "";
+  if (e.empty() || on_tensor_cores(e)) return "";
   if (!k.fallback_reason.empty()) return k.fallback_reason;
   return k.engine.empty() ? family_default_reason(k) : "no reason recorded";
 }
@@ -201,7 +203,7 @@ std::string engine_summary(const Schedule& s) {
     const std::string e = engine_of(k);
     if (e.empty()) continue;
     ++total;
-    if (e == "tensor_core") {
+    if (on_tensor_cores(e)) {
       ++tc;
     } else if (e == "gemv") {
       ++gemv;
@@ -445,7 +447,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       const std::string e = engine_of(k);
       if (e.empty()) continue;
       ++total;
-      if (e == "tensor_core") {
+      if (on_tensor_cores(e)) {
         ++tc;
       } else if (e == "gemv") {
         ++gemv;
@@ -565,7 +567,8 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
       const std::string op = (k.node ? k.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
-           (e == "tensor_core" ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") + " | " + cell(fallback_reason_of(k)) + " | " +
+           (e == "winograd" ? "Winograd (tensor core)" : on_tensor_cores(e) ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") +
+           " | " + cell(fallback_reason_of(k)) + " | " +
            cell(arch_tactic_text(k, "<br>")) + " |\n";
     }
   }

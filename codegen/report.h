@@ -25,9 +25,11 @@ struct ReportInfo {
 /// kernels the report lists as "tensor core" or "SIMT" with the reason.
 bool is_conv_or_matmul(const Kernel& k);
 
-/// \brief "tensor_core" or "simt" for a convolution or matrix product (Kernel::engine; "simt" where
-/// the family records none), "" for any other kernel.
+/// \brief "tensor_core", "winograd" or "simt" for a convolution or matrix product (Kernel::engine;
+/// "simt" where the family records none), "" for any other kernel.
 std::string engine_of(const Kernel& k);
+/// True for the engines whose products run on tensor cores: "tensor_core", "winograd".
+bool on_tensor_cores(const std::string& engine);
 
 /// \brief Why a convolution or matrix product runs on SIMT or the GEMV (Kernel::fallback_reason,
 /// or what the family implies when it records none); "" on tensor cores and for other kernels.

@@ -12,6 +12,7 @@
 
 #include "codegen/emitter.h"
 #include "codegen/report.h"
+#include "codegen/report.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -241,7 +242,7 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
   if (report.contains("kernels") && report["kernels"].is_array()) {
     for (Json& k : report["kernels"]) {
       const std::string id = k.value("id", "");
-      const bool tensor_core = k.value("engine", "") == "tensor_core";
+      const bool tensor_core = on_tensor_cores(k.value("engine", ""));
       if (tensor_core) ++o.tensor_core_kernels;
       k.erase("resources");
       std::vector<std::string> launches;

@@ -67,7 +67,7 @@ struct ResourcesOutcome {
 /// barriers, constant_bytes, functions, mma (with PTX)}} and a top-level "resources" summary. A
 /// kernel that launches several entry points (arch variants, a Concat's copies) gets the largest
 /// registers / shared / stack and the summed spills, and each one's in "per_function". With
-/// `check`, also checks that every kernel the report marks "tensor_core" issues mma.sync in its
+/// `check`, also checks that every kernel the report marks "tensor_core" or "winograd" issues mma.sync in its
 /// PTX for every arch and spills nothing, that every kernel has registers and shared memory for
 /// every arch, and that every compiled entry point is one a kernel launches.
 ResourcesOutcome merge_resources(nlohmann::ordered_json& report, const std::vector<PtxasEntry>& compiled,

@@ -8,6 +8,7 @@
 
 #include "codegen/families/linear.h"
 #include "schedule/layout.h"
+#include "schedule/winograd.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -88,6 +89,46 @@ std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
   return ctx.ctype(k.outputs[0].dtype);
 }
 
+/// A Winograd convolution (schedule/winograd.h): per arch variant the input transform into the
+/// workspace's V, the 16 GEMMs into its M, the output transform through the direct tensor-core
+/// convolution's epilogue and store (`direct`: its type for a tile).
+KernelLaunches winograd_launches(const Kernel& k, const EmitContext& ctx, const ConvGeometry& g, const std::string& comment,
+                                 const std::function<std::string(const TcTile&)>& direct,
+                                 const std::vector<LaunchParam>& params) {
+  if (k.outputs[0].numel() == 0) return nothing_to_run(comment + ": empty output, nothing to run");
+  if (k.workspace.dtype == DType::undefined) throw Error("internal: Winograd kernel " + k.id + " has no workspace");
+  const WinogradPlan plan = winograd_plan(k, g);
+  TensorView v = k.workspace, m = k.workspace;
+  v.dtype = DType::float16;
+  v.shape = {16 * plan.tiles * plan.x_pitch};
+  m.offset += plan.m_offset;
+  m.shape = {16 * plan.tiles * plan.m_pitch};
+  std::vector<LaunchParam> out_params;  // the direct convolution's, less its X and W
+  for (const LaunchParam& p : params) {
+    if (p.field != "X" && p.field != "W") out_params.push_back(p);
+  }
+  out_params.push_back({"product", ctx.ptr(m, true)});
+  const std::string shape = conv_shape(g);
+  KernelLaunches r;
+  for (const auto& [sm, tactic] : arch_variants(k)) {
+    const TcTile t = std::get<WinogradTactic>(tactic).gemm;
+    const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
+    r.launches.push_back(Launch{fmt::format("{}: Winograd input transform, V = B^T d B of {} tiles{}", comment, plan.tiles, on),
+                                fmt::format("mc::wino::InputTransform<{},\n    /*X pitch*/ {}>", shape, plan.x_pitch),
+                                {{"X", ctx.ptr(k.inputs[0], true)}, {"V", ctx.ptr(v, false)}}, sm});
+    r.launches.push_back(Launch{fmt::format("the 16 Winograd GEMMs of {}, M = V U, tile {}{}", k.id, t.name(), on),
+                                fmt::format("mc::wino::Gemms<{},\n    /*X pitch*/ {}, /*M pitch*/ {}, {}, {}>", shape,
+                                            plan.x_pitch, plan.m_pitch, tc_tile_text(t), t.fp16_accumulate ? "__half" : "float"),
+                                {{"A", ctx.ptr(v, true)}, {"B", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(m, false)}},
+                                sm, t.smem_bytes(), 1});
+    r.launches.push_back(Launch{fmt::format("the Winograd output transform of {}, Y = A^T M A, and the epilogue{}", k.id, on),
+                                fmt::format("mc::wino::OutputTransform<{},\n    /*M pitch*/ {}, {}>", shape, plan.m_pitch,
+                                            direct(t)),
+                                out_params, sm});
+  }
+  return r;
+}
+
 KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   const ConvGeometry g = conv_geometry(k);
   const TensorView& vy = k.outputs[0];
@@ -100,7 +141,7 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                                1.0, &params, &what)
              : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
   const std::string shape_y = ranged ? fmt::format("{} outputs", k.ranges.size()) : shape_text(vy.shape);
-  if (k.engine == "tensor_core") {
+  if (k.engine == "tensor_core" || k.engine == "winograd") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
     const TcConvDepth d = tc_conv_depth(k);
@@ -111,10 +152,11 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                          conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
     };
     const std::string comment = fmt::format(
-        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM on tensor cores{}", k.node->op(),
-        k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
-        ranged ? "ranges" : std::to_string(yp),
+        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.node->op(), k.node->name(),
+        shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
+        ranged ? "ranges" : std::to_string(yp), k.engine == "winograd" ? "Winograd F(2x2,3x3)" : "implicit GEMM",
         d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
+    if (k.engine == "winograd") return winograd_launches(k, ctx, g, comment, decl, params);
     return tc_launches(k, ctx, comment, decl, params);
   }
   const Pitches p = conv_pitches(k);
@@ -139,6 +181,6 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
 
 }  // namespace
 
-MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh", "tensor_core.cuh"}, emit_conv});
+MODELC_REGISTER_FAMILY(conv_family)({"conv", {"gemm.cuh", "conv.cuh", "tensor_core.cuh", "winograd.cuh"}, emit_conv});
 
 }  // namespace modelc::linear

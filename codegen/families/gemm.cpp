@@ -107,19 +107,19 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
                      has_bias ? "true" : "false", axis, ranges);
 }
 
+std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k) {
+  if (k.arch_tactic.empty()) return {{0, k.tactic}};
+  return {k.arch_tactic.begin(), k.arch_tactic.end()};
+}
+
 KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
   // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
   // two launches: the product's partial sums into the workspace, then SplitKReduce.
-  std::vector<std::pair<int, TcTile>> variants;
-  if (k.arch_tactic.empty()) {
-    variants.emplace_back(0, tc_tile_of(k, k.tactic));
-  } else {
-    for (const auto& [sm, tactic] : k.arch_tactic) variants.emplace_back(sm, tc_tile_of(k, tactic));
-  }
   KernelLaunches r;
-  for (const auto& [sm, t] : variants) {
+  for (const auto& [sm, tactic] : arch_variants(k)) {
+    const TcTile t = tc_tile_of(k, tactic);
     const std::string type = decl(t);
     const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
     std::vector<LaunchParam> p = params;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/family.h"
@@ -55,6 +56,10 @@ struct RangeStrides {
 std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
                             const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
                             double beta, std::vector<LaunchParam>* params, std::string* what);
+
+/// \brief The tactic of each arch variant of k: (0, k.tactic) when every arch has the same, else
+/// (SM number, tactic) of each planned arch, ascending (Launch::min_sm).
+std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k);
 
 /// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
 /// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of

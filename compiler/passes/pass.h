@@ -46,6 +46,9 @@ struct PassOptions {
   /// Read by the code generator; passes/precision only records it.
   bool fp16_accumulate = false;
   bool io_fp16 = false;                 ///< --io-fp16: graph inputs and outputs become float16
+  /// --winograd auto|always|never: 3x3 convolutions as Winograd F(2x2, 3x3) where the cost model
+  /// predicts a win, wherever they qualify, or never (schedule/winograd.h; read by the tactics stage).
+  std::string winograd = "auto";
   /// Run fuse_epilogue (on: the conv and gemm template families emit the fused epilogues of
   /// modelc.FusedConv/FusedGemm/FusedMatMul). `--disable-pass fuse_epilogue` turns it off.
   bool fuse_epilogue = true;

@@ -7,6 +7,7 @@
 
 #include "schedule/linear.h"
 #include "schedule/reduction.h"
+#include "schedule/winograd.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -33,6 +34,10 @@ constexpr int kSimtWarpsForPeak = 8;
 /// One SM can draw about this many times its even share (bandwidth / SMs) of DRAM bandwidth, so
 /// a kernel on few SMs is slower than bytes / bandwidth by SMs / (active SMs x this).
 constexpr double kSmBandwidthShare = 4;
+/// L2 serves the SMs at about this many times the DRAM rate (chips and cheese, "Nvidia's H100:
+/// Funny L2, and Tons of Bandwidth", 2023: L2 bandwidth measured at several times VRAM's on H100
+/// and A100): the rate of KernelWork::l2_bytes, data the previous launch left in L2.
+constexpr double kL2BandwidthRatio = 3;
 /// Registers of a tensor-core thread besides its accumulators (fragments, staging addresses,
 /// loop state): ptxas reports 60-90 for the WMMA tiles (report.json "resources").
 constexpr int kTcBaseRegisters = 64;
@@ -171,10 +176,23 @@ int tc_registers(const TcTile& t) {
   return std::min(255, kTcBaseRegisters + (t.fp16_accumulate ? acc / 2 : acc));
 }
 
+namespace {
+
+/// The name of e's largest term (the first of equal ones, in the order compute, memory, latency, launch).
+const char* largest_term(const Estimate& e) {
+  const std::pair<double, const char*> terms[] = {
+      {e.compute_us, "compute"}, {e.memory_us, "memory"}, {e.latency_us, "latency"}, {e.launch_us, "launch"}};
+  return std::max_element(std::begin(terms), std::end(terms), [](const auto& a, const auto& b) {
+           return a.first < b.first;
+         })->second;
+}
+
+}  // namespace
+
 Estimate estimate(const KernelWork& w, const Target& t) {
   Estimate e;
   e.flops = w.flops;
-  e.bytes = w.bytes + w.split_bytes;
+  e.bytes = w.bytes + w.split_bytes + w.l2_bytes;
   e.blocks = std::max<int64_t>(w.blocks, 1);
   const int64_t sms = std::max(t.sm_count, 1);
   e.blocks_per_sm = std::max(blocks_per_sm(w.threads, w.regs_per_thread, w.smem_bytes, t), 1);
@@ -195,7 +213,7 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   // Memory: the bytes (and split-K's partials) at the DRAM rate, as far as the active SMs draw it.
   const double active = static_cast<double>(std::min(e.blocks, sms));
   const double share = std::min(1.0, kSmBandwidthShare * active / static_cast<double>(sms));
-  e.memory_us = (w.bytes + w.split_bytes) / (t.dram_gbps * 1e3 * share);
+  e.memory_us = (w.bytes + w.split_bytes + w.l2_bytes / kL2BandwidthRatio) / (t.dram_gbps * 1e3 * share);
 
   // Latency: per round of resident blocks, the K-slice chain (each slice waits for its load, the
   // stages - 1 slices in flight hiding part of it), else one memory round trip.
@@ -207,11 +225,7 @@ Estimate estimate(const KernelWork& w, const Target& t) {
 
   e.launch_us = kLaunchUs * (w.split_bytes > 0 ? 2 : 1);
   e.us = std::max({e.compute_us, e.memory_us, e.latency_us}) + e.launch_us;
-  const std::pair<double, const char*> terms[] = {
-      {e.compute_us, "compute"}, {e.memory_us, "memory"}, {e.latency_us, "latency"}, {e.launch_us, "launch"}};
-  const auto* top = std::max_element(std::begin(terms), std::end(terms),
-                                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  e.bound = top->second;
+  e.bound = largest_term(e);
   return e;
 }
 
@@ -236,6 +250,9 @@ KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double b
 }
 
 KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
+  if (std::holds_alternative<WinogradTactic>(tactic)) {
+    throw Error("internal: kernel " + k.id + " runs Winograd: three launches, no single work (winograd_estimate)");
+  }
   const double bytes = kernel_bytes(k);
   KernelWork w;
   w.bytes = bytes;
@@ -289,7 +306,29 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
 
 Estimate estimate_kernel(const Kernel& k, const Target& t) {
   const auto it = k.arch_tactic.find(t.sm);
-  return estimate(kernel_work(k, it != k.arch_tactic.end() ? it->second : k.tactic), t);
+  const Tactic& tactic = it != k.arch_tactic.end() ? it->second : k.tactic;
+  if (const WinogradTactic* w = std::get_if<WinogradTactic>(&tactic)) return linear::winograd_estimate(k, w->gemm, t);
+  return estimate(kernel_work(k, tactic), t);
+}
+
+Estimate sum_estimates(const std::vector<Estimate>& parts) {
+  Estimate e;
+  for (const Estimate& p : parts) {
+    e.us += p.us;
+    e.compute_us += p.compute_us;
+    e.memory_us += p.memory_us;
+    e.latency_us += p.latency_us;
+    e.launch_us += p.launch_us;
+    e.flops += p.flops;
+    e.bytes += p.bytes;
+    if (p.blocks > e.blocks) {
+      e.blocks = p.blocks;
+      e.blocks_per_sm = p.blocks_per_sm;
+      e.waves = p.waves;
+    }
+  }
+  e.bound = largest_term(e);
+  return e;
 }
 
 std::string estimate_text(const Estimate& e) {

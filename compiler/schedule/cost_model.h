@@ -6,7 +6,8 @@
 //   compute  the busiest SM's share of the executed FLOPs (tiles rounded up) at its share of the
 //            tensor-core or SIMT rate, scaled down when too few warps are resident to keep its
 //            four sub-partitions busy;
-//   memory   the bytes at the DRAM rate, scaled down when too few SMs are active to draw it;
+//   memory   the bytes at the DRAM rate (those that stay in L2 between launches faster), scaled
+//            down when too few SMs are active to draw it;
 //   latency  the K-slice chain: each round of resident blocks walks its K slices one after another,
 //            each waiting for its load (a memory latency divided by the stages in flight); kernels
 //            without a K loop wait one memory latency per round;
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "schedule/schedule.h"
 #include "schedule/target.h"
@@ -38,6 +40,10 @@ struct KernelWork {
   /// Split-K: the FP32 partial bytes the reduction launch moves (written by the product, read by
   /// the reduction); 0 without split-K.
   double split_bytes = 0;
+  /// Bytes that move between launches through L2 (a buffer written by one launch and read by the
+  /// next while it fits in L2: Winograd's transformed input and products), at kL2BandwidthRatio
+  /// times the DRAM rate; not part of `bytes`.
+  double l2_bytes = 0;
 };
 
 /// \brief Resident blocks per SM: the least of the target's block limit and what the threads, the
@@ -54,11 +60,16 @@ int tc_registers(const TcTile& t);
 Estimate estimate(const KernelWork& w, const Target& t);
 
 /// \brief The work of kernel k run with `tactic` (k.tactic or one of k.arch_tactic): FLOPs and
-/// bytes from its views, blocks as its template's grid() computes them from the tactic.
+/// bytes from its views, blocks as its template's grid() computes them from the tactic. An
+/// internal Error for a WinogradTactic (three launches: schedule/winograd.h winograd_estimate).
 KernelWork kernel_work(const Kernel& k, const Tactic& tactic);
 
 /// \brief The estimate of k on t, with the tactic chosen for t (k.arch_tactic's, else k.tactic).
 Estimate estimate_kernel(const Kernel& k, const Target& t);
+
+/// \brief The estimate of launches run one after another: times, terms, FLOPs and bytes summed;
+/// blocks, occupancy and waves of the launch with the most blocks; bound: the largest summed term.
+Estimate sum_estimates(const std::vector<Estimate>& parts);
 
 /// \brief The work of `batch` tensor-core GEMMs of M x N x K with tile `t` (split-K included)
 /// moving at least `bytes`.

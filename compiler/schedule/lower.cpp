@@ -13,6 +13,7 @@
 #include "schedule/families.h"
 #include "schedule/linear.h"
 #include "schedule/tactics.h"
+#include "schedule/winograd.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -317,33 +318,92 @@ void Lowering::plan_buffers() {
 
 bool Lowering::place_weights() {
   done_.insert("place_weights");
-  std::map<uint64_t, std::vector<std::size_t>> by_hash;  // content hash -> entries
   for (const Node* n : nodes_) {
     for (const Value* v : kernel_inputs(n)) {
       if (!v || !v->is_constant() || weight_offset_.count(v)) continue;
       // Weights of channels-last convolutions: the OHWI copy (the only form any kernel reads).
       auto ohwi = layout_.weight_storage.find(v);
-      const Tensor t = ohwi == layout_.weight_storage.end() ? v->constant() : ohwi_weights(v->constant(), ohwi->second);
-      const uint64_t h = sample_key(t);
-      int64_t offset = -1;
-      for (std::size_t e : by_hash[h]) {
-        const Tensor& u = s_.weights[e].data;
-        if (u.dtype() == t.dtype() && u.nbytes() == t.nbytes() &&
-            (t.nbytes() == 0 || std::memcmp(u.raw(), t.raw(), t.nbytes()) == 0)) {
-          offset = s_.weights[e].offset;
-          break;
-        }
-      }
-      if (offset < 0) {
-        offset = s_.weights_bytes;
-        by_hash[h].push_back(s_.weights.size());
-        s_.weights.push_back({v->name(), offset, t});
-        s_.weights_bytes = align_up(offset + static_cast<int64_t>(t.nbytes()), kBufferAlignment);
-      }
-      weight_offset_[v] = offset;
+      weight_offset_[v] = store_weight(v->name(), ohwi == layout_.weight_storage.end()
+                                                      ? v->constant()
+                                                      : ohwi_weights(v->constant(), ohwi->second));
     }
   }
   return !s_.weights.empty();
+}
+
+int64_t Lowering::store_weight(const std::string& value, const Tensor& t) {
+  std::vector<std::size_t>& same_key = weight_keys_[sample_key(t)];
+  for (std::size_t e : same_key) {
+    const Tensor& u = s_.weights[e].data;
+    if (u.dtype() == t.dtype() && u.nbytes() == t.nbytes() &&
+        (t.nbytes() == 0 || std::memcmp(u.raw(), t.raw(), t.nbytes()) == 0)) {
+      return s_.weights[e].offset;
+    }
+  }
+  const int64_t offset = s_.weights_bytes;
+  same_key.push_back(s_.weights.size());
+  s_.weights.push_back({value, offset, t});
+  s_.weights_bytes = align_up(offset + static_cast<int64_t>(t.nbytes()), kBufferAlignment);
+  return offset;
+}
+
+void Lowering::transform_winograd_weights() {
+  auto entry_at = [&](int64_t offset) -> const WeightEntry& {
+    for (const WeightEntry& e : s_.weights) {
+      if (e.offset == offset) return e;
+    }
+    throw Error("internal: no weight starts at byte " + std::to_string(offset));
+  };
+  bool any = false;
+  for (Kernel& k : s_.kernels) {
+    if (k.engine != "winograd") continue;
+    TensorView& w = k.inputs[1];
+    if (w.space != Space::weights) throw Error("internal: kernel " + k.id + " runs Winograd on weights computed at run time");
+    const WeightEntry& ohwi = entry_at(w.offset);
+    const Tensor u = linear::winograd_weights(ohwi.data);
+    const std::string value = w.value + "_winograd";
+    w = TensorView{value, u.dtype(), u.shape(), strides_of(u.shape()), Space::weights, 0, store_weight(value, u)};
+    any = true;
+  }
+  if (!any) return;
+  // The OHWI copies only Winograd kernels read leave the blob; the rest move down over the gap.
+  std::vector<TensorView*> views;
+  for (Kernel& k : s_.kernels) {
+    for (auto* list : {&k.inputs, &k.outputs}) {
+      for (TensorView& v : *list) {
+        if (v.space == Space::weights && v.dtype != DType::undefined) views.push_back(&v);
+      }
+    }
+  }
+  std::vector<WeightEntry> kept;
+  std::map<int64_t, int64_t> moved;  // old offset -> new, of the entries kept
+  int64_t bytes = 0;
+  for (WeightEntry& e : s_.weights) {
+    const int64_t end = e.offset + std::max<int64_t>(1, static_cast<int64_t>(e.data.nbytes()));
+    std::vector<TensorView*> inside;
+    for (TensorView* v : views) {
+      if (e.offset <= v->offset && v->offset < end) inside.push_back(v);
+    }
+    if (inside.empty()) continue;
+    for (TensorView* v : inside) v->offset += bytes - e.offset;
+    moved[e.offset] = bytes;
+    e.offset = bytes;
+    bytes = align_up(bytes + static_cast<int64_t>(e.data.nbytes()), kBufferAlignment);
+    kept.push_back(std::move(e));
+  }
+  s_.weights = std::move(kept);
+  s_.weights_bytes = bytes;
+  weight_keys_.clear();  // keyed by entry index: rebuilt below
+  for (std::size_t i = 0; i < s_.weights.size(); ++i) weight_keys_[sample_key(s_.weights[i].data)].push_back(i);
+  for (auto it = weight_offset_.begin(); it != weight_offset_.end();) {
+    auto m = moved.find(it->second);
+    if (m == moved.end()) {
+      it = weight_offset_.erase(it);  // a constant only Winograd kernels read in its OHWI form
+    } else {
+      it->second = m->second;
+      ++it;
+    }
+  }
 }
 
 TensorView Lowering::view(const Value* v) const {
@@ -440,7 +500,8 @@ bool Lowering::fold_gemm_batch() {
 // The note: the layout's conversion (why this kernel exists), the tactic's reason, the Casts folded in.
 bool Lowering::choose_tactics() {
   done_.insert("tactics");
-  const std::vector<Target> targets = targets_for(s_.archs, o_.passes.fp16_accumulate);
+  std::vector<Target> targets = targets_for(s_.archs, o_.passes.fp16_accumulate);
+  for (Target& t : targets) t.winograd = parse_winograd(o_.passes.winograd);
   for (Kernel& k : s_.kernels) {
     choose_tactic(k, targets);
     if (folded_into_.count(k.node)) {
@@ -476,6 +537,7 @@ bool Lowering::choose_tactics() {
                             sl.whole->name(), sl.whole->producer()->name());
     }
   }
+  transform_winograd_weights();
   place_workspaces();
   return !s_.kernels.empty();
 }

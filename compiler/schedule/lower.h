@@ -97,6 +97,12 @@ class Lowering {
   bool build_kernels();        ///< one Kernel per listed node, with its views
   bool fold_gemm_batch();      ///< batch dims B broadcasts over run as rows of one product
   bool choose_tactics();       ///< each kernel's tactic per --arch, and its note; then place_workspaces
+  /// The weights of the Winograd convolutions (engine "winograd") transformed (schedule/winograd.h
+  /// winograd_weights) and stored in the blob, each kernel's W view on them; OHWI copies no kernel
+  /// reads any more leave the blob (the others move down, their views with them).
+  void transform_winograd_weights();
+  /// Stores t in the weights blob as `value` (identical data once); returns its offset.
+  int64_t store_weight(const std::string& value, const Tensor& t);
   /// The workspaces the tactics ask for (Kernel::workspace_bytes), live while their kernel runs: the
   /// arena planned again with them, every kernel's arena views moved with their buffers.
   void place_workspaces();
@@ -165,6 +171,7 @@ class Lowering {
   StreamPlan streams_;                            // plan_streams; empty: one stream (the stage did not run)
   std::map<const Value*, int64_t> arena_offset_;
   std::map<const Value*, int64_t> weight_offset_;
+  std::map<uint64_t, std::vector<std::size_t>> weight_keys_;  // sample_key -> entries of s_.weights with it
   LayoutPlan layout_;
   /// An elided Concat's input: a slice of `whole` (the Concat's output) from `offset` along `axis`.
   struct Slice {

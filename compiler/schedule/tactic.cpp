@@ -37,6 +37,8 @@ bool TcTile::operator==(const TcTile& o) const {
          async == o.async && fp16_accumulate == o.fp16_accumulate && stages == o.stages && split_k == o.split_k;
 }
 
+std::string WinogradTactic::name() const { return "Winograd F(2x2,3x3), GEMMs " + gemm.name(); }
+
 bool ReductionTile::operator==(const ReductionTile& o) const {
   return threads == o.threads && group == o.group && lanes_contiguous == o.lanes_contiguous;
 }
@@ -55,6 +57,11 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
     }
     std::map<std::string, int64_t> operator()(const GemvTactic& t) const {
       return {{"threads", t.threads()}, {"warps", t.warps}, {"k_split", t.k_split}, {"columns", t.columns}};
+    }
+    std::map<std::string, int64_t> operator()(const WinogradTactic& t) const {
+      std::map<std::string, int64_t> f = (*this)(t.gemm);
+      f["winograd"] = 1;
+      return f;
     }
     std::map<std::string, int64_t> operator()(const ReductionTile& t) const {
       return {{"threads", t.threads}, {"group", t.group}, {"lanes_contiguous", t.lanes_contiguous ? 1 : 0}};

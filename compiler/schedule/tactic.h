@@ -64,6 +64,17 @@ struct GemvTactic {
   bool operator!=(const GemvTactic& o) const { return !(*this == o); }
 };
 
+/// \brief A Winograd F(2x2, 3x3) convolution (templates/winograd.cuh): three launches, the input
+/// transform (one thread per 8 channels of a 4x4 input tile), 16 tensor-core GEMMs of tile `gemm`
+/// (no split-K: the 16 products fill the GPU), the output transform with the convolution's epilogue.
+struct WinogradTactic {
+  TcTile gemm;
+  static constexpr int kTransformThreads = 128;  ///< winograd.cuh InputTransform / OutputTransform
+  std::string name() const;  ///< "Winograd F(2x2,3x3), GEMMs 64x64x32 w2x2 ..."
+  bool operator==(const WinogradTactic& o) const { return gemm == o.gemm; }
+  bool operator!=(const WinogradTactic& o) const { return !(*this == o); }
+};
+
 /// \brief The block tiling of a reduction-shaped kernel (templates/reduce.cuh Tiling<kThreads,
 /// kGroup, kLanesContiguous>): `group` threads per row, consecutive (lanes_contiguous) or
 /// interleaved with the other rows' threads.
@@ -94,7 +105,8 @@ struct GridStrideTactic {
 
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic =
-    std::variant<std::monostate, TileConfig, TcTile, GemvTactic, ReductionTile, DirectTactic, GridStrideTactic>;
+    std::variant<std::monostate, TileConfig, TcTile, WinogradTactic, GemvTactic, ReductionTile, DirectTactic,
+                 GridStrideTactic>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -110,8 +122,9 @@ struct Estimate {
 
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
-/// stages split_k (tensor cores); threads warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block [grid]
-/// (grid-stride); nothing for none.
+/// stages split_k (tensor cores); the same and winograd 1 (Winograd: its GEMMs' tile); threads
+/// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
+/// [grid] (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 
 }  // namespace modelc

@@ -64,6 +64,7 @@ TileConfig tile_of(const Kernel& k);
 struct TcProblem {
   int64_t batch = 1, M = 1, N = 1, K = 1;
   double bytes = 0;
+  bool split_k = true;  ///< false: split-K is not a candidate (Winograd's GEMMs: no workspace for partials)
 };
 
 /// \brief The tensor-core tactic with the smallest estimated time (cost_model.h) on `target`.

@@ -9,6 +9,7 @@
 #include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/tactics.h"
+#include "schedule/winograd.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -82,7 +83,7 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
       if (bk == 64 && p.K < kDeepSliceMinK) continue;
       const int64_t slices = ceil_div(p.K, bk);
       for (int stages = 2; stages <= max_stages; ++stages) {
-        for (int64_t split = 1; split == 1 || split_leaves_two_slices(slices, split); ++split) {
+        for (int64_t split = 1; split == 1 || (p.split_k && split_leaves_two_slices(slices, split)); ++split) {
           if (p.batch * split > 65535) break;  // grid z
           TcTile t{shape[0], shape[1], bk, shape[2], shape[3], target.sm >= 80, target.fp16_accumulate};
           t.stages = stages;
@@ -345,6 +346,12 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
                                         : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
     k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} ({}); {}", g.str(),
                          pixels, g.M, d.K, depth, why);
+    const std::string winograd = plan_winograd(k, g, targets);
+    if (k.engine == "winograd") {
+      k.note = g.str() + ": " + winograd;
+    } else if (!winograd.empty()) {
+      k.note += "; " + winograd;
+    }
     return;
   }
   simt_conv(k, g, targets.front());

@@ -57,6 +57,13 @@ Target target_for(const std::string& arch) {
   return t;
 }
 
+Target::Winograd parse_winograd(const std::string& s) {
+  if (s == "auto") return Target::Winograd::automatic;
+  if (s == "always") return Target::Winograd::always;
+  if (s == "never") return Target::Winograd::never;
+  throw Error("--winograd '" + s + "' is not a mode modelc knows", "write auto, always or never");
+}
+
 std::vector<Target> targets_for(const std::vector<std::string>& archs, bool fp16_accumulate) {
   std::vector<Target> targets;
   for (const std::string& a : archs) {

@@ -29,7 +29,13 @@ struct Target {
   int64_t l2_bytes = 4 << 20;
   /// --fp16-accumulate: FP16 accumulators where the family offers them.
   bool fp16_accumulate = false;
+  /// --winograd: 3x3 convolutions as Winograd F(2x2, 3x3) where the cost model predicts a win
+  /// (automatic), wherever they qualify (always) or never (schedule/winograd.h plan_winograd).
+  enum class Winograd { automatic, always, never } winograd = Winograd::automatic;
 };
+
+/// "auto" / "always" / "never" (PassOptions::winograd) -> Target::Winograd; Error otherwise.
+Target::Winograd parse_winograd(const std::string& s);
 
 /// "sm_86" -> 86. Throws Error for anything that is not sm_XX (XX >= 75: the oldest modelc targets).
 int arch_number(const std::string& arch);

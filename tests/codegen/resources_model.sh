@@ -5,14 +5,19 @@
 # report.json marks tensor_core issues ldmatrix and mma.sync m16n8k* in its PTX for both archs and
 # ptxas reports no stack frame and no spills for it, report.json has registers and shared memory for
 # every kernel and arch, and every compiled entry point is a kernel's. ARCHS (4th argument, default
-# sm_75,sm_90): the --arch list.
+# sm_75,sm_90): the --arch list. FLAGS (5th, optional): more modelc flags, e.g. "--winograd always"
+# (then report.json must put a kernel on the Winograd engine, which the check counts as tensor-core).
 set -eu
-modelc=$1 model=$2 dir=$3 archs=${4:-sm_75,sm_90}
+modelc=$1 model=$2 dir=$3 archs=${4:-sm_75,sm_90} flags=${5:-}
 rm -rf "$dir"
-KEEP_PTX=1 MODELC_WERROR=1 "$modelc" "$model" --fp16 --arch "$archs" -o "$dir" --build -j2
+# shellcheck disable=SC2086  # FLAGS is a list of words
+KEEP_PTX=1 MODELC_WERROR=1 "$modelc" "$model" --fp16 --arch "$archs" $flags -o "$dir" --build -j2
 grep -q '"kernels_with_resources"' "$dir/report.json" || { echo "FAILED: modelc --build left no resources in report.json"; exit 1; }
 grep -q '^## Registers and shared memory' "$dir/report.md" || { echo "FAILED: report.md has no resources section"; exit 1; }
 # Each of these models has convolutions or matrix products big enough for tensor cores.
 grep -q '"engine": "tensor_core"' "$dir/report.json" || { echo "FAILED: no kernel on tensor cores"; exit 1; }
 grep -q '"unmatched_functions": \[\]' "$dir/report.json" || { echo "FAILED: compiled entry points no kernel launches"; exit 1; }
+case "$flags" in
+  *"--winograd always"*) grep -q '"engine": "winograd"' "$dir/report.json" || { echo "FAILED: no kernel on Winograd"; exit 1; } ;;
+esac
 make -C "$dir" --no-print-directory MODELC="$modelc" check-tensor-cores

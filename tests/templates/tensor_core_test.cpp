@@ -4,14 +4,18 @@
 // both staging paths, FP32 and FP16 accumulation, float and __half output with the clamp) and the
 // implicit-GEMM convolution over NHWC views with channel pitches (1x1, 3x3 s2 p1, 7x7 s2 p3 with
 // C = 3 in a pitch of 8, dilation 2, 1-D and 3-D), and its compact-K form (C 1..7: K over the
-// channels, W as ohwi_weights stores it compact).
+// channels, W as ohwi_weights stores it compact); the Winograd F(2x2, 3x3) convolution
+// (templates/winograd.cuh: its weights transform, its three launches, the tactic rule).
 #include "codegen/families/linear.h"
 #include "schedule/families.h"
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
 #include "tests/codegen/launch_text.h"
 #include "pipeline/pipeline.h"
+#include "schedule/layout.h"
+#include "schedule/winograd.h"
 #include "templates/tensor_core.cuh"
+#include "templates/winograd.cuh"
 
 using namespace linear_test;
 using modelc::linear::GemmLowering;
@@ -874,4 +878,243 @@ TEST_CASE("tensor-core conv: 3x3 on 7x7 pixels with split-K and 3 stages (layer4
               kAtol);
   check_close(run_conv<Sh, 64, 48, Tile<32, 32, 32, 1, 1, false, 2, 7>, BiasEpi, __half>(t, want, bias_params), want,
               kRtol, kAtol);
+}
+
+// ---- Winograd F(2x2, 3x3) (templates/winograd.cuh, schedule/winograd.h) -------------------------
+
+namespace {
+
+/// Winograd's tolerance: V and U are rounded to FP16 once each (relative 2^-11), so an output's
+/// error follows the size of its terms rather than its own: absolute, scaled by the largest output.
+constexpr double kWinogradAtolScale = 5e-3;
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double v : t.to_f64()) m = std::max(m, std::abs(v));
+  return m;
+}
+
+/// Runs the three launches of a Winograd convolution of shape Sh (X pitch Cp, Y pitch Yp) with GEMM
+/// tile Tl on the node's x0 (X) and x1 (W): U as the compiler stores it (winograd_weights of the
+/// OHWI weights at pitch Cp), V and M in NaN-filled buffers (an element a launch reads but the one
+/// before did not write shows), NaN in X's padded channels; epi's pointers from `make_epi(bias,
+/// residual)` as run_conv. Returns Y as NCHW floats.
+template <class Sh, int Cp, int Yp, class Tl, class Epi, class TY = float, class Acc = float, class MakeEpi>
+std::vector<float> run_winograd(OneNode& t, const Tensor& want, MakeEpi make_epi) {
+  constexpr int Mp = (Sh::kM + 7) / 8 * 8;
+  using In = mc::wino::InputTransform<Sh, Cp>;
+  using Products = mc::wino::Gemms<Sh, Cp, Mp, Tl, Acc>;
+  using Out = mc::wino::OutputTransform<Sh, Mp, mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi>>;
+  constexpr int64_t tiles = mc::wino::Tiles<Sh>::kCount;
+  const std::vector<__half> x = pitched(t.feeds.at("x0"), Cp, std::nanf(""));
+  const Tensor ohwi = modelc::ohwi_weights(t.feeds.at("x1").cast(DType::float16), modelc::WeightStorage{Cp, 9 * Cp});
+  const std::vector<__half> u = halves(modelc::linear::winograd_weights(ohwi));
+  REQUIRE(u.size() == static_cast<std::size_t>(16 * Sh::kM * Cp));
+  std::vector<__half> bias, residual;
+  if (t.feeds.count("x2")) bias = halves(t.feeds.at("x2"));
+  if (t.feeds.count("x3")) residual = pitched(t.feeds.at("x3"), Yp, std::nanf(""));
+  std::vector<__half> v(static_cast<std::size_t>(16 * tiles * Cp), __float2half(std::nanf("")));
+  std::vector<float> m(static_cast<std::size_t>(16 * tiles * Mp), std::nanf(""));
+  std::vector<TY> y = out_buffer<TY>(want.numel() / want.shape()[1] * Yp);
+  REQUIRE(mc::launch(mc::tc::kernel<In>, In::grid(), In::block(), 0, cudaStream_t{}, typename In::Params{x.data(), v.data()}) ==
+          cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  launch_tc<Products>({v.data(), u.data(), m.data()});
+  typename Out::Params p{};
+  p.Y = y.data();
+  p.epilogue = make_epi(bias.data(), residual.empty() ? nullptr : residual.data());
+  p.product = m.data();
+  REQUIRE(mc::launch(mc::tc::kernel<Out>, Out::grid(), Out::block(), 0, cudaStream_t{}, p) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  return unpitched(y, want.shape(), Yp);
+}
+
+}  // namespace
+
+TEST_CASE("winograd_weights: A^T [U . (B^T d B)] A is the 3x3 correlation of a 4x4 patch with the filter") {
+  // An FP32 filter (U rounded to FP32 once: 1e-6 relative), against the direct sums in double: the
+  // transform and its layout [16][M][pitch]; channel 2 of the pitch of 3 is padding (zero in, zero out).
+  const int64_t M = 2, P = 3;
+  Tensor w = random({M, 3, 3, P}, 7);
+  std::vector<double> wv = w.to_f64();
+  for (int64_t i = 2; i < static_cast<int64_t>(wv.size()); i += P) wv[static_cast<std::size_t>(i)] = 0;
+  w = Tensor::from_f64(DType::float32, w.shape(), wv);
+  const Tensor u = modelc::linear::winograd_weights(w);
+  REQUIRE(u.shape() == Shape{16, M, P});
+  REQUIRE(u.dtype() == DType::float32);
+  const std::vector<double> uv = u.to_f64(), d = random({4, 4}, 8).to_f64();
+  const double Bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  const double At[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+  double v[4][4] = {};  // B^T d B
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s) v[i][j] += Bt[i][r] * d[static_cast<std::size_t>(r * 4 + s)] * Bt[j][s];
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t c = 0; c < P; ++c) {
+      for (int oh = 0; oh < 2; ++oh) {
+        for (int ow = 0; ow < 2; ++ow) {
+          double want = 0, got = 0;
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw)
+              want += d[static_cast<std::size_t>((oh + kh) * 4 + ow + kw)] * wv[static_cast<std::size_t>(((m * 3 + kh) * 3 + kw) * P + c)];
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j)
+              got += At[oh][i] * uv[static_cast<std::size_t>(((4 * i + j) * M + m) * P + c)] * v[i][j] * At[ow][j];
+          INFO("m " << m << " c " << c << " output " << oh << "," << ow);
+          CHECK(got == doctest::Approx(want).epsilon(1e-5).scale(1.0));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("winograd conv: odd channel counts and pixels, pads 0 to 2 and asymmetric, every epilogue, both stagings") {
+  using mc::tc::Tile;
+  SUBCASE("C 12 in a pitch of 16, M 20 (Y pitch 24), 2 images of 9x7 (partial tiles), pad 1, bias") {
+    OneNode t("Conv", 13, {hrandom({2, 12, 9, 7}, 200), hrandom({20, 12, 3, 3}, 201), hrandom({20}, 202)});
+    t.n->set_attr_ints("pads", {1, 1, 1, 1});
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<2, 12, 20, 1, Dims3<1, 9, 7>, Dims3<1, 3, 3>, Dims3<1, 9, 7>, Dims3<1, 1, 1>,
+                               Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    const double atol = kWinogradAtolScale * max_abs(want);
+    check_close(run_winograd<Sh, 16, 24, T64x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, atol);
+    check_close(run_winograd<Sh, 16, 24, T32x64<false>, BiasEpi, __half>(t, want, bias_params), want, kRtol, atol);
+    check_close(run_winograd<Sh, 16, 24, Tile<32, 32, 32, 1, 1, true, 3>, BiasEpi>(t, want, bias_params), want, kRtol,
+                atol);
+  }
+  SUBCASE("FusedConv: relu and a residual before it, 16 -> 16 channels, 6x5 with pad 2 (8x7 outputs)") {
+    OneNode t("FusedConv", 13,
+              {hrandom({1, 16, 6, 5}, 210), hrandom({16, 16, 3, 3}, 211), hrandom({16}, 212), hrandom({1, 16, 8, 7}, 213)});
+    t.n->set_attr_ints("pads", {2, 2, 2, 2});
+    fuse(t, activation(modelc::ops::Activation::relu), "before_activation");
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<1, 16, 16, 1, Dims3<1, 6, 5>, Dims3<1, 3, 3>, Dims3<1, 8, 7>, Dims3<1, 1, 1>,
+                               Dims3<0, 2, 2>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    using Epi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
+                                        mc::gemm::Residual::before_activation>;
+    auto params = [](const __half* b, const __half* r) { return Epi::Params{1.0f, 1.0f, b, r, {0, 0, -INFINITY, INFINITY}}; };
+    const double atol = kWinogradAtolScale * max_abs(want);
+    check_close(run_winograd<Sh, 16, 16, T64x128<true>, Epi>(t, want, params), want, kRtol, atol);
+    check_close(run_winograd<Sh, 16, 16, T64x64<false>, Epi, __half>(t, want, params), want, kRtol, atol);
+  }
+  SUBCASE("no padding (6x6 -> 4x4), no bias, 8 channels; FP16 accumulation") {
+    OneNode t("Conv", 13, {hrandom({1, 8, 6, 6}, 220), hrandom({8, 8, 3, 3}, 221)});
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<1, 8, 8, 1, Dims3<1, 6, 6>, Dims3<1, 3, 3>, Dims3<1, 4, 4>, Dims3<1, 1, 1>,
+                               Dims3<0, 0, 0>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    const double atol = kWinogradAtolScale * max_abs(want);
+    check_close(run_winograd<Sh, 8, 8, T32x64<true>, mc::gemm::EpilogueIdentity>(t, want, no_params), want, kRtol, atol);
+    check_close(run_winograd<Sh, 8, 8, T32x64<true>, mc::gemm::EpilogueIdentity, float, __half>(t, want, no_params), want,
+                2e-2, 2 * atol);
+  }
+  SUBCASE("asymmetric pads (top 1, left 0, bottom 0, right 1), C 24 -> M 40, 8x8 -> 7x7") {
+    OneNode t("Conv", 13, {hrandom({1, 24, 8, 8}, 230), hrandom({40, 24, 3, 3}, 231, 0.5), hrandom({40}, 232)});
+    t.n->set_attr_ints("pads", {1, 0, 0, 1});
+    const Tensor want = t.reference()[0];
+    using Sh = mc::conv::Shape<1, 24, 40, 1, Dims3<1, 8, 8>, Dims3<1, 3, 3>, Dims3<1, 7, 7>, Dims3<1, 1, 1>,
+                               Dims3<0, 1, 0>, Dims3<1, 1, 1>>;
+    check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+    const double atol = kWinogradAtolScale * max_abs(want);
+    check_close(run_winograd<Sh, 24, 40, T128x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, atol);
+  }
+}
+
+TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd always / never / auto by the cost model") {
+  const auto& f = family("conv");
+  OneNode t("Conv", 13, {random({1, 64, 16, 16}, 1), random({64, 64, 3, 3}, 2), random({64}, 3)});
+  t.n->set_attr_ints("pads", {1, 1, 1, 1});
+  auto with = [](std::vector<modelc::Target> ts, modelc::Target::Winograd w) {
+    for (modelc::Target& x : ts) x.winograd = w;
+    return ts;
+  };
+  SUBCASE("always: three launches per arch variant, the workspace V and M") {
+    modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
+    modelc::choose_tactic(k, with(targets({"sm_75", "sm_90"}), modelc::Target::Winograd::always));
+    INFO(k.note);
+    CHECK(k.engine == "winograd");
+    REQUIRE(std::holds_alternative<modelc::WinogradTactic>(k.tactic));
+    CHECK(k.note.find("Winograd F(2x2,3x3) (--winograd always): 64 tiles of 2x2, 16 GEMMs of 64x64x64") != std::string::npos);
+    const modelc::linear::WinogradPlan plan = modelc::linear::winograd_plan(k, modelc::linear::conv_geometry(k));
+    CHECK(plan.tiles == 64);
+    CHECK(plan.v_bytes == 16 * 64 * 64 * 2);
+    CHECK(k.workspace_bytes == 16 * 64 * 64 * 2 + 16 * 64 * 64 * 4);
+    CHECK(k.estimate.us > 0);
+    CHECK(k.estimate.us == doctest::Approx(modelc::linear::winograd_estimate(
+                                               k, std::get<modelc::WinogradTactic>(k.tactic).gemm, modelc::target_for("sm_75"))
+                                               .us));
+    place_workspace(k);
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    INFO(modelc::test::launch_text(e));
+    std::vector<std::vector<modelc::Launch>> variants;
+    if (k.arch_tactic.empty()) {
+      variants.push_back(variant(e, 0));
+    } else {
+      variants = {variant(e, 75), variant(e, 90)};
+    }
+    std::size_t n = 0;
+    for (const auto& v : variants) {
+      REQUIRE(v.size() == 3);
+      n += v.size();
+      CHECK(v[0].type.find("mc::wino::InputTransform<mc::conv::Shape<1, 64, 64, 1,") == 0);
+      CHECK(v[1].type.find("mc::wino::Gemms<mc::conv::Shape<1, 64, 64, 1,") == 0);
+      CHECK(v[1].dynamic_smem > 0);
+      CHECK(v[1].min_blocks == 1);
+      CHECK(v[2].type.find("mc::wino::OutputTransform<mc::conv::Shape<1, 64, 64, 1,") == 0);
+      CHECK(v[2].type.find("mc::tc::Conv<__half, float,") != std::string::npos);
+      CHECK(v[2].type.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
+      // V in the workspace's first bytes, M after it; the output transform reads M, not X or W.
+      CHECK(v[0].params.at(1).field == "V");
+      CHECK(v[1].params.at(0).value == "const:ws");
+      CHECK(v[1].params.at(1).field == "B");
+      CHECK(v[1].params.at(2).field == "Y");
+      CHECK(v[2].params.back().field == "product");
+      for (const modelc::LaunchParam& p : v[2].params) CHECK((p.field != "X" && p.field != "W"));
+    }
+    CHECK(e.launches.size() == n);
+  }
+  SUBCASE("never: the direct implicit GEMM, no word of Winograd") {
+    modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
+    modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::never));
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.note.find("Winograd") == std::string::npos);
+  }
+  SUBCASE("auto: the estimates decide, and the note gives both") {
+    modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
+    const std::vector<modelc::Target> ts = targets({"sm_80"});
+    modelc::choose_tactic(k, ts);
+    INFO(k.note);
+    // On an A100 the 16 products of 64 tiles move more bytes than the direct convolution saves FLOPs.
+    CHECK(k.engine == "tensor_core");
+    CHECK(k.note.find("not Winograd F(2x2,3x3) (sm_80: ") != std::string::npos);
+    // A 64x64 image on a part whose tensor cores are 30 times slower (the same bandwidth): the
+    // FLOPs Winograd saves pay for its transforms.
+    std::vector<modelc::Target> slow = ts;
+    slow[0].tc_fp16_tflops /= 30;
+    OneNode big("Conv", 13, {random({1, 64, 64, 64}, 10), random({64, 64, 3, 3}, 11)});
+    big.n->set_attr_ints("pads", {1, 1, 1, 1});
+    modelc::Kernel ks = fp16_kernel(big, "conv", 64, 64);
+    modelc::choose_tactic(ks, slow);
+    INFO(ks.note);
+    CHECK(ks.engine == "winograd");
+    CHECK(ks.note.find("Winograd F(2x2,3x3): 1024 tiles of 2x2") != std::string::npos);
+  }
+  SUBCASE("what does not qualify: stride 2, a 1x1 filter, dilation") {
+    OneNode s2("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
+    s2.n->set_attr_ints("strides", {2, 2});
+    modelc::Kernel k = fp16_kernel(s2, "conv", 16, 16);
+    modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::always));
+    CHECK(k.engine == "tensor_core");
+    CHECK(modelc::linear::winograd_unfit(k, modelc::linear::conv_geometry(k)) == "stride 2");
+    OneNode one("Conv", 13, {random({1, 16, 8, 8}, 6), random({16, 16, 1, 1}, 7)});
+    modelc::Kernel k1 = fp16_kernel(one, "conv", 16, 16);
+    CHECK(modelc::linear::winograd_unfit(k1, modelc::linear::conv_geometry(k1)) == "not a 2-D 3x3 filter");
+    OneNode dil("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 16, 3, 3}, 9)});
+    dil.n->set_attr_ints("dilations", {2, 2});
+    modelc::Kernel kd = fp16_kernel(dil, "conv", 16, 16);
+    CHECK(modelc::linear::winograd_unfit(kd, modelc::linear::conv_geometry(kd)) == "dilation");
+  }
 }

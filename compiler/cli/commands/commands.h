@@ -59,16 +59,17 @@ std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
 
 // ---- precision options of the commands that compile (compile, verify) -----------
 
-/// --fp16, --fp16-accumulate, --io-fp16, --keep-fp32 NODE,... (repeatable, comma lists).
+/// --fp16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable, comma lists).
 struct PrecisionFlags {
   bool fp16 = false;
   bool fp16_accumulate = false;
   bool io_fp16 = false;
+  std::string winograd = "auto";
   std::vector<std::string> keep_fp32;
 };
 /// Adds the flags; --fp16-accumulate, --io-fp16 and --keep-fp32 need --fp16 (usage error otherwise).
 void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
-/// Sets PassOptions::fp16, fp16_accumulate, io_fp16 and keep_fp32 (node names deduplicated, in
+/// Sets PassOptions::fp16, fp16_accumulate, io_fp16, winograd and keep_fp32 (node names deduplicated, in
 /// order). Throws Error for an empty node name; names the model lacks are the precision pass's
 /// Error (it knows the graph).
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);

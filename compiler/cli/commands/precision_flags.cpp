@@ -1,5 +1,5 @@
 // compiler/cli/commands/precision_flags.cpp — --fp16 / --fp16-accumulate / --io-fp16 /
-// --keep-fp32, the same on the compile command and on `modelc verify`.
+// --winograd / --keep-fp32, the same on the compile command and on `modelc verify`.
 #include <algorithm>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +20,13 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
                "accumulate in FP16 in GEMM and convolution kernels where that is faster (default: FP32)")
       ->needs(fp16);
   sub.add_flag("--io-fp16", flags.io_fp16, "the model takes and returns FP16 tensors instead of FP32")->needs(fp16);
+  sub.add_option("--winograd", flags.winograd,
+                 "3x3 stride-1 convolutions on tensor cores as Winograd F(2x2, 3x3): auto (where the cost model "
+                 "predicts a win on every --arch), always (wherever they qualify) or never")
+      ->type_name("auto|always|never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->needs(fp16);
   sub.add_option("--keep-fp32", flags.keep_fp32, "keep these ONNX nodes in FP32 (comma list, repeatable)")
       ->type_name("NODE,...")
       ->allow_extra_args(false)
@@ -49,6 +56,7 @@ void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o) {
   o.fp16 = flags.fp16;
   o.fp16_accumulate = flags.fp16_accumulate;
   o.io_fp16 = flags.io_fp16;
+  o.winograd = flags.winograd;
   o.keep_fp32.clear();
   for (const std::string& raw : flags.keep_fp32) {
     std::string name = raw;

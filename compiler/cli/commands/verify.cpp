@@ -248,6 +248,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     precision_text = " in FP16 (--fp16";
     if (pf.fp16_accumulate) precision_text += " --fp16-accumulate";
     if (pf.io_fp16) precision_text += " --io-fp16";
+    if (pf.winograd != "auto") precision_text += " --winograd " + pf.winograd;
     if (!pf.keep_fp32.empty()) precision_text += " --keep-fp32 ...";
     precision_text += ") against the FP32 reference";
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Whole models through modelc's code generation (run by ctest; see CMakeLists.txt beside).
 
-    check_codegen.py verify --modelc BIN --model M.onnx --work DIR
-        `modelc verify M.onnx --emulate --keep DIR/<name>` must exit 0 with every output PASS.
+    check_codegen.py verify --modelc BIN --model M.onnx --work DIR [--expect-engine E] [-- FLAGS]
+        `modelc verify M.onnx --emulate --keep DIR/<name> FLAGS` must exit 0 with every output PASS
+        (and, with --expect-engine, report.json must put a kernel on engine E).
     check_codegen.py nvcc --modelc BIN --model M.onnx --work DIR [--archs sm_75,sm_90]
         emits M for the archs and compiles every source with nvcc (make objs, MODELC_WERROR=1:
         host-code warnings are errors); no GPU needed. Exit 77 (skipped) without nvcc.
@@ -21,6 +22,7 @@ Each prints what it ran and how long it took.
 import argparse
 import filecmp
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -78,6 +80,13 @@ def verify(a):
         fail(f"modelc verify exited with {rc}")
     if "\nPASS: " not in "\n" + out:
         fail("no PASS line in modelc verify's output")
+    if a.expect_engine:
+        with open(os.path.join(folder, "report.json")) as f:
+            engines = [k.get("engine", "") for k in json.load(f)["kernels"]]
+        n = engines.count(a.expect_engine)
+        if n == 0:
+            fail(f"no kernel runs on engine '{a.expect_engine}' (report.json)")
+        print(f"{n} kernels on engine '{a.expect_engine}'")
     print("OK")
 
 
@@ -294,6 +303,7 @@ def main():
         s.add_argument("--work", default="codegen_work")
         s.add_argument("--jobs", type=int, default=2)
         if name == "verify":
+            s.add_argument("--expect-engine", help="fail unless report.json puts a kernel on this engine")
             s.add_argument("extra", nargs="*", help="more modelc verify arguments (after --)")
         if name == "bad-inputs":
             s.add_argument("--binary", help="the model's emulation binary, built already (default: build it)")
