@@ -144,7 +144,8 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   if (k.engine == "tensor_core" || k.engine == "winograd") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
-    const TcConvDepth d = tc_conv_depth(k);
+    // A Winograd kernel's W is the transformed U ([16, M, pitch]): never the compact form (winograd_unfit).
+    const TcConvDepth d = k.engine == "winograd" ? TcConvDepth{} : tc_conv_depth(k);
     const std::string TY = ctx.ctype(vy.dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
