@@ -395,6 +395,12 @@ std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
 using BiasEpi = mc::gemm::EpilogueBias<__half>;
 auto bias_params = [](const __half* b, const __half*) { return BiasEpi::Params{b}; };
 auto no_params = [](const __half*, const __half*) { return mc::gemm::EpilogueIdentity::Params{}; };
+/// FusedConv's relu with a residual added before it (bias per channel).
+using ReluResidualEpi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
+                                                mc::gemm::Residual::before_activation>;
+auto relu_residual_params = [](const __half* b, const __half* r) {
+  return ReluResidualEpi::Params{1.0f, 1.0f, b, r, {0, 0, -INFINITY, INFINITY}};
+};
 
 }  // namespace
 
@@ -450,9 +456,8 @@ TEST_CASE("tensor-core conv: dilation 2, FusedConv with relu and a residual, odd
   using Sh = mc::conv::Shape<1, 12, 20, 1, Dims3<1, 9, 9>, Dims3<1, 3, 3>, Dims3<1, 9, 9>, Dims3<1, 1, 1>,
                              Dims3<0, 2, 2>, Dims3<1, 2, 2>>;
   check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
-  using Epi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
-                                      mc::gemm::Residual::before_activation>;
-  auto params = [](const __half* b, const __half* r) { return Epi::Params{1.0f, 1.0f, b, r, {0, 0, -INFINITY, INFINITY}}; };
+  using Epi = ReluResidualEpi;
+  const auto params = relu_residual_params;
   check_close(run_conv<Sh, 16, 24, T32x64<true>, Epi>(t, want, params), want, kRtol, kAtol);
   check_close(run_conv<Sh, 16, 24, T64x64<false>, Epi, __half>(t, want, params), want, kRtol, kAtol);
 }
@@ -993,9 +998,8 @@ TEST_CASE("winograd conv: odd channel counts and pixels, pads 0 to 2 and asymmet
     using Sh = mc::conv::Shape<1, 16, 16, 1, Dims3<1, 6, 5>, Dims3<1, 3, 3>, Dims3<1, 8, 7>, Dims3<1, 1, 1>,
                                Dims3<0, 2, 2>, Dims3<1, 1, 1>>;
     check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
-    using Epi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 1, 0>, true, mc::gemm::Act::relu,
-                                        mc::gemm::Residual::before_activation>;
-    auto params = [](const __half* b, const __half* r) { return Epi::Params{1.0f, 1.0f, b, r, {0, 0, -INFINITY, INFINITY}}; };
+    using Epi = ReluResidualEpi;
+    const auto params = relu_residual_params;
     const double atol = kWinogradAtolScale * max_abs(want);
     check_close(run_winograd<Sh, 16, 16, T64x128<true>, Epi>(t, want, params), want, kRtol, atol);
     check_close(run_winograd<Sh, 16, 16, T64x64<false>, Epi, __half>(t, want, params), want, kRtol, atol);
