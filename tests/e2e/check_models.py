@@ -109,7 +109,7 @@ def tensor_cores(args):
         report = json.load(f)
     kernels = report["kernels"]
     bad = []
-    on_tc = 0
+    on_tc = on_gemv = 0
     for k in kernels:
         if k["family"] not in ("conv", "gemm"):
             continue
@@ -117,10 +117,12 @@ def tensor_cores(args):
         nodes = " + ".join(k.get("nodes", []))
         if engine == "tensor_core":
             on_tc += 1
+        elif engine == "gemv" and why.startswith("at most 8 rows"):
+            on_gemv += 1  # the FC layer at batch 1: memory bound on its weights, faster than a tile
         elif not why.startswith("depthwise"):
             bad.append(f"{k['id']} ({nodes}): {engine or 'no engine'}: {why or 'no reason'}")
     print(f"{os.path.basename(args.model)} --fp16 --arch {args.arch}: {len(kernels)} kernels, "
-          f"{on_tc} convolutions/matrix products on tensor cores ({secs:.1f} s)")
+          f"{on_tc} convolutions/matrix products on tensor cores, {on_gemv} on the GEMV ({secs:.1f} s)")
     for b in bad:
         print("FAIL: not on tensor cores: " + b)
     if args.max_kernels is not None and len(kernels) > args.max_kernels:
