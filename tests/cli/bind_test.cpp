@@ -84,7 +84,12 @@ TEST_CASE("cli --bind: the error without it names the option; with it the input 
   CHECK_FALSE(has(header, "input  shape"));
   CHECK(has(header, "output y  float32[3x2]"));
 
-  // verify checks its arguments before any build: a bad --bind is an error of its own.
+  // verify: the emitted program on the host emulation against the reference, both with the
+  // bound input; a bad --bind is an error before any build.
+  r = run_modelc(dir, "verify m.onnx --emulate --bind shape=shape.npy");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "y  float32[3x2]"));
+  CHECK(has(r.out, "PASS: 2 of 2 outputs match"));
   r = run_modelc(dir, "verify m.onnx --emulate --bind shape=nope.npy");
   CHECK(r.code == 1);
   CHECK(has(r.err, "nope.npy"));
