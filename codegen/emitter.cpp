@@ -74,8 +74,13 @@ std::string ViewPointers::ctype(DType t) const {
     case DType::float32: return "float";
     case DType::float16: return "__half";
     case DType::bfloat16: return "uint16_t";  // the raw bits: kernels that take bfloat16 convert explicitly
+    case DType::float64: return "double";
     case DType::int64: return "int64_t";
+    case DType::uint64: return "uint64_t";
     case DType::int32: return "int32_t";
+    case DType::uint32: return "uint32_t";
+    case DType::int16: return "int16_t";
+    case DType::uint16: return "uint16_t";
     case DType::int8: return "int8_t";
     case DType::uint8: return "uint8_t";
     case DType::boolean: return "bool";

@@ -12,7 +12,8 @@
 //                       Each file is written atomically (a temporary file, then rename).
 //   --seed S            seed of the random inputs (default 0). The generator: one std::mt19937_64
 //                       seeded with S, drawn through the inputs in order; floats uniform in [-1, 1)
-//                       (std::uniform_real_distribution<double>, rounded to float / half), integers
+//                       (std::uniform_real_distribution<double>, rounded to float / half; float64
+//                       as drawn), integers
 //                       uniform in [0, 9], bools 0/1 (std::uniform_int_distribution<int64_t>).
 //                       That is what `modelc run-reference --seed S` draws, so both see the same
 //                       inputs when built against the same C++ library (libstdc++ for g++ and nvcc).
@@ -250,7 +251,13 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
     const std::size_t n = a.numel();
     a.data.resize(n * esize);
     unsigned char* p = a.data.data();
-    if (a.dtype == mc_npy::kFloat32 || a.dtype == mc_npy::kFloat16) {
+    if (a.dtype == mc_npy::kFloat64) {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (std::size_t k = 0; k < n; ++k) {
+        const double d = u(rng);
+        std::memcpy(p + 8 * k, &d, 8);
+      }
+    } else if (a.dtype == mc_npy::kFloat32 || a.dtype == mc_npy::kFloat16) {
       std::uniform_real_distribution<double> u(-1.0, 1.0);
       for (std::size_t k = 0; k < n; ++k) {
         const float f = static_cast<float>(u(rng));

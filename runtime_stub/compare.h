@@ -44,8 +44,13 @@ inline double element(const Array& a, std::size_t i) {
       std::memcpy(&f, &x, 4);
       return f;
     }
+    case kFloat64: { double v; std::memcpy(&v, p, 8); return v; }
     case kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case kInt16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+    case kUint16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case kUint32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case kUint64: { uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case kInt8: return static_cast<int8_t>(*p);
     case kUint8: return *p;
     case kBool: return *p ? 1.0 : 0.0;
@@ -71,18 +76,18 @@ inline Comparison compare(const Array& got, const Array& want, double rtol, doub
     c.problem = "malformed arrays";
     return c;
   }
-  const bool exact = got.dtype != kFloat32 && got.dtype != kFloat16 && got.dtype != kBfloat16;
+  const bool exact = got.dtype != kFloat32 && got.dtype != kFloat16 && got.dtype != kBfloat16 && got.dtype != kFloat64;
   c.count = got.numel();
   double diff2 = 0, want2 = 0;
   for (std::size_t i = 0; i < c.count; ++i) {
     bool bad;
     double g, w;
-    if (got.dtype == kInt64) {  // exactly, beyond 2^53 too
-      int64_t gi, wi;
+    if (got.dtype == kInt64 || got.dtype == kUint64) {  // exactly, beyond 2^53 too
+      uint64_t gi, wi;
       std::memcpy(&gi, got.data.data() + i * 8, 8);
       std::memcpy(&wi, want.data.data() + i * 8, 8);
-      g = static_cast<double>(gi);
-      w = static_cast<double>(wi);
+      g = got.dtype == kInt64 ? static_cast<double>(static_cast<int64_t>(gi)) : static_cast<double>(gi);
+      w = got.dtype == kInt64 ? static_cast<double>(static_cast<int64_t>(wi)) : static_cast<double>(wi);
       bad = gi != wi;
     } else {
       g = detail::element(got, i);

@@ -8,8 +8,8 @@
 // Return codes of create/run/run_host (the same as NAME.h's):
 //   0 ok, 1 CUDA error, 2 bad argument, 3 no device / unsupported compute capability,
 //   4 out of device memory, 5 weights file error.
-// Dtype codes are ONNX TensorProto codes: 1 float32, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool,
-// 10 float16, 16 bfloat16.
+// Dtype codes are ONNX TensorProto codes: 1 float32, 2 uint8, 3 int8, 4 uint16, 5 int16, 6 int32,
+// 7 int64, 9 bool, 10 float16, 11 float64, 12 uint32, 13 uint64, 16 bfloat16.
 #pragma once
 
 #include <cstddef>

@@ -14,15 +14,17 @@
 //
 // .npy: format versions 1.0, 2.0 and 3.0, C order (Fortran order only where it lays out the same
 // bytes: at most one dimension other than 1), little-endian, dtypes float32 '<f4', float16 '<f2',
-// int64 '<i8', int32 '<i4', int8 '|i1', uint8 '|u1', bool '|b1'. Writes version 1.0 (2.0 when the
-// header needs it), header padded to a multiple of 64 bytes as numpy does, byte-identical to np.save.
+// float64 '<f8', int64 '<i8', int32 '<i4', int16 '<i2', int8 '|i1', uint64 '<u8', uint32 '<u4',
+// uint16 '<u2', uint8 '|u1', bool '|b1'. Writes version 1.0 (2.0 when the header needs it), header
+// padded to a multiple of 64 bytes as numpy does, byte-identical to np.save.
 // bfloat16 has no numpy dtype: it is neither read nor written as .npy.
 // .pb: a serialized onnx.TensorProto, decoded by hand (protobuf wire format) from the fields
-// dims (1), data_type (2), float_data (4), int32_data (5), int64_data (7), name (8) and
-// raw_data (9), packed or not, for the dtypes above and bfloat16; the data in exactly one of
-// raw_data or the dtype's typed field (float_data for float32, int64_data for int64, int32_data for
-// the rest: float16/bfloat16 bit patterns, int8/uint8 values in range, bools); segments, external
-// data, string/double/uint64 data and other dtypes are refused.
+// dims (1), data_type (2), float_data (4), int32_data (5), int64_data (7), name (8), raw_data (9),
+// double_data (10) and uint64_data (11), packed or not, for the dtypes above and bfloat16; the
+// data in exactly one of raw_data or the dtype's typed field (float_data for float32, double_data
+// for float64, int64_data for int64, uint64_data for uint32/uint64, int32_data for the rest:
+// float16/bfloat16 bit patterns, 8- and 16-bit integers in range, bools); segments, external
+// data, string data and other dtypes (string, complex) are refused.
 // Both: at most 64 dimensions (numpy's limit), at most 2^49 elements.
 // Every problem (unreadable, malformed, truncated, unsupported) throws mc_npy::Error, whose
 // message names the file and says what is wrong (and, where there is one, what to do).
@@ -54,10 +56,15 @@ enum DTypeCode : int {
   kFloat32 = 1,
   kUint8 = 2,
   kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
   kInt32 = 6,
   kInt64 = 7,
   kBool = 9,
   kFloat16 = 10,
+  kFloat64 = 11,
+  kUint32 = 12,
+  kUint64 = 13,
   kBfloat16 = 16,  ///< read from .pb files only: numpy has no bfloat16
 };
 
@@ -84,9 +91,9 @@ class Error : public std::runtime_error {
 /// \brief Bytes per element of a supported dtype code; 0 for any other code.
 inline std::size_t dtype_size(int code) {
   switch (code) {
-    case kFloat32: case kInt32: return 4;
-    case kInt64: return 8;
-    case kFloat16: case kBfloat16: return 2;
+    case kFloat32: case kInt32: case kUint32: return 4;
+    case kInt64: case kUint64: case kFloat64: return 8;
+    case kFloat16: case kBfloat16: case kInt16: case kUint16: return 2;
     case kUint8: case kInt8: case kBool: return 1;
     default: return 0;
   }
@@ -103,13 +110,13 @@ inline std::string dtype_name(int code) {
     case kBool: return "bool";
     case kFloat16: return "float16";
     case kBfloat16: return "bfloat16";
+    case kUint16: return "uint16";
+    case kInt16: return "int16";
+    case kFloat64: return "float64";
+    case kUint32: return "uint32";
+    case kUint64: return "uint64";
     case 0: return "undefined";
-    case 4: return "uint16";
-    case 5: return "int16";
     case 8: return "string";
-    case 11: return "float64";
-    case 12: return "uint32";
-    case 13: return "uint64";
     case 14: return "complex64";
     case 15: return "complex128";
     default: return "code " + std::to_string(code);
@@ -313,25 +320,34 @@ inline int dtype_from_descr(const std::string& d, const std::string& what) {
     if (order == '<') {
       if (code == "f4") return kFloat32;
       if (code == "f2") return kFloat16;
+      if (code == "f8") return kFloat64;
+      if (code == "i2") return kInt16;
       if (code == "i4") return kInt32;
       if (code == "i8") return kInt64;
+      if (code == "u2") return kUint16;
+      if (code == "u4") return kUint32;
+      if (code == "u8") return kUint64;
     }
     if (order == '>') {
       fail(what, "big-endian data ('" + d + "') is not supported",
            "save the array little-endian: np.save(f, a.astype(a.dtype.newbyteorder('<')))");
     }
   }
-  fail(what, "dtype '" + d + "' is not supported (supported: <f4 <f2 <i8 <i4 |i1 |u1 |b1)",
-       d.find("f8") != std::string::npos ? "convert float64 arrays to float32: a.astype(np.float32)" : "");
+  fail(what, "dtype '" + d + "' is not supported (supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1)");
 }
 
 inline const char* descr_of(int dtype) {
   switch (dtype) {
     case kFloat32: return "<f4";
     case kFloat16: return "<f2";
+    case kFloat64: return "<f8";
     case kInt64: return "<i8";
     case kInt32: return "<i4";
+    case kInt16: return "<i2";
     case kInt8: return "|i1";
+    case kUint64: return "<u8";
+    case kUint32: return "<u4";
+    case kUint16: return "<u2";
     case kUint8: return "|u1";
     case kBool: return "|b1";
     default: return nullptr;
@@ -370,6 +386,13 @@ class Wire {
     p_ += 4;
     return v;
   }
+  uint64_t fixed64() {
+    if (end_ - p_ < 8) truncated("a 64-bit field");
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p_[i];
+    p_ += 8;
+    return v;
+  }
   void skip(int wire_type, uint64_t field) {
     switch (wire_type) {
       case 0: varint(); return;
@@ -394,25 +417,61 @@ class Wire {
   const std::string& what_;
 };
 
+// How a repeated numeric field's values are encoded: varints (int32/int64/uint64_data, dims),
+// fixed32 (float_data) or fixed64 (double_data).
+enum class Encoding { varint, fixed32, fixed64 };
+
 // The values of one occurrence of the repeated numeric field `name`, packed (wire type 2) or one
-// value (wire type 0 for varints, 5 for fixed32 when `fixed32`), each passed to on_value(uint64_t)
-// in order; Error for any other wire type.
+// value (wire type 0 for varints, 5 for fixed32, 1 for fixed64), each passed to
+// on_value(uint64_t) in order (a fixed32/fixed64 value as its bits); Error for any other wire type.
 template <class F>
-inline void read_values(Wire& w, int wire_type, const char* name, bool fixed32, const std::string& what,
+inline void read_values(Wire& w, int wire_type, const char* name, Encoding enc, const std::string& what,
                         F&& on_value) {
+  const int width = enc == Encoding::fixed32 ? 4 : enc == Encoding::fixed64 ? 8 : 0;
+  auto one = [&](Wire& from) {
+    return enc == Encoding::fixed32 ? uint64_t{from.fixed32()} : enc == Encoding::fixed64 ? from.fixed64() : from.varint();
+  };
   if (wire_type == 2) {
     const auto [p, n] = w.bytes();
-    if (fixed32 && n % 4) {
+    if (width && n % static_cast<std::size_t>(width)) {
       fail(what, "not a valid serialized onnx.TensorProto (packed " + std::string(name) + " of " +
                      std::to_string(n) + " bytes)");
     }
     Wire inner(p, n, what);
-    while (!inner.done()) on_value(fixed32 ? inner.fixed32() : inner.varint());
-  } else if (wire_type == (fixed32 ? 5 : 0)) {
-    on_value(fixed32 ? w.fixed32() : w.varint());
+    while (!inner.done()) on_value(one(inner));
+  } else if (wire_type == (width == 4 ? 5 : width == 8 ? 1 : 0)) {
+    on_value(one(w));
   } else {
     fail(what, "not a valid serialized onnx.TensorProto (" + std::string(name) + " has wire type " +
                    std::to_string(wire_type) + ")");
+  }
+}
+
+// A TensorProto's typed data fields (onnx.proto): number, name, encoding.
+struct TypedField {
+  int number;
+  const char* name;
+  Encoding encoding;
+};
+
+inline const TypedField& typed_field(int number) {
+  static const TypedField fields[] = {{4, "float_data", Encoding::fixed32},  {5, "int32_data", Encoding::varint},
+                                      {7, "int64_data", Encoding::varint},   {10, "double_data", Encoding::fixed64},
+                                      {11, "uint64_data", Encoding::varint}};
+  for (const TypedField& f : fields) {
+    if (f.number == number) return f;
+  }
+  return fields[1];  // not reached: callers pass one of the numbers above
+}
+
+// The field that holds a dtype's values when not in raw_data.
+inline int typed_field_of(int dtype) {
+  switch (dtype) {
+    case kFloat32: return 4;
+    case kFloat64: return 10;
+    case kInt64: return 7;
+    case kUint32: case kUint64: return 11;
+    default: return 5;
   }
 }
 
@@ -523,11 +582,13 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
   detail::Wire w(begin, bytes.size(), what);
   std::vector<uint64_t> dims;
-  uint64_t float_count = 0, int32_count = 0, int64_count = 0;  // values in float_data, int32_data, int64_data
+  // Values in the typed data fields float_data (4), int32_data (5), int64_data (7), double_data (10),
+  // uint64_data (11), by field number.
+  uint64_t counts[12] = {};
   const unsigned char* raw = nullptr;
   std::size_t raw_size = 0;
   bool has_raw = false;
-  std::vector<std::string> other_data;  // string_data, double_data, uint64_data: present, never read
+  std::vector<std::string> other_data;  // string_data: present, never read
   auto skip_data = [&](int wt, uint64_t field, const char* name) {
     w.skip(wt, field);
     bool seen = false;
@@ -544,7 +605,7 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
     if (field == 0) detail::fail(what, bad + " (field number 0)");
     switch (field) {
       case 1:
-        detail::read_values(w, wt, "dims", false, what, [&](uint64_t d) {
+        detail::read_values(w, wt, "dims", detail::Encoding::varint, what, [&](uint64_t d) {
           if (dims.size() == detail::kMaxRank) detail::too_many_dims(what);
           dims.push_back(d);
         });
@@ -554,10 +615,12 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
         data_type = w.varint();
         break;
       case 3: detail::fail(what, "segmented tensors (TensorProto.segment) are not supported");
-      case 4: detail::read_values(w, wt, "float_data", true, what, [&](uint64_t) { ++float_count; }); break;
-      case 5: detail::read_values(w, wt, "int32_data", false, what, [&](uint64_t) { ++int32_count; }); break;
+      case 4: case 5: case 7: case 10: case 11: {
+        const detail::TypedField& f = detail::typed_field(static_cast<int>(field));
+        detail::read_values(w, wt, f.name, f.encoding, what, [&](uint64_t) { ++counts[field]; });
+        break;
+      }
       case 6: skip_data(wt, field, "string_data"); break;
-      case 7: detail::read_values(w, wt, "int64_data", false, what, [&](uint64_t) { ++int64_count; }); break;
       case 8: {
         if (wt != 2) detail::fail(what, bad + " (name is not length-delimited)");
         const auto [p, n] = w.bytes();
@@ -572,8 +635,6 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
         has_raw = true;
         break;
       }
-      case 10: skip_data(wt, field, "double_data"); break;
-      case 11: skip_data(wt, field, "uint64_data"); break;
       case 13: w.skip(wt, field); break;  // external_data entries: data_location says whether they apply
       case 14: {
         if (wt != 0) detail::fail(what, bad + " (data_location is not a varint)");
@@ -583,7 +644,9 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
       default: w.skip(wt, field); break;  // doc_string, metadata_props, future fields
     }
   }
-  if (data_type == 0 && dims.empty() && !has_raw && float_count == 0 && int32_count == 0 && int64_count == 0) {
+  uint64_t all_counts = 0;
+  for (uint64_t c : counts) all_counts += c;
+  if (data_type == 0 && dims.empty() && !has_raw && all_counts == 0) {
     detail::fail(what, bad + " (no data type, no data)");
   }
   const std::string tensor = a.name.empty() ? "tensor" : "tensor '" + a.name + "'";
@@ -592,8 +655,8 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
         data_type > 1000 ? "code " + std::to_string(data_type) : dtype_name(static_cast<int>(data_type));
     detail::fail(what,
                  tensor + " has dtype " + dtype +
-                     ", which is not supported (float32, float16, bfloat16, int64, int32, int8, uint8 and bool are)",
-                 data_type == 11 ? "convert the data to float32" : "");
+                     ", which is not supported (float32, float16, bfloat16, float64, the 8-, 16-, 32- and 64-bit "
+                     "integers and bool are)");
   }
   a.dtype = static_cast<int>(data_type);
   for (uint64_t d : dims) a.shape.push_back(static_cast<int64_t>(d));  // int64 in the proto
@@ -603,9 +666,9 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   const std::string tstr = type_str(a.dtype, a.shape);
   // The typed fields that hold data: the data must be in exactly one place.
   std::vector<std::string> sources;
-  if (float_count) sources.push_back("float_data");
-  if (int32_count) sources.push_back("int32_data");
-  if (int64_count) sources.push_back("int64_data");
+  for (int f : {4, 5, 7, 10, 11}) {
+    if (counts[f]) sources.push_back(detail::typed_field(f).name);
+  }
   sources.insert(sources.end(), other_data.begin(), other_data.end());
   if (has_raw) {
     if (!sources.empty()) detail::fail(what, tensor + " stores its data in both raw_data and " + sources[0]);
@@ -623,26 +686,29 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   if (sources.size() > 1) {
     detail::fail(what, tensor + " stores its data in both " + sources[0] + " and " + sources[1]);
   }
-  // The typed field of the dtype (onnx.proto): float_data for float32, int64_data for int64,
-  // int32_data for the rest (float16 and bfloat16 as their bit patterns, bool as 0/1).
-  const char* field_name = a.dtype == kFloat32 ? "float_data" : a.dtype == kInt64 ? "int64_data" : "int32_data";
-  const uint64_t field_number = a.dtype == kFloat32 ? 4 : a.dtype == kInt64 ? 7 : 5;
-  if (!sources.empty() && sources[0] != field_name) {
+  // The typed field of the dtype (onnx.proto): float_data for float32, double_data for float64,
+  // int64_data for int64, uint64_data for uint32 and uint64, int32_data for the rest (float16 and
+  // bfloat16 as their bit patterns, bool as 0/1).
+  const int field_number = detail::typed_field_of(a.dtype);
+  const detail::TypedField& field = detail::typed_field(field_number);
+  if (!sources.empty() && sources[0] != field.name) {
     detail::fail(what, tensor + " is " + dtype_name(a.dtype) + " but stores its data in " + sources[0] +
-                           " (expected " + field_name + " or raw_data)");
+                           " (expected " + field.name + " or raw_data)");
   }
-  const uint64_t count = a.dtype == kFloat32 ? float_count : a.dtype == kInt64 ? int64_count : int32_count;
+  const uint64_t count = counts[field_number];
   if (count != numel) {
     detail::fail(what, std::string(count < numel ? "truncated " : "malformed ") + tensor + ": " + tstr + " needs " +
-                           std::to_string(numel) + " values in " + field_name + ", the file has " +
+                           std::to_string(numel) + " values in " + field.name + ", the file has " +
                            std::to_string(count));
   }
   a.data.resize(static_cast<std::size_t>(nbytes));  // `count` values in the file back it
   std::size_t i = 0;
   auto store = [&](uint64_t v) {
-    if (a.dtype != kFloat32 && a.dtype != kInt64) {
-      // int32_data is an int32 field: protobuf keeps the low 32 bits of each varint.
-      const int32_t x = static_cast<int32_t>(static_cast<uint32_t>(v));
+    if (field_number == 5 || (field_number == 11 && a.dtype == kUint32)) {
+      // int32_data is an int32 field: protobuf keeps the low 32 bits of each varint. uint64_data
+      // holding uint32s: the values must fit.
+      const int64_t x = field_number == 5 ? static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v)))
+                                          : (v > UINT32_MAX ? -1 : static_cast<int64_t>(v));
       int64_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
       if (a.dtype == kInt8) {
         lo = -128;
@@ -650,15 +716,22 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
       } else if (a.dtype == kUint8) {
         lo = 0;
         hi = 255;
-      } else if (a.dtype == kFloat16 || a.dtype == kBfloat16) {  // bit patterns
+      } else if (a.dtype == kInt16) {
+        lo = -32768;
+        hi = 32767;
+      } else if (a.dtype == kFloat16 || a.dtype == kBfloat16 || a.dtype == kUint16) {  // bit patterns, values
         lo = 0;
         hi = 65535;
+      } else if (a.dtype == kUint32) {
+        lo = 0;
+        hi = UINT32_MAX;
       }
       if (x < lo || x > hi) {
-        detail::fail(what, tensor + ": int32_data value " + std::to_string(x) + " at " + std::to_string(i) +
-                               " is out of range for " + dtype_name(a.dtype));
+        detail::fail(what, tensor + ": " + field.name + " value " +
+                               (field_number == 5 ? std::to_string(x) : std::to_string(v)) + " at " +
+                               std::to_string(i) + " is out of range for " + dtype_name(a.dtype));
       }
-      v = a.dtype == kBool ? (x != 0) : static_cast<uint64_t>(static_cast<int64_t>(x));
+      v = a.dtype == kBool ? (x != 0) : static_cast<uint64_t>(x);
     }
     unsigned char* dst = a.data.data() + i * esize;
     for (std::size_t k = 0; k < esize; ++k) dst[k] = static_cast<unsigned char>(v >> (8 * k));
@@ -669,8 +742,8 @@ inline Array decode_pb(const std::string& bytes, const std::string& what) {
   while (!again.done()) {
     const uint64_t key = again.varint();
     const int wt = static_cast<int>(key & 7);
-    if ((key >> 3) == field_number) {
-      detail::read_values(again, wt, field_name, a.dtype == kFloat32, what, store);
+    if ((key >> 3) == static_cast<uint64_t>(field_number)) {
+      detail::read_values(again, wt, field.name, field.encoding, what, store);
     } else {
       again.skip(wt, key >> 3);
     }

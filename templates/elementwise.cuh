@@ -4,14 +4,16 @@
 // Each operand is a view over the output's shape: an element type and a stride per output dim
 // (0 on a dim it is broadcast along), so numpy broadcasting, strided inputs and strided outputs
 // are all the same index math (mc::ix::offset). Operands are loaded as their compute type
-// (float for float32/float16/bfloat16, int64_t for integers, bool for bool; see tensor_index.cuh),
+// (float for float32/float16/bfloat16, double for float64, int64_t for integers (uint64_t for
+// uint64), bool for bool; see tensor_index.cuh),
 // the Op computes, and the result is stored with the reference interpreter's rounding
 // (mc::ix::convert). So Cast is the Identity op between two element types, and a copy is the
 // Identity op on raw bits (uint16_t, uint32_t, uint64_t pass unchanged).
 //
 // Float math is FP32 (the reference computes in float64: results agree to a few ulps), for FP16
-// storage too (loads widen to float, stores round to nearest even); integer math is exact int64
-// arithmetic that wraps like the reference's (two's complement). FP16 operands that are all
+// storage too (loads widen to float, stores round to nearest even), and FP64 for float64 storage;
+// integer math is exact int64 (uint64 for uint64) arithmetic that wraps like the reference's
+// (two's complement). FP16 operands that are all
 // contiguous go two elements at a time through __half2 loads and stores (Elementwise::kPairs).
 //
 // Emitted use (codegen/families/elementwise.cpp; the entry point and the launch: codegen/launch.h):
@@ -129,12 +131,23 @@ __global__ void __launch_bounds__(K::kThreads) elementwise_kernel(const typename
 }
 
 // ---- ops ---------------------------------------------------------------------------------------
-// Each op has an overload per compute type it accepts (float; int64_t for integer tensors; bool).
-// An op applied to a type it has no overload for does not compile: the op registry's type rules
-// keep that from happening.
+// Each op computes in the operands' compute types (tensor_index.cuh): F, a floating type (float for
+// float32/float16/bfloat16 storage, double for float64), or I, an integer type (int64_t, or
+// uint64_t for uint64), or bool. An op has a template for each kind it accepts; an op applied to a
+// kind it has none for does not compile: the op registry's type rules keep that from happening.
 
 namespace detail {
-// Wrapping int64 arithmetic (no undefined behaviour on overflow), as the reference's wrap_*.
+template <class T>
+constexpr bool is_fp = std::is_floating_point_v<T>;
+template <class T>
+constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+using if_fp = std::enable_if_t<is_fp<T>, int>;
+template <class T>
+using if_int = std::enable_if_t<is_int<T>, int>;
+
+// Wrapping integer arithmetic (no undefined behaviour on overflow), as the reference's wrap_*;
+// uint64_t wraps by itself.
 __device__ __forceinline__ int64_t wrap_add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
@@ -147,10 +160,63 @@ __device__ __forceinline__ int64_t wrap_mul(int64_t a, int64_t b) {
 __device__ __forceinline__ int64_t wrap_neg(int64_t a) {
   return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a));
 }
-__device__ __forceinline__ bool is_nan(float x) { return x != x; }
+__device__ __forceinline__ uint64_t wrap_add(uint64_t a, uint64_t b) { return a + b; }
+__device__ __forceinline__ uint64_t wrap_sub(uint64_t a, uint64_t b) { return a - b; }
+__device__ __forceinline__ uint64_t wrap_mul(uint64_t a, uint64_t b) { return a * b; }
+__device__ __forceinline__ uint64_t wrap_neg(uint64_t a) { return uint64_t{0} - a; }
+
+template <class F>
+__device__ __forceinline__ bool is_nan(F x) {
+  return x != x;
+}
 // std::min / std::max as the reference writes them (NaN in `b` is dropped, in `a` kept).
-__device__ __forceinline__ float min_of(float a, float b) { return b < a ? b : a; }
-__device__ __forceinline__ float max_of(float a, float b) { return a < b ? b : a; }
+template <class F>
+__device__ __forceinline__ F min_of(F a, F b) {
+  return b < a ? b : a;
+}
+template <class F>
+__device__ __forceinline__ F max_of(F a, F b) {
+  return a < b ? b : a;
+}
+
+// The math functions in the precision of F: the float ones for float, the double ones for double.
+#define MC_EW_MATH(name)                                                              \
+  __device__ __forceinline__ float m_##name(float x) { return name##f(x); }           \
+  __device__ __forceinline__ double m_##name(double x) { return name(x); }
+MC_EW_MATH(sqrt)
+MC_EW_MATH(exp)
+MC_EW_MATH(log)
+MC_EW_MATH(floor)
+MC_EW_MATH(ceil)
+MC_EW_MATH(erf)
+MC_EW_MATH(expm1)
+MC_EW_MATH(tanh)
+MC_EW_MATH(log1p)
+MC_EW_MATH(fabs)
+#undef MC_EW_MATH
+
+// base^exp for integers, wrapping like repeated multiplication in the type (the reference's
+// int_pow): a negative exponent gives the truncated 1 / base^-exp (0 to a negative power, an
+// error in the reference, gives 0).
+template <class I, class E>
+__device__ __forceinline__ I int_pow(I base, E exp) {
+  if constexpr (std::is_signed_v<E>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if constexpr (std::is_signed_v<I>) {
+        if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      }
+      return 0;
+    }
+  }
+  I r = 1;
+  while (exp > 0) {
+    if (exp & 1) r = wrap_mul(r, base);
+    base = wrap_mul(base, base);
+    exp >>= 1;
+  }
+  return r;
+}
 }  // namespace detail
 
 /// x (Identity, Cast: the conversion happens in the store).
@@ -163,36 +229,54 @@ struct Identity {
 
 // ---- unary math ----
 
+#define MC_EW_FLOAT_UNARY(Name, expr)                 \
+  struct Name {                                       \
+    template <class F, detail::if_fp<F> = 0>          \
+    __device__ F operator()(F x) const {              \
+      return expr;                                    \
+    }                                                 \
+  };
+
 struct Neg {
-  __device__ float operator()(float x) const { return -x; }
-  __device__ int64_t operator()(int64_t x) const { return detail::wrap_neg(x); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return -x;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I x) const {
+    return detail::wrap_neg(x);
+  }
 };
 struct Abs {
-  __device__ float operator()(float x) const { return fabsf(x); }
-  __device__ int64_t operator()(int64_t x) const { return x < 0 ? detail::wrap_neg(x) : x; }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return detail::m_fabs(x);
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I x) const {
+    if constexpr (std::is_signed_v<I>) {
+      return x < 0 ? detail::wrap_neg(x) : x;
+    } else {
+      return x;
+    }
+  }
 };
-struct Sqrt {
-  __device__ float operator()(float x) const { return sqrtf(x); }
-};
-struct Exp {
-  __device__ float operator()(float x) const { return expf(x); }
-};
-struct Log {
-  __device__ float operator()(float x) const { return logf(x); }
-};
-struct Reciprocal {
-  __device__ float operator()(float x) const { return 1.0f / x; }
-};
-struct Floor {
-  __device__ float operator()(float x) const { return floorf(x); }
-};
-struct Ceil {
-  __device__ float operator()(float x) const { return ceilf(x); }
-};
+MC_EW_FLOAT_UNARY(Sqrt, detail::m_sqrt(x))
+MC_EW_FLOAT_UNARY(Exp, detail::m_exp(x))
+MC_EW_FLOAT_UNARY(Log, detail::m_log(x))
+MC_EW_FLOAT_UNARY(Reciprocal, F(1) / x)
+MC_EW_FLOAT_UNARY(Floor, detail::m_floor(x))
+MC_EW_FLOAT_UNARY(Ceil, detail::m_ceil(x))
 /// erf; an integer input gives the truncated erf (computed in double, as the reference).
 struct Erf {
-  __device__ float operator()(float x) const { return erff(x); }
-  __device__ double operator()(int64_t x) const { return erf(static_cast<double>(x)); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return detail::m_erf(x);
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ double operator()(I x) const {
+    return erf(static_cast<double>(x));
+  }
 };
 struct Not {
   __device__ bool operator()(bool x) const { return !x; }
@@ -201,43 +285,63 @@ struct Not {
 // ---- activations ----
 
 struct Relu {
-  __device__ float operator()(float x) const { return x > 0.0f ? x : 0.0f; }  // NaN -> 0, as the reference
-  __device__ int64_t operator()(int64_t x) const { return x > 0 ? x : 0; }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return x > F(0) ? x : F(0);  // NaN -> 0, as the reference
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I x) const {
+    return x > 0 ? x : 0;
+  }
 };
 struct LeakyRelu {
   float alpha;
-  __device__ float operator()(float x) const { return x < 0.0f ? alpha * x : x; }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return x < F(0) ? F(alpha) * x : x;
+  }
 };
 struct Elu {
   float alpha;
-  __device__ float operator()(float x) const { return x < 0.0f ? alpha * expm1f(x) : x; }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return x < F(0) ? F(alpha) * detail::m_expm1(x) : x;
+  }
 };
 struct Selu {
   float alpha, gamma;
-  __device__ float operator()(float x) const { return x > 0.0f ? gamma * x : gamma * (alpha * expf(x) - alpha); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return x > F(0) ? F(gamma) * x : F(gamma) * (F(alpha) * detail::m_exp(x) - F(alpha));
+  }
 };
 struct Sigmoid {
-  __device__ float operator()(float x) const {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    const float e = expf(x);  // split by sign so exp never overflows into inf/inf
-    return e / (1.0f + e);
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    if (x >= F(0)) return F(1) / (F(1) + detail::m_exp(-x));
+    const F e = detail::m_exp(x);  // split by sign so exp never overflows into inf/inf
+    return e / (F(1) + e);
   }
 };
 struct HardSigmoid {
   float alpha, beta;
-  __device__ float operator()(float x) const { return detail::max_of(0.0f, detail::min_of(1.0f, alpha * x + beta)); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return detail::max_of(F(0), detail::min_of(F(1), F(alpha) * x + F(beta)));
+  }
 };
 struct HardSwish {
-  __device__ float operator()(float x) const { return x * detail::max_of(0.0f, detail::min_of(1.0f, x / 6.0f + 0.5f)); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x) const {
+    return x * detail::max_of(F(0), detail::min_of(F(1), x / F(6) + F(0.5)));
+  }
 };
-struct Tanh {
-  __device__ float operator()(float x) const { return tanhf(x); }
-};
-struct Softplus {
-  __device__ float operator()(float x) const { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
-};
+MC_EW_FLOAT_UNARY(Tanh, detail::m_tanh(x))
+MC_EW_FLOAT_UNARY(Softplus, x > F(0) ? x + detail::m_log1p(detail::m_exp(-x)) : detail::m_log1p(detail::m_exp(x)))
+#undef MC_EW_FLOAT_UNARY
+
 /// min(max(x, lo), hi) with bounds known at emit time; a bound that is not given (kLo / kHi
-/// false) does not clip. T is the compute type (float or int64_t).
+/// false) does not clip. T is the compute type (float, double, int64_t or uint64_t).
 template <class T, bool kLo, bool kHi>
 struct Clip {
   T lo, hi;
@@ -267,63 +371,90 @@ struct ClipInputs {
 };
 /// x < 0 ? slope * x : x.
 struct PRelu {
-  __device__ float operator()(float x, float slope) const { return x < 0.0f ? slope * x : x; }
-  __device__ int64_t operator()(int64_t x, int64_t slope) const { return x < 0 ? detail::wrap_mul(slope, x) : x; }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x, F slope) const {
+    return x < F(0) ? slope * x : x;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I x, I slope) const {
+    if constexpr (std::is_signed_v<I>) {
+      return x < 0 ? detail::wrap_mul(slope, x) : x;
+    } else {
+      return x;
+    }
+  }
 };
 /// Inference BatchNormalization: (x - mean) * scale / sqrt(var + epsilon) + B, the parameters
 /// broadcast per channel (operands x, scale, B, mean, var).
 struct BatchNorm {
   float epsilon;
-  __device__ float operator()(float x, float scale, float b, float mean, float var) const {
-    return (x - mean) * (scale / sqrtf(var + epsilon)) + b;
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F x, F scale, F b, F mean, F var) const {
+    return (x - mean) * (scale / detail::m_sqrt(var + F(epsilon))) + b;
   }
 };
 
 // ---- binary arithmetic ----
 
 struct Add {
-  __device__ float operator()(float a, float b) const { return a + b; }
-  __device__ int64_t operator()(int64_t a, int64_t b) const { return detail::wrap_add(a, b); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, F b) const {
+    return a + b;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I a, I b) const {
+    return detail::wrap_add(a, b);
+  }
 };
 struct Sub {
-  __device__ float operator()(float a, float b) const { return a - b; }
-  __device__ int64_t operator()(int64_t a, int64_t b) const { return detail::wrap_sub(a, b); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, F b) const {
+    return a - b;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I a, I b) const {
+    return detail::wrap_sub(a, b);
+  }
 };
 struct Mul {
-  __device__ float operator()(float a, float b) const { return a * b; }
-  __device__ int64_t operator()(int64_t a, int64_t b) const { return detail::wrap_mul(a, b); }
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, F b) const {
+    return a * b;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I a, I b) const {
+    return detail::wrap_mul(a, b);
+  }
 };
 /// Integer division truncates toward zero. Division by zero is an error in the reference; here it
 /// gives 0 (a kernel cannot report it, and must not trap).
 struct Div {
-  __device__ float operator()(float a, float b) const { return a / b; }
-  __device__ int64_t operator()(int64_t a, int64_t b) const {
+  template <class F, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, F b) const {
+    return a / b;
+  }
+  template <class I, detail::if_int<I> = 0>
+  __device__ I operator()(I a, I b) const {
     if (b == 0) return 0;
-    if (b == -1) return detail::wrap_neg(a);  // INT64_MIN / -1 overflows
+    if constexpr (std::is_signed_v<I>) {
+      if (b == -1) return detail::wrap_neg(a);  // INT64_MIN / -1 overflows
+    }
     return a / b;
   }
 };
-/// Pow: float base in float; an integer base with a float exponent in double (the result
-/// truncates to the base's type); integer base and exponent exactly, wrapping like repeated
-/// multiplication (a negative exponent gives the truncated 1 / base^-exp; 0 to a negative
-/// power, an error in the reference, gives 0).
+/// Pow: a float base with a float or integer exponent in float; a double on either side, or an
+/// integer base with a float exponent, in double (the result truncates to an integer base's type);
+/// integer base and exponent exactly, wrapping like repeated multiplication (detail::int_pow).
 struct Pow {
-  __device__ float operator()(float a, float b) const { return powf(a, b); }
-  __device__ float operator()(float a, int64_t b) const { return powf(a, static_cast<float>(b)); }
-  __device__ double operator()(int64_t a, float b) const { return pow(static_cast<double>(a), static_cast<double>(b)); }
-  __device__ int64_t operator()(int64_t base, int64_t exp) const {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-      return 0;
+  template <class A, class B>
+  __device__ auto operator()(A a, B b) const {
+    if constexpr (detail::is_int<A> && detail::is_int<B>) {
+      return detail::int_pow(a, b);
+    } else if constexpr (std::is_same_v<A, float> && !std::is_same_v<B, double>) {
+      return powf(a, static_cast<float>(b));
+    } else {
+      return pow(static_cast<double>(a), static_cast<double>(b));
     }
-    int64_t r = 1;
-    while (exp > 0) {
-      if (exp & 1) r = detail::wrap_mul(r, base);
-      base = detail::wrap_mul(base, base);
-      exp >>= 1;
-    }
-    return r;
   }
 };
 
@@ -381,42 +512,42 @@ struct Where {
 
 /// Largest input; NaN propagates (numpy's maximum, what the reference computes).
 struct Max {
-  template <class... R>
-  __device__ float operator()(float a, R... rest) const {
+  template <class F, class... R, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, R... rest) const {
     ((a = (detail::is_nan(a) || detail::is_nan(rest)) ? a + rest : (rest > a ? rest : a)), ...);
     return a;
   }
-  template <class... R>
-  __device__ int64_t operator()(int64_t a, R... rest) const {
+  template <class I, class... R, detail::if_int<I> = 0>
+  __device__ I operator()(I a, R... rest) const {
     ((a = rest > a ? rest : a), ...);
     return a;
   }
 };
 /// Smallest input; NaN propagates.
 struct Min {
-  template <class... R>
-  __device__ float operator()(float a, R... rest) const {
+  template <class F, class... R, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, R... rest) const {
     ((a = (detail::is_nan(a) || detail::is_nan(rest)) ? a + rest : (rest < a ? rest : a)), ...);
     return a;
   }
-  template <class... R>
-  __device__ int64_t operator()(int64_t a, R... rest) const {
+  template <class I, class... R, detail::if_int<I> = 0>
+  __device__ I operator()(I a, R... rest) const {
     ((a = rest < a ? rest : a), ...);
     return a;
   }
 };
 struct Sum {
-  template <class... R>
-  __device__ float operator()(float a, R... rest) const {
+  template <class F, class... R, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, R... rest) const {
     ((a += rest), ...);
     return a;
   }
 };
 struct Mean {
-  template <class... R>
-  __device__ float operator()(float a, R... rest) const {
+  template <class F, class... R, detail::if_fp<F> = 0>
+  __device__ F operator()(F a, R... rest) const {
     ((a += rest), ...);
-    return a / static_cast<float>(1 + sizeof...(R));
+    return a / static_cast<F>(1 + sizeof...(R));
   }
 };
 

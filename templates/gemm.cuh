@@ -19,8 +19,8 @@
 // contiguous runs of n. Loads from global memory follow the operand's contiguous side (SlotMap),
 // and every access outside M, N or K reads zero: odd sizes need no padding.
 //
-// Numerics: storage type T (float now, __half next issue) and accumulator Acc (float; int64_t for
-// integer MatMul) are template parameters; the epilogue (Epi) turns the accumulator into the
+// Numerics: storage type T (float, __half, double, integers) and accumulator Acc (float; double for
+// double; int64_t for integer MatMul) are template parameters; the epilogue (Epi) turns the accumulator into the
 // stored value and gets each element's coordinates (batch, row, column, offset in Y):
 // EpilogueIdentity, EpilogueLinear (Gemm's alpha / beta / C), EpilogueBias (a convolution's B), and
 // EpilogueFused (FusedConv / FusedGemm / FusedMatMul: bias, activation, residual add) share one
@@ -123,10 +123,11 @@ struct EpilogueLinear {
   };
   template <class Sh, class Acc>
   __device__ __forceinline__ static Acc apply(const Params& p, Acc v, const Coord& c) {
-    float r = p.alpha * static_cast<float>(v);
+    using R = std::conditional_t<std::is_same<Acc, double>::value, double, float>;  // FP64 data: FP64 math
+    R r = static_cast<R>(p.alpha) * static_cast<R>(v);
     if constexpr (kHasC) {
       const int64_t o = SC::template batch_offset<Sh>(c.batch) + c.row * SC::kRow + c.col * SC::kCol;
-      r += p.beta * static_cast<float>(p.C[o]);
+      r += static_cast<R>(p.beta) * static_cast<R>(p.C[o]);
     }
     return static_cast<Acc>(r);
   }

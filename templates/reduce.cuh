@@ -18,10 +18,10 @@
 // interleaved with other rows' (kLanesContiguous = false: consecutive threads serve consecutive
 // rows, which is what coalesces when the rows, not the columns, are contiguous in memory).
 //
-// Numerics: storage type T is a template parameter (float now, __half next); floating data is
-// computed in FP32, integers exactly in int64 (wrapping like a C cast, as the reference does), and
-// the float-valued reductions of integers (Mean, L2, LogSum, LogSumExp) in double, then converted
-// to the integer type with the reference's saturation. Results do not depend on the launch order:
+// Numerics: storage type T is a template parameter; float32 and float16 data are computed in
+// FP32, float64 in FP64, integers exactly in int64 (wrapping like a C cast, as the reference does;
+// no uint64, whose order is not int64's), and the float-valued reductions of integers (Mean, L2,
+// LogSum, LogSumExp) in double, then converted to the integer type with the reference's saturation. Results do not depend on the launch order:
 // every combine is done in a fixed tree, so a run is deterministic.
 #pragma once
 
@@ -95,26 +95,37 @@ struct Absent {
 
 // ---- element types -----------------------------------------------------------------------------
 
-/// \brief Storage type traits: FP32 compute for floating storage, int64 for integers.
+/// \brief Storage type traits: the compute type (FP32 for float and __half storage, FP64 for double,
+/// int64 for integers), loads and stores.
 template <class T>
 struct Elem;
 template <>
 struct Elem<float> {
   static constexpr bool kFloat = true;
+  using Compute = float;
   __device__ __forceinline__ static float load(float v) { return v; }
   __device__ __forceinline__ static float store(float v) { return v; }
 };
 template <>
 struct Elem<__half> {
   static constexpr bool kFloat = true;
+  using Compute = float;
   __device__ __forceinline__ static float load(__half v) { return __half2float(v); }
   __device__ __forceinline__ static __half store(float v) { return __float2half_rn(v); }
+};
+template <>
+struct Elem<double> {
+  static constexpr bool kFloat = true;
+  using Compute = double;
+  __device__ __forceinline__ static double load(double v) { return v; }
+  __device__ __forceinline__ static double store(double v) { return v; }
 };
 /// Integer storage: exact int64 arithmetic; stores wrap like a C cast (from_i64) or, from a
 /// double, saturate with NaN -> 0 (the reference's from_f64).
 template <class I, long long kMin, long long kMax>
 struct IntElem {
   static constexpr bool kFloat = false;
+  using Compute = long long;
   __device__ __forceinline__ static long long load(I v) { return static_cast<long long>(v); }
   __device__ __forceinline__ static I store(long long v) { return static_cast<I>(v); }
   __device__ __forceinline__ static I store_double(double d) {
@@ -131,12 +142,19 @@ struct Elem<int8_t> : IntElem<int8_t, -128, 127> {};
 template <>
 struct Elem<uint8_t> : IntElem<uint8_t, 0, 255> {};
 template <>
+struct Elem<int16_t> : IntElem<int16_t, -32768, 32767> {};
+template <>
+struct Elem<uint16_t> : IntElem<uint16_t, 0, 65535> {};
+template <>
 struct Elem<int32_t> : IntElem<int32_t, -2147483647 - 1, 2147483647> {};
+template <>
+struct Elem<uint32_t> : IntElem<uint32_t, 0, 4294967295LL> {};
 template <>
 struct Elem<int64_t> : IntElem<int64_t, -9223372036854775807LL - 1, 9223372036854775807LL> {};
 template <>
 struct Elem<bool> {
   static constexpr bool kFloat = false;
+  using Compute = long long;
   __device__ __forceinline__ static long long load(bool v) { return v ? 1 : 0; }
   __device__ __forceinline__ static bool store(long long v) { return v != 0; }
   __device__ __forceinline__ static bool store_double(double d) { return d != 0.0; }
@@ -144,9 +162,10 @@ struct Elem<bool> {
   static constexpr long long kHighest = 1;
 };
 
-/// Compute type of a storage type: float for floating storage, long long for integers.
+/// Compute type of a storage type: float (double for double) for floating storage, long long for
+/// integers.
 template <class T>
-using ComputeOf = std::conditional_t<Elem<T>::kFloat, float, long long>;
+using ComputeOf = typename Elem<T>::Compute;
 
 __device__ __forceinline__ bool is_nan(float v) { return v != v; }
 __device__ __forceinline__ bool is_nan(double v) { return v != v; }
@@ -282,15 +301,15 @@ __global__ void __launch_bounds__(K::kThreads) kernel(typename K::Params p) {
 /// Acc for the reductions that are exact on integers (Sum, Prod, Max, Min, L1, SumSquare).
 template <class T>
 using ExactAcc = ComputeOf<T>;
-/// Acc for the float-valued reductions (Mean, L2, LogSum, LogSumExp): FP32 for floats, double for
-/// integers (the reference computes them in double, then converts with saturation).
+/// Acc for the float-valued reductions (Mean, L2, LogSum, LogSumExp): the compute type for floats,
+/// double for integers (the reference computes them in double, then converts with saturation).
 template <class T>
-using FloatAcc = std::conditional_t<Elem<T>::kFloat, float, double>;
+using FloatAcc = std::conditional_t<Elem<T>::kFloat, ComputeOf<T>, double>;
 
 template <class T, class Acc>
 __device__ __forceinline__ T store_result(Acc a) {
   if constexpr (Elem<T>::kFloat) {
-    return Elem<T>::store(static_cast<float>(a));
+    return Elem<T>::store(static_cast<ComputeOf<T>>(a));
   } else if constexpr (std::is_same<Acc, double>::value) {
     return Elem<T>::store_double(a);
   } else {

@@ -7,7 +7,8 @@
 //
 // Element conversions follow the reference interpreter (compiler/ir/tensor.cpp) exactly:
 // float -> integer truncates toward zero and saturates (NaN -> 0), integer -> integer wraps,
-// anything -> bool is `!= 0`, float -> float16/bfloat16 rounds to nearest even.
+// anything -> bool is `!= 0`, -> float16/bfloat16 rounds once to nearest even (a double or a wide
+// integer through a float rounded to odd, so there is no double rounding).
 #pragma once
 
 // Standard headers before device.h (the emulation's qualifier macros must not reach them).
@@ -144,11 +145,17 @@ __device__ __forceinline__ bf16 float_to_bf16(float f) {
   return bf16{static_cast<uint16_t>(x >> 16)};
 }
 
-/// \brief The type a stored element is computed in: float for float32/float16/bfloat16, int64_t for
-/// integers, bool for bool. uint16_t, uint32_t and uint64_t are raw bits (copies): they pass unchanged.
+/// \brief The type a stored element is computed in: float for float32/float16/bfloat16, double for
+/// float64, int64_t for the integers up to 32 bits and int64, uint64_t for uint64 (exact unsigned
+/// order and division), bool for bool. Raw bits (copies: the elementwise family's uint8_t ..
+/// uint64_t operands) load and store unchanged through these too.
 template <class T>
 struct ComputeOf {
-  using type = int64_t;  // int8_t, uint8_t, int32_t, int64_t
+  using type = int64_t;  // int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t
+};
+template <>
+struct ComputeOf<double> {
+  using type = double;
 };
 template <>
 struct ComputeOf<float> {
@@ -165,14 +172,6 @@ struct ComputeOf<bf16> {
 template <>
 struct ComputeOf<bool> {
   using type = bool;
-};
-template <>
-struct ComputeOf<uint16_t> {
-  using type = uint16_t;
-};
-template <>
-struct ComputeOf<uint32_t> {
-  using type = uint32_t;
 };
 template <>
 struct ComputeOf<uint64_t> {
@@ -207,19 +206,35 @@ struct IntLimits<uint8_t> {
   static constexpr uint8_t min = 0, max = UINT8_MAX;
 };
 template <>
+struct IntLimits<int16_t> {
+  static constexpr int16_t min = INT16_MIN, max = INT16_MAX;
+};
+template <>
+struct IntLimits<uint16_t> {
+  static constexpr uint16_t min = 0, max = UINT16_MAX;
+};
+template <>
 struct IntLimits<int32_t> {
   static constexpr int32_t min = INT32_MIN, max = INT32_MAX;
 };
 template <>
+struct IntLimits<uint32_t> {
+  static constexpr uint32_t min = 0, max = UINT32_MAX;
+};
+template <>
 struct IntLimits<int64_t> {
   static constexpr int64_t min = INT64_MIN, max = INT64_MAX;
+};
+template <>
+struct IntLimits<uint64_t> {
+  static constexpr uint64_t min = 0, max = UINT64_MAX;
 };
 
 // double -> integer as the reference's from_f64: truncation toward zero, saturating, NaN -> 0.
 template <class I>
 __device__ __forceinline__ I saturate_to_int(double d) {
   constexpr double lo = static_cast<double>(IntLimits<I>::min);
-  constexpr double hi = static_cast<double>(IntLimits<I>::max);  // 2^63 for int64: >= catches it
+  constexpr double hi = static_cast<double>(IntLimits<I>::max);  // 2^63, 2^64 for the 64-bit ones: >= catches it
   if (d != d) return 0;
   if (d <= lo) return IntLimits<I>::min;
   if (d >= hi) return IntLimits<I>::max;
@@ -227,14 +242,15 @@ __device__ __forceinline__ I saturate_to_int(double d) {
 }
 }  // namespace detail
 
-/// True for the stored float types (float, __half, bf16).
+/// True for the stored float types (float, __half, bf16, double).
 template <class T>
 __host__ __device__ constexpr bool is_float_type() {
-  return std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, bf16>;
+  return std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, bf16> ||
+         std::is_same_v<T, double>;
 }
 
 namespace detail {
-// float -> a stored float type, rounding to nearest even.
+// float -> a stored float type of at most 32 bits, rounding to nearest even.
 template <class To>
 __device__ __forceinline__ To from_float(float f) {
   if constexpr (std::is_same_v<To, float>) {
@@ -245,9 +261,21 @@ __device__ __forceinline__ To from_float(float f) {
     return float_to_bf16(f);
   }
 }
+
+// double -> float rounded to odd (truncated, the last bit set when inexact), as
+// compiler/ir/dtype.cpp's double_to_float_round_odd: a second rounding to float16 or bfloat16 then
+// gives the nearest-even rounding of the double itself.
+__device__ __forceinline__ float round_odd(double d) {
+  float f = static_cast<float>(d);
+  if (d != d || f - f != 0.0f || static_cast<double>(f) == d) return f;  // NaN, infinite, or exact
+  if ((f < 0.0f ? -static_cast<double>(f) : static_cast<double>(f)) > (d < 0.0 ? -d : d)) {
+    f = __uint_as_float(__float_as_uint(f) - 1u);  // one step toward zero (f != 0: |f| > |d| >= 0)
+  }
+  return __uint_as_float(__float_as_uint(f) | 1u);
+}
 }  // namespace detail
 
-/// \brief A computed value (float, double, int64_t, bool, or raw bits) as element type To, with the
+/// \brief A computed value (float, double, int64_t, uint64_t, bool) as element type To, with the
 /// reference interpreter's rounding: see the file comment.
 template <class To, class From>
 __device__ __forceinline__ To convert(From v) {
@@ -257,16 +285,22 @@ __device__ __forceinline__ To convert(From v) {
     return convert<To>(static_cast<int64_t>(v ? 1 : 0));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_same_v<To, float> || std::is_same_v<To, double>) {
+    return static_cast<To>(v);  // float, double or an integer: rounded once
   } else if constexpr (std::is_floating_point_v<From>) {  // float or double
-    if constexpr (is_float_type<To>()) {
-      return detail::from_float<To>(static_cast<float>(v));
+    if constexpr (is_float_type<To>()) {  // __half, bf16
+      if constexpr (std::is_same_v<From, double>) {
+        return detail::from_float<To>(detail::round_odd(v));
+      } else {
+        return detail::from_float<To>(v);
+      }
     } else {
       return detail::saturate_to_int<To>(static_cast<double>(v));
     }
-  } else if constexpr (is_float_type<To>()) {  // int64_t -> float type: rounded to float first
-    return detail::from_float<To>(static_cast<float>(v));
+  } else if constexpr (is_float_type<To>()) {  // int64_t / uint64_t -> __half, bf16: as the reference, via double
+    return detail::from_float<To>(detail::round_odd(static_cast<double>(v)));
   } else {
-    return static_cast<To>(v);  // int64_t -> integer: wraps, as a C cast
+    return static_cast<To>(v);  // integer -> integer: wraps, as a C cast
   }
 }
 

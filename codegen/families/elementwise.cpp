@@ -66,6 +66,7 @@ OpSpec clip_spec(const Kernel& k) {
     return {ew("ClipInputs<" + flags(lo, hi) + ">"), "", ins};
   }
   auto bound = [&](const ops::ClipBound& c) -> std::string {
+    if (t == DType::float64) return double_literal(c.value ? c.value->f64_at(0) : 0.0);
     if (is_float(t)) return float_literal(c.value ? c.value->f64_at(0) : 0.0);
     return int_literal(c.value ? c.value->i64_at(0) : 0);
   };

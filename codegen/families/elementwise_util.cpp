@@ -12,29 +12,36 @@ std::string dims(const std::vector<int64_t>& v) {
   return s + ">";
 }
 
-std::string elem_type(DType t) {
-  switch (t) {
-    case DType::float32:
-      return "float";
-    case DType::float16:
-      return "__half";
-    case DType::bfloat16:
-      return "mc::ix::bf16";
-    case DType::int8:
-      return "int8_t";
-    case DType::uint8:
-      return "uint8_t";
-    case DType::int32:
-      return "int32_t";
-    case DType::int64:
-      return "int64_t";
-    case DType::boolean:
-      return "bool";
-    case DType::undefined:
-      break;
+namespace {
+
+// How the templates spell each element type: its storage type in a kernel and the type it is
+// computed in (templates/tensor_index.cuh's ComputeOf), one row per DType.
+struct TemplateTypes {
+  DType dtype;
+  const char* elem;
+  const char* compute;
+};
+
+const TemplateTypes kTemplateTypes[] = {
+    {DType::float32, "float", "float"},        {DType::float16, "__half", "float"},
+    {DType::bfloat16, "mc::ix::bf16", "float"}, {DType::float64, "double", "double"},
+    {DType::int8, "int8_t", "int64_t"},        {DType::uint8, "uint8_t", "int64_t"},
+    {DType::int16, "int16_t", "int64_t"},      {DType::uint16, "uint16_t", "int64_t"},
+    {DType::int32, "int32_t", "int64_t"},      {DType::uint32, "uint32_t", "int64_t"},
+    {DType::int64, "int64_t", "int64_t"},      {DType::uint64, "uint64_t", "uint64_t"},
+    {DType::boolean, "bool", "bool"},
+};
+
+const TemplateTypes& template_types(DType t) {
+  for (const TemplateTypes& r : kTemplateTypes) {
+    if (r.dtype == t) return r;
   }
-  throw Error("internal: no element type for an undefined dtype");
+  throw Error("internal: no template element type for dtype " + std::string(dtype_name(t)));
 }
+
+}  // namespace
+
+std::string elem_type(DType t) { return template_types(t).elem; }
 
 std::string bits_type(DType t) {
   switch (dtype_size(t)) {
@@ -52,11 +59,7 @@ std::string bits_type(DType t) {
   throw Error("internal: no bits type for dtype " + std::string(dtype_name(t)));
 }
 
-std::string compute_type(DType t) {
-  if (is_float(t)) return "float";
-  if (t == DType::boolean) return "bool";
-  return "int64_t";
-}
+std::string compute_type(DType t) { return template_types(t).compute; }
 
 std::string view_str(const TensorView& v) { return shape_str(v.shape) + " " + dtype_name(v.dtype); }
 

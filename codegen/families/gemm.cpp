@@ -26,7 +26,8 @@ std::string acc_type(DType t) {
     case DType::float32:
     case DType::float16:
     case DType::bfloat16: return "float";
-    default: return "int64_t";
+    case DType::float64: return "double";
+    default: return "int64_t";  // every integer type: exact, wrapping mod 2^64 (uint64 too)
   }
 }
 

@@ -41,9 +41,13 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
   switch (t) {
     case DType::float32:
     case DType::float16:
+    case DType::float64:
     case DType::int8:
     case DType::uint8:
+    case DType::int16:
+    case DType::uint16:
     case DType::int32:
+    case DType::uint32:
     case DType::int64:
     case DType::boolean: return ctx.ctype(t);
     default: break;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "runtime_stub/regular_file.h"
 
 namespace onnx {
+class GraphProto;
 class ModelProto;
 class NodeProto;
 class TensorProto;
@@ -72,5 +74,15 @@ void read_external_data(const ExternalRef& ref, const std::string& file, char* d
 /// Reads each reference into its tensor's raw_data (the tensor is then an
 /// ordinary embedded one).
 void load_external_data(const std::vector<ExternalRef>& refs, const std::string& file);
+
+/// \brief The graph inputs LoadOptions::bind fixes, each read from its file and checked against
+/// the input's declaration (element type; rank and fixed dims, and --shape when given), by input
+/// name. Throws Error naming the argument, the input and the file: an argument that names no
+/// graph input (listing the inputs), an initializer, an input bound twice or also given in
+/// LoadOptions::input_values, a file that cannot be read, a type or shape that disagrees.
+std::map<std::string, Tensor> bound_inputs(const onnx::GraphProto& g, const std::vector<std::string>& bind,
+                                           const std::map<std::string, Tensor>& input_values,
+                                           const std::map<std::string, Shape>& input_shapes,
+                                           const std::string& file);
 
 }  // namespace modelc::detail

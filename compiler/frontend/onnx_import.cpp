@@ -466,8 +466,8 @@ void infer_collecting(Graph& g, const std::map<const Node*, std::string>& proble
                       std::vector<ops::Unsupported>& out) {
   for (const auto& up : g.nodes()) {
     Node& n = *up;
-    auto record = [&](const std::string& why) {
-      out.push_back({n.name(), n.op(), why});
+    auto record = [&](const std::string& why, const std::string& hint = {}) {
+      out.push_back({n.name(), n.op(), why, hint});
       for (Value* o : n.outputs()) {
         if (!o) continue;
         o->clear_constant();
@@ -483,7 +483,7 @@ void infer_collecting(Graph& g, const std::map<const Node*, std::string>& proble
     try {
       def = &ops::lookup(n);
     } catch (const Error& e) {
-      record(e.message());
+      record(e.message(), e.hint());
       continue;
     }
     bool typed = true;
@@ -492,7 +492,7 @@ void infer_collecting(Graph& g, const std::map<const Node*, std::string>& proble
     try {
       ops::infer_node(n, *def);
     } catch (const Error& e) {
-      record(e.message());
+      record(e.message(), e.hint());
     }
   }
 }
@@ -636,7 +636,7 @@ std::string dir_of(const std::string& path) {
 }
 
 LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, const std::string& file,
-                        const LoadOptions& opt) {
+                        const LoadOptions& given_opt) {
   const std::string base_dir = base_dir_in.empty() ? "." : base_dir_in;
   if (!m.has_graph()) {
     throw file_error(file, "not an ONNX model: it has no graph", "the file may be truncated or not an ONNX model");
@@ -669,6 +669,13 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
     while (n.output_size() && n.output(n.output_size() - 1).empty()) n.mutable_output()->RemoveLast();
   }
   check_names_and_sort(g, file);
+  // --bind: the files' values join input_values, and their shapes fix the inputs' shapes.
+  LoadOptions opt = given_opt;
+  for (auto& [name, value] : detail::bound_inputs(g, opt.bind, opt.input_values, opt.input_shapes, file)) {
+    opt.input_shapes[name] = value.shape();
+    opt.input_values.emplace(name, std::move(value));
+  }
+  opt.bind.clear();
 
   std::vector<detail::ExternalRef> external = detail::find_external_data(m, base_dir, file);
   // Before ONNX's checker: it then sees static input shapes (and an input

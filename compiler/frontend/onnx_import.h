@@ -25,6 +25,12 @@ struct LoadOptions {
   /// input (a shape tensor fed as an input, as ONNX's node tests do: modelc
   /// needs it at compile time). Dtype and shape must match the declaration.
   std::map<std::string, Tensor> input_values;
+  /// \brief --bind NAME=FILE (repeatable): graph inputs fixed to the data of a tensor file (.npy
+  /// or ONNX .pb), which then join input_values (frontend/bind_inputs.cpp). Each argument is split
+  /// at the '=' whose left part names a graph input (names and paths may contain '='). The file
+  /// must hold the input's declared element type; its shape fixes the input's symbolic dims and
+  /// must equal the declared ones (and --shape, when given for the input).
+  std::vector<std::string> bind;
   /// Run ONNX's checker and shape inference (where libonnx knows the opset).
   bool onnx_checks = true;
   /// For `modelc inspect`: a node that is unsupported (unknown op or form,

@@ -1,4 +1,5 @@
 // compiler/frontend/tensor_proto.cpp — onnx.TensorProto -> Tensor, and --shape parsing.
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -104,8 +105,7 @@ void detail::check_shape(const Shape& shape, int data_type, const std::string& w
 DType detail::checked_dtype(int code, const std::string& what) {
   const DType t = dtype_from_onnx(code);
   if (t == DType::undefined) {
-    throw Error(what + " has type " + onnx_dtype_name(code) + ", which modelc does not support",
-                code == 11 ? "re-export the model with float32 instead of DOUBLE" : "");
+    throw Error(what + " has type " + onnx_dtype_name(code) + ", which modelc does not support");
   }
   return t;
 }
@@ -135,6 +135,22 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what) {
     case DType::int64:
       for (int i = 0; i < t.int64_data_size(); ++i) put(bytes, i, static_cast<int64_t>(t.int64_data(i)));
       break;
+    case DType::float64:
+      for (int i = 0; i < t.double_data_size(); ++i) put(bytes, i, t.double_data(i));
+      break;
+    case DType::uint64:
+      for (int i = 0; i < t.uint64_data_size(); ++i) put(bytes, i, static_cast<uint64_t>(t.uint64_data(i)));
+      break;
+    case DType::uint32:
+      for (int i = 0; i < t.uint64_data_size(); ++i) {
+        const uint64_t v = t.uint64_data(i);
+        if (v > UINT32_MAX) {
+          throw Error(what + ": uint64_data value " + std::to_string(v) + " at " + std::to_string(i) +
+                      " is out of range for uint32");
+        }
+        put(bytes, i, static_cast<uint32_t>(v));
+      }
+      break;
     default:
       for (int i = 0; i < t.int32_data_size(); ++i) {
         const int32_t v = t.int32_data(i);
@@ -148,6 +164,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what) {
           case DType::int32: put(bytes, i, v); break;
           case DType::int8: range(-128, 127); put(bytes, i, static_cast<int8_t>(v)); break;
           case DType::uint8: range(0, 255); put(bytes, i, static_cast<uint8_t>(v)); break;
+          case DType::int16: range(-32768, 32767); put(bytes, i, static_cast<int16_t>(v)); break;
+          case DType::uint16: range(0, 65535); put(bytes, i, static_cast<uint16_t>(v)); break;
           case DType::boolean: put(bytes, i, static_cast<uint8_t>(v != 0)); break;
           case DType::float16:
           case DType::bfloat16: range(0, 65535); put(bytes, i, static_cast<uint16_t>(v)); break;

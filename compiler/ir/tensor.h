@@ -54,22 +54,29 @@ class Tensor {
   /// Same bytes, new shape (element count must match).
   Tensor reshaped(Shape shape) const;
 
-  /// Every element as double (float16/bfloat16/bool/integers converted).
+  /// Every element as double (float16/bfloat16/bool/integers converted; uint64 by its value).
   std::vector<double> to_f64() const;
-  /// Every element as int64 (floats truncated toward zero; bool as 0/1).
+  /// Every element as int64 (floats truncated toward zero, saturating; bool as 0/1; a uint64
+  /// beyond INT64_MAX as its bit pattern, so integer arithmetic that wraps is exact for it too).
   std::vector<int64_t> to_i64() const;
   /// Element i as double / int64 without converting the whole tensor.
   double f64_at(int64_t i) const;
   int64_t i64_at(int64_t i) const;
 
-  /// Build from doubles, rounding to dtype (round-to-nearest-even for
-  /// float16/bfloat16, truncation toward zero for integers, x != 0 for bool).
+  /// Build from doubles, rounding to dtype (round-to-nearest-even for the float types, once:
+  /// a double becomes float16/bfloat16 without a double rounding through float; truncation toward
+  /// zero for integers, saturating; x != 0 for bool).
   static Tensor from_f64(DType dtype, Shape shape, const std::vector<double>& v);
+  /// Build from int64s: integers wrap as a C cast (a uint64 takes the bit pattern), floats round
+  /// to nearest even, bool is x != 0.
   static Tensor from_i64(DType dtype, Shape shape, const std::vector<int64_t>& v);
   static Tensor from_f32(Shape shape, const std::vector<float>& v);
   static Tensor scalar_i64(int64_t v) { return from_i64(DType::int64, {}, {v}); }
 
-  /// The values as the element type, converting when dtype differs.
+  /// The values as the element type, converting when dtype differs, element by element from
+  /// the stored value (ONNX Cast: float -> integer truncates toward zero and saturates, NaN -> 0;
+  /// integer -> integer wraps; unsigned sources by their value; anything -> bool is x != 0;
+  /// -> a float type rounds once to nearest even).
   Tensor cast(DType to) const;
 
  private:

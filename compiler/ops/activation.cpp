@@ -25,10 +25,9 @@ double float_attr(const Node& n, const char* name, double def) {
 
 const Tensor* bound_tensor(const ClipBound& b) { return b.value ? &*b.value : nullptr; }
 
-// Most activations: float16/float32 (modelc has no double), bfloat16 from the
-// opset named per op.
-const TypeRule kFloatTypes = {{1, kFloat16_32}};
-const TypeRule kFloatTypesBf16At13 = {{6, kFloat16_32}, {13, kFloats}};
+// Most activations: float16, float32 and float64, bfloat16 from the opset named per op.
+const TypeRule kFloatTypes = {{1, kFloat16_32 | kFloat64}};
+const TypeRule kFloatTypesBf16At13 = {{6, kFloat16_32 | kFloat64}, {13, kFloats | kFloat64}};
 
 double sigmoid(double x) {
   // Split by sign so exp never overflows into inf/inf.
@@ -100,7 +99,7 @@ Tensor clip(const Tensor& x, const Tensor* lo, const Tensor* hi) {
 
 // Clip 11 takes min and max as optional scalar inputs of X's type.
 void validate_clip11(const Node& n) {
-  require_types(n, 0, {{11, kFloat16_32}, {12, kFloat16_32 | kInts}, {13, kFloats | kInts}});
+  require_types(n, 0, {{11, kFloat16_32 | kFloat64}, {12, kFloat16_32 | kFloat64 | kInts}, {13, kNumeric}});
   const char* names[] = {"input", "min", "max"};
   for (int i = 1; i <= 2; ++i) {
     if (!n.has_input(i)) continue;
@@ -176,9 +175,9 @@ std::array<ClipBound, 2> clip_bounds(const Node& n) {
 MODELC_REGISTER_OP(Relu)
     .since(6)
     .inputs(1, 1)
-    .validate(same_type_inputs({{6, kFloat16_32},
-                                {13, kFloats},
-                                {14, kFloats | kInt32_64 | dtype_bit(DType::int8)}}))
+    .validate(same_type_inputs({{6, kFloat16_32 | kFloat64},
+                                {13, kFloats | kFloat64},
+                                {14, kFloats | kFloat64 | kSignedInts}}))
     .infer(infer_same_as_input)
     .eval(eval_unary_exact([](double x) { return x > 0 ? x : 0.0; },
                            [](int64_t x) { return x > 0 ? x : int64_t{0}; }))
@@ -194,7 +193,7 @@ MODELC_REGISTER_OP(LeakyRelu)
     .since(6)
     .attrs({"alpha"})
     .inputs(1, 1)
-    .validate(same_type_inputs({{6, kFloat16_32}, {16, kFloats}}))
+    .validate(same_type_inputs({{6, kFloat16_32 | kFloat64}, {16, kFloats | kFloat64}}))
     .infer(infer_same_as_input)
     .eval([](const Node& n, const TensorRefs& in) {
       const double alpha = activation_attrs(n).alpha;
@@ -241,7 +240,9 @@ MODELC_REGISTER_OP(PRelu)
 MODELC_REGISTER_OP(PRelu)
     .since(7)
     .inputs(2, 2)
-    .validate(same_type_inputs({{7, kFloat16_32}, {9, kFloat16_32 | kInt32_64}, {16, kFloats | kInt32_64}}))
+    .validate(same_type_inputs({{7, kFloat16_32 | kFloat64},
+                                {9, kFloat16_32 | kFloat64 | kInt32_64 | kUint32_64},
+                                {16, kFloats | kFloat64 | kInt32_64 | kUint32_64}}))
     .infer(infer_prelu)
     .eval(eval_prelu)
     .precision(Precision::fp16)

@@ -72,13 +72,22 @@ std::vector<int64_t> normalize_axes(const Node& n, std::vector<int64_t> axes, in
   return axes;
 }
 
+std::string not_constant_hint(const Value& v) {
+  if (v.is_graph_input()) {
+    return "'" + v.name() + "' is a graph input: bind it to its value with --bind " + v.name() +
+           "=FILE (an .npy or .pb file), which makes it a constant";
+  }
+  return "bind the graph inputs it is computed from with --bind NAME=FILE (an .npy or .pb file), fold the "
+         "computation into a constant, or fix the input shapes with --shape";
+}
+
 std::optional<std::vector<int64_t>> const_ints(const Node& n, int i, const char* what) {
   if (!n.has_input(i)) return std::nullopt;
   const Value& v = n.input(i);
   if (!v.is_constant()) {
     throw n.error(std::string(what) + " (input " + std::to_string(i) + ", '" + v.name() +
                       "') must be a constant for modelc to give the output a static shape",
-                  "fold the computation into a constant, or fix the input shapes with --shape");
+                  not_constant_hint(v));
   }
   return v.constant().to_i64();
 }
@@ -87,7 +96,8 @@ std::optional<std::vector<double>> const_floats(const Node& n, int i, const char
   if (!n.has_input(i)) return std::nullopt;
   const Value& v = n.input(i);
   if (!v.is_constant()) {
-    throw n.error(std::string(what) + " (input " + std::to_string(i) + ", '" + v.name() + "') must be a constant");
+    throw n.error(std::string(what) + " (input " + std::to_string(i) + ", '" + v.name() + "') must be a constant",
+                  not_constant_hint(v));
   }
   return v.constant().to_f64();
 }
@@ -122,11 +132,20 @@ Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType 
 }
 
 Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f,
-                  DType out, const std::function<int64_t(int64_t, int64_t)>& fi) {
+                  DType out, const std::function<int64_t(int64_t, int64_t)>& fi,
+                  const std::function<uint64_t(uint64_t, uint64_t)>& fu) {
   const Shape s = broadcast_shapes(n, a.shape(), b.shape());
   const std::vector<int64_t> ia = broadcast_index(a.shape(), s);
   const std::vector<int64_t> ib = broadcast_index(b.shape(), s);
   const DType od = out == DType::undefined ? a.dtype() : out;
+  if (fu && a.dtype() == DType::uint64 && b.dtype() == DType::uint64) {
+    const std::vector<int64_t> va = a.to_i64(), vb = b.to_i64();  // the bit patterns
+    std::vector<int64_t> r(ia.size());
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      r[k] = static_cast<int64_t>(fu(static_cast<uint64_t>(va[ia[k]]), static_cast<uint64_t>(vb[ib[k]])));
+    }
+    return Tensor::from_i64(od, s, r);
+  }
   if (fi && !is_float(a.dtype()) && !is_float(b.dtype())) {
     const std::vector<int64_t> va = a.to_i64(), vb = b.to_i64();
     std::vector<int64_t> r(ia.size());

@@ -25,6 +25,11 @@ std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out);
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");
 std::vector<int64_t> normalize_axes(const Node& n, std::vector<int64_t> axes, int64_t rank);
 
+/// \brief What to do about a value an op needs at compile time that is not a constant: a graph
+/// input can be bound to a file's data with --bind (LoadOptions::bind); a computed value must
+/// fold into a constant, or follow from static input shapes (--shape).
+std::string not_constant_hint(const Value& v);
+
 /// Input i's constant data as int64s, or nullopt when the input is absent.
 /// Throws Error naming the node when the input is present but not constant
 /// ("shape tensor must be constant" style errors).
@@ -52,10 +57,12 @@ void require_dtype(const Node& n, int i, std::initializer_list<DType> allowed);
 /// Elementwise evaluation: unary over doubles (result rounded to out dtype).
 Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType out = DType::undefined);
 /// Broadcasting binary over doubles; ints are computed in int64 when `fi` is given
-/// and the inputs are integers.
+/// and the inputs are integers (a uint64 as its bit pattern: exact for what wraps), and in uint64
+/// with `fu` when it is given and both inputs are uint64 (order, division).
 Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f,
                   DType out = DType::undefined,
-                  const std::function<int64_t(int64_t, int64_t)>& fi = nullptr);
+                  const std::function<int64_t(int64_t, int64_t)>& fi = nullptr,
+                  const std::function<uint64_t(uint64_t, uint64_t)>& fu = nullptr);
 
 /// Per-spatial-axis attribute list with a default (kernel ops): `n` values,
 /// or `def` repeated when absent. Error when present with another length.

@@ -26,12 +26,9 @@ namespace modelc::ops {
 
 namespace {
 
-constexpr DType kTypeOrder[] = {DType::float32, DType::float16, DType::bfloat16, DType::int8,
-                                DType::uint8,   DType::int32,   DType::int64,    DType::boolean};
-
 std::string set_names(DTypeSet s) {
   std::string r;
-  for (DType t : kTypeOrder) {
+  for (DType t : all_dtypes()) {
     if (s & dtype_bit(t)) r += std::string(r.empty() ? "" : ", ") + dtype_name(t);
   }
   return r.empty() ? "no type" : r;
@@ -101,14 +98,25 @@ namespace {
 
 constexpr DTypeSet kNoBf16 = kAllTypes & ~kBf16;
 
-// Add, Sub, Mul, Div: T is float/int32/int64 from 7, + bfloat16 from 13,
-// + int8/uint8 (and 16-bit ints modelc does not have) from 14.
-const TypeRule kArithTypes = {{7, kFloat16_32 | kInt32_64}, {13, kFloats | kInt32_64}, {14, kFloats | kInts}};
+// Add, Sub, Mul, Div: T is float16/32/64 and the 32- and 64-bit integers from 7, + bfloat16 from
+// 13, every numeric type from 14.
+const TypeRule kArithTypes = {{7, kFloat16_32 | kFloat64 | kInt32_64 | kUint32_64},
+                              {13, kFloats | kFloat64 | kInt32_64 | kUint32_64},
+                              {14, kNumeric}};
 
 EvalFn eval_binary(std::function<double(double, double)> f, std::function<int64_t(int64_t, int64_t)> fi) {
   return [f, fi](const Node& n, const TensorRefs& in) {
     return std::vector<Tensor>{map_binary(n, *in[0], *in[1], f, DType::undefined, fi)};
   };
+}
+
+// Unsigned integer division (uint64: the int64 bit patterns would divide wrongly).
+uint64_t uint_div(const Node& n, uint64_t a, uint64_t b) {
+  if (b == 0) {
+    throw n.error("integer division by zero (input 1, '" + n.input(1).name() + "', holds a 0)",
+                  "integer division by zero is undefined in ONNX; check the divisor");
+  }
+  return a / b;
 }
 
 int64_t int_div(const Node& n, int64_t a, int64_t b) {
@@ -145,7 +153,7 @@ double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? std
 std::vector<Tensor> eval_div(const Node& n, const TensorRefs& in) {
   return {map_binary(
       n, *in[0], *in[1], [](double a, double b) { return a / b; }, DType::undefined,
-      [&n](int64_t a, int64_t b) { return int_div(n, a, b); })};
+      [&n](int64_t a, int64_t b) { return int_div(n, a, b); }, [&n](uint64_t a, uint64_t b) { return uint_div(n, a, b); })};
 }
 
 // Integer base and exponent: exact. Otherwise pow in double, rounded
@@ -163,9 +171,9 @@ const EvalFn eval_mul = eval_binary([](double a, double b) { return a * b; }, wr
 // ---- legacy broadcasting (Add/Sub/Mul/Div 1 and 6, Pow 1) --------------------
 
 // Types before opset 7: Add/Sub/Mul/Div 1 and Pow 1 take floats; Add/Sub/Mul/Div
-// 6 add int32/int64 (and the unsigned 32/64-bit types modelc does not have).
-const TypeRule kLegacyArithTypes = {{1, kFloat16_32}, {6, kFloat16_32 | kInt32_64}};
-const TypeRule kLegacyPowTypes = {{1, kFloat16_32}};
+// 6 add the 32- and 64-bit integers.
+const TypeRule kLegacyArithTypes = {{1, kFloat16_32 | kFloat64}, {6, kFloat16_32 | kFloat64 | kInt32_64 | kUint32_64}};
+const TypeRule kLegacyPowTypes = {{1, kFloat16_32 | kFloat64}};
 
 // 'broadcast' is 0 or 1; 'axis' (optional, an int) is checked against the
 // shapes in legacy_b_shape; 'consumed_inputs' (opset 1) is a legacy
@@ -250,12 +258,12 @@ EvalFn with_legacy_broadcast(EvalFn eval) {
 void validate_pow(const Node& n) {
   if (n.opset() < 12) {
     require_same_type(n, 0, 1);
-    require_types(n, 0, {{7, kFloat16_32}});
+    require_types(n, 0, {{7, kFloat16_32 | kFloat64}});
     return;
   }
   // From 12 the exponent has its own type T1; the output takes the base's.
-  require_types(n, 0, {{12, kFloat16_32 | kInt32_64}, {13, kFloats | kInt32_64}});
-  require_types(n, 1, {{12, kFloat16_32 | kInts}, {15, kFloats | kInts}});
+  require_types(n, 0, {{12, kFloat16_32 | kFloat64 | kInt32_64}, {13, kFloats | kFloat64 | kInt32_64}});
+  require_types(n, 1, {{12, kFloat16_32 | kFloat64 | kInts}, {15, kNumeric}});
 }
 
 // ---- variadic Min, Max, Sum, Mean --------------------------------------------
@@ -275,8 +283,8 @@ void infer_variadic(Node& n) {
 }
 
 /// Folds every input into one output of the broadcast shape: in int64 with
-/// `fi` for integer inputs (when given), else in double with `f`; Mean divides
-/// the double sum by the input count.
+/// `fi` for integer inputs (when given: Min and Max, which pick an argument; uint64 ordered as
+/// unsigned numbers), else in double with `f`; Mean divides the double sum by the input count.
 Tensor eval_variadic(const Node& n, const TensorRefs& in, const std::function<double(double, double)>& f,
                      const std::function<int64_t(int64_t, int64_t)>& fi, bool mean) {
   Shape s = in[0]->shape();
@@ -284,12 +292,19 @@ Tensor eval_variadic(const Node& n, const TensorRefs& in, const std::function<do
   const std::size_t total = static_cast<std::size_t>(num_elements(s));
   const DType dt = in[0]->dtype();
   if (fi && !is_float(dt)) {
+    // uint64's order is its bit patterns' with the top bit flipped: flip, fold as int64, flip back
+    // (Min and Max return one of their arguments).
+    const int64_t flip = dt == DType::uint64 ? INT64_MIN : 0;
     std::vector<int64_t> acc(total);
     for (std::size_t k = 0; k < in.size(); ++k) {
       const std::vector<int64_t> v = in[k]->to_i64();
       const std::vector<int64_t> idx = broadcast_index(in[k]->shape(), s);
-      for (std::size_t e = 0; e < total; ++e) acc[e] = k == 0 ? v[idx[e]] : fi(acc[e], v[idx[e]]);
+      for (std::size_t e = 0; e < total; ++e) {
+        const int64_t x = v[idx[e]] ^ flip;
+        acc[e] = k == 0 ? x : fi(acc[e], x);
+      }
     }
+    for (int64_t& a : acc) a ^= flip;
     return Tensor::from_i64(dt, s, acc);
   }
   std::vector<double> acc(total);
@@ -573,7 +588,7 @@ MODELC_REGISTER_OP(Pow)
 // ---- unary math ----------------------------------------------------------------
 
 // Sqrt, Exp, Log, Reciprocal, Floor, Ceil (6) and Sigmoid, Tanh: float types, + bfloat16 from 13.
-static const TypeRule kUnaryFloatTypes = {{6, kFloat16_32}, {13, kFloats}};
+static const TypeRule kUnaryFloatTypes = {{6, kFloat16_32 | kFloat64}, {13, kFloats | kFloat64}};
 
 MODELC_REGISTER_OP(Sqrt)
     .since(6)
@@ -653,12 +668,11 @@ MODELC_REGISTER_OP(Ceil)
     .flops(flops_per_output(1))
     .doc("smallest integer >= x");
 
-// Neg: float, int8, int32, int64 (no unsigned) from 6, + bfloat16 from 13.
+// Neg: the float and signed integer types from 6, + bfloat16 from 13.
 MODELC_REGISTER_OP(Neg)
     .since(6)
     .inputs(1, 1)
-    .validate(same_type_inputs({{6, kFloat16_32 | kInt32_64 | dtype_bit(DType::int8)},
-                                {13, kFloats | kInt32_64 | dtype_bit(DType::int8)}}))
+    .validate(same_type_inputs({{6, kFloat16_32 | kFloat64 | kSignedInts}, {13, kFloats | kFloat64 | kSignedInts}}))
     .infer(infer_same_as_input)
     .eval(eval_unary_exact([](double x) { return -x; }, wrap_neg))
     .precision(Precision::fp16)
@@ -671,10 +685,13 @@ MODELC_REGISTER_OP(Neg)
 MODELC_REGISTER_OP(Abs)
     .since(6)
     .inputs(1, 1)
-    .validate(same_type_inputs({{6, kFloat16_32 | kInts}, {13, kFloats | kInts}}))
+    .validate(same_type_inputs({{6, kFloat16_32 | kFloat64 | kInts}, {13, kNumeric}}))
     .infer(infer_same_as_input)
-    .eval(eval_unary_exact([](double x) { return std::fabs(x); },
-                           [](int64_t x) { return x < 0 ? wrap_neg(x) : x; }))
+    .eval([](const Node& n, const TensorRefs& in) {
+      if (is_unsigned_int(in[0]->dtype())) return std::vector<Tensor>{*in[0]};  // a uint64 may look negative as int64
+      return eval_unary_exact([](double x) { return std::fabs(x); },
+                              [](int64_t x) { return x < 0 ? wrap_neg(x) : x; })(n, in);
+    })
     .precision(Precision::fp16)
     .layout(Layout::agnostic)
     .kernel("elementwise")
@@ -686,7 +703,7 @@ MODELC_REGISTER_OP(Abs)
 MODELC_REGISTER_OP(Erf)
     .since(9)
     .inputs(1, 1)
-    .validate(same_type_inputs({{9, kFloat16_32 | kInts}, {13, kFloats | kInts}}))
+    .validate(same_type_inputs({{9, kFloat16_32 | kFloat64 | kInts}, {13, kNumeric}}))
     .infer(infer_same_as_input)
     .eval(eval_unary([](double x) { return std::erf(x); }))
     .precision(Precision::fp32_compute)
@@ -699,9 +716,9 @@ MODELC_REGISTER_OP(Erf)
 // ---- variadic --------------------------------------------------------------------
 
 // Min/Max: float types (6, 8), every numeric type from 12, + bfloat16 from 13.
-static const TypeRule kMinMaxTypes = {{6, kFloat16_32}, {12, kFloat16_32 | kInts}, {13, kFloats | kInts}};
+static const TypeRule kMinMaxTypes = {{6, kFloat16_32 | kFloat64}, {12, kFloat16_32 | kFloat64 | kInts}, {13, kNumeric}};
 // Sum/Mean: float types, + bfloat16 from 13.
-static const TypeRule kSumTypes = {{6, kFloat16_32}, {13, kFloats}};
+static const TypeRule kSumTypes = {{6, kFloat16_32 | kFloat64}, {13, kFloats | kFloat64}};
 
 MODELC_REGISTER_OP(Max)
     .since(6)

@@ -18,12 +18,21 @@ namespace modelc::ops {
 using DTypeSet = uint32_t;
 constexpr DTypeSet dtype_bit(DType t) { return DTypeSet{1} << static_cast<int>(t); }
 constexpr DTypeSet kFloat16_32 = dtype_bit(DType::float32) | dtype_bit(DType::float16);
+constexpr DTypeSet kFloat64 = dtype_bit(DType::float64);
 constexpr DTypeSet kFloats = kFloat16_32 | dtype_bit(DType::bfloat16);
 constexpr DTypeSet kBf16 = dtype_bit(DType::bfloat16);
 constexpr DTypeSet kInt32_64 = dtype_bit(DType::int32) | dtype_bit(DType::int64);
-constexpr DTypeSet kInts = kInt32_64 | dtype_bit(DType::int8) | dtype_bit(DType::uint8);
+/// uint32 and uint64: ONNX lists them beside int32 and int64 in the older arithmetic rules.
+constexpr DTypeSet kUint32_64 = dtype_bit(DType::uint32) | dtype_bit(DType::uint64);
+/// Every integer type (8, 16, 32 and 64 bits, signed and unsigned).
+constexpr DTypeSet kInts = kInt32_64 | kUint32_64 | dtype_bit(DType::int8) | dtype_bit(DType::uint8) |
+                           dtype_bit(DType::int16) | dtype_bit(DType::uint16);
+/// The signed integer types.
+constexpr DTypeSet kSignedInts = kInt32_64 | dtype_bit(DType::int8) | dtype_bit(DType::int16);
 constexpr DTypeSet kBool = dtype_bit(DType::boolean);
-constexpr DTypeSet kAllTypes = kFloats | kInts | kBool;
+/// ONNX's numeric types (all_numeric_types): every float and integer type.
+constexpr DTypeSet kNumeric = kFloats | kFloat64 | kInts;
+constexpr DTypeSet kAllTypes = kNumeric | kBool;
 
 /// \brief The types an input accepts, by opset: entry {since, set} holds from
 /// opset `since` until the next entry. Entries are in increasing `since`.

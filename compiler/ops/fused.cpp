@@ -169,8 +169,9 @@ void infer_fused(Node& n) {
   ProducerCopy p = producer_copy(n, false);
   pd.infer(*p.node);
   const Value& y = p.node->output(0);
-  if (!is_float(y.dtype())) {
-    throw n.error("the result is " + std::string(dtype_name(y.dtype())) + "; fused epilogues take float types only");
+  if (!is_narrow_float(y.dtype())) {
+    throw n.error("the result is " + std::string(dtype_name(y.dtype())) +
+                  "; fused epilogues take float32, float16 and bfloat16 only (they compute in FP32)");
   }
   const Epilogue epilogue = form(n).epilogue;
   if (epilogue == Epilogue::column_bias_residual && n.has_input(kFusedBiasInput)) {
@@ -326,7 +327,7 @@ std::optional<EpilogueActivation> epilogue_activation_of(const Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
   const OpDef* def = OpRegistry::instance().find(n.op(), n.opset());
   if (!def || def->fusion != Fusion::epilogue_activation) return std::nullopt;
-  if (!n.has_input(0) || !is_float(n.input(0).dtype())) return std::nullopt;
+  if (!n.has_input(0) || !is_narrow_float(n.input(0).dtype())) return std::nullopt;  // epilogues compute in FP32
   EpilogueActivation a;
   const std::string& op = n.op();
   if (op == "Relu") {

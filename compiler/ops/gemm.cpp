@@ -13,7 +13,8 @@ namespace {
 
 void require_numeric(const Node& n, int i) {
   if (n.has_input(i) && n.input(i).has_type()) {
-    require_dtype(n, i, {DType::float32, DType::float16, DType::bfloat16, DType::int32, DType::int64});
+    require_dtype(n, i, {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int32, DType::int64,
+                         DType::uint32, DType::uint64});
   }
 }
 
@@ -303,6 +304,75 @@ GemmAttributes gemm_attributes(const Node& n) {
   return a;
 }
 
+namespace {
+
+// The equation with each '...' replaced by letters it does not use (numpy's rule): in an operand,
+// the dims its letters do not name, right-aligned across operands (the last ones of the same
+// letters); in the output, all of them, in order; an implicit output is those letters, then the
+// letters that appear once, alphabetically. `s` has no spaces.
+std::string expand_ellipsis(const Node& n, const std::string& eq, const std::string& s) {
+  const std::size_t arrow = s.find("->");
+  const std::string lhs = arrow == std::string::npos ? s : s.substr(0, arrow);
+  std::vector<std::string> terms(1);
+  for (char c : lhs) {
+    if (c == ',') terms.emplace_back();
+    else terms.back() += c;
+  }
+  auto ellipsis_at = [&](const std::string& t) {
+    const std::size_t at = t.find("...");
+    const std::size_t dots = static_cast<std::size_t>(std::count(t.begin(), t.end(), '.'));
+    if (dots != 0 && (at == std::string::npos || dots != 3)) {
+      throw n.error("equation '" + eq + "' has a '.' that is not part of one ellipsis ('...') in '" + t + "'");
+    }
+    return at;
+  };
+  std::vector<int64_t> extra(terms.size(), 0);
+  int64_t most = 0;
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    if (ellipsis_at(terms[t]) == std::string::npos) continue;
+    if (static_cast<int>(t) >= n.num_inputs() || !n.has_input(static_cast<int>(t)) ||
+        !n.input(static_cast<int>(t)).has_type()) {
+      throw n.error("equation '" + eq + "': operand " + std::to_string(t) + " has an ellipsis and no known rank");
+    }
+    extra[t] = n.input(static_cast<int>(t)).rank() - static_cast<int64_t>(terms[t].size() - 3);
+    if (extra[t] < 0) {
+      throw n.error("equation '" + eq + "': operand " + std::to_string(t) + " ('" + terms[t] + "') names more dims than input '" +
+                    n.input(static_cast<int>(t)).name() + "' " + shape_str(n.input(static_cast<int>(t)).shape()) + " has");
+    }
+    most = std::max(most, extra[t]);
+  }
+  std::string fresh;  // the ellipsis's letters, outermost first
+  for (char c = 'A'; static_cast<int64_t>(fresh.size()) < most && c <= 'z'; c = c == 'Z' ? 'a' : static_cast<char>(c + 1)) {
+    if (s.find(c) == std::string::npos) fresh += c;
+  }
+  if (static_cast<int64_t>(fresh.size()) < most) throw n.error("equation '" + eq + "' leaves too few letters for its ellipsis");
+  std::string out_lhs;
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    std::string term = terms[t];
+    const std::size_t at = ellipsis_at(term);
+    if (at != std::string::npos) term.replace(at, 3, fresh.substr(static_cast<std::size_t>(most - extra[t])));
+    out_lhs += (t ? "," : "") + term;
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = s.substr(arrow + 2);
+    const std::size_t at = ellipsis_at(out);
+    if (at != std::string::npos) out.replace(at, 3, fresh);
+  } else {
+    std::array<int, 128> count{};
+    for (char c : lhs) {
+      if (is_label(c)) ++count[static_cast<unsigned char>(c)];
+    }
+    out = fresh;
+    for (int c = 0; c < 128; ++c) {
+      if (count[c] == 1) out += static_cast<char>(c);
+    }
+  }
+  return out_lhs + "->" + out;
+}
+
+}  // namespace
+
 EinsumEquation parse_einsum(const Node& n) {
   if (!n.has_attr("equation")) throw n.error("attribute 'equation' is missing");
   const std::string eq = n.attr_string("equation", "");
@@ -310,10 +380,7 @@ EinsumEquation parse_einsum(const Node& n) {
   for (char c : eq) {
     if (c != ' ') s += c;
   }
-  if (s.find('.') != std::string::npos) {
-    throw n.error("equation '" + eq + "' uses an ellipsis ('...'), which is not supported",
-                  "write the equation with explicit letters for every dim");
-  }
+  if (s.find('.') != std::string::npos) s = expand_ellipsis(n, eq, s);
   EinsumEquation spec;
   spec.text = eq;
   const std::size_t arrow = s.find("->");
@@ -453,6 +520,6 @@ MODELC_REGISTER_OP(Einsum)
       const EinsumPlan p = einsum_plan(n);
       return (n.num_inputs() > 1 ? 2 : 1) * num_elements(p.dims);
     })
-    .doc("Einstein summation over explicit letters (no ellipsis), any number of operands");
+    .doc("Einstein summation (an ellipsis stands for the unnamed dims), any number of operands");
 
 }  // namespace modelc::ops

@@ -24,8 +24,9 @@ struct EinsumEquation {
   std::string out;
   std::string text;
 };
-/// Parses and checks the equation against the node (spaces ignored; no ellipsis); an Error naming
-/// the node otherwise.
+/// Parses and checks the equation against the node (spaces ignored; each ellipsis replaced by
+/// letters the equation does not use, for the dims its operand's letters do not name, right-aligned
+/// across operands as numpy does); an Error naming the node otherwise.
 EinsumEquation parse_einsum(const Node& n);
 
 }  // namespace modelc::ops

@@ -3,6 +3,7 @@
 // and every one broadcasts numpy-style (Not is unary). Integer comparisons are
 // exact in int64; float comparisons follow IEEE (NaN compares unequal).
 #include <cmath>
+#include <functional>
 
 #include "ops/common.h"
 #include "ops/elementwise_rules.h"
@@ -10,20 +11,24 @@
 namespace modelc::ops {
 namespace {
 
-EvalFn eval_compare(bool (*f)(double, double), bool (*fi)(int64_t, int64_t)) {
-  return [f, fi](const Node& n, const TensorRefs& in) {
+// `fu` compares uint64 values (their order is not their bit patterns' as int64).
+EvalFn eval_compare(bool (*f)(double, double), bool (*fi)(int64_t, int64_t),
+                    bool (*fu)(uint64_t, uint64_t) = nullptr) {
+  std::function<uint64_t(uint64_t, uint64_t)> unsigned_compare;
+  if (fu) unsigned_compare = [fu](uint64_t a, uint64_t b) -> uint64_t { return fu(a, b) ? 1 : 0; };
+  return [f, fi, unsigned_compare](const Node& n, const TensorRefs& in) {
     return std::vector<Tensor>{map_binary(
         n, *in[0], *in[1], [f](double a, double b) { return f(a, b) ? 1.0 : 0.0; }, DType::boolean,
-        [fi](int64_t a, int64_t b) -> int64_t { return fi(a, b) ? 1 : 0; })};
+        [fi](int64_t a, int64_t b) -> int64_t { return fi(a, b) ? 1 : 0; }, unsigned_compare)};
   };
 }
 
-// Equal: bool/int32/int64 (7), + float, int8, uint8 (11), + bfloat16 (13).
-const TypeRule kEqualTypes = {{7, kBool | kInt32_64}, {11, kBool | kInts | kFloat16_32}, {13, kAllTypes}};
+// Equal: bool/int32/int64 (7), + the other numeric types (11), + bfloat16 (13).
+const TypeRule kEqualTypes = {{7, kBool | kInt32_64}, {11, kBool | kInts | kFloat16_32 | kFloat64}, {13, kAllTypes}};
 // Less/Greater: floats (7), + integers (9), + bfloat16 (13).
-const TypeRule kOrderTypes = {{7, kFloat16_32}, {9, kFloat16_32 | kInts}, {13, kFloats | kInts}};
+const TypeRule kOrderTypes = {{7, kFloat16_32 | kFloat64}, {9, kFloat16_32 | kFloat64 | kInts}, {13, kNumeric}};
 // LessOrEqual/GreaterOrEqual: numeric (12), + bfloat16 (16).
-const TypeRule kOrderEqTypes = {{12, kFloat16_32 | kInts}, {16, kFloats | kInts}};
+const TypeRule kOrderEqTypes = {{12, kFloat16_32 | kFloat64 | kInts}, {16, kNumeric}};
 const TypeRule kBoolTypes = {{1, kBool}};
 
 }  // namespace
@@ -33,7 +38,8 @@ MODELC_REGISTER_OP(Equal)
     .inputs(2, 2)
     .validate(same_type_inputs(kEqualTypes))
     .infer(infer_broadcast_bool)
-    .eval(eval_compare([](double a, double b) { return a == b; }, [](int64_t a, int64_t b) { return a == b; }))
+    .eval(eval_compare([](double a, double b) { return a == b; }, [](int64_t a, int64_t b) { return a == b; },
+                       [](uint64_t a, uint64_t b) { return a == b; }))
     .precision(Precision::never)
     .layout(Layout::agnostic)
     .kernel("elementwise")
@@ -46,7 +52,8 @@ MODELC_REGISTER_OP(Less)
     .inputs(2, 2)
     .validate(same_type_inputs(kOrderTypes))
     .infer(infer_broadcast_bool)
-    .eval(eval_compare([](double a, double b) { return a < b; }, [](int64_t a, int64_t b) { return a < b; }))
+    .eval(eval_compare([](double a, double b) { return a < b; }, [](int64_t a, int64_t b) { return a < b; },
+                       [](uint64_t a, uint64_t b) { return a < b; }))
     .precision(Precision::never)
     .layout(Layout::agnostic)
     .kernel("elementwise")
@@ -59,7 +66,8 @@ MODELC_REGISTER_OP(Greater)
     .inputs(2, 2)
     .validate(same_type_inputs(kOrderTypes))
     .infer(infer_broadcast_bool)
-    .eval(eval_compare([](double a, double b) { return a > b; }, [](int64_t a, int64_t b) { return a > b; }))
+    .eval(eval_compare([](double a, double b) { return a > b; }, [](int64_t a, int64_t b) { return a > b; },
+                       [](uint64_t a, uint64_t b) { return a > b; }))
     .precision(Precision::never)
     .layout(Layout::agnostic)
     .kernel("elementwise")
@@ -72,7 +80,8 @@ MODELC_REGISTER_OP(LessOrEqual)
     .inputs(2, 2)
     .validate(same_type_inputs(kOrderEqTypes))
     .infer(infer_broadcast_bool)
-    .eval(eval_compare([](double a, double b) { return a <= b; }, [](int64_t a, int64_t b) { return a <= b; }))
+    .eval(eval_compare([](double a, double b) { return a <= b; }, [](int64_t a, int64_t b) { return a <= b; },
+                       [](uint64_t a, uint64_t b) { return a <= b; }))
     .precision(Precision::never)
     .layout(Layout::agnostic)
     .kernel("elementwise")
@@ -85,7 +94,8 @@ MODELC_REGISTER_OP(GreaterOrEqual)
     .inputs(2, 2)
     .validate(same_type_inputs(kOrderEqTypes))
     .infer(infer_broadcast_bool)
-    .eval(eval_compare([](double a, double b) { return a >= b; }, [](int64_t a, int64_t b) { return a >= b; }))
+    .eval(eval_compare([](double a, double b) { return a >= b; }, [](int64_t a, int64_t b) { return a >= b; },
+                       [](uint64_t a, uint64_t b) { return a >= b; }))
     .precision(Precision::never)
     .layout(Layout::agnostic)
     .kernel("elementwise")

@@ -46,7 +46,10 @@ std::pair<int64_t, int64_t> int_range(DType t) {
   switch (t) {
     case DType::int8: return {INT8_MIN, INT8_MAX};
     case DType::uint8: return {0, UINT8_MAX};
+    case DType::int16: return {INT16_MIN, INT16_MAX};
+    case DType::uint16: return {0, UINT16_MAX};
     case DType::int32: return {INT32_MIN, INT32_MAX};
+    case DType::uint32: return {0, UINT32_MAX};
     case DType::boolean: return {0, 1};
     default: return {INT64_MIN, INT64_MAX};
   }
@@ -75,11 +78,11 @@ void validate_reduce(const Node& n, Reduction r, AxesFrom from) {
   if (n.has_input(0) && n.input(0).has_type()) {
     const bool bool_ok = (r == Reduction::max || r == Reduction::min) && n.opset() >= 20;
     if (bool_ok) {
-      require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8, DType::int32,
-                           DType::int64, DType::boolean});
+      require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int8, DType::uint8,
+                           DType::int16, DType::uint16, DType::int32, DType::uint32, DType::int64, DType::boolean});
     } else {
-      require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8, DType::int32,
-                           DType::int64});
+      require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int8, DType::uint8,
+                           DType::int16, DType::uint16, DType::int32, DType::uint32, DType::int64});
     }
   }
   if (from == AxesFrom::input && n.has_input(1) && n.input(1).has_type()) {
@@ -228,8 +231,8 @@ void validate_arg(const Node& n) {
   require_flag(n, "keepdims", 1);
   require_flag(n, "select_last_index", 0);
   if (n.has_input(0) && n.input(0).has_type()) {
-    require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8, DType::int32,
-                         DType::int64});
+    require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int8, DType::uint8,
+                         DType::int16, DType::uint16, DType::int32, DType::uint32, DType::int64});
   }
 }
 
@@ -291,8 +294,8 @@ void validate_topk(const Node& n, KFrom from) {
   require_flag(n, "largest", 1);
   require_flag(n, "sorted", 1);
   if (n.has_input(0) && n.input(0).has_type()) {
-    require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8, DType::int32,
-                         DType::int64});
+    require_dtype(n, 0, {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int8, DType::uint8,
+                         DType::int16, DType::uint16, DType::int32, DType::uint32, DType::int64});
   }
   if (from == KFrom::input && n.has_input(1) && n.input(1).has_type()) require_dtype(n, 1, {DType::int64});
 }

@@ -358,7 +358,7 @@ const char* const kRangeInputs[] = {"start", "limit", "delta"};
 
 void validate_range(const Node& n) {
   for (int i = 0; i < 3; ++i) {
-    require_dtype(n, i, {DType::float32, DType::int32, DType::int64});
+    require_dtype(n, i, {DType::float32, DType::float64, DType::int16, DType::int32, DType::int64});
     const Value& v = n.input(i);
     if (v.dtype() != n.input(0).dtype()) {
       throw n.error(std::string("input '") + kRangeInputs[i] + "' is " + dtype_name(v.dtype()) + ", input 'start' is " +
@@ -392,17 +392,18 @@ int64_t range_count_int(const Node& n, int64_t start, int64_t limit, int64_t del
   return static_cast<int64_t>(count);
 }
 
-// Float Range follows the spec's formula in the element type (float32):
-// count = max(ceil((limit - start) / delta), 0).
+// Float Range follows the spec's formula in the element type F (float for float32, double for
+// float64): count = max(ceil((limit - start) / delta), 0).
+template <class F>
 int64_t range_count_float(const Node& n, double start, double limit, double delta) {
-  const float s = static_cast<float>(start), l = static_cast<float>(limit), d = static_cast<float>(delta);
+  const F s = static_cast<F>(start), l = static_cast<F>(limit), d = static_cast<F>(delta);
   if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) {
     throw n.error("inputs 'start', 'limit' and 'delta' must be finite");
   }
-  if (d == 0.0f) throw n.error("input 'delta' is 0");
-  const float q = std::ceil((l - s) / d);
-  if (!(q > 0.0f)) return 0;
-  if (q > static_cast<float>(kMaxRange)) {
+  if (d == F(0)) throw n.error("input 'delta' is 0");
+  const F q = std::ceil((l - s) / d);
+  if (!(q > F(0))) return 0;
+  if (q > static_cast<F>(kMaxRange)) {
     throw n.error("Range would have about " + std::to_string(static_cast<double>(q)) +
                   " elements, more than modelc's limit of " + std::to_string(kMaxRange));
   }
@@ -413,7 +414,8 @@ Tensor range_values(const Node& n, const Tensor& start, const Tensor& limit, con
   const DType t = start.dtype();
   if (is_float(t)) {
     const double s = start.f64_at(0), d = delta.f64_at(0);
-    const int64_t count = range_count_float(n, s, limit.f64_at(0), d);
+    const int64_t count = t == DType::float64 ? range_count_float<double>(n, s, limit.f64_at(0), d)
+                                              : range_count_float<float>(n, s, limit.f64_at(0), d);
     std::vector<double> v(static_cast<std::size_t>(count));
     for (int64_t i = 0; i < count; ++i) v[i] = s + static_cast<double>(i) * d;
     return Tensor::from_f64(t, {count}, v);
@@ -434,7 +436,7 @@ void infer_range(Node& n) {
     if (!n.input(i).is_constant()) {
       throw n.error(std::string("input '") + kRangeInputs[i] + "' ('" + n.input(i).name() +
                         "') must be a constant for modelc to give Range's output a static shape",
-                    "fold the computation into a constant, or fix the input shapes with --shape");
+                    not_constant_hint(n.input(i)));
     }
   }
   const Tensor t = range_values(n, n.input(0).constant(), n.input(1).constant(), n.input(2).constant());

@@ -80,7 +80,7 @@ std::vector<Unsupported> find_unsupported(const Graph& g) {
       const OpDef& def = lookup(n);
       validate_node(n, def);
     } catch (const Error& e) {
-      r.push_back({n.name(), n.op(), e.message()});
+      r.push_back({n.name(), n.op(), e.message(), e.hint()});
     }
   }
   return r;

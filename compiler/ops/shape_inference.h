@@ -23,6 +23,7 @@ void infer_graph(Graph& g);
 /// is unsupported: (node, reason). Used by `modelc inspect`.
 struct Unsupported {
   std::string node, op, reason;
+  std::string hint;  ///< what to do about it ("" when there is nothing to suggest)
 };
 std::vector<Unsupported> find_unsupported(const Graph& g);
 

@@ -30,7 +30,9 @@ namespace {
 using namespace fusion;
 
 bool is_head(const Node& n) {
-  if (!default_domain(n) || n.num_outputs() != 1 || !n.has_output(0) || !is_float(n.output(0).dtype())) return false;
+  if (!default_domain(n) || n.num_outputs() != 1 || !n.has_output(0) || !is_narrow_float(n.output(0).dtype())) {
+    return false;  // float64 stays unfused: the fused ops compute in FP32
+  }
   const std::string fused = ops::fused_op_for(n.op());
   if (fused.empty() || !ops::activation_only_fused(fused)) return false;
   for (int i = 0; i < n.num_inputs(); ++i) {

@@ -170,7 +170,7 @@ bool fuse_epilogue(Graph& g, const PassOptions&) {
     const Node& n = *up;
     const ops::OpDef* def = def_of(n);
     if (!def || def->fusion != ops::Fusion::producer || ops::fused_op_for(n.op()).empty()) continue;
-    if (n.num_outputs() != 1 || !n.has_output(0) || !is_float(n.output(0).dtype())) continue;
+    if (n.num_outputs() != 1 || !n.has_output(0) || !is_narrow_float(n.output(0).dtype())) continue;
     if (!n.has_input(0) || !n.has_input(1)) continue;
     producers.push_back(up.get());
   }

@@ -88,7 +88,9 @@ TensorMap random_inputs(const Graph& g, uint64_t seed) {
     if (is_float(v->dtype())) {
       std::uniform_real_distribution<double> u(-1.0, 1.0);
       std::vector<double> d(static_cast<std::size_t>(n));
-      for (double& x : d) x = u(rng);
+      // Rounded to float first, as the generated program draws them (runtime_stub/cli.h), but for
+      // float64, which takes the double as drawn.
+      for (double& x : d) x = v->dtype() == DType::float64 ? u(rng) : static_cast<double>(static_cast<float>(u(rng)));
       r[v->name()] = Tensor::from_f64(v->dtype(), v->shape(), d);
     } else {
       std::uniform_int_distribution<int64_t> u(0, v->dtype() == DType::boolean ? 1 : 9);

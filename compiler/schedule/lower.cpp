@@ -170,7 +170,8 @@ bool Lowering::list_kernels() {
     if (family.empty()) throw n.error("internal: the op table lists no kernel template for " + n.op());
     if (family == "none") {
       throw n.error("this op is only computed at compile time, but its inputs are not constant",
-                    "its inputs must not depend on a model input; fix the input shapes with --shape");
+                    "its inputs must not depend on a model input's data: bind such an input with --bind NAME=FILE "
+                    "(an .npy or .pb file), or fix the input shapes with --shape");
     }
     bool empty = true;  // every output has zero elements: nothing to compute
     for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
@@ -236,7 +237,8 @@ bool Lowering::fold_boundary_casts() {
     if (c.op() != "Cast" || !default_domain(c) || copies_.count(&c) || layout_.conversions.count(&c)) continue;
     Value& in = c.input(0);
     Value& out = c.output(0);
-    if (!is_float(in.dtype()) || !is_float(out.dtype()) || in.dtype() == out.dtype()) continue;
+    // Between the FP32-computed float types only: a float64 side keeps its Cast kernel.
+    if (!is_narrow_float(in.dtype()) || !is_narrow_float(out.dtype()) || in.dtype() == out.dtype()) continue;
     if (layout_.storage.count(root(&in)) || layout_.storage.count(root(&out))) continue;
     const auto& readers = out.users();
     if (root(&in)->is_graph_input() && !out.is_graph_output() && !readers.empty() && root(&out) == &out &&

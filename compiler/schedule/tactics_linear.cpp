@@ -200,7 +200,8 @@ std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
   if (g.kind == GemmLowering::Kind::strided_sum) return "one-operand Einsum (a strided sum)";
   const DType ta = k.inputs[g.a_input].dtype, tb = k.inputs[g.b_input].dtype, ty = k.outputs[0].dtype;
   for (DType t : {ta, tb, ty}) {
-    if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
+    if (!is_float(t)) return "integer data";
+    if (t == DType::float64) return "FP64 storage";
   }
   if (ta == DType::float32 || tb == DType::float32) return "FP32 storage";
   if (ta != DType::float16 || tb != DType::float16) return std::string(dtype_name(ta != DType::float16 ? ta : tb)) + " storage";

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -134,12 +135,12 @@ TEST_CASE("undefined inputs and values assigned twice are Errors") {
 
 TEST_CASE("unsupported dtypes are Errors naming the value and the ONNX type") {
   onnx::ModelProto m = empty_model();
-  add_input(m, "x", {"2"}, onnx::TensorProto::DOUBLE);
-  add_output(m, "y", {"2"}, onnx::TensorProto::DOUBLE);
+  add_input(m, "x", {"2"}, onnx::TensorProto::COMPLEX64);
+  add_output(m, "y", {"2"}, onnx::TensorProto::COMPLEX64);
   add_node(m, "Relu", {"x"}, {"y"});
   std::string e = error_of([&] { load(m); });
   CHECK(has(e, "'x'"));
-  CHECK(has(e, "DOUBLE"));
+  CHECK(has(e, "COMPLEX64"));
 
   onnx::ModelProto s = relu_model();
   onnx::TensorProto* t = s.mutable_graph()->add_initializer();
@@ -543,10 +544,9 @@ TEST_CASE("tensor_from_proto: size and field errors") {
   t.add_dims(2);
   t.set_data_type(onnx::TensorProto::FLOAT);
   CHECK(has(error_of([&] { tensor_from_proto(t, "w"); }), "no data"));
-  t.set_data_type(onnx::TensorProto::DOUBLE);
-  t.add_double_data(1);
-  t.add_double_data(2);
-  CHECK(has(error_of([&] { tensor_from_proto(t, "w"); }), "DOUBLE"));
+  t.set_data_type(onnx::TensorProto::COMPLEX64);
+  for (int i = 0; i < 4; ++i) t.add_float_data(1);
+  CHECK(has(error_of([&] { tensor_from_proto(t, "w"); }), "COMPLEX64"));
   t.Clear();
   t.add_dims(-1);
   t.set_data_type(onnx::TensorProto::FLOAT);
@@ -875,4 +875,103 @@ TEST_CASE("model and external data files that are not regular files are refused 
   char buf[4];
   CHECK(has(error_of([&] { detail::read_external_data(ref, "m.onnx", buf); }),
             "initializer 'w': external data file 'w.bin' is a FIFO (named pipe), not a regular file"));
+}
+
+TEST_CASE("float64 and the 16-, 32- and 64-bit integer types: inputs, initializers, Cast, arithmetic") {
+  // y = Cast<float>(x_f64 * c_f64); u = Max(a_u64, b_u64) over uint64 values beyond INT64_MAX;
+  // s = a_i16 + k_i16 (wrapping), m = a_u16 < k_u16. (Add takes int16 from opset 14.)
+  onnx::ModelProto m = empty_model(14);
+  add_input(m, "x", {"3"}, onnx::TensorProto::DOUBLE);
+  add_input(m, "a", {"2"}, onnx::TensorProto::UINT64);
+  add_input(m, "h", {"2"}, onnx::TensorProto::INT16);
+  add_input(m, "w", {"2"}, onnx::TensorProto::UINT16);
+  onnx::TensorProto* c = m.mutable_graph()->add_initializer();
+  c->set_name("c");
+  c->set_data_type(onnx::TensorProto::DOUBLE);
+  c->add_dims(1);
+  c->add_double_data(1.0 / 3);
+  onnx::TensorProto* b = m.mutable_graph()->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::UINT64);
+  b->add_dims(2);
+  b->add_uint64_data(uint64_t{1} << 63);
+  b->add_uint64_data(5);
+  onnx::TensorProto* k = m.mutable_graph()->add_initializer();
+  k->set_name("k");
+  k->set_data_type(onnx::TensorProto::INT16);
+  k->add_dims(1);
+  k->add_int32_data(32767);
+  onnx::TensorProto* k16 = m.mutable_graph()->add_initializer();
+  k16->set_name("k16");
+  k16->set_data_type(onnx::TensorProto::UINT16);
+  k16->add_dims(1);
+  k16->add_int32_data(40000);
+  add_node(m, "Mul", {"x", "c"}, {"xc"});
+  add_node(m, "Cast", {"xc"}, {"y"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(onnx::TensorProto::FLOAT);
+    return a;
+  }());
+  add_node(m, "Max", {"a", "b"}, {"u"});
+  add_node(m, "Add", {"h", "k"}, {"s"});
+  add_node(m, "Less", {"w", "k16"}, {"lt"});
+  add_output(m, "xc", {"3"}, onnx::TensorProto::DOUBLE);
+  add_output(m, "y", {"3"});
+  add_output(m, "u", {"2"}, onnx::TensorProto::UINT64);
+  add_output(m, "s", {"2"}, onnx::TensorProto::INT16);
+  add_output(m, "lt", {"2"}, onnx::TensorProto::BOOL);
+  auto g = load(m);
+  CHECK(g->inputs()[0]->type_str() == "float64[3]");
+  CHECK(g->inputs()[1]->type_str() == "uint64[2]");
+  Tensor a(DType::uint64, {2});
+  const uint64_t av[] = {uint64_t{1} << 62, 7};  // as int64, b's 2^63 would be the smaller
+  std::memcpy(a.mutable_raw(), av, 16);
+  const TensorMap out =
+      run_reference(*g, {{"x", Tensor::from_f64(DType::float64, {3}, {3, 1e-300, 0.1})},
+                         {"a", a},
+                         {"h", Tensor::from_i64(DType::int16, {2}, {1, -2})},
+                         {"w", Tensor::from_i64(DType::uint16, {2}, {39999, 65535})}});
+  CHECK(out.at("xc").dtype() == DType::float64);
+  CHECK(out.at("xc").to_f64() == std::vector<double>{3 * (1.0 / 3), 1e-300 * (1.0 / 3), 0.1 * (1.0 / 3)});
+  CHECK(out.at("y").to_f64() == std::vector<double>{1, 0, static_cast<float>(0.1 * (1.0 / 3))});
+  CHECK(out.at("u").to_f64() == std::vector<double>{9223372036854775808.0, 7});  // 2^63: the unsigned order
+  CHECK(out.at("s").to_i64() == std::vector<int64_t>{-32768, 32765});                 // 1 + 32767 wraps
+  CHECK(out.at("lt").to_i64() == std::vector<int64_t>{1, 0});
+}
+
+TEST_CASE("LoadOptions::bind: graph inputs from files become constants; errors name the input and the file") {
+  TempDir dir;
+  onnx::ModelProto m = empty_model(13);
+  add_input(m, "x", {"2", "3"});
+  add_input(m, "shape", {"2"}, onnx::TensorProto::INT64);
+  add_output(m, "y", {"3", "2"});
+  add_node(m, "Reshape", {"x", "shape"}, {"y"});
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::INT64);
+  s.add_dims(2);
+  s.add_int64_data(3);
+  s.add_int64_data(2);
+  write_bytes(dir / "s.pb", s.SerializeAsString());
+  LoadOptions o;
+  o.bind = {"shape=" + (dir / "s.pb")};
+  auto g = load(m, o);
+  REQUIRE(g->inputs().size() == 1);
+  CHECK(g->find_value("shape")->is_constant());
+  CHECK(g->outputs()[0]->type_str() == "float32[3x2]");
+  o.bind = {"shape=" + (dir / "s.pb"), "shape=" + (dir / "s.pb")};
+  CHECK(has(error_of([&] { load(m, o); }), "--bind gives input 'shape' twice"));
+  o.bind = {"shape=" + (dir / "s.pb")};
+  o.input_values["shape"] = Tensor::from_i64(DType::int64, {2}, {3, 2});
+  CHECK(has(error_of([&] { load(m, o); }), "already has a value"));
+  o.input_values.clear();
+  o.bind = {"x=" + (dir / "s.pb")};
+  CHECK(has(error_of([&] { load(m, o); }), "the file holds int64[2], the model declares float32[2x3]"));
+  // Names and paths with '=': split where the left part names an input.
+  m.mutable_graph()->mutable_input(1)->set_name("a=b");
+  m.mutable_graph()->mutable_node(0)->set_input(1, "a=b");
+  write_bytes(dir / "p=q.pb", s.SerializeAsString());
+  o.bind = {"a=b=" + (dir / "p=q.pb")};
+  CHECK(load(m, o)->outputs()[0]->type_str() == "float32[3x2]");
 }

@@ -186,14 +186,38 @@ TEST_CASE("Einsum: matmul-like forms, transposes, reductions, diagonals") {
       }
 }
 
+TEST_CASE("Einsum: an ellipsis stands for the dims no letter names, broadcast right-aligned") {
+  // Batched matrix product over two leading dims, and the batch diagonal of ONNX's node test.
+  const Tensor p = iota({2, 2, 2, 3}), q = iota({2, 2, 3, 2}, 1);
+  Tensor y = einsum("...ij,...jk->...ik", {p, q});
+  REQUIRE(y.shape() == Shape{2, 2, 2, 2});
+  CHECK(values(y) == values(einsum("abij,abjk->abik", {p, q})));
+  const Tensor d = iota({3, 4, 4});
+  y = einsum("...ii ->...i", {d});
+  REQUIRE(y.shape() == Shape{3, 4});
+  CHECK(values(y) == values(einsum("bii->bi", {d})));
+  // Fewer ellipsis dims in one operand: its dims are the last ones; an implicit output puts the
+  // ellipsis first, then the letters that appear once.
+  const Tensor v = iota({5, 3});
+  y = einsum("...i,i", {v, iota({3})});
+  REQUIRE(y.shape() == Shape{5});
+  CHECK(values(y) == values(einsum("ai,i->a", {v, iota({3})})));
+  y = einsum("i...->...", {iota({2, 3})});
+  CHECK(values(y) == values(einsum("ia->a", {iota({2, 3})})));
+  // An ellipsis in the inputs but not in an explicit output: its dims are summed.
+  y = einsum("...i->i", {iota({2, 3})});
+  CHECK(values(y) == values(einsum("ai->i", {iota({2, 3})})));
+}
+
 TEST_CASE("Einsum errors and FLOPs") {
   const Tensor a = iota({2, 3}), b = iota({3, 2});
   try {
-    einsum("...ij,...jk->...ik", {a, b});
-    FAIL("no error for an ellipsis");
+    einsum("..i.j,jk->ik", {a, b});
+    FAIL("no error for a stray '.'");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("...ij,...jk->...ik") != std::string::npos);
+    CHECK(std::string(e.what()).find("not part of one ellipsis") != std::string::npos);
   }
+  CHECK_THROWS_AS(einsum("...ijk->i", {a}), Error);       // 3 letters and an ellipsis for rank 2
   CHECK_THROWS_AS(einsum("ij,ij->ij", {a, b}), Error);    // i is 2 and 3
   CHECK_THROWS_AS(einsum("ij->ik", {a}), Error);          // k is in no operand
   CHECK_THROWS_AS(einsum("ij->ii", {a}), Error);          // repeated output letter

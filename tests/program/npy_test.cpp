@@ -81,8 +81,9 @@ std::string npy_bytes(int major, const std::string& dict, const std::string& dat
 
 TEST_CASE("npy.h: encode/decode round trip for every dtype") {
   std::mt19937 rng(7);
-  const std::vector<int> dtypes = {mc_npy::kFloat32, mc_npy::kFloat16, mc_npy::kInt64, mc_npy::kInt32,
-                                   mc_npy::kInt8,    mc_npy::kUint8,   mc_npy::kBool};
+  const std::vector<int> dtypes = {mc_npy::kFloat32, mc_npy::kFloat16, mc_npy::kFloat64, mc_npy::kInt64,
+                                   mc_npy::kInt32,   mc_npy::kInt16,   mc_npy::kInt8,    mc_npy::kUint64,
+                                   mc_npy::kUint32,  mc_npy::kUint16,  mc_npy::kUint8,   mc_npy::kBool};
   const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {2, 3}, {1, 3, 2, 2}, {0, 4}};
   for (int dt : dtypes) {
     for (const auto& shape : shapes) {
@@ -142,7 +143,7 @@ TEST_CASE("npy.h: malformed, truncated and unsupported .npy files are clear erro
   auto header_error = [](const std::string& dict, const std::string& data = std::string(24, '\0')) {
     return error_of([&] { mc_npy::decode_npy(npy_bytes(1, dict, data), "h.npy"); });
   };
-  CHECK(has(header_error("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"), "a.astype(np.float32)"));
+  CHECK(has(header_error("{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }"), "dtype '<c8' is not supported"));
   CHECK(has(header_error("{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }"), "big-endian"));
   CHECK(has(header_error("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }"), "Fortran-order"));
   CHECK(has(header_error("{'descr': '<f4', 'fortran_order': False}"), "are required"));
@@ -326,13 +327,14 @@ TEST_CASE("npy.h: malformed, truncated and unsupported .pb files are clear error
   both.add_float_data(1);
   CHECK(has(error_of([&] { mc_npy::decode_pb(both.SerializeAsString(), "t.pb"); }),
             "tensor 'X' stores its data in both raw_data and float_data"));
-  onnx::TensorProto dbl;
-  dbl.set_data_type(onnx::TensorProto::DOUBLE);
-  dbl.add_dims(1);
-  dbl.add_double_data(1.0);
-  CHECK(has(error_of([&] { mc_npy::decode_pb(dbl.SerializeAsString(), "t.pb"); }),
-            "t.pb: tensor has dtype float64, which is not supported (float32, float16, bfloat16, int64, int32, int8, "
-            "uint8 and bool are); convert the data to float32"));
+  onnx::TensorProto cpx;
+  cpx.set_data_type(onnx::TensorProto::COMPLEX64);
+  cpx.add_dims(1);
+  cpx.add_float_data(1.0f);
+  cpx.add_float_data(2.0f);
+  CHECK(has(error_of([&] { mc_npy::decode_pb(cpx.SerializeAsString(), "t.pb"); }),
+            "t.pb: tensor has dtype complex64, which is not supported (float32, float16, bfloat16, float64, the 8-, "
+            "16-, 32- and 64-bit integers and bool are)"));
   onnx::TensorProto str;
   str.set_data_type(onnx::TensorProto::STRING);
   str.add_string_data("a");
@@ -597,4 +599,76 @@ TEST_CASE("compare.h: metrics, tolerances, NaN/Inf, integers, shape and dtype di
   CHECK(has(mc_npy::comparison_line("Y", want, c), "FAIL"));
   CHECK(mc_npy::index_str({2, 3, 4}, 23) == "[1,2,3]");
   CHECK(mc_npy::index_str({}, 0) == "[]");
+}
+
+TEST_CASE("npy.h: float64 and the 16-, 32- and 64-bit integer types in .npy and .pb files") {
+  auto decode = [](const onnx::TensorProto& t) { return mc_npy::decode_pb(t.SerializeAsString(), "t.pb"); };
+  onnx::TensorProto d;
+  d.set_data_type(onnx::TensorProto::DOUBLE);
+  d.add_dims(3);
+  for (double v : {1.0 / 3, -2.5, 1e300}) d.add_double_data(v);
+  mc_npy::Array a = decode(d);
+  CHECK(a.dtype == mc_npy::kFloat64);
+  CHECK(a.data == typed<double>(mc_npy::kFloat64, {3}, {1.0 / 3, -2.5, 1e300}).data);
+
+  onnx::TensorProto u64;
+  u64.set_data_type(onnx::TensorProto::UINT64);
+  u64.add_dims(2);
+  u64.add_uint64_data(std::numeric_limits<uint64_t>::max());
+  u64.add_uint64_data(7);
+  CHECK(decode(u64).data == typed<uint64_t>(mc_npy::kUint64, {2}, {std::numeric_limits<uint64_t>::max(), 7}).data);
+
+  onnx::TensorProto u32;
+  u32.set_data_type(onnx::TensorProto::UINT32);
+  u32.add_dims(2);
+  u32.add_uint64_data(4294967295u);
+  u32.add_uint64_data(1);
+  CHECK(decode(u32).data == typed<uint32_t>(mc_npy::kUint32, {2}, {4294967295u, 1}).data);
+  u32.add_uint64_data(4294967296u);
+  u32.set_dims(0, 3);
+  CHECK(has(error_of([&] { decode(u32); }), "uint64_data value 4294967296 at 2 is out of range for uint32"));
+
+  CHECK(decode(in_int32_data(onnx::TensorProto::INT16, {2}, {-32768, 32767})).data ==
+        typed<int16_t>(mc_npy::kInt16, {2}, {-32768, 32767}).data);
+  CHECK(decode(in_int32_data(onnx::TensorProto::UINT16, {2}, {0, 65535})).data ==
+        typed<uint16_t>(mc_npy::kUint16, {2}, {0, 65535}).data);
+  CHECK(has(error_of([&] { decode(in_int32_data(onnx::TensorProto::INT16, {1}, {32768})); }),
+            "int32_data value 32768 at 0 is out of range for int16"));
+  CHECK(has(error_of([&] { decode(in_int32_data(onnx::TensorProto::UINT16, {1}, {-1})); }),
+            "int32_data value -1 at 0 is out of range for uint16"));
+  onnx::TensorProto wrong = d;
+  wrong.clear_double_data();
+  wrong.add_float_data(1);
+  wrong.add_float_data(2);
+  wrong.add_float_data(3);
+  CHECK(has(error_of([&] { decode(wrong); }),
+            "tensor is float64 but stores its data in float_data (expected double_data or raw_data)"));
+  // Unpacked double_data: fixed64 fields (wire type 1).
+  std::string bytes = "\x08\x01";                                            // dims: 1
+  bytes += std::string("\x51\x00\x00\x00\x00\x00\x00\xf0\x3f", 9);          // double_data: 1.0
+  bytes += "\x10\x0b";                                                       // data_type: DOUBLE
+  CHECK(mc_npy::decode_pb(bytes, "u.pb").data == typed<double>(mc_npy::kFloat64, {1}, {1.0}).data);
+
+  // .npy descriptors, as numpy writes them.
+  for (const auto& [descr, dtype] : std::vector<std::pair<std::string, int>>{
+           {"<f8", mc_npy::kFloat64}, {"<i2", mc_npy::kInt16}, {"<u2", mc_npy::kUint16},
+           {"<u4", mc_npy::kUint32}, {"<u8", mc_npy::kUint64}}) {
+    CAPTURE(descr);
+    const std::size_t n = 3 * mc_npy::dtype_size(dtype);
+    const mc_npy::Array b = mc_npy::decode_npy(
+        npy_bytes(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (3,), }", std::string(n, '\x01')),
+        "x.npy");
+    CHECK(b.dtype == dtype);
+    CHECK(mc_npy::encode_npy(b).find("'descr': '" + descr + "'") != std::string::npos);
+  }
+}
+
+TEST_CASE("compare.h: float64 within the tolerances, uint64 exactly beyond 2^53") {
+  const auto d = typed<double>(mc_npy::kFloat64, {2}, {1.0, 2.0});
+  CHECK(mc_npy::compare(typed<double>(mc_npy::kFloat64, {2}, {1.0 + 1e-6, 2.0}), d, 1e-3, 1e-5).pass);
+  CHECK_FALSE(mc_npy::compare(typed<double>(mc_npy::kFloat64, {2}, {1.1, 2.0}), d, 1e-3, 1e-5).pass);
+  const uint64_t big = (uint64_t{1} << 63) + 1;
+  const auto u = typed<uint64_t>(mc_npy::kUint64, {1}, {big});
+  CHECK(mc_npy::compare(u, u, 0, 0).pass);
+  CHECK_FALSE(mc_npy::compare(typed<uint64_t>(mc_npy::kUint64, {1}, {big + 1}), u, 1, 1).pass);
 }

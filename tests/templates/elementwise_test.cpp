@@ -482,3 +482,127 @@ TEST_CASE("elementwise: Identity copies any dtype bit for bit, through strides")
     CHECK(got.data<uint16_t>()[i] == x.data<uint16_t>()[11 - i]);
   }
 }
+
+TEST_CASE("elementwise: float64, int16, uint16, uint32 and uint64 compute as the reference") {
+  auto cast = [](const Tensor& x, DType to) {
+    OneNode c("Cast", 19, {x});
+    c.n->set_attr_int("to", static_cast<int64_t>(to));
+    return c.reference1();
+  };
+  SUBCASE("float64 math in double: what float32 would round is kept") {
+    const Tensor a = Tensor::from_f64(DType::float64, {4}, {1.0 / 3, 1e-300, 1e300, -2.5});
+    const Tensor b = Tensor::from_f64(DType::float64, {4}, {3.0, 1e-10, 10.0, 0.1});
+    using D = Operand<double, Dims<1>>;
+    for (const char* op : {"Mul", "Div", "Max", "Sub"}) {
+      CAPTURE(op);
+      OneNode c(op, 14, {a, b});
+      const Tensor want = c.reference1();
+      Tensor got = like(want);
+      if (std::string(op) == "Mul") run_ew<mc::ew::Mul, Dims<4>, D, D, D>(got, {&a, &b});
+      if (std::string(op) == "Div") run_ew<mc::ew::Div, Dims<4>, D, D, D>(got, {&a, &b});
+      if (std::string(op) == "Max") run_ew<mc::ew::Max, Dims<4>, D, D, D>(got, {&a, &b});
+      if (std::string(op) == "Sub") run_ew<mc::ew::Sub, Dims<4>, D, D, D>(got, {&a, &b});
+      check_bits(got, want);  // + - * / and max are exact in double, as in the reference
+    }
+    OneNode sq("Sqrt", 13, {b});
+    Tensor got = like(sq.reference1());
+    run_ew<mc::ew::Sqrt, Dims<4>, D, D>(got, {&b});
+    check_bits(got, sq.reference1());
+    OneNode e("Exp", 13, {a});
+    Tensor ge = like(e.reference1());
+    run_ew<mc::ew::Exp, Dims<4>, D, D>(ge, {&a});
+    check_close(ge, e.reference1());
+    CHECK(ge.f64_at(1) == 1.0);  // exp(1e-300) in double
+  }
+  SUBCASE("uint64 orders and divides as unsigned numbers, beyond INT64_MAX") {
+    Tensor a(DType::uint64, {4}), b(DType::uint64, {4});
+    const uint64_t av[] = {uint64_t{1} << 62, (uint64_t{1} << 63) + 10, 7, ~uint64_t{0}};
+    const uint64_t bv[] = {uint64_t{1} << 63, 3, 9, 2};
+    std::memcpy(a.mutable_raw(), av, 32);
+    std::memcpy(b.mutable_raw(), bv, 32);
+    using U = Operand<uint64_t, Dims<1>>;
+    for (const char* op : {"Max", "Min", "Div", "Add", "Mul", "Less", "Greater"}) {
+      CAPTURE(op);
+      OneNode c(op, 14, {a, b});
+      const Tensor want = c.reference1();
+      Tensor got = like(want);
+      using B = Operand<bool, Dims<1>>;
+      if (std::string(op) == "Max") run_ew<mc::ew::Max, Dims<4>, U, U, U>(got, {&a, &b});
+      if (std::string(op) == "Min") run_ew<mc::ew::Min, Dims<4>, U, U, U>(got, {&a, &b});
+      if (std::string(op) == "Div") run_ew<mc::ew::Div, Dims<4>, U, U, U>(got, {&a, &b});
+      if (std::string(op) == "Add") run_ew<mc::ew::Add, Dims<4>, U, U, U>(got, {&a, &b});
+      if (std::string(op) == "Mul") run_ew<mc::ew::Mul, Dims<4>, U, U, U>(got, {&a, &b});
+      if (std::string(op) == "Less") run_ew<mc::ew::Less, Dims<4>, B, U, U>(got, {&a, &b});
+      if (std::string(op) == "Greater") run_ew<mc::ew::Greater, Dims<4>, B, U, U>(got, {&a, &b});
+      check_bits(got, want);
+    }
+    OneNode mx("Max", 13, {a, b});
+    CHECK(mx.reference1().to_f64()[0] == 9223372036854775808.0);  // 2^63 > 2^62 unsigned
+  }
+  SUBCASE("int16 and uint16, uint32 wrap in their type") {
+    const Tensor a = Tensor::from_i64(DType::int16, {3}, {32767, -32768, 100});
+    const Tensor b = Tensor::from_i64(DType::int16, {3}, {1, -1, -300});
+    using S = Operand<int16_t, Dims<1>>;
+    OneNode c("Add", 14, {a, b});
+    Tensor got = like(c.reference1());
+    run_ew<mc::ew::Add, Dims<3>, S, S, S>(got, {&a, &b});
+    check_bits(got, c.reference1());
+    const Tensor u = Tensor::from_i64(DType::uint16, {3}, {1, 65535, 300});
+    const Tensor v = Tensor::from_i64(DType::uint16, {3}, {2, 1, 7});
+    using W = Operand<uint16_t, Dims<1>>;
+    OneNode d("Sub", 14, {u, v});
+    Tensor gd = like(d.reference1());
+    run_ew<mc::ew::Sub, Dims<3>, W, W, W>(gd, {&u, &v});
+    check_bits(gd, d.reference1());
+    const Tensor x = Tensor::from_i64(DType::uint32, {3}, {4294967295, 3, 0});
+    using X = Operand<uint32_t, Dims<1>>;
+    OneNode m("Mul", 14, {x, x});
+    Tensor gm = like(m.reference1());
+    run_ew<mc::ew::Mul, Dims<3>, X, X, X>(gm, {&x, &x});
+    check_bits(gm, m.reference1());
+    OneNode p("Pow", 15, {f32({3}, {2.0f, 0.5f, 3.0f}), x});  // float base, uint32 exponent
+    Tensor gp = like(p.reference1());
+    const Tensor base = f32({3}, {2.0f, 0.5f, 3.0f});
+    run_ew<mc::ew::Pow, Dims<3>, Operand<float, Dims<1>>, Operand<float, Dims<1>>, X>(gp, {&base, &x});
+    check_close(gp, p.reference1());
+  }
+  SUBCASE("Cast to and from float64, int16, uint16, uint32, uint64") {
+    const Tensor d = Tensor::from_f64(DType::float64, {8}, {0.0, -1.9, 70000.5, -40000.0, 1e20, -1e20, 1.0 / 3,
+                                                            1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)});
+    using D = Operand<double, Dims<1>>;
+    Tensor g16 = like(cast(d, DType::int16)), gu16 = like(cast(d, DType::uint16)), gu32 = like(cast(d, DType::uint32)),
+           gu64 = like(cast(d, DType::uint64)), gf = like(cast(d, DType::float32)), gh = like(cast(d, DType::float16)),
+           gbf = like(cast(d, DType::bfloat16));
+    run_ew<mc::ew::Identity, Dims<8>, Operand<int16_t, Dims<1>>, D>(g16, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<uint16_t, Dims<1>>, D>(gu16, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<uint32_t, Dims<1>>, D>(gu32, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<uint64_t, Dims<1>>, D>(gu64, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<float, Dims<1>>, D>(gf, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<__half, Dims<1>>, D>(gh, {&d});
+    run_ew<mc::ew::Identity, Dims<8>, Operand<bf16, Dims<1>>, D>(gbf, {&d});
+    check_bits(g16, cast(d, DType::int16));
+    check_bits(gu16, cast(d, DType::uint16));
+    check_bits(gu32, cast(d, DType::uint32));
+    check_bits(gu64, cast(d, DType::uint64));
+    check_bits(gf, cast(d, DType::float32));
+    check_bits(gh, cast(d, DType::float16));  // one rounding from double (no tie through float)
+    check_bits(gbf, cast(d, DType::bfloat16));
+    CHECK(gh.f64_at(7) == 1.0 + std::ldexp(1.0, -10));
+    // Back: uint64 beyond 2^63 and int16 to double, float and half.
+    Tensor u(DType::uint64, {2});
+    const uint64_t uv[] = {(uint64_t{1} << 63) + (uint64_t{1} << 11), 65519};
+    std::memcpy(u.mutable_raw(), uv, 16);
+    Tensor ud = like(cast(u, DType::float64)), uf = like(cast(u, DType::float32)), uh = like(cast(u, DType::float16)),
+           ui = like(cast(u, DType::int16));
+    using U = Operand<uint64_t, Dims<1>>;
+    run_ew<mc::ew::Identity, Dims<2>, D, U>(ud, {&u});
+    run_ew<mc::ew::Identity, Dims<2>, Operand<float, Dims<1>>, U>(uf, {&u});
+    run_ew<mc::ew::Identity, Dims<2>, Operand<__half, Dims<1>>, U>(uh, {&u});
+    run_ew<mc::ew::Identity, Dims<2>, Operand<int16_t, Dims<1>>, U>(ui, {&u});
+    check_bits(ud, cast(u, DType::float64));
+    check_bits(uf, cast(u, DType::float32));
+    check_bits(uh, cast(u, DType::float16));
+    check_bits(ui, cast(u, DType::int16));
+    CHECK(ud.f64_at(0) > 9.2e18);
+  }
+}

@@ -44,9 +44,10 @@ const std::vector<RegisterFn>& all_commands();
 
 // ---- options shared by the commands that load a model -------------------------
 
-/// --shape NAME=1x3x224x224 (repeatable), --batch N, --no-onnx-checks.
+/// --shape NAME=1x3x224x224 (repeatable), --bind NAME=FILE (repeatable), --batch N, --no-onnx-checks.
 struct LoadFlags {
   std::vector<std::string> shapes;
+  std::vector<std::string> binds;  ///< LoadOptions::bind
   int64_t batch = 0;
   bool no_onnx_checks = false;
 };

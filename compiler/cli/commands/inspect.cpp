@@ -157,6 +157,7 @@ std::string inspect_report(const LoadResult& r, bool verbose) {
       os << "  node '" << u.node << "' (" << u.op;
       if (it != by_name.end() && it->second->opset() > 0) os << ", opset " << it->second->opset();
       os << "): " << u.reason << "\n";
+      if (!u.hint.empty()) os << "    hint: " << u.hint << "\n";
     }
   }
 

@@ -1,4 +1,4 @@
-// compiler/cli/commands/load_flags.cpp — --shape / --batch / --no-onnx-checks.
+// compiler/cli/commands/load_flags.cpp — --shape / --bind / --batch / --no-onnx-checks.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
@@ -28,6 +28,20 @@ void add_load_flags(CLI::App& sub, LoadFlags& flags) {
             return std::string();
           },
           "");
+  sub.add_option("--bind", flags.binds,
+                 "fix a graph input to a file's data (.npy or .pb), repeatable: NAME=FILE; the input becomes a "
+                 "compile-time constant (a shape tensor fed as an input)")
+      ->type_name("NAME=FILE")
+      ->allow_extra_args(false)
+      ->check(
+          [](const std::string& s) {
+            const std::size_t eq = s.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+              return "'" + s + "' is not NAME=FILE (e.g. --bind shape=shape.npy)";
+            }
+            return std::string();
+          },
+          "");
   sub.add_option("--batch", flags.batch, "value of every input's symbolic first dim")
       ->type_name("N")
       ->check([](const std::string& s) {
@@ -51,6 +65,7 @@ LoadOptions load_options(const LoadFlags& flags) {
       throw CLI::ValidationError("--shape", "input '" + p.first + "' is given twice");
     }
   }
+  o.bind = flags.binds;
   o.batch = flags.batch;
   o.onnx_checks = !flags.no_onnx_checks;
   return o;

@@ -97,7 +97,8 @@ std::pair<Value*, std::string> split_input_arg(const Graph& g, const std::string
   const std::string name = arg.substr(0, eq);
   const Value* v = g.find_value(name);
   throw Error("--input names '" + name + "', which is " +
-                  (v && v->is_constant() ? "a constant (initializer), not an input" : "not an input of the model") +
+                  (v && v->is_constant() ? "a constant (an initializer, or bound with --bind), not an input"
+                                         : "not an input of the model") +
                   " (inputs: " + input_list(g) + ")");
 }
 
