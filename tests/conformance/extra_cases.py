@@ -5,15 +5,18 @@
 
 DIR/node/test_<name>/model.onnx and DIR/node/test_<name>/test_data_set_0/{input,output}_<i>.pb,
 the layout of the ONNX backend test data, so `conformance --data DIR --suites node` and
-`codegen_conformance --data DIR --suites node` run them like the shipped cases. Expected outputs
-are computed here with numpy in float64 from the ONNX spec's formulas (never by modelc).
+`codegen_conformance --data DIR --suites node` run them like the shipped cases; and
+DIR/models/NAME.onnx with NAME.input.npy and NAME.output.npy (the e2e tests' layout) for the
+models that must not have their input bound as a constant. Expected outputs are computed here
+with numpy in float64 from the ONNX spec's formulas (never by modelc).
 
 The cases: ops newer than ONNX 1.12 (Gelu 20 in both forms, Mish 18, IsInf 20 on float16,
 ScatterElements / ScatterND 18 with max and min), types and attributes the shipped cases do not
 cover (float16 trigonometry and CumSum, int32 GatherElements indices, GatherND batch_dims 2,
-OneHot with int64 values), NonZero computed at run time (modelc's static bound: [rank, input
-elements], -1 after the count; ops/indexing.h), and the smooth activations fused into a producer's
-epilogue (MatMul + Gelu, Conv + Mish, MatMul + Celu, Add + Softsign) or an elementwise op.
+OneHot with int64 values), and the smooth activations fused into a producer's epilogue (MatMul +
+Gelu, Conv + Mish, MatMul + Celu, Add + Softsign) or an elementwise op. The models: NonZero
+computed at run time (modelc's static bound: [rank, input elements], -1 after the count;
+ops/indexing.h).
 Deterministic: the same files every run (seeded inputs).
 """
 
@@ -51,6 +54,24 @@ def write_case(out, name, nodes, inputs, outputs, opset, initializers=()):
         for i, (n, a) in enumerate(items):
             with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
                 f.write(numpy_helper.from_array(a, n).SerializeToString())
+
+
+def write_model(out, name, nodes, x, y, opset, initializers=()):
+    """DIR/models/NAME.onnx with one input 'input' and one output 'output', and NAME.input.npy,
+    NAME.output.npy (numpy's output): the layout of the e2e models; NAME.inputs/input.npy too."""
+    graph = helper.make_graph(nodes, name, [vinfo("input", x)], [vinfo("output", y)],
+                              initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="modelc-extra")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    d = os.path.join(out, "models")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    np.save(os.path.join(d, name + ".input.npy"), x)
+    np.save(os.path.join(d, name + ".output.npy"), y)
+    os.makedirs(os.path.join(d, name + ".inputs"), exist_ok=True)  # for `modelc verify --inputs DIR`
+    np.save(os.path.join(d, name + ".inputs", "input.npy"), x)
 
 
 def rand(shape, lo=-3.0, hi=3.0, dtype=np.float32):
@@ -188,22 +209,26 @@ def main():
                [("i", oi)], [("y", oh)], 11,
                initializers=[("depth", np.array(depth, dtype=np.int64)), ("v", np.array([3, 9], dtype=np.int64))])
 
-    # NonZero computed at run time (from Greater): modelc's bound, [rank, elements], -1 after the count.
+    # NonZero computed at run time (from Greater, Neg): modelc's bound, [rank, elements], -1 after the
+    # count. Not node cases: the runners bind a graph input that reaches NonZero's input as a constant
+    # (the shape it decides), which would fold these; DIR/models/ holds them as models with an input
+    # and numpy's output instead (e2e_reference_nonzero_bounded*, codegen_verify_nonzero_bounded*).
     nzx = rand((3, 4))
     mask = nzx > 0.5
     coords = np.array(np.nonzero(mask), dtype=np.int64)
     bounded = np.full((2, mask.size), -1, dtype=np.int64)
     bounded[:, :coords.shape[1]] = coords
-    write_case(out, "nonzero_bounded", [helper.make_node("Greater", ["x", "half"], ["m"]),
-                                        helper.make_node("NonZero", ["m"], ["y"])],
-               [("x", nzx)], [("y", bounded)], 13, initializers=[("half", np.array(0.5, dtype=np.float32))])
-    fx = np.array([[0, 1.5, 0], [np.nan, 0, -2]], dtype=np.float32)
+    write_model(out, "nonzero_bounded", [helper.make_node("Greater", ["input", "half"], ["m"]),
+                                         helper.make_node("NonZero", ["m"], ["output"])],
+                nzx, bounded, 13, initializers=[("half", np.array(0.5, dtype=np.float32))])
+    fx = RNG.uniform(-1, 1, size=(4, 5, 6)).astype(np.float32)
+    fx[np.abs(fx) < 0.6] = 0
+    fx[1, 2, 3] = np.nan  # NaN is non-zero
     fcoords = np.array(np.nonzero(fx), dtype=np.int64)
-    fb = np.full((2, fx.size), -1, dtype=np.int64)
+    fb = np.full((3, fx.size), -1, dtype=np.int64)
     fb[:, :fcoords.shape[1]] = fcoords
-    write_case(out, "nonzero_bounded_float", [helper.make_node("Neg", ["x"], ["r"]),
-                                              helper.make_node("NonZero", ["r"], ["y"])],
-               [("x", fx)], [("y", fb)], 13)  # NaN is non-zero
+    write_model(out, "nonzero_bounded_float", [helper.make_node("Neg", ["input"], ["r"]),
+                                               helper.make_node("NonZero", ["r"], ["output"])], fx, fb, 13)
 
     # Trilu computed at run time on a causal-mask-like score matrix, k from a constant.
     tx = rand((2, 5, 5))
