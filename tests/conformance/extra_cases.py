@@ -17,12 +17,13 @@ OneHot with int64 values), and the smooth activations fused into a producer's ep
 Gelu, Conv + Mish, MatMul + Celu, Add + Softsign) or an elementwise op. The models: NonZero
 computed at run time (modelc's static bound: [rank, input elements], -1 after the count;
 ops/indexing.h).
-Deterministic: the same files every run (seeded inputs).
+Deterministic: the same files every run (seeded inputs); DIR/node and DIR/models are emptied first.
 """
 
 import argparse
 import math
 import os
+import shutil
 
 import numpy as np
 import onnx
@@ -109,6 +110,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     out = ap.parse_args().out
+    for sub in ("node", "models"):  # cases an older version of this script wrote must not linger
+        shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
 
     x = rand((3, 4, 5))
     # Gelu (opset 20), both forms, float32 and float16.
