@@ -96,7 +96,8 @@ std::string valid_utf8(const std::string& s) {
 // The Params fields of an activation's parameters, under `field` ("epilogue.act"): those it uses.
 void activation_params(const ops::EpilogueActivation& act, const std::string& field, std::vector<LaunchParam>* params) {
   switch (act.kind) {
-    case ops::Activation::leaky_relu: params->push_back({field + ".alpha", float_literal(act.alpha)}); break;
+    case ops::Activation::leaky_relu:
+    case ops::Activation::celu: params->push_back({field + ".alpha", float_literal(act.alpha)}); break;
     case ops::Activation::hard_sigmoid:
     case ops::Activation::hard_swish:
       params->push_back({field + ".alpha", float_literal(act.alpha)});

@@ -4,11 +4,14 @@
     /usr/bin/python3 models/export_torchvision.py [--out DIR] [--models resnet18,...] [--image-size 64]
 
 Models: resnet18, resnet50, mobilenet_v2, googlenet, inception_v3, densenet121,
-vit_b_16 (torchvision, weights=None, seeded random init, eval mode; the CNNs
+vit_b_16, swin_t (torchvision, weights=None, seeded random init, eval mode; the CNNs
 conditioned as trained models are, see calibrate_batchnorm; googlenet and
 inception_v3 without their auxiliary heads; input 1x3xSxS, S = --image-size,
 224 by default, at least 75 for inception_v3; ViT is always 224) and bert (a BERT-base-like encoder: torch.nn.TransformerEncoder,
-d_model 768, 12 heads, 12 layers, ffn 3072, GELU, input 1x128x768).
+d_model 768, 12 heads, 12 layers, ffn 3072, GELU, input 1x128x768). swin_t takes
+--image-size like the CNNs: at 64x64 its 7x7 windows pad the 16x16 patch grid to 21x21 and the
+shifted windows' attention mask is computed from shapes (Mod, ScatterND, Equal, Not, Where:
+modelc folds it into constants).
 
 For each model it writes DIR/NAME.onnx, DIR/NAME.input.npy (a seeded input)
 and DIR/NAME.output.npy (torch's output for it). When a CNN is exported at a
@@ -34,8 +37,10 @@ import torchvision
 
 OPSET = 17
 SEED = 20240607
-ALL = ["resnet18", "resnet50", "mobilenet_v2", "googlenet", "inception_v3", "densenet121", "vit_b_16", "bert"]
+ALL = ["resnet18", "resnet50", "mobilenet_v2", "googlenet", "inception_v3", "densenet121", "vit_b_16", "swin_t",
+       "bert"]
 CNNS = {"resnet18", "resnet50", "mobilenet_v2", "googlenet", "inception_v3", "densenet121"}
+SIZED = CNNS | {"swin_t"}  # the models that take --image-size
 MIN_IMAGE_SIZE = {"inception_v3": 75}  # its stem and reductions leave no pixel below that; others 32
 # Constructor arguments: no auxiliary classifiers (they only run in training, and would only add
 # weights), and torchvision's own init (it warns when init_weights is left unset).
@@ -129,6 +134,9 @@ def build(name, image_size):
         nn.init.normal_(model.heads.head.weight, std=0.02)
         nn.init.normal_(model.heads.head.bias, std=0.02)
         shape = (1, 3, 224, 224)
+    elif name == "swin_t":
+        model = torchvision.models.swin_t(weights=None)  # LayerNorms, no BatchNorm to calibrate
+        shape = (1, 3, image_size, image_size)
     else:
         model = getattr(torchvision.models, name)(weights=None, **CNN_ARGS.get(name, {}))
         shape = (1, 3, image_size, image_size)
@@ -161,13 +169,13 @@ def stamp_of(name, image_size):
 
 
 def file_name(name, image_size):
-    return f"{name}_{image_size}" if name in CNNS and image_size != 224 else name
+    return f"{name}_{image_size}" if name in SIZED and image_size != 224 else name
 
 
 def export(name, out_dir, image_size, force):
     base = os.path.join(out_dir, file_name(name, image_size))
     files = [base + ".onnx", base + ".input.npy", base + ".output.npy"]
-    stamp = stamp_of(name, image_size if name in CNNS else 224)
+    stamp = stamp_of(name, image_size if name in SIZED else 224)
     stamp_path = base + ".stamp"
     if not force and all(os.path.exists(f) for f in files) and os.path.exists(stamp_path):
         if open(stamp_path).read() == stamp:
@@ -201,7 +209,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "exported"), help="output folder (default models/exported)")
     ap.add_argument("--models", default=",".join(ALL), help="comma-separated subset of " + ",".join(ALL))
     ap.add_argument("--image-size", type=int, default=224,
-                    help="input height/width for the CNNs (" + ", ".join(sorted(CNNS)) + "); ViT stays 224")
+                    help="input height/width for the CNNs and swin_t (" + ", ".join(sorted(SIZED)) + "); ViT stays 224")
     ap.add_argument("--force", action="store_true", help="export even when the files are up to date")
     args = ap.parse_args()
     if args.image_size < 32:
@@ -210,7 +218,7 @@ def main():
     for n in names:
         if n not in ALL:
             sys.exit(f"unknown model '{n}' (known: {', '.join(ALL)})")
-        if n in CNNS and args.image_size < MIN_IMAGE_SIZE.get(n, 32):
+        if n in SIZED and args.image_size < MIN_IMAGE_SIZE.get(n, 32):
             sys.exit(f"--image-size must be at least {MIN_IMAGE_SIZE[n]} for {n}")
     os.makedirs(args.out, exist_ok=True)
     torch.use_deterministic_algorithms(True)

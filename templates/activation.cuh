@@ -12,11 +12,15 @@
 namespace mc {
 
 /// \brief The activations of a fused epilogue (compiler/ops/fused.h).
-enum class Act { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh };
+enum class Act {
+  none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh,
+  softsign, mish, celu
+};
 
-/// \brief An activation's parameters: leaky_relu's slope (alpha), hard_sigmoid's and hard_swish's
-/// alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open). The defaults are
-/// neutral (alpha x + beta = x, no bounds): an activation that uses none of them leaves them so.
+/// \brief An activation's parameters: leaky_relu's slope (alpha), celu's alpha, hard_sigmoid's and
+/// hard_swish's alpha and beta, clip's bounds (-INFINITY / INFINITY when a side is open). The
+/// defaults are neutral (alpha x + beta = x, no bounds): an activation that uses none of them leaves
+/// them so.
 struct ActParams {
   float alpha = 1.0f, beta = 0.0f, min = -INFINITY, max = INFINITY;
 };
@@ -40,6 +44,12 @@ __device__ __forceinline__ float activate(float x, const ActParams& p) {
   if constexpr (A == Act::gelu_tanh) {
     return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
   }
+  if constexpr (A == Act::softsign) return x / (1.0f + fabsf(x));
+  if constexpr (A == Act::mish) {
+    const float sp = x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));  // ln(1 + e^x) without overflow
+    return x * tanhf(sp);
+  }
+  if constexpr (A == Act::celu) return fmaxf(0.0f, x) + fminf(0.0f, p.alpha * expm1f(x / p.alpha));
   return x;
 }
 

@@ -31,6 +31,7 @@
 #include "tensor_index.cuh"  // first: the standard headers before device.h
 
 #include "activation.cuh"
+#include "elementwise_math.cuh"  // Sin, Cos, ..., Round, Sign, IsNaN, IsInf, Mod, Softsign, Mish, Celu, Gelu
 
 namespace mc::ew {
 

@@ -1,8 +1,10 @@
 // codegen/families/elementwise.cpp — the "elementwise" template family (templates/elementwise.cuh):
-// unary math and activations, binary arithmetic, comparisons and logic, the variadic Min/Max/Sum/
-// Mean, Where, Cast/CastLike, Clip, PRelu, inference BatchNormalization, Identity (the copy the
-// lowering asks for where a graph output needs its own buffer), and the fused elementwise ops
-// (FusedBatchNormalization, FusedAdd, FusedSub, FusedMul, FusedDiv: the op, then its activation).
+// unary math and activations (with templates/elementwise_math.cuh's trigonometry, Round, Sign,
+// IsNaN, IsInf, Mod and smooth activations), binary arithmetic, comparisons and logic, the
+// variadic Min/Max/Sum/Mean, Where, Cast/CastLike, Clip, PRelu, inference BatchNormalization,
+// Identity (the copy the lowering asks for where a graph output needs its own buffer), and the
+// fused elementwise ops (FusedBatchNormalization, FusedAdd, FusedSub, FusedMul, FusedDiv: the op,
+// then its activation).
 //
 // Every op is one mc::ew::Elementwise launch over the output's shape: each input is an operand
 // with numpy-broadcast strides (BatchNormalization's parameters align with the channel dim
@@ -14,8 +16,10 @@
 
 #include "codegen/families/elementwise_util.h"
 #include "ops/activation.h"
+#include "ops/activation_smooth.h"
 #include "ops/elementwise.h"
 #include "ops/fused.h"
+#include "ops/math.h"
 #include "ops/normalization.h"
 #include "support/error.h"
 
@@ -83,7 +87,10 @@ OpSpec plain_op_spec(const Kernel& k) {
       "Neg",  "Abs",     "Sqrt",      "Exp",     "Log",         "Reciprocal",     "Floor", "Ceil", "Erf", "Not",
       "Relu", "Sigmoid", "HardSwish", "Tanh",    "Softplus",    "PRelu",          "Add",   "Sub",  "Mul", "Div",
       "Pow",  "Equal",   "Less",      "Greater", "LessOrEqual", "GreaterOrEqual", "And",   "Or",   "Xor", "Max",
-      "Min",  "Sum",     "Mean"};
+      "Min",  "Sum",     "Mean",
+      // ops/math.cpp, ops/activation_smooth.cpp (templates/elementwise_math.cuh)
+      "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "Sign", "IsNaN",
+      "Softsign", "Mish"};
   for (const char* p : kPlain) {
     if (op == p) return {ew(op), "", present_inputs(k)};
   }
@@ -98,6 +105,13 @@ OpSpec plain_op_spec(const Kernel& k) {
     return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.beta), {0}};
   }
   if (op == "Clip") return clip_spec(k);
+  if (op == "IsInf") {
+    const ops::IsInfDetect d = ops::isinf_detect(n);
+    return {ew("IsInf<" + flags(d.negative, d.positive) + ">"), "", {0}};
+  }
+  if (op == "Mod") return {ew(std::string("Mod<") + (ops::mod_is_fmod(n) ? "true" : "false") + ">"), "", {0, 1}};
+  if (op == "Celu") return {ew(op), float_literal(ops::celu_alpha(n)), {0}};
+  if (op == "Gelu") return {ew(ops::gelu_approximates_tanh(n) ? "GeluTanh" : "Gelu"), "", {0}};
   if (op == "Where") return {ew(op), "", {0, 1, 2}, true, true};
   if (op == "Cast" || op == "CastLike") {
     // The conversion is the store's; the same type on both sides is a copy of the bits.

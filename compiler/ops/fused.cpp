@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "ops/activation.h"
+#include "ops/activation_smooth.h"
 #include "ops/common.h"
 
 namespace modelc::ops {
@@ -252,6 +253,9 @@ int64_t activation_flops(Activation a) {
     case Activation::silu: return 5;
     case Activation::gelu: return 8;
     case Activation::gelu_tanh: return 10;
+    case Activation::softsign: return 3;
+    case Activation::mish: return 5;
+    case Activation::celu: return 5;
   }
   return 0;
 }
@@ -287,6 +291,9 @@ const char* activation_name(Activation a) {
     case Activation::silu: return "silu";
     case Activation::gelu: return "gelu";
     case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::softsign: return "softsign";
+    case Activation::mish: return "mish";
+    case Activation::celu: return "celu";
   }
   return "?";
 }
@@ -294,7 +301,8 @@ const char* activation_name(Activation a) {
 std::optional<Activation> parse_activation(const std::string& name) {
   for (Activation a : {Activation::none, Activation::relu, Activation::clip, Activation::leaky_relu,
                        Activation::sigmoid, Activation::tanh, Activation::hard_sigmoid, Activation::hard_swish,
-                       Activation::silu, Activation::gelu, Activation::gelu_tanh}) {
+                       Activation::silu, Activation::gelu, Activation::gelu_tanh, Activation::softsign,
+                       Activation::mish, Activation::celu}) {
     if (name == activation_name(a)) return a;
   }
   return std::nullopt;
@@ -319,6 +327,9 @@ double apply_activation(const EpilogueActivation& a, double x) {
       const double k = 0.79788456080286535588;  // sqrt(2 / pi)
       return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
     }
+    case Activation::softsign: return softsign(x);
+    case Activation::mish: return mish(x);
+    case Activation::celu: return celu(x, a.alpha);
   }
   return x;
 }
@@ -357,6 +368,15 @@ std::optional<EpilogueActivation> epilogue_activation_of(const Node& n) {
       if (!b.value || b.value->numel() != 1) return std::nullopt;
       (i == 0 ? a.min : a.max) = b.value->f64_at(0);
     }
+  } else if (op == "Softsign") {
+    a.kind = Activation::softsign;
+  } else if (op == "Mish") {
+    a.kind = Activation::mish;
+  } else if (op == "Celu") {
+    a.kind = Activation::celu;
+    a.alpha = celu_alpha(n);
+  } else if (op == "Gelu") {
+    a.kind = gelu_approximates_tanh(n) ? Activation::gelu_tanh : Activation::gelu;
   } else {
     return std::nullopt;  // an activation without an epilogue form (Elu, Selu, Softplus)
   }
@@ -369,7 +389,8 @@ void set_activation(Node& fused, const EpilogueActivation& a) {
   }
   fused.set_attr_string("activation", activation_name(a.kind));
   switch (a.kind) {
-    case Activation::leaky_relu: fused.set_attr_float("activation_alpha", a.alpha); break;
+    case Activation::leaky_relu:
+    case Activation::celu: fused.set_attr_float("activation_alpha", a.alpha); break;
     case Activation::hard_sigmoid:
     case Activation::hard_swish:
       fused.set_attr_float("activation_alpha", a.alpha);
@@ -389,12 +410,12 @@ EpilogueActivation activation_of_fused(const Node& n) {
   const std::optional<Activation> kind = parse_activation(name);
   if (!kind) {
     throw n.error("attribute 'activation' is '" + name +
-                  "', expected none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu "
-                  "or gelu_tanh");
+                  "', expected none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, "
+                  "gelu_tanh, softsign, mish or celu");
   }
   a.kind = *kind;
   const bool uses_alpha = a.kind == Activation::leaky_relu || a.kind == Activation::hard_sigmoid ||
-                          a.kind == Activation::hard_swish;
+                          a.kind == Activation::hard_swish || a.kind == Activation::celu;
   const bool uses_beta = a.kind == Activation::hard_sigmoid || a.kind == Activation::hard_swish;
   const bool uses_bounds = a.kind == Activation::clip;
   auto refuse = [&](const char* attr) {
@@ -412,6 +433,7 @@ EpilogueActivation activation_of_fused(const Node& n) {
   // carry HardSigmoid's (unused).
   const double def_alpha = a.kind == Activation::leaky_relu   ? kLeakyReluAlpha
                            : a.kind == Activation::hard_swish ? kHardSwishAlpha
+                           : a.kind == Activation::celu       ? kCeluAlpha
                                                               : kHardSigmoidAlpha;
   a.alpha = n.attr_float("activation_alpha", def_alpha);
   a.beta = n.attr_float("activation_beta", a.kind == Activation::hard_swish ? kHardSwishBeta : kHardSigmoidBeta);

@@ -16,8 +16,9 @@
 // before the epilogue, as Gemm's alpha does: passes/fold_scale sets it), and
 //   activation         'none' (default), 'relu', 'clip', 'leaky_relu', 'sigmoid',
 //                      'tanh', 'hard_sigmoid', 'hard_swish', 'silu', 'gelu' (the
-//                      erf form), 'gelu_tanh' (the tanh approximation)
-//   activation_alpha   leaky_relu's slope; hard_sigmoid's and hard_swish's alpha
+//                      erf form), 'gelu_tanh' (the tanh approximation), 'softsign',
+//                      'mish', 'celu'
+//   activation_alpha   leaky_relu's slope; hard_sigmoid's and hard_swish's alpha; celu's alpha
 //   activation_beta    hard_sigmoid's and hard_swish's beta
 //   activation_min/max clip's bounds; an absent bound does not clip that side
 //   residual_position  'before_activation' or 'after_activation' (required with
@@ -41,7 +42,10 @@
 namespace modelc::ops {
 
 /// \brief The activations a fused epilogue computes.
-enum class Activation { none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh };
+enum class Activation {
+  none, relu, clip, leaky_relu, sigmoid, tanh, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh,
+  softsign, mish, celu  // ops/activation_smooth.h
+};
 
 const char* activation_name(Activation a);
 /// Null when `name` is not an activation of the list above.
@@ -50,7 +54,7 @@ std::optional<Activation> parse_activation(const std::string& name);
 /// \brief An activation with its parameters.
 struct EpilogueActivation {
   Activation kind = Activation::none;
-  double alpha = 0, beta = 0;       ///< leaky_relu: alpha; hard_sigmoid, hard_swish: alpha, beta
+  double alpha = 0, beta = 0;       ///< leaky_relu, celu: alpha; hard_sigmoid, hard_swish: alpha, beta
   std::optional<double> min, max;   ///< clip
 };
 
@@ -59,7 +63,7 @@ double apply_activation(const EpilogueActivation& a, double x);
 
 /// The epilogue form of a single activation node: Relu, LeakyRelu, Sigmoid,
 /// Tanh, HardSigmoid, HardSwish, Clip (bounds as attributes, or as constant
-/// inputs). Null for any other node, for an op whose fusion class is not
+/// inputs), Softsign, Mish, Celu, Gelu (either form). Null for any other node, for an op whose fusion class is not
 /// epilogue_activation, or for a Clip whose bounds are not constant.
 std::optional<EpilogueActivation> epilogue_activation_of(const Node& n);
 

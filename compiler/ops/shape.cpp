@@ -217,7 +217,10 @@ void validate_unsqueeze(const Node& n) {
 // ---- Dropout ------------------------------------------------------------------
 
 // Dropout from opset 12 takes training_mode as input 2: modelc is inference
-// only, so it must be absent or a constant false.
+// only, so it must be absent or a constant false, or the ratio (input 1) a
+// constant 0: training mode with ratio 0 keeps every element and scales by
+// 1 / (1 - 0), the identity (torchvision's swin_t exports its attention
+// dropout so: F.dropout(attn, p=0.0) without training=False).
 void validate_dropout(const Node& n) {
   if (n.opset() < 12) return;
   require_dtype(n, 1, {DType::float32, DType::float16, DType::bfloat16});
@@ -225,8 +228,10 @@ void validate_dropout(const Node& n) {
   if (n.has_input(2) && n.input(2).is_constant()) {
     const Tensor& t = n.input(2).constant();
     if (t.numel() != 1) throw n.error("input 'training_mode' must be a scalar, it has shape " + shape_str(t.shape()));
-    if (t.i64_at(0) != 0) {
-      throw n.error("input 'training_mode' is true: training mode is not supported",
+    const bool zero_ratio = n.has_input(1) && n.input(1).is_constant() && n.input(1).numel() == 1 &&
+                            n.input(1).constant().f64_at(0) == 0.0;
+    if (t.i64_at(0) != 0 && !zero_ratio) {
+      throw n.error("input 'training_mode' is true: training mode is not supported (but with a constant ratio of 0)",
                     "modelc compiles for inference; export the model in eval mode");
     }
   }
@@ -608,10 +613,11 @@ MODELC_REGISTER_OP(Dropout)
     .family("data")
     .doc("inference: the input unchanged; the optional mask is all ones (input's type; bool from opset 10)");
 
+// Its ratio and training_mode decide at compile time whether it is the identity (validate_dropout).
 MODELC_REGISTER_OP(Dropout)
     .since(12)
     .moves_data()
-    .const_inputs({2})
+    .const_inputs({1, 2})
     .attrs({"seed"})
     .inputs(1, 3)
     .outputs(1, 2)
@@ -622,7 +628,8 @@ MODELC_REGISTER_OP(Dropout)
     .layout(Layout::agnostic)
     .kernel("view")
     .family("data")
-    .doc("inference: the input unchanged, the optional mask all true; training_mode must be absent or false");
+    .doc("inference: the input unchanged, the optional mask all true; training_mode must be absent or false "
+         "(or the ratio a constant 0)");
 
 // Shape math: always constant-folded.
 

@@ -90,6 +90,21 @@ std::vector<FamilyFacts> make_table() {
   }
   add("argminmax").choose_tactic = reduction::argminmax_tactic;
   add("topk").choose_tactic = reduction::topk_tactic;
+  // Gathers, scatters and scans by index (ops/indexing.h; templates/gather_scatter.cuh, scan.cuh,
+  // triangular.cuh).
+  add("gather_elements").choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  add("gather_nd").choose_tactic = data_tactic("one thread per output element, index tuples read at run time");
+  add("scatter_elements").choose_tactic =
+      data_tactic("the data copied, then one thread per line of updates along the axis, applied in order");
+  add("scatter_nd").choose_tactic = data_tactic(
+      "the data copied, then one thread per update element (a reduction: per slice element, over the tuples in order)");
+  add("onehot").choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  add("trilu").choose_tactic = data_tactic("one thread per output element, the triangle's test on its coordinates");
+  add("cumsum").choose_tactic = data_tactic("one thread per line along the axis, summed in order");
+  add("nonzero").choose_tactic = [](Kernel& k, const std::vector<Target>&) {
+    k.tactic = GridStrideTactic{256, 1};  // templates/scan.cuh NonZero: one block
+    k.note = "one block: chunk counts, their prefix sums, the coordinates written in order";
+  };
   return t;
 }
 

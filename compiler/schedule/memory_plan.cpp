@@ -100,6 +100,13 @@ MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
       {"earliest first", [](const LiveBuffer& a, const LiveBuffer& b) {
          return a.first != b.first ? a.first < b.first : a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
        }},
+      // The residual streams of a transformer (swin_t: small, live across a block) first, so the
+      // large short-lived attention buffers pack around them.
+      {"longest-lived first", [](const LiveBuffer& a, const LiveBuffer& b) {
+         if (a.last - a.first != b.last - b.first) return a.last - a.first > b.last - b.first;
+         if (a.bytes != b.bytes) return a.bytes > b.bytes;
+         return a.first != b.first ? a.first < b.first : a.name < b.name;
+       }},
   };
   std::vector<int64_t> best_offsets;
   for (const auto& [name, less] : kOrders) {

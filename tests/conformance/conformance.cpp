@@ -314,10 +314,11 @@ std::optional<Shape> static_shape(const onnx::ValueInfoProto& v) {
   return s;
 }
 
-/// Graph inputs that feed an op input whose value decides a shape
-/// (OpDef::const_inputs: Reshape's shape, Slice's starts, ...). The node tests
-/// feed those as inputs; a static compiler needs them at compile time, so the
-/// case's data is bound to them as constants (LoadOptions::input_values).
+/// Graph inputs whose values decide a shape: those that feed an op input of
+/// OpDef::const_inputs (Reshape's shape, Slice's starts, ...), directly or through
+/// the nodes that compute it (a window's size cast and scaled before a Range).
+/// The node tests feed those as inputs; a static compiler needs them at compile
+/// time, so the case's data is bound to them as constants (LoadOptions::input_values).
 std::set<std::string> inputs_needed_at_compile_time(const onnx::ModelProto& proto) {
   int opset = 0;
   for (const auto& o : proto.opset_import()) {
@@ -325,12 +326,33 @@ std::set<std::string> inputs_needed_at_compile_time(const onnx::ModelProto& prot
   }
   std::set<std::string> graph_inputs;
   for (const auto& v : proto.graph().input()) graph_inputs.insert(v.name());
-  std::set<std::string> r;
+  std::map<std::string, const onnx::NodeProto*> producer;
+  std::vector<std::string> todo;
   for (const auto& n : proto.graph().node()) {
+    for (const auto& o : n.output()) producer[o] = &n;
     const ops::OpDef* def = ops::OpRegistry::instance().find(n.op_type(), opset);
     if (!def || !default_domain(n.domain())) continue;
     for (int i : def->const_inputs) {
-      if (i < n.input_size() && graph_inputs.count(n.input(i))) r.insert(n.input(i));
+      if (i < n.input_size() && !n.input(i).empty()) todo.push_back(n.input(i));
+    }
+  }
+  // Back from each such input through the nodes that compute it; an op computed from its inputs'
+  // shapes alone (Shape, Size: no kernel, no const inputs) needs no value.
+  std::set<std::string> seen, r;
+  while (!todo.empty()) {
+    const std::string name = todo.back();
+    todo.pop_back();
+    if (!seen.insert(name).second) continue;
+    if (graph_inputs.count(name)) {
+      r.insert(name);
+      continue;
+    }
+    const auto p = producer.find(name);
+    if (p == producer.end() || !default_domain(p->second->domain())) continue;
+    const ops::OpDef* def = ops::OpRegistry::instance().find(p->second->op_type(), opset);
+    if (!def || (def->kernels == std::vector<std::string>{"none"} && def->const_inputs.empty())) continue;
+    for (const auto& in : p->second->input()) {
+      if (!in.empty()) todo.push_back(in);
     }
   }
   return r;

@@ -20,6 +20,10 @@
         may share a byte, and the arena must be at most --max-ratio times the bound (the memory plan
         does not depend on --arch). With --reemit each compile runs a second time into another
         folder, and the two must hold the same files byte for byte (the first difference is named).
+    check_models.py folded --modelc BIN --model M.onnx --work DIR --ops Mod,ScatterND,...
+        compiles `modelc M.onnx` (FP32) into DIR and reads report.json: no kernel runs a node of the
+        listed ops (they compute shapes and masks from constants, so they must have been folded at
+        compile time), and the model has at least one such node (else the check proves nothing).
 """
 
 import argparse
@@ -131,6 +135,39 @@ def tensor_cores(args):
     if on_tc == 0:
         print("FAIL: no kernel on tensor cores")
         bad.append("none on tensor cores")
+    return 1 if bad else 0
+
+
+def folded(args):
+    import json
+    ops = set(o for o in args.ops.split(",") if o)
+    m = onnx.load(args.model, load_external_data=False)
+    op_of = {n.name: n.op_type for n in m.graph.node}
+    present = {}
+    for n in m.graph.node:
+        if n.op_type in ops:
+            present[n.op_type] = present.get(n.op_type, 0) + 1
+    if not present:
+        print(f"FAIL: {args.model} has no node of {', '.join(sorted(ops))}: nothing to fold")
+        return 1
+    shutil.rmtree(args.work, ignore_errors=True)
+    rc, out, secs = run([args.modelc, args.model, "-o", args.work])
+    print(out, end="")
+    if rc != 0:
+        print(f"FAIL: modelc exited {rc}")
+        return 1
+    with open(os.path.join(args.work, "report.json")) as f:
+        report = json.load(f)
+    bad = []
+    for k in report["kernels"]:
+        for name in k.get("nodes", []):
+            if op_of.get(name) in ops:
+                bad.append(f"{k['id']} runs {op_of[name]} node '{name}'")
+    counts = ", ".join(f"{n} {op}" for op, n in sorted(present.items()))
+    print(f"{os.path.basename(args.model)}: {len(report['kernels'])} kernels; {counts} node(s) of the model, "
+          f"{len(bad)} of them in a kernel ({secs:.1f} s)")
+    for b in bad:
+        print("FAIL: not folded: " + b)
     return 1 if bad else 0
 
 
@@ -249,15 +286,22 @@ def main():
     a.add_argument("--max-ratio", type=float, default=1.05)
     a.add_argument("--reemit", action="store_true", help="compile each a second time: the files must be the same")
     a.add_argument("models", nargs="+")
+    f = sub.add_parser("folded", help="no kernel runs a node of --ops (folded at compile time; report.json)")
+    f.add_argument("--modelc", required=True)
+    f.add_argument("--model", required=True)
+    f.add_argument("--work", required=True, help="output folder (emptied first)")
+    f.add_argument("--ops", required=True, help="comma-separated op types")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
         args.max_rel_l2 = 1e-2 if args.fp16 else 1e-4
     paths = {"reference": lambda: [args.model, args.input, args.expected], "inspect": lambda: args.models,
-             "tensor-cores": lambda: [args.model], "arena": lambda: args.models}[args.cmd]()
+             "tensor-cores": lambda: [args.model], "arena": lambda: args.models,
+             "folded": lambda: [args.model]}[args.cmd]()
     for path in [args.modelc] + paths:
         if not os.path.exists(path):
             sys.exit(f"FAIL: {path} does not exist")
-    return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores, "arena": arena}[args.cmd](args)
+    return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores, "arena": arena,
+            "folded": folded}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -330,6 +330,20 @@ TEST_CASE("Dropout training mode is an error") {
   Case runtime(12);
   runtime.in("x", iota({3})).none().in("t", Tensor::from_i64(DType::boolean, {}, {0})).node("Dropout");
   CHECK(has(error_of([&] { runtime.infer(); }), "'training_mode'"));
+
+  Case half(12);  // a ratio other than 0 computed at run time: still an error
+  half.in("x", iota({3})).cst("ratio", f32({}, {0.5f})).cst("training_mode", Tensor::from_i64(DType::boolean, {}, {1}));
+  half.node("Dropout");
+  CHECK(has(error_of([&] { half.infer(); }), "training mode is not supported"));
+}
+
+TEST_CASE("Dropout in training mode with a constant ratio of 0 is the identity (torchvision's swin_t)") {
+  Case z(13);
+  z.in("x", iota({3})).cst("ratio", f32({}, {0.0f})).cst("training_mode", Tensor::from_i64(DType::boolean, {}, {1}));
+  z.node("Dropout", 2);
+  const auto y = z.run();
+  CHECK(vals(y[0]) == std::vector<float>{0, 1, 2});
+  CHECK(y[1].to_i64() == std::vector<int64_t>{1, 1, 1});
 }
 
 // ---- Shape / Size -------------------------------------------------------------

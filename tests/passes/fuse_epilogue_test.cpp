@@ -298,6 +298,24 @@ TEST_CASE("fuse_epilogue: activation forms and multi-node patterns") {
          return b.node("Mul", "m5", {b.node("Mul", "m4", {x, a1}), b.scalar("half", 0.5f)});
        },
        "gelu_tanh", 9},
+      // The smooth activations as ops (ops/activation_smooth.cpp).
+      {"Gelu 20", 20, [](Builder& b, Value* x) { return b.node("Gelu", "gelu", {x}); }, "gelu", 2},
+      {"Gelu 20 tanh", 20,
+       [](Builder& b, Value* x) {
+         Value* y = b.node("Gelu", "gelu", {x});
+         b.last->set_attr_string("approximate", "tanh");
+         return y;
+       },
+       "gelu_tanh", 2},
+      {"Mish", 18, [](Builder& b, Value* x) { return b.node("Mish", "mish", {x}); }, "mish", 2},
+      {"Softsign", 17, [](Builder& b, Value* x) { return b.node("Softsign", "softsign", {x}); }, "softsign", 2},
+      {"Celu", 17,
+       [](Builder& b, Value* x) {
+         Value* y = b.node("Celu", "celu", {x});
+         b.last->set_attr_float("alpha", 0.5);
+         return y;
+       },
+       "celu", 2},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);

@@ -109,3 +109,17 @@ TEST_CASE("memory_plan: the bound is max live bytes, and a second order reaches 
   CHECK(check_memory_plan(bufs, 256));
   CHECK(sound_by_steps(bufs));
 }
+
+TEST_CASE("memory_plan: longest-lived first reaches the bound where the other orders do not") {
+  // a and c are long-lived and small (a transformer's residual stream); largest first and earliest
+  // first leave a gap that e cannot use (1536 bytes), by bytes x lifetime 1792; placing the
+  // long-lived ones first packs the short-lived large ones around them: 1280, the bound (kernels 2, 4).
+  std::vector<LiveBuffer> bufs = {
+      {"a", 256, 1, 5}, {"b", 512, 1, 2}, {"c", 256, 3, 7}, {"d", 512, 2, 3}, {"e", 768, 4, 5}};
+  CHECK(max_live_bytes(bufs, 256) == 1280);
+  const MemoryPlan p = plan_memory(bufs, 256);
+  CHECK(p.arena_bytes == 1280);
+  CHECK(p.order == "longest-lived first");
+  CHECK(check_memory_plan(bufs, 256));
+  CHECK(sound_by_steps(bufs));
+}

@@ -223,3 +223,63 @@ TEST_CASE("elementwise family: an op it has no kernel for is an Error naming the
   OneNode c("Softmax", 13, {f32s({2, 3})});
   CHECK_THROWS_AS(emit(c, "elementwise"), modelc::Error);
 }
+
+TEST_CASE("the ops of ops/math.cpp, activation_smooth.cpp and indexing.h emit their templates") {
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+                         "Round", "Sign", "IsNaN", "Softsign"}) {
+    CAPTURE(op);
+    OneNode c(op, 13, {f32s({2, 3})});
+    CHECK(has(launch_text(emit(c)), "mc::ew::Elementwise<mc::ew::" + std::string(op) + ", mc::ix::Dims<6>"));
+  }
+  OneNode isinf("IsInf", 10, {f32s({4})});
+  isinf.n->set_attr_int("detect_negative", 0);
+  CHECK(has(launch_text(emit(isinf)), "mc::ew::IsInf<false, true>, mc::ix::Dims<4>,\n      mc::ew::Operand<bool"));
+  OneNode mod("Mod", 13, {i64({2, 2}, {1, 2, 3, 4}), i64({2}, {3, -3})});
+  CHECK(has(launch_text(emit(mod)), "mc::ew::Mod<false>, mc::ix::Dims<2, 2>"));
+  OneNode celu("Celu", 12, {f32s({4})});
+  celu.n->set_attr_float("alpha", 0.5);
+  CHECK(has(launch_text(emit(celu)), "mc::ew::Celu{0.5f}"));
+  OneNode mish("Mish", 18, {f32s({4})});
+  CHECK(has(launch_text(emit(mish)), "mc::ew::Elementwise<mc::ew::Mish,"));
+  OneNode gelu("Gelu", 20, {f32s({4})});
+  gelu.n->set_attr_string("approximate", "tanh");
+  CHECK(has(launch_text(emit(gelu)), "mc::ew::Elementwise<mc::ew::GeluTanh,"));
+
+  OneNode ge("GatherElements", 13, {f32s({3, 4}), i64({3, 2}, {0, 1, 2, 3, -1, 0})});
+  ge.n->set_attr_int("axis", 1);
+  CHECK(has(launch_text(emit(ge)), "mc::gs::GatherElements<uint32_t, int64_t, mc::ix::Dims<3, 2>,\n      "
+                                   "mc::ix::Dims<2, 1>, mc::ix::Dims<2, 1>, mc::ix::Dims<4, 0>, 4, 1>"));
+  OneNode nd("GatherND", 13, {f32s({2, 3, 4}), i64({5, 2}, {0, 0, 1, 2, 0, 1, 1, 1, 0, 2})});
+  CHECK(has(launch_text(emit(nd)), "mc::gs::GatherND<uint32_t, mc::ix::Dims<5>, mc::ix::Dims<0>, mc::ix::Dims<2>,\n"
+                                   "      2, 1, mc::ix::Dims<2, 3>, mc::ix::Dims<12, 4>,\n      mc::ix::Dims<4>"));
+  // A scatter: the data copied into Y, then the updates.
+  OneNode se("ScatterElements", 16, {f32s({3, 4}), i64({3, 2}, {0, 1, 2, 3, -1, 0}), f32s({3, 2})});
+  se.n->set_attr_int("axis", 1);
+  se.n->set_attr_string("reduction", "mul");
+  const KernelLaunches sel = emit(se);
+  REQUIRE(sel.launches.size() == 2);
+  CHECK(has(sel.launches[0].type, "mc::dm::Copy<uint32_t"));
+  CHECK(has(sel.launches[1].type, "mc::gs::ScatterElements<float, int64_t, mc::gs::Reduce::mul,\n      "
+                                  "mc::ix::Dims<3>, mc::ix::Dims<2>, mc::ix::Dims<2>, mc::ix::Dims<4>,\n      2, 1, 1, 4, 1>"));
+  OneNode sn("ScatterND", 13, {f32s({4, 3}), i64({2, 1}, {3, 0}), f32s({2, 3})});
+  const KernelLaunches snl = emit(sn);
+  REQUIRE(snl.launches.size() == 2);
+  CHECK(has(snl.launches[1].type, "mc::gs::ScatterND<uint32_t, mc::gs::Reduce::none, mc::ix::Dims<2>"));
+  OneNode oh("OneHot", 11, {i64({2, 3}, {0, 1, 2, 3, -1, 0}), i64({}, {4}), f32({2}, {0, 1})}, {1});
+  oh.n->set_attr_int("axis", 1);
+  CHECK(has(launch_text(emit(oh)), "mc::gs::OneHot<uint32_t, int64_t, 2, 4, 3,"));
+  OneNode cs("CumSum", 14, {f32s({2, 3, 4}), i64({}, {1})}, {1});
+  cs.n->set_attr_int("reverse", 1);
+  CHECK(has(launch_text(emit(cs)), "mc::scan::CumSum<float, false, true,\n      mc::ix::Dims<2>, mc::ix::Dims<12>, "
+                                   "mc::ix::Dims<12>, 3, 4, 4,\n      mc::ix::Dims<4>, mc::ix::Dims<1>, mc::ix::Dims<1>>"));
+  OneNode nz("NonZero", 13, {f32s({2, 3})});
+  const KernelLaunches nzl = emit(nz);
+  CHECK(has(launch_text(nzl), "mc::scan::NonZero<float, mc::ix::Dims<2, 3>, mc::ix::Dims<3, 1>, 6, 1>"));
+  OneNode tr("Trilu", 14, {f32s({2, 3, 4}), i64({}, {-1})}, {1});
+  tr.n->set_attr_int("upper", 0);
+  const std::string trl = launch_text(emit(tr));
+  CHECK(has(trl, "mc::tri::Trilu<uint32_t, false, mc::ix::Dims<2, 3, 4>"));
+  CHECK(has(trl, "k = -1;"));
+  OneNode trk("Trilu", 14, {f32s({3, 3}), i64({}, {1})});  // k computed at run time
+  CHECK(has(launch_text(emit(trk)), "k_input = CP(x1);"));
+}
