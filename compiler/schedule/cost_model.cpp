@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "schedule/channel_norm.h"
 #include "schedule/linear.h"
 #include "schedule/reduction.h"
 #include "schedule/winograd.h"
@@ -121,6 +122,7 @@ int64_t reduction_rows(const Kernel& k) {
   if (k.family == "softmax") return reduction::softmax_split(k).rows();
   if (k.family == "layernorm") return reduction::layernorm_split(k).rows();
   if (k.family == "instancenorm") return reduction::instancenorm_split(k).rows();
+  if (k.family == "groupnorm") return reduction::groupnorm_split(k).rows();
   if (k.family == "topk") return reduction::topk_layout(k).split.rows();
   return k.outputs.empty() ? 1 : k.outputs[0].numel();  // reduce, argminmax: one output per row
 }
