@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/tensor.h"
 #include "runtime_stub/regular_file.h"
 
 namespace onnx {
+class AttributeProto;
 class GraphProto;
 class ModelProto;
 class NodeProto;
@@ -84,5 +87,34 @@ std::map<std::string, Tensor> bound_inputs(const onnx::GraphProto& g, const std:
                                            const std::map<std::string, Tensor>& input_values,
                                            const std::map<std::string, Shape>& input_shapes,
                                            const std::string& file);
+/// An attribute as the IR holds it (a graph attribute: its kind only; If and Loop bodies are read
+/// by import_nodes). Error for a kind modelc does not support.
+Attribute convert_attribute(const onnx::AttributeProto& a);
+
+/// \brief The names a graph's nodes see: its own values, then the enclosing graph's (an If branch
+/// or a Loop body reads the values of the graph around it by name).
+struct Scope {
+  std::unordered_map<std::string, Value*> values;
+  const Scope* parent = nullptr;
+  /// The value of that name, here or in an enclosing scope; null when none.
+  Value* find(const std::string& name) const;
+};
+
+/// \brief What importing nodes needs beside them (onnx_import.cpp's import_graph makes it).
+struct NodeImport {
+  Graph& g;
+  const std::map<std::string, int64_t>& opsets;
+  bool collect_unsupported;  ///< LoadOptions::collect_unsupported: problems recorded, not thrown
+  const std::string& file;
+  std::map<const Node*, std::string>& problems;  ///< node -> why it is unsupported (collect mode)
+  std::size_t inferred = 0;  ///< g's nodes before this one are typed (control flow's decisions)
+};
+
+/// \brief Imports the nodes of `graph` into ctx.g in order, each output into `scope` (a subgraph's
+/// names made unique with `prefix`, e.g. "loop/2/"). If and Loop are inlined at compile time
+/// (frontend/control_flow.cpp): If's branch by its constant condition, Loop's body once per
+/// iteration while its constant trip count and condition say so; a condition or trip count computed
+/// at run time is an Error naming the node (with collect_unsupported: a problem recorded for it).
+void import_nodes(NodeImport& ctx, const onnx::GraphProto& graph, Scope& scope, const std::string& prefix);
 
 }  // namespace modelc::detail

@@ -415,7 +415,9 @@ std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const Loa
 
 // ---- import into the Graph IR -------------------------------------------------------
 
-Attribute convert_attribute(const onnx::AttributeProto& a) {
+}  // namespace
+
+Attribute detail::convert_attribute(const onnx::AttributeProto& a) {
   using AP = onnx::AttributeProto;
   const std::string what = "attribute '" + a.name() + "'";
   int type = a.type();
@@ -437,7 +439,7 @@ Attribute convert_attribute(const onnx::AttributeProto& a) {
     case AP::STRING: r.kind = Attribute::Kind::s; r.s = a.s(); break;
     case AP::TENSOR: r.kind = Attribute::Kind::t; r.t = tensor_from_proto(a.t(), what); break;
     case AP::GRAPH:
-    case AP::GRAPHS: r.kind = Attribute::Kind::graph; break;  // control flow: the op lookup refuses the node
+    case AP::GRAPHS: r.kind = Attribute::Kind::graph; break;  // If / Loop are inlined (control_flow.cpp); else refused
     case AP::FLOATS:
       r.kind = Attribute::Kind::floats;
       r.floats.assign(a.floats().begin(), a.floats().end());
@@ -458,6 +460,8 @@ Attribute convert_attribute(const onnx::AttributeProto& a) {
   }
   return r;
 }
+
+namespace {
 
 // Shape inference (ops::infer_node, node by node as ops::infer_graph) that
 // lists failing nodes instead of stopping at the first; nodes reading a value
@@ -563,33 +567,14 @@ std::unique_ptr<Graph> import_graph(onnx::ModelProto& m, const std::map<std::str
     if (!is_input) throw file_error(file, "a value was given for '" + name + "', which is not an input of the model");
   }
 
+  // The nodes, in order; If and Loop inlined as their condition and trip count decide
+  // (frontend/control_flow.cpp).
   std::map<const Node*, std::string> problems;
-  for (const auto& np : gp.node()) {
-    std::vector<Value*> ins, outs;
-    for (const auto& i : np.input()) ins.push_back(i.empty() ? nullptr : values.at(i));  // checked by check_names_and_sort
-    for (const auto& o : np.output()) {
-      Value* v = nullptr;
-      if (!o.empty()) {
-        v = g->add_value(o);
-        values[o] = v;
-      }
-      outs.push_back(v);
-    }
-    Node* n = g->add_node(np.op_type(), np.name(), ins, outs);
-    const std::string domain = is_default_domain(np.domain()) ? "" : np.domain();
-    n->set_domain(domain);
-    auto op = opsets.find(domain);
-    n->set_opset(op == opsets.end() ? 0 : static_cast<int>(op->second));
-    for (const auto& a : np.attribute()) {
-      try {
-        if (n->has_attr(a.name())) throw Error("attribute '" + a.name() + "' is given twice");
-        n->set_attr(a.name(), convert_attribute(a));
-      } catch (const Error& e) {
-        if (!opt.collect_unsupported) throw n->error(e.message(), e.hint()).with_file(file);
-        problems.emplace(n, e.message());
-      }
-    }
-  }
+  detail::Scope scope;
+  scope.values.insert(values.begin(), values.end());
+  detail::NodeImport nodes{*g, opsets, opt.collect_unsupported, file, problems};
+  detail::import_nodes(nodes, gp, scope, "");
+  values = std::move(scope.values);
 
   for (const auto& o : gp.output()) {
     auto it = values.find(o.name());

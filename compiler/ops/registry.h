@@ -91,6 +91,16 @@ struct OpDef {
   /// Inputs whose values decide the output's shape (Reshape's shape, Slice's
   /// starts, ...): they must be constant when the model is compiled.
   std::vector<int> const_inputs;
+  /// \brief An output whose extent along `dim` is a static bound on a count computed at run time
+  /// (NonMaxSuppression's selected boxes): the entries past the count hold `fill`. Where ONNX's
+  /// result is shorter, the reference and the kernel give it padded to the bound (the node-test
+  /// runners pad the expected output the same way).
+  struct BoundedOutput {
+    int output = 0;
+    int dim = 0;
+    int64_t fill = 0;
+  };
+  std::vector<BoundedOutput> bounded_outputs;
   std::string family;                    ///< "conv", "gemm", "elementwise", ... (inspect's FLOPs table)
   FlopsFn flops;                         ///< null: 0 FLOPs (data movement, shape math)
   std::string doc;                       ///< one line for docs/operators.md
@@ -149,6 +159,10 @@ class OpBuilder {
   OpBuilder&& view_when_same_type() && { def_.view_when_same_type = true; return std::move(*this); }
   OpBuilder&& kernel(std::string k) && { def_.kernels.push_back(std::move(k)); return std::move(*this); }
   OpBuilder&& const_inputs(std::vector<int> c) && { def_.const_inputs = std::move(c); return std::move(*this); }
+  OpBuilder&& bounded_output(int output, int dim, int64_t fill) && {
+    def_.bounded_outputs.push_back({output, dim, fill});
+    return std::move(*this);
+  }
   OpBuilder&& family(std::string f) && { def_.family = std::move(f); return std::move(*this); }
   OpBuilder&& flops(FlopsFn f) && { def_.flops = std::move(f); return std::move(*this); }
   OpBuilder&& doc(std::string d) && { def_.doc = std::move(d); return std::move(*this); }

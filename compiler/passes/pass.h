@@ -74,6 +74,7 @@ bool simplify(Graph& g, const PassOptions& o);
 bool fold_constants(Graph& g, const PassOptions& o);
 bool fold_pads(Graph& g, const PassOptions& o);
 bool fold_batchnorm(Graph& g, const PassOptions& o);
+bool split_recurrence(Graph& g, const PassOptions& o);
 bool precision(Graph& g, const PassOptions& o);
 bool fold_cast_pairs(Graph& g, const PassOptions& o);
 bool sink_reshapes(Graph& g, const PassOptions& o);

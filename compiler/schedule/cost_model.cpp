@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/registry.h"
+#include "schedule/channel_norm.h"
 #include "schedule/linear.h"
 #include "schedule/reduction.h"
+#include "schedule/rnn.h"
 #include "schedule/winograd.h"
 #include "support/error.h"
 
@@ -121,6 +124,7 @@ int64_t reduction_rows(const Kernel& k) {
   if (k.family == "softmax") return reduction::softmax_split(k).rows();
   if (k.family == "layernorm") return reduction::layernorm_split(k).rows();
   if (k.family == "instancenorm") return reduction::instancenorm_split(k).rows();
+  if (k.family == "groupnorm") return reduction::groupnorm_split(k).rows();
   if (k.family == "topk") return reduction::topk_layout(k).split.rows();
   return k.outputs.empty() ? 1 : k.outputs[0].numel();  // reduce, argminmax: one output per row
 }
@@ -286,6 +290,13 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
     w.flops = direct_flops(k);
     w.blocks = direct_blocks(k, *t);
     w.threads = t->threads;
+    if (k.family == "rnn") {  // a block per sequence, its steps one after another (schedule/rnn.h)
+      const rnn::RnnKernel r = rnn::rnn_kernel(k);
+      w.flops = static_cast<double>(ops::lookup(*k.node).flops(*k.node));
+      w.blocks = r.blocks();
+      w.smem_bytes = static_cast<int>(r.smem_bytes);
+      w.k_slices = r.p.seq;  // each step waits for its loads of R and XW
+    }
     return w;
   }
   if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) {

@@ -3,7 +3,8 @@
 
     check_models.py reference --modelc BIN --model M.onnx --input M.input.npy --expected M.output.npy --work DIR
         runs `modelc run-reference M.onnx --input NAME=M.input.npy -o DIR` and requires the relative
-        L2 error of DIR/<output>.npy against torch's output to be <= --max-rel-l2 (1e-4).
+        L2 error of DIR/<output>.npy against torch's output to be <= --max-rel-l2 (1e-4). With
+        --expected M.outputs.npz every output is compared, by name (integer outputs exactly).
         With --fp16 it runs `modelc run-reference --fp16` (the FP16 simulation: the precision pass,
         every FP16 op's output rounded to float16) and the limit is the issue's 1e-2; the output
         must be finite either way.
@@ -59,8 +60,11 @@ def run(cmd):
 
 def reference(args):
     inputs, outputs = graph_io(args.model)
-    if len(inputs) != 1 or len(outputs) != 1:
-        sys.exit(f"{args.model}: expected one input and one output, found inputs {inputs}, outputs {outputs}")
+    # One output in a .npy file, or every output by name in a .npz file (NAME.outputs.npz).
+    multi = args.expected.endswith(".npz")
+    if len(inputs) != 1 or (len(outputs) != 1 and not multi):
+        sys.exit(f"{args.model}: expected one input and one output (several with a .npz), found inputs {inputs}, "
+                 f"outputs {outputs}")
     if os.path.isdir(args.work):
         shutil.rmtree(args.work)  # a stale output must not pass for a new one
     os.makedirs(args.work)
@@ -69,21 +73,29 @@ def reference(args):
     print(out, end="")
     if rc != 0:
         sys.exit(f"FAIL: modelc run-reference exited with {rc} after {secs:.1f} s")
-    got_path = os.path.join(args.work, sanitize(outputs[0]) + ".npy")
-    if not os.path.exists(got_path):
-        sys.exit(f"FAIL: {got_path} was not written (files: {sorted(os.listdir(args.work))})")
-    got, want = np.load(got_path), np.load(args.expected)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        sys.exit(f"FAIL: output {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
-    if not np.all(np.isfinite(got)):
-        sys.exit(f"FAIL: output has {np.count_nonzero(~np.isfinite(got))} non-finite values")
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
-    worst = int(np.argmax(np.abs(g - w)))
-    verdict = "ok" if rel <= args.max_rel_l2 else "FAIL"
-    print(f"{verdict}: {os.path.basename(args.model)}{' (FP16 simulation)' if args.fp16 else ''}: relative L2 error {rel:.3e} (limit {args.max_rel_l2:.0e}), "
-          f"max abs err {abs(g.flat[worst] - w.flat[worst]):.3e} at flat index {worst}, run-reference {secs:.1f} s")
-    return 0 if verdict == "ok" else 1
+    expected = np.load(args.expected)
+    wants = {name: expected[name] for name in outputs} if multi else {outputs[0]: expected}
+    failed = 0
+    for name, want in wants.items():
+        got_path = os.path.join(args.work, sanitize(name) + ".npy")
+        if not os.path.exists(got_path):
+            sys.exit(f"FAIL: {got_path} was not written (files: {sorted(os.listdir(args.work))})")
+        got = np.load(got_path)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            sys.exit(f"FAIL: output '{name}' {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}")
+        if not np.all(np.isfinite(got)):
+            sys.exit(f"FAIL: output '{name}' has {np.count_nonzero(~np.isfinite(got))} non-finite values")
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
+        worst = int(np.argmax(np.abs(g - w))) if g.size else 0
+        # Integer outputs (indices) must be equal.
+        limit = 0.0 if np.issubdtype(want.dtype, np.integer) else args.max_rel_l2
+        verdict = "ok" if rel <= limit else "FAIL"
+        failed += verdict != "ok"
+        print(f"{verdict}: {os.path.basename(args.model)} '{name}'{' (FP16 simulation)' if args.fp16 else ''}: relative L2 "
+              f"error {rel:.3e} (limit {limit:.0e}), max abs err "
+              f"{abs(g.flat[worst] - w.flat[worst]) if g.size else 0:.3e} at flat index {worst}, run-reference {secs:.1f} s")
+    return 1 if failed else 0
 
 
 def inspect(args):

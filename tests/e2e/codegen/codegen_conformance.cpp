@@ -69,6 +69,7 @@
 #include "support/build_paths.h"
 #include "support/error.h"
 #include "tests/codegen/test_families.h"
+#include "tests/conformance/bounded_outputs.h"
 
 namespace fs = std::filesystem;
 using namespace modelc;
@@ -87,7 +88,8 @@ constexpr double kHalfMax = 65504.0;
 
 struct Options {
   std::string data = "/usr/share/libonnx-testdata/data";
-  std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+  std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator", "simple", "modelc"};
+  std::string cases = MODELC_CONFORMANCE_CASES;  // the suite "modelc": modelc's own cases (tests/conformance/cases)
   std::string work = "codegen_conformance";
   std::string skips = MODELC_CODEGEN_SKIPS;
   std::string source_dir = modelc::build_source_dir();
@@ -107,7 +109,8 @@ struct Options {
 
 const char* const kUsage =
     "usage: codegen_conformance [options]\n"
-    "  --suites A,B       suites (default node,pytorch-converted,pytorch-operator,simple)\n"
+    "  --suites A,B       suites (default node,pytorch-converted,pytorch-operator,simple,modelc)\n"
+    "  --cases DIR        the suite \"modelc\": modelc's own cases (default tests/conformance/cases)\n"
     "  --filter SUBSTR    only cases whose suite/name contains SUBSTR\n"
     "  --data DIR         test data root (default /usr/share/libonnx-testdata/data)\n"
     "  --work DIR         work folder: emitted cases, build, logs (default ./codegen_conformance)\n"
@@ -308,7 +311,11 @@ struct Case {
 };
 
 std::string model_name(const std::string& suite, const std::string& name) {
-  std::string prefix = suite == "node" ? "n" : suite == "pytorch-converted" ? "pc" : suite == "pytorch-operator" ? "po" : "s";
+  std::string prefix = suite == "node"                ? "n"
+                       : suite == "pytorch-converted" ? "pc"
+                       : suite == "pytorch-operator"  ? "po"
+                       : suite == "modelc"            ? "m"
+                                                      : "s";
   std::string r = prefix + "_";
   for (char c : name) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return r;
@@ -410,7 +417,8 @@ std::string prepare_case(const Case& c, const Options& o) {
     const TensorMap results = run_reference(*g, feeds);
     for (std::size_t i = 0; i < output_files.size() && static_cast<int>(i) < proto.graph().output_size(); ++i) {
       const onnx::ValueInfoProto& out = proto.graph().output(static_cast<int>(i));
-      Tensor want = read_case_tensor(output_files[i], out);
+      // An output with a static bound (NonMaxSuppression): the expected entries, padded to it.
+      Tensor want = conformance::padded_to_bound(*g, out.name(), read_case_tensor(output_files[i], out));
       auto it = results.find(out.name());
       if (it == results.end()) return "SKIP reference: output '" + out.name() + "' missing";
       const mc_npy::Comparison cmp = mc_npy::compare(comparable(it->second), comparable(want), kRtol, kAtol);
@@ -912,6 +920,8 @@ int main(int argc, char** argv) {
       o.filter = value();
     } else if (a == "--data") {
       o.data = value();
+    } else if (a == "--cases") {
+      o.cases = value();
     } else if (a == "--work") {
       o.work = value();
     } else if (a == "--skips") {
@@ -964,7 +974,7 @@ int main(int argc, char** argv) {
   // Cases.
   std::vector<Case> cases;
   for (const std::string& suite : o.suites) {
-    const fs::path root = fs::path(o.data) / suite;
+    const fs::path root = suite == "modelc" ? fs::path(o.cases) : fs::path(o.data) / suite;
     if (!fs::is_directory(root)) {
       std::cerr << "codegen_conformance: no suite folder " << root << "\n";
       return 1;
