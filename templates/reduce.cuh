@@ -110,6 +110,12 @@ struct Elem<__half> {
   __device__ __forceinline__ static float load(__half v) { return __half2float(v); }
   __device__ __forceinline__ static __half store(float v) { return __float2half_rn(v); }
 };
+template <>
+struct Elem<bf16> {
+  static constexpr bool kFloat = true;
+  __device__ __forceinline__ static float load(bf16 v) { return static_cast<float>(v); }
+  __device__ __forceinline__ static bf16 store(float v) { return bf16(v); }
+};
 /// Integer storage: exact int64 arithmetic; stores wrap like a C cast (from_i64) or, from a
 /// double, saturate with NaN -> 0 (the reference's from_f64).
 template <class I, long long kMin, long long kMax>

@@ -19,7 +19,7 @@ std::string elem_type(DType t) {
     case DType::float16:
       return "__half";
     case DType::bfloat16:
-      return "mc::ix::bf16";
+      return "mc::bf16";
     case DType::int8:
       return "int8_t";
     case DType::uint8:

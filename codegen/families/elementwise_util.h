@@ -18,7 +18,7 @@ namespace modelc::codegen {
 
 /// "mc::ix::Dims<2, 3, 4>" ("mc::ix::Dims<>" for a scalar).
 std::string dims(const std::vector<int64_t>& v);
-/// The element type the templates compute with: "float", "__half", "mc::ix::bf16", "int8_t",
+/// The element type the templates compute with: "float", "__half", "mc::bf16", "int8_t",
 /// "uint8_t", "int32_t", "int64_t", "bool".
 std::string elem_type(DType t);
 /// The raw-bits type of an element of t's size (exact copies): "uint8_t" ... "uint64_t".

@@ -1,7 +1,8 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
-//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw] [--streams N]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...] [--layout auto|nchw]
+//          [--streams N]
 //          [--verify-each] [--print-after STAGE]... [--disable-pass STAGE]...
 // Loads the model, runs the pipeline (compiler/pipeline/pipeline.h: graph and schedule stages)
 // and writes the folder DIR (default out/NAME). --build runs make in DIR (the nvcc binary;
@@ -364,7 +365,10 @@ void register_compile(CLI::App& app, RunFn& run) {
       ->allow_extra_args(false)
       ->delimiter(',');
   app.callback([c, &run] {
-    if (!c->model.empty() && !run) run = [c] { return run_compile(*c); };
+    if (!c->model.empty() && !run) {
+      check_precision_flags(c->precision);
+      run = [c] { return run_compile(*c); };
+    }
   });
 }
 
