@@ -114,6 +114,9 @@ struct VerifyOptions {
   /// where the reference is finite (the rtol/atol mismatches are then printed, not judged).
   /// register_verify makes it 1e-2 under --fp16; 0: the rtol/atol test decides.
   double max_rel_l2 = 0;
+  /// --rtol, --atol, --max-rel-l2 given (register_verify): a BF16 model takes --bf16's defaults for
+  /// the others (verify.cpp).
+  bool rtol_given = false, atol_given = false, max_rel_l2_given = false;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)

@@ -323,6 +323,14 @@ int run_compile(const Compile& c) {
             << "; activation arena " << grouped(s.arena_bytes) << " bytes (all activations "
             << grouped(s.activation_bytes_total) << "); weights " << grouped(s.weights_bytes) << " bytes"
             << (c.weights_file ? " in " + name + "_weights.bin" : "") << "\n";
+  // BF16 products where no --arch has BF16 tensor cores (sm_75 alone: the default) run SIMT.
+  const int64_t bf16_simt = std::count_if(s.kernels.begin(), s.kernels.end(), [](const Kernel& k) {
+    return k.fallback_reason.rfind("BF16 storage on sm_", 0) == 0;
+  });
+  if (bf16_simt > 0) {
+    std::cout << "note: " << bf16_simt << " BF16 convolutions and matrix products run SIMT: sm_75 has no BF16 MMA "
+              << "(add --arch sm_80 or newer for tensor cores)\n";
+  }
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
     return 0;

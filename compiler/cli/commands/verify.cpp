@@ -32,7 +32,9 @@
 // A model with bfloat16 inputs or outputs (a BF16 export) reads and writes them as float32 .npy
 // files (numpy has no bfloat16; bfloat16 -> float32 is exact, and the program rounds a float32
 // input file to nearest even): --inputs DIR takes float32 .npy (or bfloat16 .pb) files for them,
-// and the comparison widens the program's bfloat16 outputs to float32.
+// and the comparison widens the program's bfloat16 outputs to float32. Such a model is checked at
+// --bf16's tolerances unless they are given (its reference and its program round to bfloat16 at
+// every op's output).
 // Exit status: 0 when every output passes, 1 when one fails or anything goes wrong (an Error).
 #include <fcntl.h>
 #include <poll.h>
@@ -282,12 +284,25 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (!pf.keep_fp32.empty()) precision_text += " --keep-fp32 ...";
     precision_text += ") against the FP32 reference";
   }
+  // A BF16 model (bfloat16 tensors of its own: a BF16 export) is checked at --bf16's tolerances
+  // unless they are given: its reference and its program round to bfloat16 at every op's output,
+  // each where its own FP32 or double arithmetic puts the value.
+  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  const bool bf16_model =
+      std::any_of(g->values().begin(), g->values().end(), [](const Value* x) { return x->dtype() == DType::bfloat16; });
+  double rtol = v.rtol, atol = v.atol, max_rel_l2 = v.max_rel_l2;
+  if (bf16_model && !pf.fp16 && !pf.bf16) {
+    if (!v.rtol_given) rtol = kBf16Rtol;
+    if (!v.atol_given) atol = kBf16Atol;
+    if (!v.max_rel_l2_given) max_rel_l2 = kBf16MaxRelL2;
+    if (precision_text.empty()) precision_text = " (a BF16 model: --bf16's tolerances)";
+  }
   std::ostringstream criterion;
-  if (v.max_rel_l2 > 0) {
-    criterion << "rel L2 <= " << v.max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
-              << v.rtol << ", atol " << v.atol << " shown)";
+  if (max_rel_l2 > 0) {
+    criterion << "rel L2 <= " << max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
+              << rtol << ", atol " << atol << " shown)";
   } else {
-    criterion << "rtol " << v.rtol << ", atol " << v.atol;
+    criterion << "rtol " << rtol << ", atol " << atol;
   }
   out << "verify " << v.model << " on " << target_text << precision_text << ", " << criterion.str() << "\n";
   LowerOptions lo;
@@ -305,8 +320,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     dir = (fs::path(temp->path) / name).string();
   }
 
-  // 1. Inputs and the reference.
-  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  // 1. Inputs and the reference (the model was loaded above).
   TensorMap feeds;
   std::map<std::string, std::string> input_files;  // input name -> file the program reads
   std::string inputs_text;
@@ -430,12 +444,12 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     try {
       mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
       if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
-      c = mc_npy::compare(got, want, v.rtol, v.atol);
+      c = mc_npy::compare(got, want, rtol, atol);
       nonfinite = new_nonfinite(got, want);
     } catch (const mc_npy::Error& e) {
       c.problem = std::string("cannot read the program's output: ") + e.what();
     }
-    if (v.max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= v.max_rel_l2;
+    if (max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
     failed += !c.pass;
     out << "  " << mc_npy::comparison_line(output_names[i], want, c);
     if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
@@ -486,6 +500,9 @@ void register_verify(CLI::App& app, RunFn& run) {
   sub->callback([v, &run, rtol, atol, l2] {
     load_options(v->load);  // usage errors now, before any work
     check_precision_flags(v->precision);
+    v->rtol_given = rtol->count() > 0;
+    v->atol_given = atol->count() > 0;
+    v->max_rel_l2_given = l2->count() > 0;
     if (v->precision.fp16) {  // the FP16 tolerances, unless given
       if (rtol->count() == 0) v->rtol = 1e-2;
       if (atol->count() == 0) v->atol = 1e-3;
