@@ -419,12 +419,18 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       kj["fallback_reason"] = fallback_reason_of(k);
       if (!k.arch_tactic.empty()) {
         Json at = Json::object();
+        Json engines = Json::object();  // a tensor-core kernel's SIMT variants (BF16 below sm_80) say so
+        bool simt_variant = false;
         for (const auto& [sm, tactic] : k.arch_tactic) {
           Json t = Json::object();
           for (const auto& [key, value] : tactic_fields(tactic)) t[key] = value;
           at["sm_" + std::to_string(sm)] = std::move(t);
+          const bool simt = std::holds_alternative<TileConfig>(tactic);
+          simt_variant = simt_variant || simt;
+          engines["sm_" + std::to_string(sm)] = simt ? "simt" : engine_of(k);
         }
         kj["arch_tactic"] = std::move(at);
+        if (simt_variant && on_tensor_cores(engine_of(k))) kj["arch_engine"] = std::move(engines);
       }
       const std::string epi = epilogue_text(k);
       if (!epi.empty()) kj["epilogue"] = epi;

@@ -190,8 +190,8 @@ bool precision(Graph& g, const PassOptions& o) {
   PrecisionReport local;
   PrecisionReport& report = o.precision_report ? *o.precision_report : local;
   report = PrecisionReport{};
-  const DType half = o.half_type();
-  if (half == DType::undefined) throw Error("internal: the precision pass runs without --fp16 or --bf16");
+  // float16 unless --bf16 (the pass run by itself, without either flag, is the FP16 pass).
+  const DType half = o.half_type() == DType::undefined ? DType::float16 : o.half_type();
   report.type = half;
   report.fp16_accumulate = o.fp16_accumulate;
   report.io_fp16 = o.io_fp16;

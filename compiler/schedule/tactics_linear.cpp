@@ -274,11 +274,15 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
   k.engine = "gemv";
   const Estimate e = estimate(kernel_work(k, k.tactic), targets.front());
   std::string instead;
-  if (k.fallback_reason.empty()) {
-    const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, targets.front());
-    instead = fmt::format("; the tensor-core tactic it replaces: {}, {:.2f} us (M {} in tiles of {} rows)", tc.name(),
-                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), targets.front()).us,
-                          g.M, tc.bm);
+  // The first target with tensor cores for the operands (BF16: from sm_80).
+  const DType storage = tc_storage(k.inputs[g.a_input].dtype, k.inputs[g.b_input].dtype);
+  const auto on = std::find_if(targets.begin(), targets.end(), [&](const Target& t) { return tensor_cores_on(t, storage); });
+  if (k.fallback_reason.empty() && on != targets.end()) {
+    const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, *on);
+    instead = fmt::format("; the tensor-core tactic it replaces{}: {}, {:.2f} us (M {} in tiles of {} rows)",
+                          on == targets.begin() ? "" : fmt::format(" on sm_{}", on->sm), tc.name(),
+                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), *on).us, g.M,
+                          tc.bm);
   }
   k.fallback_reason = fmt::format("at most {} rows: GEMV", kGemvMaxRows);
   k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate {}{}",

@@ -109,7 +109,7 @@ TEST_CASE("precision --bf16: only values beyond bfloat16's largest (3.3895e38) c
   g.set_opset(17);
   Value* x = modelc::test::input(g, "X", {6});
   Value* c =
-      g.add_constant("C", Tensor::from_f64(DType::float32, {6}, {1e5, -7e4, 3.4e38, 1e-39, 1e-46, 1.5}), true);
+      g.add_constant("C", Tensor::from_f64(DType::float32, {6}, {1e5, -7e4, 3.4e38, 1e-39, 1e-42, 1.5}), true);
   Value* m = g.add_value("m");
   g.add_node("Mul", "mul", {x, c}, {m});
   g.add_output(m);
@@ -123,7 +123,7 @@ TEST_CASE("precision --bf16: only values beyond bfloat16's largest (3.3895e38) c
   const PrecisionReport::Weight& w = report.weights[0];
   CHECK(w.clamped == 1);    // 3.4e38 (FP16 would clamp three)
   CHECK(w.subnormal == 1);  // 1e-39 < 2^-126
-  CHECK(w.underflow == 1);  // 1e-46: below bfloat16's smallest subnormal
+  CHECK(w.underflow == 1);  // 1e-42 (an FP32 subnormal): below bfloat16's smallest, 2^-133
   const std::vector<double> v = node_named(g, "mul")->input(1).constant().to_f64();
   CHECK(v[0] == 99840.0);  // 1e5 in bfloat16
   CHECK(v[2] == 3.3895313892515355e38);

@@ -369,6 +369,9 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     modelc::choose_tactic(k, targets({"sm_80"}));
     CHECK(k.engine == "tensor_core");
     CHECK(k.arch_tactic.empty());
+    if (k.workspace_bytes > 0) {
+      k.workspace = modelc::TensorView{"ws", DType::float32, {k.workspace_bytes / 4}, {1}, modelc::Space::arena, 0, 1024};
+    }
     const modelc::KernelLaunches e = f.emit(k, Bf16Context{});
     REQUIRE(!e.launches.empty());
     CHECK(e.launches[0].type.find("mc::tc::Gemm<mc::bf16, mc::bf16, float,") == 0);

@@ -288,8 +288,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   // unless they are given: its reference and its program round to bfloat16 at every op's output,
   // each where its own FP32 or double arithmetic puts the value.
   const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  const std::vector<Value*> values = g->values();
   const bool bf16_model =
-      std::any_of(g->values().begin(), g->values().end(), [](const Value* x) { return x->dtype() == DType::bfloat16; });
+      std::any_of(values.begin(), values.end(), [](const Value* x) { return x->dtype() == DType::bfloat16; });
   double rtol = v.rtol, atol = v.atol, max_rel_l2 = v.max_rel_l2;
   if (bf16_model && !pf.fp16 && !pf.bf16) {
     if (!v.rtol_given) rtol = kBf16Rtol;
