@@ -355,7 +355,10 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   // A horizontally fused convolution writes several outputs (k.ranges): each must qualify.
   const bool outputs_nhwc = std::all_of(k.outputs.begin(), k.outputs.end(),
                                         [](const TensorView& o) { return channels_last_pitch(o) != 0; });
-  if (cp == 0 || !outputs_nhwc) return "NCHW layout";
+  // Dense X, W and Y run NCHW, as the conv printer reads them (codegen conv_pitches), even where their
+  // strides are channels-last too (X [N, C, 1]: one pixel); their W is OIHW, not OHWI.
+  const bool dense = x.dense() && w.dense() && (!k.ranges.empty() || y.dense());
+  if (dense || cp == 0 || !outputs_nhwc) return "NCHW layout";
   if (!tc_conv_depth(k).compact && cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
   if (!aligned16(x) || !aligned16(w) || !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
     return "a buffer not 16-byte aligned";
