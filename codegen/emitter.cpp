@@ -73,7 +73,7 @@ std::string ViewPointers::ctype(DType t) const {
   switch (t) {
     case DType::float32: return "float";
     case DType::float16: return "__half";
-    case DType::bfloat16: return "uint16_t";  // the raw bits: kernels that take bfloat16 convert explicitly
+    case DType::bfloat16: return "mc::bf16";  // runtime_stub/device.h: conversions from and to float
     case DType::float64: return "double";
     case DType::int64: return "int64_t";
     case DType::uint64: return "uint64_t";

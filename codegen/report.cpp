@@ -246,8 +246,8 @@ std::string view_text(const TensorView& v) {
 
 namespace {
 
-// --fp16: passes/precision's report (the weights it clamped or made subnormal, by tensor name; the
-// nodes left in FP32 and why).
+// --fp16 / --bf16: passes/precision's report (the weights it clamped or made subnormal, by tensor
+// name; the nodes left in FP32 and why). "fp16_nodes" counts the nodes in the 16-bit type, "type".
 Json precision_json(const PrecisionReport& p) {
   Json weights = Json::array();
   for (const PrecisionReport::Weight& w : p.weights) {
@@ -260,7 +260,9 @@ Json precision_json(const PrecisionReport& p) {
   }
   Json fp32 = Json::array();
   for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) fp32.push_back({{"node", n.node}, {"op", n.op}, {"reason", n.reason}});
-  return {{"fp16", true},
+  return {{"fp16", p.type == DType::float16},
+          {"bf16", p.type == DType::bfloat16},
+          {"type", dtype_name(p.type)},
           {"fp16_accumulate", p.fp16_accumulate},
           {"io_fp16", p.io_fp16},
           {"fp16_nodes", p.fp16_nodes},
@@ -273,13 +275,17 @@ Json precision_json(const PrecisionReport& p) {
 }
 
 std::string precision_markdown(const PrecisionReport& p) {
-  std::string m = "\n## Precision (--fp16)\n\n";
-  m += std::to_string(p.fp16_nodes) + " nodes store FP16, " + std::to_string(p.fp32_nodes.size()) +
-       " float nodes stay FP32; " + std::to_string(p.casts_inserted) + " casts at FP16/FP32 boundaries; " +
+  const bool bf16 = p.type == DType::bfloat16;
+  const std::string t = bf16 ? "BF16" : "FP16";
+  std::string m = "\n## Precision (" + std::string(bf16 ? "--bf16" : "--fp16") + ")\n\n";
+  m += std::to_string(p.fp16_nodes) + " nodes store " + t + ", " + std::to_string(p.fp32_nodes.size()) +
+       " float nodes stay FP32; " + std::to_string(p.casts_inserted) + " casts at " + t + "/FP32 boundaries; " +
        std::to_string(p.weights.size()) + " weights converted at compile time (" + grouped(p.total_clamped()) +
-       " values clamped to +-65504, " + grouped(p.total_subnormal()) + " subnormal); accumulation in " +
-       (p.fp16_accumulate ? "FP16 where faster (--fp16-accumulate)" : "FP32") + "; model inputs and outputs " +
-       (p.io_fp16 ? "FP16 (--io-fp16)" : "FP32") + ".\n";
+       " values clamped to " + (bf16 ? "+-3.3895e38" : "+-65504") + ", " + grouped(p.total_subnormal()) +
+       " subnormal); accumulation in " + (p.fp16_accumulate ? "FP16 where faster (--fp16-accumulate)" : "FP32") +
+       (bf16 ? " (tensor cores from sm_80; sm_75 has no BF16 MMA: its matrix products and convolutions run SIMT)"
+             : "") +
+       "; model inputs and outputs " + (p.io_fp16 ? t + " (--io-fp16)" : "FP32") + ".\n";
   bool any = false;
   for (const PrecisionReport::Weight& w : p.weights) {
     if (!w.clamped && !w.subnormal && !w.underflow) continue;
@@ -413,12 +419,18 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       kj["fallback_reason"] = fallback_reason_of(k);
       if (!k.arch_tactic.empty()) {
         Json at = Json::object();
+        Json engines = Json::object();  // a tensor-core kernel's SIMT variants (BF16 below sm_80) say so
+        bool simt_variant = false;
         for (const auto& [sm, tactic] : k.arch_tactic) {
           Json t = Json::object();
           for (const auto& [key, value] : tactic_fields(tactic)) t[key] = value;
           at["sm_" + std::to_string(sm)] = std::move(t);
+          const bool simt = std::holds_alternative<TileConfig>(tactic);
+          simt_variant = simt_variant || simt;
+          engines["sm_" + std::to_string(sm)] = simt ? "simt" : engine_of(k);
         }
         kj["arch_tactic"] = std::move(at);
+        if (simt_variant && on_tensor_cores(engine_of(k))) kj["arch_engine"] = std::move(engines);
       }
       const std::string epi = epilogue_text(k);
       if (!epi.empty()) kj["epilogue"] = epi;

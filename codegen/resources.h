@@ -68,8 +68,9 @@ struct ResourcesOutcome {
 /// kernel that launches several entry points (arch variants, a Concat's copies) gets the largest
 /// registers / shared / stack and the summed spills, and each one's in "per_function". With
 /// `check`, also checks that every kernel the report marks "tensor_core" or "winograd" issues mma.sync in its
-/// PTX for every arch and spills nothing, that every kernel has registers and shared memory for
-/// every arch, and that every compiled entry point is one a kernel launches.
+/// PTX for every arch and spills nothing (except on an arch where report.json's "arch_engine" says
+/// its variant is "simt": a BF16 product below sm_80), that every kernel has registers and shared
+/// memory for every arch, and that every compiled entry point is one a kernel launches.
 ResourcesOutcome merge_resources(nlohmann::ordered_json& report, const std::vector<PtxasEntry>& compiled,
                                  const std::vector<PtxEntry>& ptx, bool check);
 

@@ -3,11 +3,17 @@
 
     /usr/bin/python3 models/make_small_models.py [--out DIR]
 
-For NAME in tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception, tiny_encoder it writes DIR/NAME.onnx
-(opset 17, under 1 MB), DIR/NAME.input.npy (a seeded input) and
-DIR/NAME.output.npy (torch's output for it). DIR defaults to this folder.
-Everything is seeded, so a rerun with the same torch/onnx (1.13 / 1.12)
+For NAME in tiny_cnn, tiny_mlp, tiny_transformer, tiny_inception, tiny_encoder,
+tiny_encoder_bf16 it writes DIR/NAME.onnx (opset 17, under 1 MB), DIR/NAME.input.npy
+(a seeded input) and DIR/NAME.output.npy (torch's output for it). DIR defaults to
+this folder. Everything is seeded, so a rerun with the same torch/onnx (1.13 / 1.12)
 writes the same files.
+
+tiny_encoder_bf16 is tiny_encoder's module (the same seeded weights) exported in
+torch.bfloat16: its weights, input and output are BFLOAT16 in the ONNX model. numpy
+has no bfloat16, so its .npy files hold float32: the input's values are bfloat16
+values exactly, the output is torch's bfloat16 result widened (exact), as modelc
+reads and writes bfloat16 tensors through .npy files.
 """
 
 import argparse
@@ -132,6 +138,8 @@ MODELS = {
     "tiny_encoder": (lambda: BertLikeEncoder(d_model=64, heads=4, layers=2, ffn=128), (1, 16, 64)),
 }
 PLAIN_OPS = {"tiny_encoder"}  # torch modules with an export-hostile fast path (plain_ops)
+# BF16 exports: name -> the model of MODELS exported in torch.bfloat16 (weights, input, output).
+BF16 = {"tiny_encoder_bf16": "tiny_encoder"}
 
 
 def randomize_batchnorm(model, gen):
@@ -150,7 +158,8 @@ def randomize_batchnorm(model, gen):
 
 
 def export(name, out_dir):
-    factory, shape = MODELS[name]
+    base = BF16.get(name, name)
+    factory, shape = MODELS[base]
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     model = factory()
@@ -158,8 +167,11 @@ def export(name, out_dir):
         randomize_batchnorm(model, gen)
     model.eval()
     x = torch.randn(*shape, generator=gen)
+    if name in BF16:
+        model = model.to(torch.bfloat16)
+        x = x.to(torch.bfloat16)
     path = os.path.join(out_dir, name + ".onnx")
-    with plain_ops(model) if name in PLAIN_OPS else torch.no_grad():
+    with plain_ops(model) if base in PLAIN_OPS else torch.no_grad():
         y = model(x).detach()
         torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"],
                           do_constant_folding=True)
@@ -168,8 +180,9 @@ def export(name, out_dir):
     size = os.path.getsize(path)
     if size > MAX_BYTES:
         sys.exit(f"{path}: {size} bytes, over the 1 MB limit for shipped models")
-    np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy().astype(np.float32))
-    np.save(os.path.join(out_dir, name + ".output.npy"), y.numpy().astype(np.float32))
+    # (.float() first: numpy has no bfloat16; bfloat16 -> float32 is exact)
+    np.save(os.path.join(out_dir, name + ".input.npy"), x.float().numpy().astype(np.float32))
+    np.save(os.path.join(out_dir, name + ".output.npy"), y.float().numpy().astype(np.float32))
     ops = sorted({n.op_type for n in m.graph.node})
     print(f"{path}: {size} bytes, input {list(shape)}, output {list(y.shape)}, ops {' '.join(ops)}")
 
@@ -177,13 +190,14 @@ def export(name, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)), help="output folder")
-    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of " + ",".join(MODELS))
+    names = list(MODELS) + list(BF16)
+    ap.add_argument("--models", default=",".join(names), help="comma-separated subset of " + ",".join(names))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.use_deterministic_algorithms(True)
     for name in args.models.split(","):
-        if name not in MODELS:
-            sys.exit(f"unknown model '{name}' (known: {', '.join(MODELS)})")
+        if name not in MODELS and name not in BF16:
+            sys.exit(f"unknown model '{name}' (known: {', '.join(names)})")
         export(name, args.out)
 
 

@@ -5,15 +5,18 @@
 //          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
 //
 //   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
-//                       shape must be the model's exactly. Inputs not given are seeded random.
+//                       shape must be the model's exactly, except that a bfloat16 input reads a
+//                       float32 .npy (numpy has no bfloat16), rounded to nearest even. Inputs not
+//                       given are seeded random.
 //   --output-dir DIR    where every output is written, as DIR/<output name>.npy (default: .), the
 //                       name with characters other than [A-Za-z0-9_.-] replaced by '_' (and _1, _2
-//                       appended when two names collide), as `modelc run-reference` names them.
-//                       Each file is written atomically (a temporary file, then rename).
+//                       appended when two names collide), as `modelc run-reference` names them; a
+//                       bfloat16 output as float32 (exact). Each file is written atomically (a
+//                       temporary file, then rename).
 //   --seed S            seed of the random inputs (default 0). The generator: one std::mt19937_64
 //                       seeded with S, drawn through the inputs in order; floats uniform in [-1, 1)
-//                       (std::uniform_real_distribution<double>, rounded to float / half; float64
-//                       as drawn), integers
+//                       (std::uniform_real_distribution<double>, rounded to float / half /
+//                       bfloat16; float64 as drawn), integers
 //                       uniform in [0, 9], bools 0/1 (std::uniform_int_distribution<int64_t>).
 //                       That is what `modelc run-reference --seed S` draws, so both see the same
 //                       inputs when built against the same C++ library (libstdc++ for g++ and nvcc).
@@ -24,7 +27,8 @@
 //                       buffers, CUDA events around each) and print median, p10 and p90 latency
 //   --warmup N          untimed runs before --bench's timed ones (default 10)
 //   --compare-dir DIR   compare each output with DIR/<same file name>.npy (max_abs, max_rel,
-//                       relative L2, mismatches, PASS/FAIL; see compare.h), with --rtol R
+//                       relative L2, mismatches, PASS/FAIL; see compare.h; a bfloat16 output as
+//                       float32, against a float32 file), with --rtol R
 //                       (default 1e-3) and --atol A (default 1e-5)
 //
 // Exit codes:
@@ -244,7 +248,7 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
     a.dtype = m.input_dtype(i);
     a.shape = detail::shape_of(m.input_shape(i), m.input_rank(i));
     const std::size_t esize = mc_npy::dtype_size(a.dtype);
-    if (esize == 0 || a.dtype == mc_npy::kBfloat16) {
+    if (esize == 0) {
       throw Failure{kExitUsage, std::string("input '") + m.input_name(i) + "' has dtype " + mc_npy::dtype_name(a.dtype) +
                                     ", which this program cannot generate or read"};
     }
@@ -257,17 +261,23 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
         const double d = u(rng);
         std::memcpy(p + 8 * k, &d, 8);
       }
-    } else if (a.dtype == mc_npy::kFloat32 || a.dtype == mc_npy::kFloat16) {
+    } else if (a.dtype == mc_npy::kFloat32 || a.dtype == mc_npy::kFloat16 || a.dtype == mc_npy::kBfloat16) {
       std::uniform_real_distribution<double> u(-1.0, 1.0);
+      mc_npy::Array f32;
+      f32.dtype = mc_npy::kFloat32;
+      f32.shape = a.shape;
+      f32.data.resize(n * 4);
       for (std::size_t k = 0; k < n; ++k) {
         const float f = static_cast<float>(u(rng));
-        if (a.dtype == mc_npy::kFloat32) {
-          std::memcpy(p + 4 * k, &f, 4);
-        } else {
+        if (a.dtype == mc_npy::kFloat16) {
           const uint16_t h = mc_half::float_to_half_bits(f);
           std::memcpy(p + 2 * k, &h, 2);
+        } else {
+          std::memcpy(f32.data.data() + 4 * k, &f, 4);
         }
       }
+      if (a.dtype == mc_npy::kFloat32) a.data = std::move(f32.data);
+      if (a.dtype == mc_npy::kBfloat16) a.data = mc_npy::narrow_to_bfloat16(f32).data;
     } else {
       std::uniform_int_distribution<int64_t> u(0, a.dtype == mc_npy::kBool ? 1 : 9);
       for (std::size_t k = 0; k < n; ++k) {
@@ -317,7 +327,7 @@ inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, 
     given[idx] = true;
     mc_npy::Array a;
     try {
-      a = mc_npy::read(file, in[idx].dtype, in[idx].shape);  // no larger than a file of this input can be
+      a = mc_npy::read_input(file, in[idx].dtype, in[idx].shape);  // no larger than a file of this input can be
     } catch (const mc_npy::Error& e) {
       throw Failure{kExitUsage, "input '" + name + "': " + e.what()};
     }
@@ -454,8 +464,10 @@ inline int run(const Model& m, const Args& args) {
   if (!args.compare_dir.empty()) {
     for (int i = 0; i < n_out; ++i) {
       const std::string path = join_path(args.compare_dir, files[static_cast<std::size_t>(i)]);
+      // A bfloat16 output is compared as float32, with a float32 file (as it is written).
+      const int dtype = m.output_dtype(i) == mc_npy::kBfloat16 ? mc_npy::kFloat32 : m.output_dtype(i);
       try {
-        expected.push_back(mc_npy::read(path, m.output_dtype(i), shape_of(m.output_shape(i), m.output_rank(i))));
+        expected.push_back(mc_npy::read(path, dtype, shape_of(m.output_shape(i), m.output_rank(i))));
       } catch (const mc_npy::Error& e) {
         throw Failure{kExitUsage, "expected output '" + out_names[static_cast<std::size_t>(i)] + "': " + e.what()};
       }
@@ -508,12 +520,13 @@ inline int run(const Model& m, const Args& args) {
   for (int i = 0; i < n_out; ++i) {
     const std::string path = join_path(args.output_dir, files[static_cast<std::size_t>(i)]);
     try {
-      mc_npy::write_npy(path, out[static_cast<std::size_t>(i)]);
+      mc_npy::write_npy(path, mc_npy::widen_bfloat16(out[static_cast<std::size_t>(i)]));
     } catch (const mc_npy::Error& e) {
       throw Failure{kExitRuntime, std::string("output '") + m.output_name(i) + "': " + e.what()};
     }
     const mc_npy::Array& a = out[static_cast<std::size_t>(i)];
-    std::printf("  %s  %s  -> %s\n", m.output_name(i), mc_npy::type_str(a.dtype, a.shape).c_str(), path.c_str());
+    std::printf("  %s  %s  -> %s%s\n", m.output_name(i), mc_npy::type_str(a.dtype, a.shape).c_str(), path.c_str(),
+                a.dtype == mc_npy::kBfloat16 ? " (as float32)" : "");
   }
 
   // 5. Comparison.
@@ -522,7 +535,7 @@ inline int run(const Model& m, const Args& args) {
     int failed = 0;
     for (int i = 0; i < n_out; ++i) {
       const std::size_t k = static_cast<std::size_t>(i);
-      const mc_npy::Comparison cmp = mc_npy::compare(out[k], expected[k], args.rtol, args.atol);
+      const mc_npy::Comparison cmp = mc_npy::compare(mc_npy::widen_bfloat16(out[k]), expected[k], args.rtol, args.atol);
       failed += !cmp.pass;
       std::printf("  %s\n", mc_npy::comparison_line(out_names[k], expected[k], cmp).c_str());
     }

@@ -26,9 +26,11 @@
 //   mc::cp_async_4/8/16(smem_dst, gmem_src), mc::cp_async_16(dst, src, src_bytes) (zero-fills
 //   the rest), mc::cp_async_commit(), mc::cp_async_wait<N>(), mc::cp_async_wait_all():
 //   cp.async on sm_80+, plain copies below sm_80, deferred copies in the emulation
-//   mc::ldmatrix<N, Trans>(r, row) mc::mma_m16n8k16(d, a, b, c) mc::mma_m16n8k8(d, a, b, c): the
-//   tensor-core instructions with their PTX per-lane fragment layouts (below); mc::st_shared(p, v)
+//   mc::ldmatrix<N, Trans>(r, row) mc::mma_m16n8k16(d, a, b, c) mc::mma_m16n8k8(d, a, b, c)
+//   mc::mma_m16n8k16_bf16(d, a, b, c): the tensor-core instructions with their PTX per-lane
+//   fragment layouts (below); mc::st_shared(p, v)
 //   mc::ld_shared(p): shared-memory accesses the emulation's race check sees
+//   mc::bf16                    bfloat16 storage, explicit conversions from and to float (below)
 //   mc::lane_id() mc::warp_id() mc::thread_rank()   linear thread numbering helpers
 //   MC_UNROLL / MC_UNROLL_N(n)  #pragma unroll that g++ accepts without -Wunknown-pragmas
 //   MC_DEVICE_ARCH             __CUDA_ARCH__ in device code, 0 on the host and in the emulation
@@ -41,6 +43,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
+#include <cstring>
 #include <utility>
 
 #define MC_PRAGMA(x) _Pragma(#x)
@@ -130,6 +133,10 @@ __device__ __forceinline__ void cp_async_wait_all() {
 //     as m16n8k16.
 // m16n8k16 needs sm_80: compiled for sm_75 it is the two m16n8k8 products of its K halves (the
 // same registers: a0 a1 / b0 then a2 a3 / b1), so one template serves every arch.
+//   mma m16n8k16 .bf16 (sm_80+): the f16 form's layouts exactly, each 16-bit element a bfloat16
+//     (mc::bf16's bits); FP32 C/D only. sm_75 has no BF16 MMA at all: compiled for it, the function
+//     traps, and nothing launches it there (the schedule runs a BF16 product's sm_75 variant on a
+//     SIMT tile: compiler/schedule/tactics_linear.cpp, tensor_cores_on).
 
 /// \brief The shared-space (32-bit) address of a generic pointer into shared memory.
 __device__ __forceinline__ unsigned smem_address(const void* p) {
@@ -201,6 +208,21 @@ __device__ __forceinline__ void mma_m16n8k16(unsigned (&d)[2], const unsigned (&
 #endif
 }
 
+/// \brief d = a x b + c, m16n8k16, BF16 inputs, FP32 accumulators (sm_80+; see above below it).
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                                  const float (&c)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  (void)d, (void)a, (void)b, (void)c;
+  __trap();  // no BF16 MMA below sm_80; never launched there (see above)
+#endif
+}
+
 /// \brief A shared-memory store and load that the emulation's race check sees (plain accesses on a
 /// GPU). Templates touch shared memory only through these, cp.async and ldmatrix.
 template <class T>
@@ -238,6 +260,38 @@ inline cudaError_t launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_
 #endif
 
 namespace mc {
+
+/// \brief bfloat16 storage: the upper 16 bits of a float32 (8 exponent bits, 7 mantissa bits).
+/// Conversions only, both explicit, as cuda_bf16.h's are used: arithmetic goes through float
+/// (static_cast<float>(x), static_cast<bf16>(f)), so a template written for float or __half
+/// storage takes bf16 unchanged. float -> bf16 rounds to nearest even, and a NaN stays a quiet NaN
+/// of its sign: compiler/ir/dtype.cpp's float_to_bfloat16 bit for bit, on the GPU and in the
+/// emulation alike (integer arithmetic on the bits; no cvt.rn.bf16.f32, whose NaN is canonical).
+/// Trivial (a union member, a __shared__ array element): `bits` is the whole state.
+struct bf16 {
+  unsigned short bits;
+  bf16() = default;
+  __host__ __device__ __forceinline__ explicit bf16(float f) : bits(round(f)) {}
+  __host__ __device__ __forceinline__ explicit operator float() const {
+    const unsigned x = static_cast<unsigned>(bits) << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+  }
+  __host__ __device__ __forceinline__ static bf16 from_bits(unsigned short b) {
+    bf16 r;
+    r.bits = b;
+    return r;
+  }
+  /// The bf16 bits of f, rounded to nearest even.
+  __host__ __device__ __forceinline__ static unsigned short round(float f) {
+    unsigned x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);  // quiet NaN
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return static_cast<unsigned short>(x >> 16);
+  }
+};
 
 /// \brief The thread's number in its block: x + y*blockDim.x + z*blockDim.x*blockDim.y.
 __device__ __forceinline__ unsigned thread_rank() {

@@ -17,7 +17,9 @@
 // float64 '<f8', int64 '<i8', int32 '<i4', int16 '<i2', int8 '|i1', uint64 '<u8', uint32 '<u4',
 // uint16 '<u2', uint8 '|u1', bool '|b1'. Writes version 1.0 (2.0 when the header needs it), header
 // padded to a multiple of 64 bytes as numpy does, byte-identical to np.save.
-// bfloat16 has no numpy dtype: it is neither read nor written as .npy.
+// bfloat16 has no numpy dtype: it is neither read nor written as .npy itself; a bfloat16 tensor
+// travels as float32 .npy instead (widen_bfloat16: exact; read_input: a float32 .npy for a
+// bfloat16 input, rounded to nearest even).
 // .pb: a serialized onnx.TensorProto, decoded by hand (protobuf wire format) from the fields
 // dims (1), data_type (2), float_data (4), int32_data (5), int64_data (7), name (8), raw_data (9),
 // double_data (10) and uint64_data (11), packed or not, for the dtypes above and bfloat16; the
@@ -826,6 +828,53 @@ inline Array read(const std::string& path, int dtype, const std::vector<int64_t>
                                       std::string("a ") + (npy ? ".npy" : ".pb") + " file of a " +
                                           type_str(dtype, shape) + " tensor can be");
   return npy ? decode_npy(bytes, path) : decode_pb(bytes, path);
+}
+
+// ---- bfloat16 through float32 .npy files ---------------------------------------------------------
+
+/// \brief A bfloat16 array as float32 (exact: a bfloat16 is the upper half of a float32); any other
+/// array unchanged. How a bfloat16 tensor is written as .npy.
+inline Array widen_bfloat16(Array a) {
+  if (a.dtype != kBfloat16) return a;
+  std::vector<unsigned char> f(a.data.size() * 2);
+  for (std::size_t i = 0; i < a.data.size() / 2; ++i) {
+    const uint32_t bits = (static_cast<uint32_t>(a.data[2 * i]) | static_cast<uint32_t>(a.data[2 * i + 1]) << 8) << 16;
+    std::memcpy(&f[4 * i], &bits, 4);
+  }
+  a.dtype = kFloat32;
+  a.data = std::move(f);
+  return a;
+}
+
+/// \brief A float32 array as bfloat16, each value rounded to nearest even (a NaN stays a quiet NaN
+/// of its sign: compiler/ir/dtype.cpp's float_to_bfloat16 and the kernels' mc::bf16, bit for bit).
+inline Array narrow_to_bfloat16(const Array& a) {
+  Array r;
+  r.dtype = kBfloat16;
+  r.shape = a.shape;
+  r.name = a.name;
+  r.data.resize(a.data.size() / 2);
+  for (std::size_t i = 0; i < a.data.size() / 4; ++i) {
+    uint32_t x;
+    std::memcpy(&x, &a.data[4 * i], 4);
+    const uint16_t b = (x & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((x >> 16) | 0x40u)
+                                                        : static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+    r.data[2 * i] = static_cast<unsigned char>(b & 0xffu);
+    r.data[2 * i + 1] = static_cast<unsigned char>(b >> 8);
+  }
+  return r;
+}
+
+/// \brief Reads the file of a model input of `dtype`[`shape`] (as read(path, dtype, shape) does):
+/// for a bfloat16 input, a .npy file holds float32 (numpy has no bfloat16), rounded here to
+/// nearest even (exact for values a bfloat16 program wrote); a .pb file holds bfloat16 itself. The
+/// caller compares the dtype and shape read with its own.
+inline Array read_input(const std::string& path, int dtype, const std::vector<int64_t>& shape) {
+  if (dtype == kBfloat16 && detail::format_of(path) == detail::Format::npy) {
+    Array a = read(path, kFloat32, shape);
+    return a.dtype == kFloat32 ? narrow_to_bfloat16(a) : a;
+  }
+  return read(path, dtype, shape);
 }
 
 /// \brief Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed over

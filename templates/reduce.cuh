@@ -120,6 +120,13 @@ struct Elem<double> {
   __device__ __forceinline__ static double load(double v) { return v; }
   __device__ __forceinline__ static double store(double v) { return v; }
 };
+template <>
+struct Elem<bf16> {
+  static constexpr bool kFloat = true;
+  using Compute = float;
+  __device__ __forceinline__ static float load(bf16 v) { return static_cast<float>(v); }
+  __device__ __forceinline__ static bf16 store(float v) { return bf16(v); }
+};
 /// Integer storage: exact int64 arithmetic; stores wrap like a C cast (from_i64) or, from a
 /// double, saturate with NaN -> 0 (the reference's from_f64).
 template <class I, long long kMin, long long kMax>

@@ -1,6 +1,9 @@
 // templates/tensor_core.cuh — the tensor-core GEMM and implicit-GEMM convolution (sm_75 and newer):
-// mma.sync m16n8k16 on FP16 operands (two m16n8k8 on sm_75: runtime_stub/device.h), fragments
-// loaded with ldmatrix, an FP32 (or, with --fp16-accumulate, FP16) accumulator.
+// mma.sync m16n8k16 on 16-bit operands of type T, FP16 (__half; two m16n8k8 on sm_75:
+// runtime_stub/device.h) or BF16 (mc::bf16; sm_80 and newer), fragments loaded with ldmatrix, an
+// FP32 (or, FP16 only, with --fp16-accumulate, FP16) accumulator. The two types share everything
+// but the MMA instruction (tc::mma): 2 bytes an element, 8 to a 16-byte chunk, the same ldmatrix
+// and fragment layouts.
 //
 // The main loop (Mainloop): a block computes a BM x BN tile of the GEMM; its warps form a
 // kWarpsM x kWarpsN grid, each warp owning (BM / kWarpsM) x (BN / kWarpsN) outputs as a grid of
@@ -78,7 +81,7 @@ struct Tile {
 };
 
 /// \brief Shared-memory layout of one stage of an operand slice of X (rows m of A, or columns n
-/// of B) by BK: k-fast [X][BK + 8] or x-fast [BK][X + 8], in halves.
+/// of B) by BK: k-fast [X][BK + 8] or x-fast [BK][X + 8], in 16-bit elements.
 template <int X, int BK, bool KFast>
 struct StageLayout {
   static constexpr int kLd = KFast ? BK + 8 : X + 8;
@@ -87,7 +90,7 @@ struct StageLayout {
   __device__ __forceinline__ static int offset(int x, int k) { return KFast ? x * kLd + k : k * kLd + x; }
 };
 
-/// \brief The chunks (8 consecutive halves along the fast dim) of an X x BK slice, spread over NT
+/// \brief The chunks (8 consecutive elements along the fast dim) of an X x BK slice, spread over NT
 /// threads: chunk c = tid + i * NT. Consecutive threads take consecutive chunks along the fast dim.
 template <int X, int BK, bool KFast, int NT>
 struct Chunks {
@@ -98,21 +101,37 @@ struct Chunks {
   __device__ __forceinline__ static int k(int c) { return KFast ? (c % (BK / 8)) * 8 : c / (X / 8); }
 };
 
-/// \brief 8 halves in registers (one 16-byte chunk): moved as one uint4, built element-wise
-/// (a union: the two views alias by definition).
+/// \brief 8 elements of T (__half or bf16) in registers (one 16-byte chunk): moved as one uint4, built
+/// element-wise (a union: the two views alias by definition).
+template <class T>
 union Chunk {
+  static_assert(sizeof(T) == 2, "tc::Chunk: 16-bit elements");
   uint4 v;
-  __half h[8];
+  T h[8];
 };
+
+/// \brief acc += a x b: one m16n8k16 MMA of the fragments a (A, 16 x 16) and b (B, 16 x 8) of T
+/// elements: FP16 (mc::mma_m16n8k16, FP32 or FP16 accumulators) or BF16 (mc::mma_m16n8k16_bf16, FP32
+/// accumulators, sm_80 and newer).
+template <class T, class AccRegs>
+__device__ __forceinline__ void mma(AccRegs& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+  if constexpr (std::is_same<T, bf16>::value) {
+    mma_m16n8k16_bf16(acc, a, b, acc);
+  } else {
+    static_assert(std::is_same<T, __half>::value, "tc: operands are __half or mc::bf16");
+    mma_m16n8k16(acc, a, b, acc);
+  }
+}
 
 // ---- operand loaders --------------------------------------------------------------------------
 // Interface: kKFast, kVector, Layout (StageLayout), kCount; load(k0, Chunk[kCount]) (registers),
 // store(Chunk[kCount], stage), async(k0, stage) (cp.async where kVector, else load + store).
 
-/// \brief A strided matrix operand: element (x, k) at base[x * SX + k * SK], 0 outside X x K.
+/// \brief A strided matrix operand of T: element (x, k) at base[x * SX + k * SK], 0 outside X x K.
 /// Vec: 16-byte loads are allowed when the strides permit (the caller's base is 16-byte aligned).
-template <int X, int K, int64_t SX, int64_t SK, int BK, int BX, int NT, bool Vec>
+template <class T, int X, int K, int64_t SX, int64_t SK, int BK, int BX, int NT, bool Vec>
 struct OperandLoader {
+  using Elem = T;
   static constexpr bool kKFast = !(SX == 1 && SK != 1);
   static constexpr int64_t kSFast = kKFast ? SK : SX, kSSlow = kKFast ? SX : SK;
   static constexpr int kFast = kKFast ? K : X, kSlow = kKFast ? X : K;
@@ -120,53 +139,53 @@ struct OperandLoader {
   using Map = Chunks<BX, BK, kKFast, NT>;
   using Layout = StageLayout<BX, BK, kKFast>;
   static constexpr int kCount = Map::kCount;
-  const __half* base;  ///< the operand for this block's batch
-  int x0;              ///< first x of this block
+  const T* base;  ///< the operand for this block's batch
+  int x0;         ///< first x of this block
   int tid;
 
   /// Chunk i of slice k0: its fast / slow global coordinates and the element pointer of its start.
-  __device__ __forceinline__ void where(int k0, int i, int& f, int& s, const __half*& p) const {
+  __device__ __forceinline__ void where(int k0, int i, int& f, int& s, const T*& p) const {
     const int c = tid + i * NT;
     const int gx = x0 + Map::x(c), gk = k0 + Map::k(c);
     f = kKFast ? gk : gx;
     s = kKFast ? gx : gk;
     p = base + static_cast<int64_t>(gx) * SX + static_cast<int64_t>(gk) * SK;
   }
-  __device__ __forceinline__ void load(int k0, Chunk (&r)[kCount]) const {
+  __device__ __forceinline__ void load(int k0, Chunk<T> (&r)[kCount]) const {
     MC_UNROLL
     for (int i = 0; i < kCount; ++i) {
       int f, s;
-      const __half* p;
+      const T* p;
       where(k0, i, f, s, p);
       const int n = s < kSlow ? (kFast - f < 8 ? (kFast - f > 0 ? kFast - f : 0) : 8) : 0;
       if (kVector && n == 8) {
         r[i].v = *reinterpret_cast<const uint4*>(p);
       } else {
         MC_UNROLL
-        for (int e = 0; e < 8; ++e) r[i].h[e] = e < n ? p[e * kSFast] : __float2half(0.0f);
+        for (int e = 0; e < 8; ++e) r[i].h[e] = e < n ? p[e * kSFast] : static_cast<T>(0.0f);
       }
     }
   }
-  __device__ __forceinline__ void store(const Chunk (&r)[kCount], __half* stage) const {
+  __device__ __forceinline__ void store(const Chunk<T> (&r)[kCount], T* stage) const {
     MC_UNROLL
     for (int i = 0; i < kCount; ++i) {
       const int c = tid + i * NT;
       st_shared(reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c))), r[i].v);
     }
   }
-  __device__ __forceinline__ void async(int k0, __half* stage) const {
+  __device__ __forceinline__ void async(int k0, T* stage) const {
     if constexpr (kVector) {
       MC_UNROLL
       for (int i = 0; i < kCount; ++i) {
         int f, s;
-        const __half* p;
+        const T* p;
         where(k0, i, f, s, p);
         const int n = s < kSlow ? (kFast - f < 8 ? (kFast - f > 0 ? kFast - f : 0) : 8) : 0;
         const int c = tid + i * NT;
         cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * 2);
       }
     } else {
-      Chunk r[kCount];
+      Chunk<T> r[kCount];
       load(k0, r);
       store(r, stage);
     }
@@ -206,10 +225,11 @@ __device__ __forceinline__ int ldmatrix_offset(int lane, int x0, int k0) {
 }
 
 /// \brief acc[i][j] += the warp's m16n8 tiles of A x B over the K slices [s0, s1) (slice s covers
-/// k in [s BK, (s + 1) BK)), on mma.sync m16n8k16 with ldmatrix fragment loads. Acc: float or
-/// __half. `smem`: Tl::kStages stages, each A's slice then B's, at stage * kStageBytes (computed,
-/// never an array of stage pointers: no local memory). Ends on a barrier, every cp.async group
-/// drained: the caller may reuse the shared memory.
+/// k in [s BK, (s + 1) BK)), on mma.sync m16n8k16 with ldmatrix fragment loads. Operands: the
+/// loaders' Elem (__half or bf16, both loaders alike); Acc: float or __half (FP16 operands only).
+/// `smem`: Tl::kStages stages, each A's slice then B's, at stage * kStageBytes (computed, never an
+/// array of stage pointers: no local memory). Ends on a barrier, every cp.async group drained: the
+/// caller may reuse the shared memory.
 template <class Tl, class Acc>
 struct Mainloop {
   template <class LA, class LB>
@@ -224,16 +244,20 @@ struct Mainloop {
   template <class LA, class LB>
   __device__ __forceinline__ static void run(const LA& la, const LB& lb, int s0, int s1, unsigned char* smem,
                                              Accum<Acc> (&acc)[Tl::kFragM][Tl::kFragN]) {
+    using T = typename LA::Elem;
+    static_assert(std::is_same<T, typename LB::Elem>::value, "tc::Mainloop: A and B of one element type");
+    static_assert(std::is_same<T, __half>::value || std::is_same<Acc, float>::value,
+                  "tc::Mainloop: BF16 operands accumulate in FP32");
     constexpr int kStageBytes = LA::Layout::kBytes + LB::Layout::kBytes;  // stage_bytes (host-only constexpr)
     const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
     const int wm0 = (warp / Tl::kWarpsN) * Tl::kWarpTileM, wn0 = (warp % Tl::kWarpsN) * Tl::kWarpTileN;
     const int a_lane = ldmatrix_offset<LA, true>(lane, wm0, 0), b_lane = ldmatrix_offset<LB, false>(lane, wn0, 0);
-    auto a_stage = [&](int stage) { return reinterpret_cast<__half*>(smem + stage * kStageBytes); };
-    auto b_stage = [&](int stage) { return reinterpret_cast<__half*>(smem + stage * kStageBytes + LA::Layout::kBytes); };
+    auto a_stage = [&](int stage) { return reinterpret_cast<T*>(smem + stage * kStageBytes); };
+    auto b_stage = [&](int stage) { return reinterpret_cast<T*>(smem + stage * kStageBytes + LA::Layout::kBytes); };
 
     auto compute = [&](int stage) {
-      const __half* sa = a_stage(stage) + a_lane;
-      const __half* sb = b_stage(stage) + b_lane;
+      const T* sa = a_stage(stage) + a_lane;
+      const T* sb = b_stage(stage) + b_lane;
       MC_UNROLL
       for (int kk = 0; kk < Tl::kBK; kk += 16) {
         unsigned a[Tl::kFragM][4], b[Tl::kFragN][2];
@@ -251,7 +275,7 @@ struct Mainloop {
         MC_UNROLL
         for (int i = 0; i < Tl::kFragM; ++i) {
           MC_UNROLL
-          for (int j = 0; j < Tl::kFragN; ++j) mma_m16n8k16(acc[i][j].r, a[i], b[j], acc[i][j].r);
+          for (int j = 0; j < Tl::kFragN; ++j) tc::mma<T>(acc[i][j].r, a[i], b[j]);
         }
       }
     };
@@ -285,7 +309,7 @@ struct Mainloop {
       cp_async_wait<0>();
       __syncthreads();
     } else {
-      Chunk ra[LA::kCount], rb[LB::kCount];
+      Chunk<T> ra[LA::kCount], rb[LB::kCount];
       if (slices > 0) {
         la.load(s0 * Tl::kBK, ra);
         lb.load(s0 * Tl::kBK, rb);
@@ -324,7 +348,8 @@ __device__ __forceinline__ void split_slices(int k_extent, int split, int& s0, i
 // ---- epilogue ---------------------------------------------------------------------------------
 
 /// \brief float -> the stored type; to __half, finite values are clamped to +-65504 first (a cast
-/// with clamp: no overflow to infinity; NaN and infinities stay what they are).
+/// with clamp: no overflow to infinity; NaN and infinities stay what they are); to bf16 (FP32's
+/// range) and float, a cast (bf16 rounds to nearest even).
 template <class TY>
 __device__ __forceinline__ TY to_output(float v) {
   if constexpr (std::is_same<TY, __half>::value) {
@@ -498,23 +523,24 @@ struct SplitKReduce {
 
 // ---- the batched GEMM -------------------------------------------------------------------------
 
-/// \brief Y = Epi(A x B), batched, on tensor cores: A and B __half, Y TY (float or __half), Acc the
-/// accumulator (float, or __half with --fp16-accumulate). Shapes and strides as mc::gemm::Gemm
+/// \brief Y = Epi(A x B), batched, on tensor cores: A and B of T (__half, or bf16 on sm_80 and newer),
+/// Y TY (float, __half or bf16), Acc the accumulator (float, or __half with --fp16-accumulate on
+/// __half operands). Shapes and strides as mc::gemm::Gemm
 /// (SA: rows m, columns k; SB: rows k, columns n; SY: rows m, columns n). With gemm::EpilogueRanges
 /// (a horizontally fused product, one batch dim at most) each column goes to its range's output
 /// and SY is unused. Grid: (N tiles, M tiles, batch x splits). A and B must be 16-byte aligned
 /// (every buffer of the arena and the weights is). Dynamic shared memory: kSmemBytes (the launch
 /// raises the limit above 48 KB). Split-K (Tl::kSplitK > 1): the blocks write FP32 partial sums to
 /// Params::partial ([split][batch][M][N]) and SplitKReduce<Gemm> finishes.
-template <class TY, class Acc, class Sh, class SA, class SB, class SY, class TileT, class Epi>
+template <class T, class TY, class Acc, class Sh, class SA, class SB, class SY, class TileT, class Epi>
 struct Gemm {
   using Tl = TileT;
   static_assert(!gemm::HasRanges<Epi>::value || (Sh::kB0 == 1 && Sh::kB1 == 1),
                 "tc::Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
-  using LA = OperandLoader<Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
+  using LA = OperandLoader<T, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
                            SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>;
-  using LB = OperandLoader<Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads,
+  using LB = OperandLoader<T, Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads,
                            SB::kS0 % 8 == 0 && SB::kS1 % 8 == 0 && SB::kS2 % 8 == 0>;
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// 8 consecutive outputs of a row are one aligned vector (columns contiguous, rows and batches
@@ -525,8 +551,8 @@ struct Gemm {
   static constexpr int kBatches = Sh::kBatch, kRows = Sh::kM, kCols = Sh::kN;
 
   struct Params {
-    const __half* __restrict__ A = nullptr;
-    const __half* __restrict__ B = nullptr;
+    const T* __restrict__ A = nullptr;
+    const T* __restrict__ B = nullptr;
     TY* __restrict__ Y = nullptr;
     typename Epi::Params epilogue{};
     float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x batch x M x N floats
@@ -584,8 +610,9 @@ struct Gemm {
 /// channels per tap: Cp (padded: channels >= C read 0) or C (compact: k = tap x C + c, X still
 /// read at its pitch Cp); zero in the padding and past the last pixel or tap. 16-byte loads where
 /// a chunk is 8 channels of one tap (KC = Cp, a multiple of 8); element by element otherwise.
-template <class Sh, int Cp, int KC, int BK, int BX, int NT>
+template <class T, class Sh, int Cp, int KC, int BK, int BX, int NT>
 struct Im2colLoader {
+  using Elem = T;
   using I = typename Sh::InDims;
   using KD = typename Sh::KernelDims;
   using O = typename Sh::OutDims;
@@ -600,12 +627,12 @@ struct Im2colLoader {
   using Layout = StageLayout<BX, BK, true>;
   static constexpr int kCount = Map::kCount;
 
-  const __half* x;
+  const T* x;
   int tid;
   int pix_base[kCount];  ///< offset of the pixel's image in X; -1: past the last pixel
   int id0[kCount], ih0[kCount], iw0[kCount];
 
-  __device__ __forceinline__ Im2colLoader(const __half* x_, int j0, int tid_) : x(x_), tid(tid_) {
+  __device__ __forceinline__ Im2colLoader(const T* x_, int j0, int tid_) : x(x_), tid(tid_) {
     MC_UNROLL
     for (int i = 0; i < kCount; ++i) {
       const int j = j0 + Map::x(tid + i * NT);
@@ -629,7 +656,7 @@ struct Im2colLoader {
     return inside ? pix_base[i] + ((id * I::kH + ih) * I::kW + iw) * Cp + c : 0;
   }
 
-  __device__ __forceinline__ void load(int k0, Chunk (&r)[kCount]) const {
+  __device__ __forceinline__ void load(int k0, Chunk<T> (&r)[kCount]) const {
     MC_UNROLL
     for (int i = 0; i < kCount; ++i) {
       const int k = k0 + Map::k(tid + i * NT);
@@ -640,26 +667,26 @@ struct Im2colLoader {
           r[i].v = *reinterpret_cast<const uint4*>(x + off);
         } else {
           MC_UNROLL
-          for (int e = 0; e < 8; ++e) r[i].h[e] = e < avail ? x[off + e] : __float2half(0.0f);
+          for (int e = 0; e < 8; ++e) r[i].h[e] = e < avail ? x[off + e] : static_cast<T>(0.0f);
         }
       } else {
         MC_UNROLL
         for (int e = 0; e < 8; ++e) {
           int avail;
           const int off = at(i, k + e, avail);
-          r[i].h[e] = avail > 0 ? x[off] : __float2half(0.0f);
+          r[i].h[e] = avail > 0 ? x[off] : static_cast<T>(0.0f);
         }
       }
     }
   }
-  __device__ __forceinline__ void store(const Chunk (&r)[kCount], __half* stage) const {
+  __device__ __forceinline__ void store(const Chunk<T> (&r)[kCount], T* stage) const {
     MC_UNROLL
     for (int i = 0; i < kCount; ++i) {
       const int c = tid + i * NT;
       st_shared(reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c))), r[i].v);
     }
   }
-  __device__ __forceinline__ void async(int k0, __half* stage) const {
+  __device__ __forceinline__ void async(int k0, T* stage) const {
     if constexpr (kVector) {
       MC_UNROLL
       for (int i = 0; i < kCount; ++i) {
@@ -670,14 +697,15 @@ struct Im2colLoader {
         cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), x + off, n * 2);
       }
     } else {
-      Chunk r[kCount];
+      Chunk<T> r[kCount];
       load(k0, r);
       store(r, stage);
     }
   }
 };
 
-/// \brief Y = Epi(conv(X, W)) on tensor cores, groups = 1, NHWC views: X [N][D][H][W][Cp] (channels
+/// \brief Y = Epi(conv(X, W)) on tensor cores, X and W of T (__half, or bf16 on sm_80 and newer), Y of
+/// TY, Acc as tc::Gemm's; groups = 1, NHWC views: X [N][D][H][W][Cp] (channels
 /// >= C masked), Y [N][OD][OH][OW][Yp] (channels >= M never written), and W by the K form:
 ///   padded (CompactK false): K = taps x Cp, W OHWI [M][KD][KH][KW][Cp] (padded channels zero);
 ///   compact (CompactK true, for C below 8, where a 16-byte chunk of channels is mostly padding):
@@ -687,7 +715,7 @@ struct Im2colLoader {
 /// (as the SIMT conv: gemm::EpilogueBias adds bias[channel]); with gemm::EpilogueRanges (a
 /// horizontally fused convolution) each channel goes to its range's output. Grid: (pixel tiles,
 /// channel tiles, splits).
-template <class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false>
+template <class T, class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false>
 struct Conv {
   using Tl = TileT;
   static_assert(Sh::kG == 1, "tc::Conv runs groups = 1 (grouped and depthwise convolutions are SIMT)");
@@ -696,8 +724,8 @@ struct Conv {
   static constexpr int kPixels = Sh::kN * Sh::OutDims::kSize;
   static constexpr int kK = Sh::KernelDims::kSize * (CompactK ? Sh::kC : Cp);  ///< the GEMM depth
   static constexpr int kKw = CompactK ? (kK + 7) / 8 * 8 : kK;                 ///< W's row pitch
-  using LA = Im2colLoader<Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads>;
-  using LB = OperandLoader<Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
+  using LA = Im2colLoader<T, Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads>;
+  using LB = OperandLoader<T, Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What the epilogues' batch_offset sees: one batch.
   using EpiShape = gemm::Shape<1, 1, 1, kPixels, Sh::kM, kK>;
@@ -705,8 +733,8 @@ struct Conv {
   static constexpr int kBatches = 1, kRows = kPixels, kCols = Sh::kM;
 
   struct Params {
-    const __half* __restrict__ X = nullptr;
-    const __half* __restrict__ W = nullptr;
+    const T* __restrict__ X = nullptr;
+    const T* __restrict__ W = nullptr;
     TY* __restrict__ Y = nullptr;
     typename Epi::Params epilogue{};
     float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x pixels x M floats

@@ -131,19 +131,12 @@ __device__ __forceinline__ Index grid_stride() {
 
 // ---- element types and conversions --------------------------------------------------------------
 
-/// \brief bfloat16 storage (the upper half of a float32). Arithmetic goes through float.
-struct bf16 {
-  uint16_t bits;
-};
+/// \brief bfloat16 storage: runtime_stub/device.h's mc::bf16 (conversions only; arithmetic in float).
+using bf16 = ::mc::bf16;
 
-__device__ __forceinline__ float bf16_to_float(bf16 v) { return __uint_as_float(static_cast<unsigned>(v.bits) << 16); }
+__device__ __forceinline__ float bf16_to_float(bf16 v) { return static_cast<float>(v); }
 /// Round to nearest even; NaN stays a (quiet) NaN, as compiler/ir/dtype.cpp's float_to_bfloat16.
-__device__ __forceinline__ bf16 float_to_bf16(float f) {
-  unsigned x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<uint16_t>((x >> 16) | 0x40u)};
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return bf16{static_cast<uint16_t>(x >> 16)};
-}
+__device__ __forceinline__ bf16 float_to_bf16(float f) { return bf16(f); }
 
 /// \brief The type a stored element is computed in: float for float32/float16/bfloat16, double for
 /// float64, int64_t for the integers up to 32 bits and int64, uint64_t for uint64 (exact unsigned

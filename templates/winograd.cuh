@@ -76,7 +76,7 @@ struct InputTransform {
         const int ih = ih0 + i, iw = iw0 + j;
         const bool inside = static_cast<unsigned>(ih) < unsigned(I::kH) && static_cast<unsigned>(iw) < unsigned(I::kW);
         const __half* src = p.X + (static_cast<int64_t>(n * I::kH + ih) * I::kW + iw) * Cp + c;
-        tc::Chunk r;
+        tc::Chunk<__half> r;
         if (inside && c + 8 <= Sh::kC) {
           r.v = *reinterpret_cast<const uint4*>(src);
         } else {
@@ -109,7 +109,7 @@ struct InputTransform {
     }
     MC_UNROLL
     for (int b = 0; b < 16; ++b) {
-      tc::Chunk r;
+      tc::Chunk<__half> r;
       MC_UNROLL
       for (int e = 0; e < 8; ++e) r.h[e] = __float2half(d[b / 4][b % 4][e]);
       *reinterpret_cast<uint4*>(p.V + (static_cast<int64_t>(b) * T::kCount + tile) * Cp + c) = r.v;
@@ -120,7 +120,7 @@ struct InputTransform {
 /// \brief The 16 GEMMs: M[b] (tiles x M, FP32, row pitch Mp) = V[b] (tiles x C, row pitch Cp) x
 /// U[b] (U stored [16][M][Cp]: column m of U[b] is a row), on tensor cores with tile Tl.
 template <class Sh, int Cp, int Mp, class Tl, class Acc = float>
-using Gemms = tc::Gemm<float, Acc, gemm::Shape<1, 1, 16, Tiles<Sh>::kCount, Sh::kM, Sh::kC>,
+using Gemms = tc::Gemm<__half, float, Acc, gemm::Shape<1, 1, 16, Tiles<Sh>::kCount, Sh::kM, Sh::kC>,
                        /*V*/ gemm::Strides<0, 0, Tiles<Sh>::kCount * Cp, Cp, 1>,
                        /*U*/ gemm::Strides<0, 0, Sh::kM * Cp, 1, Cp>,
                        /*M*/ gemm::Strides<0, 0, Tiles<Sh>::kCount * Mp, Mp, 1>, Tl, gemm::EpilogueIdentity>;

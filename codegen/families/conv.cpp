@@ -141,15 +141,35 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                                1.0, &params, &what)
              : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
   const std::string shape_y = ranged ? fmt::format("{} outputs", k.ranges.size()) : shape_text(vy.shape);
+  // The SIMT template for a tile, with its comment (the SIMT engine, or a tensor-core kernel's SIMT
+  // variant for an arch without tensor cores for its operands: BF16 below sm_80).
+  auto simt_comment = [&](const std::string& how) {
+    const Pitches p = conv_pitches(k);
+    return fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM{}", k.node->op(), k.node->name(),
+                       shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what,
+                       p.x != 0 ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
+                       how);
+  };
+  auto simt_type = [&](const TileConfig& tile) {
+    const Pitches p = conv_pitches(k);
+    const bool nhwc = p.x != 0;
+    // W's row pitch only where its rows are not whole taps (compact weights): other text unchanged.
+    const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+    const std::string w_row = nhwc && p.w_row != taps * p.w ? fmt::format(", /*W row*/ {}", p.w_row) : "";
+    const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}{}", p.x, p.y, p.w, w_row) : "";
+    return fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>",
+                       ctx.ctype(vy.dtype), acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn,
+                       tile.bk, tile.tm, tile.tn, epilogue, pitches);
+  };
   if (k.engine == "tensor_core" || k.engine == "winograd") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
     // A Winograd kernel's W is the transformed U ([16, M, pitch]): never the compact form (winograd_unfit).
     const TcConvDepth d = k.engine == "winograd" ? TcConvDepth{} : tc_conv_depth(k);
-    const std::string TY = ctx.ctype(vy.dtype);
+    const std::string TY = ctx.ctype(vy.dtype), TXW = tc_operand_type(k, k.inputs[0].dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
-      return fmt::format("mc::tc::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", TY, TAcc,
+      return fmt::format("mc::tc::Conv<{}, {}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", TXW, TY, TAcc,
                          conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
     };
     const std::string comment = fmt::format(
@@ -158,26 +178,10 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
         ranged ? "ranges" : std::to_string(yp), k.engine == "winograd" ? "Winograd F(2x2,3x3)" : "implicit GEMM",
         d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
     if (k.engine == "winograd") return winograd_launches(k, ctx, g, comment, decl, params);
-    return tc_launches(k, ctx, comment, decl, params);
+    return tc_launches(k, ctx, comment, decl, params, simt_comment(""), simt_type);
   }
-  const Pitches p = conv_pitches(k);
-  const bool nhwc = p.x != 0;
   const TileConfig tile = tile_of(k);
-  const std::string T = ctx.ctype(vy.dtype);
-  const std::string comment = fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM, SIMT tile {}", k.node->op(),
-                                          k.node->name(), shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
-                                          shape_y, g.str(), what,
-                                          nhwc ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
-                                          tile.name());
-  // W's row pitch only where its rows are not whole taps (compact weights): other text unchanged.
-  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  const std::string w_row = nhwc && p.w_row != taps * p.w ? fmt::format(", /*W row*/ {}", p.w_row) : "";
-  const std::string pitches = nhwc ? fmt::format(", /*pitches X Y W*/ {}, {}, {}{}", p.x, p.y, p.w, w_row) : "";
-  const std::string type =
-      fmt::format("mc::conv::Conv<{}, {}, {},\n    mc::conv::Layout::{}, mc::gemm::Tile<{}, {}, {}, {}, {}>, {}{}>", T,
-                  acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn, tile.bk, tile.tm,
-                  tile.tn, epilogue, pitches);
-  return linear_launch(k, comment, type, std::move(params));
+  return linear_launch(k, simt_comment(", SIMT tile " + tile.name()), simt_type(tile), std::move(params));
 }
 
 }  // namespace

@@ -18,8 +18,9 @@ namespace modelc::codegen {
 
 /// "mc::ix::Dims<2, 3, 4>" ("mc::ix::Dims<>" for a scalar).
 std::string dims(const std::vector<int64_t>& v);
-/// The element type of t in the templates: "float", "__half", "mc::ix::bf16", "double", "int8_t",
-/// "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "bool".
+/// The element type of t in the templates: "float", "__half", "mc::ix::bf16" (runtime_stub/device.h's
+/// mc::bf16), "double", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+/// "uint64_t", "bool".
 std::string elem_type(DType t);
 /// The raw-bits type of an element of t's size (exact copies): "uint8_t" ... "uint64_t".
 std::string bits_type(DType t);

@@ -113,16 +113,28 @@ std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k) {
   return {k.arch_tactic.begin(), k.arch_tactic.end()};
 }
 
+std::string tc_operand_type(const Kernel& k, DType t) {
+  if (t == DType::float16) return "__half";
+  if (t == DType::bfloat16) return "mc::bf16";
+  throw Error("internal: kernel " + k.id + " runs on tensor cores with " + dtype_name(t) + " operands");
+}
+
 KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
-                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params) {
+                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params,
+                           const std::string& simt_comment, const std::function<std::string(const TileConfig&)>& simt_decl) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
   // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
   // two launches: the product's partial sums into the workspace, then SplitKReduce.
   KernelLaunches r;
   for (const auto& [sm, tactic] : arch_variants(k)) {
+    const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
+    if (const TileConfig* simt = std::get_if<TileConfig>(&tactic)) {
+      if (!simt_decl) throw Error("internal: kernel " + k.id + " has a SIMT variant and no SIMT template");
+      r.launches.push_back(Launch{simt_comment + ", SIMT tile " + simt->name() + on, simt_decl(*simt), params, sm});
+      continue;
+    }
     const TcTile t = tc_tile_of(k, tactic);
     const std::string type = decl(t);
-    const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
     std::vector<LaunchParam> p = params;
     if (t.split_k > 1) {
       if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
@@ -196,18 +208,29 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   } else {
     epilogue = "mc::gemm::EpilogueIdentity";
   }
+  // The SIMT template's instantiation for a tile (the SIMT engine, or a tensor-core kernel's SIMT
+  // variant for an arch without tensor cores for its operands).
+  auto simt_type = [&](const TileConfig& tile) {
+    return fmt::format(
+        "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+        "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
+        "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
+        ctx.ctype(vy.dtype), Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a),
+        strides_text(g.b), y_text(g), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
+  };
   if (tc) {
-    const std::string TY = ctx.ctype(vy.dtype);
+    const std::string TY = ctx.ctype(vy.dtype), TAB = tc_operand_type(k, k.inputs[g.a_input].dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
       return fmt::format(
-          "mc::tc::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+          "mc::tc::Gemm<{}, {}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
           "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
           "    {}, {}>",
-          TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
+          TAB, TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
           y_text(g), tc_tile_text(t), epilogue);
     };
-    return tc_launches(k, ctx, fmt::format("{} '{}' {}{}, tensor cores", n.op(), n.name(), g.what, fused), decl, params);
+    const std::string what = fmt::format("{} '{}' {}{}", n.op(), n.name(), g.what, fused);
+    return tc_launches(k, ctx, what + ", tensor cores", decl, params, what, simt_type);
   }
   if (k.engine == "gemv") {
     const GemvTactic t = gemv_of(k);
@@ -222,14 +245,8 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
                          type, std::move(params));
   }
   const TileConfig tile = tile_of(k);
-  const std::string type = fmt::format(
-      "mc::gemm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
-      "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
-      "    mc::gemm::Tile<{}, {}, {}, {}, {}>, {}>",
-      T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b), y_text(g),
-      tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
-  return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", n.op(), n.name(), g.what, fused, tile.name()), type,
-                       std::move(params));
+  return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", n.op(), n.name(), g.what, fused, tile.name()),
+                       simt_type(tile), std::move(params));
 }
 
 }  // namespace

@@ -67,9 +67,16 @@ std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k);
 /// launches: the product writing its partial sums to k.workspace (Params::partial), then
 /// mc::tc::SplitKReduce of the same type adding them and running the epilogue. Each launch raises
 /// its dynamic shared memory to the type's kSmemBytes (Launch::dynamic_smem). Each comment is
-/// `comment` and the tile. Nothing to run when the first output is empty.
+/// `comment` and the tile. A variant whose tactic is a SIMT tile (BF16 below sm_80: the schedule's
+/// tensor_cores_on) is one launch of simt_decl(tile) with the same params, commented `simt_comment`
+/// and the tile. Nothing to run when the first output is empty.
 KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
-                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params);
+                           const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params,
+                           const std::string& simt_comment = {},
+                           const std::function<std::string(const TileConfig&)>& simt_decl = nullptr);
+
+/// The C++ type of tensor-core operands of `t`: "__half" (float16) or "mc::bf16" (bfloat16).
+std::string tc_operand_type(const Kernel& k, DType t);
 
 /// "mc::tc::Tile<BM, BN, BK, WarpsM, WarpsN, Async, Stages, SplitK>".
 std::string tc_tile_text(const TcTile& t);

@@ -42,6 +42,7 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
     case DType::float32:
     case DType::float16:
     case DType::float64:
+    case DType::bfloat16:
     case DType::int8:
     case DType::uint8:
     case DType::int16:

@@ -31,7 +31,7 @@ using Tile = ReductionTile;
 std::string tiling_type(const Tile& t);
 
 /// \brief C++ element type of a dtype, through the emitter; an Error naming the node when the
-/// templates do not support it (bfloat16).
+/// templates do not support it.
 std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const char* what);
 
 /// \brief The one launch of a kernel: its instantiation `type` with the Params fields `params`,

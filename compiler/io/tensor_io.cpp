@@ -61,7 +61,7 @@ Tensor read_tensor_file(const std::string& path) {
 }
 
 Tensor read_tensor_file(const std::string& path, DType dtype, const Shape& shape) {
-  return from_array(npy_call([&] { return mc_npy::read(path, static_cast<int>(dtype), shape); }));
+  return from_array(npy_call([&] { return mc_npy::read_input(path, static_cast<int>(dtype), shape); }));
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {

@@ -28,7 +28,8 @@ Tensor read_tensor_pb(const std::string& path);
 /// a directory is an Error at once), and no more than its size when opened.
 Tensor read_tensor_file(const std::string& path);
 /// The same for a file meant to hold a `dtype`[`shape`] tensor (a model's input): a file larger
-/// than such a file can be (mc_npy::max_file_bytes) is an Error before it is read. The caller
+/// than such a file can be (mc_npy::max_file_bytes) is an Error before it is read; for a bfloat16
+/// input a .npy file holds float32, rounded to nearest even (mc_npy::read_input). The caller
 /// compares the dtype and shape read with its own.
 Tensor read_tensor_file(const std::string& path, DType dtype, const Shape& shape);
 

@@ -22,7 +22,7 @@ std::vector<bool> converted_inputs(const Node& n, const ops::OpDef& def) {
   return r;
 }
 
-bool accepts_fp16(const Node& n, const ops::OpDef& def, const std::vector<bool>& conv, std::string& why) {
+bool accepts(const Node& n, const ops::OpDef& def, const std::vector<bool>& conv, DType type, std::string& why) {
   std::vector<std::unique_ptr<Value>> values;
   Node copy(n.op(), n.name(), n.opset());
   copy.set_domain(n.domain());
@@ -38,9 +38,9 @@ bool accepts_fp16(const Node& n, const ops::OpDef& def, const std::vector<bool>&
     if (conv[static_cast<std::size_t>(i)]) {
       // Small constants keep their data (shape rules may read them: Clip's bounds).
       if (src.is_constant() && src.numel() <= 64) {
-        v->set_constant(src.constant().cast(DType::float16));
+        v->set_constant(src.constant().cast(type));
       } else {
-        v->set_type(DType::float16, src.shape());
+        v->set_type(type, src.shape());
       }
     } else if (src.is_constant()) {
       v->set_constant(src.constant());
@@ -64,7 +64,7 @@ bool accepts_fp16(const Node& n, const ops::OpDef& def, const std::vector<bool>&
     def.infer(copy);
     for (int i = 0; i < n.num_outputs(); ++i) {
       if (n.has_output(i) && copy.output(i).shape() != n.output(i).shape()) {
-        why = "its output " + std::to_string(i) + " would change shape in float16";
+        why = "its output " + std::to_string(i) + " would change shape in " + dtype_name(type);
         return false;
       }
     }

@@ -17,13 +17,13 @@ namespace modelc {
 /// fills the one PassOptions::precision_report points to (it starts by
 /// clearing it); the caller owns it.
 struct PrecisionReport {
-  /// One weight (constant float tensor) converted to float16 at compile time.
+  /// One weight (constant float tensor) converted to `type` at compile time.
   struct Weight {
     std::string name;        ///< the tensor's name in the model
     int64_t elements = 0;
-    int64_t clamped = 0;     ///< finite values beyond FP16's range, clamped to +-65504
-    int64_t subnormal = 0;   ///< values whose FP16 result is subnormal (|x| < 2^-14, not 0)
-    int64_t underflow = 0;   ///< non-zero values whose FP16 result is 0
+    int64_t clamped = 0;     ///< finite values beyond the type's range, clamped to its largest finite value
+    int64_t subnormal = 0;   ///< values whose result is subnormal (FP16: |x| < 2^-14; BF16: < 2^-126), not 0
+    int64_t underflow = 0;   ///< non-zero values whose result is 0
   };
   /// A node with float tensors that stays FP32, and why.
   struct Fp32Node {
@@ -31,8 +31,10 @@ struct PrecisionReport {
   };
   std::vector<Weight> weights;          ///< in the order the pass converted them
   std::vector<Fp32Node> fp32_nodes;     ///< in graph order
-  int64_t fp16_nodes = 0;               ///< nodes that now store their float tensors in FP16
-  int64_t casts_inserted = 0;           ///< Cast nodes left in the graph at FP16/FP32 boundaries
+  /// The 16-bit storage type: float16 (--fp16) or bfloat16 (--bf16).
+  DType type = DType::float16;
+  int64_t fp16_nodes = 0;               ///< nodes that now store their float tensors in `type`
+  int64_t casts_inserted = 0;           ///< Cast nodes left in the graph at 16-bit/FP32 boundaries
   bool fp16_accumulate = false;         ///< copied from PassOptions
   bool io_fp16 = false;                 ///< copied from PassOptions
   int64_t total_clamped() const;
@@ -42,6 +44,10 @@ struct PrecisionReport {
 /// \brief What the passes read from the command line.
 struct PassOptions {
   bool fp16 = false;                    ///< --fp16 (passes/precision, layout)
+  bool bf16 = false;                    ///< --bf16: --fp16's policy with bfloat16 storage
+  /// The 16-bit float type the precision pass stores in: float16 (--fp16), bfloat16 (--bf16), or
+  /// undefined (neither: the pass does not run).
+  DType half_type() const { return fp16 ? DType::float16 : bf16 ? DType::bfloat16 : DType::undefined; }
   /// --fp16-accumulate: FP16 accumulation in GEMM/conv kernels where faster.
   /// Read by the code generator; passes/precision only records it.
   bool fp16_accumulate = false;

@@ -1,35 +1,38 @@
-// compiler/passes/precision.cpp — --fp16: which tensors are stored in FP16.
+// compiler/passes/precision.cpp — --fp16 / --bf16: which tensors are stored in 16 bits.
 //
-// Per node, from the registry's OpDef::precision:
-//   fp16, fp32_compute   the node's float32 inputs and outputs become float16
-//                        (fp32_compute: the kernel computes in FP32 on FP16
+// One policy, two storage types: float16 with --fp16, bfloat16 with --bf16 (below, "half" is
+// whichever of the two the options name: PassOptions::half_type). Per node, from the registry's
+// OpDef::precision:
+//   fp16, fp32_compute   the node's float32 inputs and outputs become half
+//                        (fp32_compute: the kernel computes in FP32 on half
 //                        storage; the graph looks the same)
 //   unset, never         the node keeps its types (FP32)
 // A node also stays FP32 when --keep-fp32 names it (by its name, or a name it
-// covers), or when its op does not take float16 in that form (checked on a
+// covers), or when its op does not take the half type in that form (checked on a
 // copy with the op's own validation and shape rule).
 //
 // Inputs listed in OpDef::const_inputs (Resize's roi and scales, ...) are
 // parameters, never converted. Integer and bool tensors never change.
 //
-// Constant float tensors read by FP16 nodes are converted at compile time into
-// new constant Values (name + "_fp16"; the FP32 original stays for FP32
-// readers or is dropped when none is left): finite values beyond FP16's range
-// are clamped to +-65504, and the clamped values, the subnormal results and
+// Constant float tensors read by half nodes are converted at compile time into
+// new constant Values (name + "_fp16" / "_bf16"; the FP32 original stays for FP32
+// readers or is dropped when none is left): finite values beyond the type's range
+// are clamped to its largest finite value (FP16 +-65504; BF16 +-3.3895e38, only
+// the top of FP32's range), and the clamped values, the subnormal results and
 // the values that underflow to 0 are counted per tensor in the
 // PrecisionReport that PassOptions::precision_report points to.
 //
-// A Cast is inserted at every boundary between FP16 and FP32 storage, once
+// A Cast is inserted at every boundary between half and FP32 storage, once
 // per value and direction (later readers share it). Graph inputs and outputs
 // stay FP32 (a Cast after the input, before the output: the output Value
-// keeps its name and the producer writes NAME_fp16), unless io_fp16, where
-// they become float16 themselves (a graph output that is a constant keeps
-// its type). Last, Cast chains through an exact widening (float16 -> float32
-// -> T) read the float16 value directly, and Casts to the type their input
-// already has are removed.
+// keeps its name and the producer writes NAME_fp16 / NAME_bf16), unless io_fp16,
+// where they become float16 themselves (a graph output that is a constant keeps
+// its type). Last, Cast chains through an exact widening (float16 or bfloat16
+// -> float32 -> T) read the 16-bit value directly, and Casts to the type their
+// input already has are removed.
 //
 // The reference interpreter runs the result as it is: each op computes in
-// double and rounds to float16 at its output, which simulates FP16 storage.
+// double and rounds to the half type at its output, which simulates its storage.
 //
 // Needs: shapes inferred; BN folded (weights are converted once, final).
 // Leaves: a graph that verifies and infers to the same types.
@@ -60,6 +63,7 @@ int64_t PrecisionReport::total_subnormal() const {
 namespace {
 
 constexpr double kHalfMax = 65504.0;
+constexpr double kBfloat16Max = 3.3895313892515355e38;  // 0x7f7f: (2 - 2^-7) x 2^127
 
 bool default_domain(const Node& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
@@ -73,23 +77,25 @@ bool has_float32(const Node& n) {
   return false;
 }
 
-/// The float16 form of a weight: clamped to FP16's range, counted.
-Tensor convert_weight(const Tensor& t, PrecisionReport::Weight& w) {
+/// The `type` (float16 or bfloat16) form of a weight: clamped to the type's range, counted.
+Tensor convert_weight(const Tensor& t, DType type, PrecisionReport::Weight& w) {
+  const double max = type == DType::float16 ? kHalfMax : kBfloat16Max;
+  const uint16_t min_normal = type == DType::float16 ? 0x0400 : 0x0080;  // the smallest normal's bits
   std::vector<double> v = t.to_f64();
   w.elements = static_cast<int64_t>(v.size());
   for (double& x : v) {
-    if (std::isfinite(x) && std::fabs(x) > kHalfMax) {
-      x = x > 0 ? kHalfMax : -kHalfMax;
+    if (std::isfinite(x) && std::fabs(x) > max) {
+      x = x > 0 ? max : -max;
       ++w.clamped;
     }
   }
-  Tensor h = Tensor::from_f64(DType::float16, t.shape(), v);
+  Tensor h = Tensor::from_f64(type, t.shape(), v);
   const uint16_t* bits = h.data<uint16_t>();
   for (std::size_t i = 0; i < v.size(); ++i) {
     const uint16_t mag = bits[i] & 0x7fff;
     if (mag == 0) {
       if (v[i] != 0.0) ++w.underflow;
-    } else if (mag < 0x0400) {
+    } else if (mag < min_normal) {
       ++w.subnormal;
     }
   }
@@ -104,7 +110,7 @@ Node* next_node(const Graph& g, const Node* n) {
   return nullptr;
 }
 
-const char* suffix(DType t) { return t == DType::float16 ? "_fp16" : "_fp32"; }
+const char* suffix(DType t) { return t == DType::float16 ? "_fp16" : t == DType::bfloat16 ? "_bf16" : "_fp32"; }
 
 class Rewriter {
  public:
@@ -118,11 +124,11 @@ class Rewriter {
     auto it = versions_.find(key);
     if (it != versions_.end()) return it->second;
     Value* r;
-    if (v->is_constant() && !v->producer() && !v->is_graph_input() && t == DType::float16 &&
-        v->dtype() == DType::float32) {
+    if (v->is_constant() && !v->producer() && !v->is_graph_input() &&
+        (t == DType::float16 || t == DType::bfloat16) && v->dtype() == DType::float32) {
       PrecisionReport::Weight w;
       w.name = v->name();
-      Tensor h = convert_weight(v->constant(), w);
+      Tensor h = convert_weight(v->constant(), t, w);
       report_.weights.push_back(w);
       r = g_.add_constant(v->name() + suffix(t), std::move(h), v->is_initializer());
     } else {
@@ -155,8 +161,8 @@ class Rewriter {
   std::set<const Node*> casts_;
 };
 
-/// Cast(Cast(x: float16 -> float32) -> T) reads x directly (the widening is
-/// exact); a Cast to its input's type disappears.
+/// Cast(Cast(x: float16 or bfloat16 -> float32) -> T) reads x directly (the
+/// widening is exact); a Cast to its input's type disappears.
 void simplify_casts(Graph& g) {
   std::vector<Node*> casts;
   for (const auto& up : g.nodes()) {
@@ -184,6 +190,9 @@ bool precision(Graph& g, const PassOptions& o) {
   PrecisionReport local;
   PrecisionReport& report = o.precision_report ? *o.precision_report : local;
   report = PrecisionReport{};
+  // float16 unless --bf16 (the pass run by itself, without either flag, is the FP16 pass).
+  const DType half = o.half_type() == DType::undefined ? DType::float16 : o.half_type();
+  report.type = half;
   report.fp16_accumulate = o.fp16_accumulate;
   report.io_fp16 = o.io_fp16;
 
@@ -211,7 +220,7 @@ bool precision(Graph& g, const PassOptions& o) {
   if (o.io_fp16) {
     for (Value* v : g.inputs()) {
       if (v->dtype() == DType::float32 && !v->is_constant()) {
-        v->set_dtype(DType::float16);
+        v->set_dtype(half);
         changed = true;
       }
     }
@@ -225,7 +234,7 @@ bool precision(Graph& g, const PassOptions& o) {
     const bool floats = has_float32(*n);
     const std::vector<bool> conv = fp16_rules::converted_inputs(*n, def);
     std::string reason;
-    bool fp16 = false;
+    bool fp16 = false;  // the node stores half
     if (def.precision != ops::Precision::fp16 && def.precision != ops::Precision::fp32_compute) {
       reason = def.precision == ops::Precision::never ? "precision policy 'never' (shape math, indices, comparisons)"
                                                       : "no precision policy";
@@ -233,14 +242,14 @@ bool precision(Graph& g, const PassOptions& o) {
       reason = "pinned by --keep-fp32";
     } else if (floats) {
       std::string why;
-      fp16 = fp16_rules::accepts_fp16(*n, def, conv, why);
-      if (!fp16) reason = "the op does not take float16 here: " + why;
+      fp16 = fp16_rules::accepts(*n, def, conv, half, why);
+      if (!fp16) reason = std::string("the op does not take ") + dtype_name(half) + " here: " + why;
     }
     if (floats && !fp16) report.fp32_nodes.push_back({n->name(), n->op(), reason});
 
     if (fp16) {
       for (int i = 0; i < n->num_inputs(); ++i) {
-        if (conv[static_cast<std::size_t>(i)]) n->set_input(i, rw.as(&n->input(i), DType::float16, n));
+        if (conv[static_cast<std::size_t>(i)]) n->set_input(i, rw.as(&n->input(i), half, n));
       }
       std::vector<DType> before_types;
       for (const Value* v : n->outputs()) before_types.push_back(v ? v->dtype() : DType::undefined);
@@ -253,7 +262,7 @@ bool precision(Graph& g, const PassOptions& o) {
           out->set_constant(out->constant().cast(out->dtype()));
         }
         if (out->dtype() == before_types[static_cast<std::size_t>(k)] || !out->is_graph_output() || o.io_fp16) continue;
-        // A graph output stays FP32: the node writes NAME_fp16, a Cast writes NAME.
+        // A graph output stays FP32: the node writes NAME_fp16 (NAME_bf16), a Cast writes NAME.
         Value* half = g.add_value(out->name() + suffix(out->dtype()));
         half->set_type(out->dtype(), out->shape());
         out->set_dtype(before_types[static_cast<std::size_t>(k)]);
@@ -283,7 +292,7 @@ bool precision(Graph& g, const PassOptions& o) {
         if (!out->is_graph_output() || out->dtype() != DType::float32 || out->is_constant()) continue;
         Value* full = g.add_value(out->name() + suffix(DType::float32));
         full->set_type(DType::float32, out->shape());
-        out->set_dtype(DType::float16);
+        out->set_dtype(half);
         n->set_output(k, full);
         rw.cast(full, out, next_node(g, n));
         rw.add_version(out, DType::float32, full);
@@ -292,7 +301,7 @@ bool precision(Graph& g, const PassOptions& o) {
     }
   }
   // Graph outputs that are graph inputs read by nothing else need no Cast:
-  // with io_fp16 both are float16, without it neither changed.
+  // with io_fp16 both are half, without it neither changed.
 
   if (changed) {
     simplify_casts(g);

@@ -25,7 +25,7 @@ bool schedule_stage(Compilation& c) {
   return ((*c.lowering).*Method)();
 }
 
-bool with_fp16(const LowerOptions& o) { return o.passes.fp16; }
+bool with_half(const LowerOptions& o) { return o.passes.half_type() != DType::undefined; }
 bool with_fuse_epilogue(const LowerOptions& o) { return o.passes.fuse_epilogue; }
 
 }  // namespace
@@ -49,11 +49,11 @@ const std::vector<Stage>& pipeline() {
       {"split_recurrence", K::graph, "constant weights final (fold_batchnorm); before precision (the product takes FP16)",
        "the input projection of LSTM / GRU / RNN (X * W^T for every step) becomes one MatMul before the recurrence",
        true, nullptr, graph_pass<split_recurrence>},
-      {"precision", K::graph, "weights final (fold_batchnorm), so each is converted to FP16 once",
-       "--fp16: FP16 storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes", true,
-       with_fp16, graph_pass<precision>},
+      {"precision", K::graph, "weights final (fold_batchnorm), so each is converted to FP16 (BF16) once",
+       "--fp16 / --bf16: FP16 (BF16) storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes",
+       true, with_half, graph_pass<precision>},
       {"fold_cast_pairs", K::graph, "the precision Casts in place (precision)",
-       "a Cast pair from FP16 around an op that computes in FP32 on FP16 storage (fp32_compute) folds into it",
+       "a Cast pair from FP16 (BF16) around an op that computes in FP32 on 16-bit storage (fp32_compute) folds into it",
        true, nullptr, graph_pass<fold_cast_pairs>},
       {"sink_reshapes", K::graph, "the precision Casts in place (a Cast between a product and its reader stays)",
        "an elementwise binary op reading a Conv / Gemm / MatMul through a reshape (or a Transpose of unit dims) "
@@ -88,7 +88,7 @@ const std::vector<Stage>& pipeline() {
        "channels-last buffers and conversions, OHWI weights, channel padding (--layout)", false, nullptr,
        schedule_stage<&Lowering::plan_layout>},
       {"fold_boundary_casts", K::schedule, "the layout (a channels-last or converted value keeps its Cast)",
-       "--fp16: Casts at the model's boundary fold into the converting kernels beside them", true, with_fp16,
+       "--fp16 / --bf16: Casts at the model's boundary fold into the converting kernels beside them", true, with_half,
        schedule_stage<&Lowering::fold_boundary_casts>},
       {"elide_concat", K::schedule,
        "each buffer's layout (layout) and the final writers (fold_boundary_casts); before the arena is planned",
@@ -288,7 +288,7 @@ Schedule lower(Graph& g, const LowerOptions& o) {
     if (unchanged[k]) counts[k].kernels_without = counts[k].kernels;
   }
   r.stage_kernels = std::move(counts);
-  if (o.run_passes && o.passes.fp16 && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
+  if (o.run_passes && with_half(o) && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
   return r;
 }
 

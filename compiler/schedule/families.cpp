@@ -159,8 +159,9 @@ bool tensor_core_operands(const Node& n) {
   if (w < 0 || !n.has_input(0) || !n.has_input(w)) return false;
   const Value& x = n.input(0);
   const Value& wt = n.input(w);
-  return (x.rank() == 4 || x.rank() == 5) && wt.rank() == x.rank() && x.dtype() == DType::float16 &&
-         wt.dtype() == DType::float16 && wt.shape()[1] == x.shape()[1];
+  return (x.rank() == 4 || x.rank() == 5) && wt.rank() == x.rank() &&
+         (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) && wt.dtype() == x.dtype() &&
+         wt.shape()[1] == x.shape()[1];
 }
 
 }  // namespace modelc

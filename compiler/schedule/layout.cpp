@@ -113,9 +113,10 @@ bool channels_last_view(const TensorView& v, int64_t* pitch) {
 }
 
 WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const TensorView& w, int64_t x_pitch) {
-  // tensor_core_operands, read from the views: float16 X and W of one rank (one group: the rule's).
-  const bool tensor_cores = x.dtype == DType::float16 && w.dtype == DType::float16 && x.shape.size() == w.shape.size() &&
-                            (x.shape.size() == 4 || x.shape.size() == 5);
+  // tensor_core_operands, read from the views: float16 (bfloat16) X and W of one rank (one group: the
+  // rule's).
+  const bool tensor_cores = (x.dtype == DType::float16 || x.dtype == DType::bfloat16) && w.dtype == x.dtype &&
+                            x.shape.size() == w.shape.size() && (x.shape.size() == 4 || x.shape.size() == 5);
   const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores);
   if (!same_memory(w.shape, w.strides, weight_strides(w.shape, ws))) {
     throw Error("internal: kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") +

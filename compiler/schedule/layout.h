@@ -23,7 +23,7 @@
 //    dense unless only unit dims come or go. Dims of extent 1 make both layouts the same memory:
 //    [N, C, 1, 1] needs no conversion either way.
 //  - Channel pitch: Cp = round_up(C, 8) when a consumer is a convolution that can take tensor cores
-//    (tensor_core_operands: float16 X and W, one group) and C % 8 != 0; C otherwise. Padded
+//    (tensor_core_operands: float16 or bfloat16 X and W, one group) and C % 8 != 0; C otherwise. Padded
 //    channels are never written nor read as data; only kernels that take a pitch (FamilyFacts::
 //    pitch: pools, depthwise, tensor-core-eligible convolutions; strided families) read or write
 //    such buffers.

@@ -66,7 +66,9 @@ struct Kernel {
   Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
   /// Convolutions and matrix products (the gemm and conv families): "tensor_core" when the kernel
-  /// runs on the tensor-core templates, "simt" otherwise; empty for every other family.
+  /// runs on the tensor-core templates, "simt" otherwise; empty for every other family. A BF16
+  /// "tensor_core" kernel planned for sm_75 too runs a SIMT tile there (its arch_tactic entry is a
+  /// TileConfig: no BF16 MMA below sm_80).
   std::string engine;
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);
   /// empty when it is, or when engine is empty.

@@ -89,10 +89,24 @@ TcTile tc_tile_of(const Kernel& k, const Tactic& tactic);
 /// product, one small block, where staging and fragment traffic outweigh the MMAs.
 constexpr int64_t kTinyGemmMacs = 32 * 32 * 32;
 
+/// BF16 operands take tensor cores from this SM on (mma.sync ... .bf16 is sm_80's); an older target
+/// runs a BF16 convolution or matrix product on its SIMT tile (tensor_cores_on).
+constexpr int kBf16TensorCoreMinSm = 80;
+/// \brief Whether the tensor-core templates run operands of `storage` (float16 or bfloat16) on `t`.
+bool tensor_cores_on(const Target& t, DType storage);
+
+/// \brief The SIMT tile a tensor-core kernel runs on a target without tensor cores for its operands
+/// (BF16 below sm_80): the family's SIMT rule, its reason in *why.
+using SimtVariant = std::function<TileConfig(const Target&, std::string* why)>;
+
 /// \brief Plans a tensor-core kernel for every target: k.tactic = the first (oldest) target's
 /// choice, k.arch_tactic = each target's where they differ; returns the first target's reason
-/// (plus " (sm_90: ...)" for each arch that differs).
-std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p);
+/// (plus " (sm_90: ...)" for each arch that differs). A target where `storage` has no tensor cores
+/// (tensor_cores_on) gets `simt`'s tile instead: the kernel's variant for that arch is SIMT (at least
+/// one target must have them). k.workspace_bytes: the largest split-K workspace of the tensor-core
+/// variants.
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p, DType storage,
+                          const SimtVariant& simt);
 
 // ---- GEMV (templates/gemv.cuh) ------------------------------------------------------------------
 
@@ -113,12 +127,12 @@ GemvTactic gemv_of(const Kernel& k);
 // ---- the families' rules ------------------------------------------------------------------------
 
 /// gemm: Gemm / MatMul / Einsum (and fused forms) of at most kGemvMaxRows rows on the GEMV (one
-/// element type throughout, FP32 or FP16, not horizontally fused), else on tensor cores where
-/// gemm_fallback finds no reason against, else a SIMT tile (one-operand Einsum: a strided sum, one
-/// thread per output).
+/// element type throughout, FP32, FP16 or BF16, not horizontally fused), else on tensor cores where
+/// gemm_fallback finds no reason against (BF16: the SIMT tile on targets below sm_80), else a SIMT
+/// tile (one-operand Einsum: a strided sum, one thread per output).
 void gemm_tactic(Kernel& k, const std::vector<Target>& targets);
-/// conv: an implicit GEMM on tensor cores (FP16, one group, channels-last with the pitch padded to
-/// 8, aligned), else a SIMT tile.
+/// conv: an implicit GEMM on tensor cores (FP16 or BF16, one group, channels-last with the pitch padded
+/// to 8, aligned; BF16: the SIMT tile on targets below sm_80), else a SIMT tile.
 void conv_tactic(Kernel& k, const std::vector<Target>& targets);
 /// conv_depthwise: direct, one thread per output (SIMT, "depthwise").
 void conv_depthwise_tactic(Kernel& k, const std::vector<Target>& targets);

@@ -129,14 +129,25 @@ TcTile tc_tile_of(const Kernel& k, const Tactic& tactic) {
   throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tensor-core tile");
 }
 
-std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p) {
+bool tensor_cores_on(const Target& t, DType storage) {
+  return storage != DType::bfloat16 || t.sm >= kBf16TensorCoreMinSm;
+}
+
+std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p, DType storage,
+                          const SimtVariant& simt) {
   std::string first_why;
   k.arch_tactic.clear();
   std::map<int, Tactic> per;
   std::string others;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::string why;
-    per[targets[i].sm] = choose_tc_tile(p, targets[i], &why);
+    if (tensor_cores_on(targets[i], storage)) {
+      per[targets[i].sm] = choose_tc_tile(p, targets[i], &why);
+    } else {
+      std::string simt_why;
+      per[targets[i].sm] = simt(targets[i], &simt_why);
+      why = fmt::format("sm_{}: {} (no BF16 MMA below sm_{})", targets[i].sm, simt_why, kBf16TensorCoreMinSm);
+    }
     if (i == 0) {
       first_why = why;
       k.tactic = per[targets[i].sm];
@@ -147,9 +158,11 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
   bool differ = false;
   for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
   if (differ) k.arch_tactic = per;
-  k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tactic needs
+  k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tensor-core tactic needs
   for (const auto& [sm, tactic] : per) {
-    k.workspace_bytes = std::max(k.workspace_bytes, tc_tile_of(k, tactic).workspace_bytes(p.batch, p.M, p.N));
+    if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
+      k.workspace_bytes = std::max(k.workspace_bytes, t->workspace_bytes(p.batch, p.M, p.N));
+    }
   }
   return first_why + others;
 }
@@ -192,10 +205,32 @@ bool mixed_epilogue_types(const Kernel& k) {
   return false;
 }
 
+/// The 16-bit float storage of tensor-core operands that share it: float16 or bfloat16; else
+/// undefined (FP32, integers, or two types).
+DType tc_storage(DType a, DType b) {
+  return a == b && (a == DType::float16 || a == DType::bfloat16) ? a : DType::undefined;
+}
+
+/// BF16 operands where no target has BF16 tensor cores (every --arch below sm_80): the reason the
+/// kernel is SIMT; "" otherwise.
+std::string bf16_without_tensor_cores(DType storage, const std::vector<Target>& targets) {
+  if (std::any_of(targets.begin(), targets.end(), [&](const Target& t) { return tensor_cores_on(t, storage); })) return "";
+  return fmt::format("BF16 storage on sm_{} (no BF16 MMA below sm_{})", targets.front().sm, kBf16TensorCoreMinSm);
+}
+
+/// The check_grid of each tensor-core variant of k (its block rows; the SIMT variants checked theirs).
+void check_tc_grids(const Kernel& k, int64_t rows) {
+  auto check = [&](const Tactic& tactic) {
+    if (const TcTile* t = std::get_if<TcTile>(&tactic)) check_grid(k, TileConfig{t->bm, 64, 8, 4, 8}, rows);
+  };
+  for (const auto& [sm, tactic] : k.arch_tactic) check(tactic);
+  check(k.tactic);
+}
+
 /// Why a GEMM cannot run on the tensor-core template ("" when it can). Documented thresholds:
-/// float16 A and B (FP16 storage), at least kTinyGemmMacs multiply-adds per product, 16-byte
-/// aligned operands (every output of a horizontally fused product), one element type for the
-/// epilogue's operands (C / bias and residual).
+/// float16 A and B (FP16 storage) or bfloat16 A and B (BF16 storage; tensor cores from sm_80), at
+/// least kTinyGemmMacs multiply-adds per product, 16-byte aligned operands (every output of a
+/// horizontally fused product), one element type for the epilogue's operands (C / bias and residual).
 std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
   if (g.kind == GemmLowering::Kind::strided_sum) return "one-operand Einsum (a strided sum)";
   const DType ta = k.inputs[g.a_input].dtype, tb = k.inputs[g.b_input].dtype, ty = k.outputs[0].dtype;
@@ -204,7 +239,7 @@ std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
     if (t == DType::float64) return "FP64 storage";
   }
   if (ta == DType::float32 || tb == DType::float32) return "FP32 storage";
-  if (ta != DType::float16 || tb != DType::float16) return std::string(dtype_name(ta != DType::float16 ? ta : tb)) + " storage";
+  if (tc_storage(ta, tb) == DType::undefined) return fmt::format("{} A and {} B", dtype_name(ta), dtype_name(tb));
   if (g.M * g.N * g.K < kTinyGemmMacs) return fmt::format("tiny GEMM: {}x{}x{}", g.M, g.N, g.K);
   if (!aligned16(k.inputs[g.a_input]) || !aligned16(k.inputs[g.b_input]) ||
       !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
@@ -219,13 +254,13 @@ std::string equation_prefix(const Kernel& k) {
 
 /// True when the GEMV template runs the product: a matrix product (not a strided sum, not
 /// horizontally fused) of at most kGemvMaxRows rows whose operands and output share one element
-/// type, float or float16 (gemv::Gemv's T), with a batch within the grid's y limit.
+/// type, float, float16 or bfloat16 (gemv::Gemv's T), with a batch within the grid's y limit.
 bool gemv_runs(const Kernel& k, const GemmLowering& g) {
   if (g.kind != GemmLowering::Kind::gemm || !k.ranges.empty() || g.M > kGemvMaxRows || g.batch_count() > 65535) {
     return false;
   }
   const DType t = k.outputs[0].dtype;
-  if (t != DType::float32 && t != DType::float16) return false;
+  if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return false;
   return std::all_of(k.inputs.begin(), k.inputs.end(),
                      [&](const TensorView& v) { return v.dtype == DType::undefined || v.dtype == t; });
 }
@@ -240,11 +275,15 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
   k.engine = "gemv";
   const Estimate e = estimate(kernel_work(k, k.tactic), targets.front());
   std::string instead;
-  if (k.fallback_reason.empty()) {
-    const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, targets.front());
-    instead = fmt::format("; the tensor-core tactic it replaces: {}, {:.2f} us (M {} in tiles of {} rows)", tc.name(),
-                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), targets.front()).us,
-                          g.M, tc.bm);
+  // The first target with tensor cores for the operands (BF16: from sm_80).
+  const DType storage = tc_storage(k.inputs[g.a_input].dtype, k.inputs[g.b_input].dtype);
+  const auto on = std::find_if(targets.begin(), targets.end(), [&](const Target& t) { return tensor_cores_on(t, storage); });
+  if (k.fallback_reason.empty() && on != targets.end()) {
+    const TcTile tc = choose_tc_tile({g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, *on);
+    instead = fmt::format("; the tensor-core tactic it replaces{}: {}, {:.2f} us (M {} in tiles of {} rows)",
+                          on == targets.begin() ? "" : fmt::format(" on sm_{}", on->sm), tc.name(),
+                          estimate(tc_gemm_work(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), tc), *on).us, g.M,
+                          tc.bm);
   }
   k.fallback_reason = fmt::format("at most {} rows: GEMV", kGemvMaxRows);
   k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate {}{}",
@@ -271,6 +310,9 @@ void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {
 void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
   const GemmLowering g = lower_gemm(k);
   k.fallback_reason = gemm_fallback(k, g);
+  const DType storage = g.kind == GemmLowering::Kind::gemm ? tc_storage(k.inputs[g.a_input].dtype, k.inputs[g.b_input].dtype)
+                                                           : DType::undefined;
+  if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   k.arch_tactic.clear();
   if (gemv_runs(k, g)) {
     gemv_gemm(k, g, targets);
@@ -278,9 +320,13 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
   }
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
-    const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)});
-    for (const auto& [sm, tactic] : k.arch_tactic) check_grid(k, TileConfig{tc_tile_of(k, tactic).bm, 64, 8, 4, 8}, g.M);
-    check_grid(k, TileConfig{tc_tile_of(k, k.tactic).bm, 64, 8, 4, 8}, g.M);
+    const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, storage,
+                                          [&](const Target& t, std::string* w) {
+                                            const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, w);
+                                            check_grid(k, tile, g.M);
+                                            return tile;
+                                          });
+    check_tc_grids(k, g.M);
     k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
     return;
   }
@@ -293,8 +339,8 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
 
 namespace {
 
-/// Why a convolution cannot run on the tensor-core template ("" when it can): float16 X and W,
-/// groups = 1, channels-last views (schedule/layout.h) with W stored as the layout stage stores it
+/// Why a convolution cannot run on the tensor-core template ("" when it can): float16 (bfloat16) X
+/// and W, groups = 1, channels-last views (schedule/layout.h) with W stored as the layout stage stores it
 /// (kernel_weight_storage: OHWI at X's channel pitch, which must be a multiple of 8 for 16-byte
 /// chunks of channels; or compact, K over the channels, for fewer than kCompactKChannels), 16-byte
 /// aligned buffers.
@@ -304,9 +350,7 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
     if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return "integer data";
   }
   if (x.dtype == DType::float32 || w.dtype == DType::float32) return "FP32 storage";
-  if (x.dtype != DType::float16 || w.dtype != DType::float16) {
-    return std::string(dtype_name(x.dtype != DType::float16 ? x.dtype : w.dtype)) + " storage";
-  }
+  if (tc_storage(x.dtype, w.dtype) == DType::undefined) return fmt::format("{} X and {} W", dtype_name(x.dtype), dtype_name(w.dtype));
   if (g.G > 1) return fmt::format("groups = {}", g.G);
   const int64_t cp = channels_last_pitch(x);
   // A horizontally fused convolution writes several outputs (k.ranges): each must qualify.
@@ -323,12 +367,17 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   return mixed_epilogue_types(k) ? "bias and residual of different types" : "";
 }
 
-void simt_conv(Kernel& k, const ConvGeometry& g, const Target& t) {
+/// The SIMT tile of a convolution on target t, its reason in *why.
+TileConfig simt_conv_tile(const Kernel& k, const ConvGeometry& g, const Target& t, std::string* why) {
   if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
-  std::string why;
-  const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, &why);
+  const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, why);
   check_grid(k, tile, g.Mg());
-  k.tactic = tile;
+  return tile;
+}
+
+void simt_conv(Kernel& k, const ConvGeometry& g, const Target& t) {
+  std::string why;
+  k.tactic = simt_conv_tile(k, g, t, &why);
   k.note = fmt::format("{}: implicit GEMM, M {} (channels per group) N {} (pixels) K {}; {}", g.str(), g.Mg(),
                        g.N * g.out_pixels(), g.Cg() * g.kernel[0] * g.kernel[1] * g.kernel[2], why);
 }
@@ -341,11 +390,15 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   k.arch_tactic.clear();
   k.engine = "simt";
   k.fallback_reason = conv_fallback(k, g);
+  const DType storage = tc_storage(k.inputs[0].dtype, k.inputs[1].dtype);
+  if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   if (k.fallback_reason.empty()) {
     k.engine = "tensor_core";
     const int64_t pixels = g.N * g.out_pixels();
     const TcConvDepth d = tc_conv_depth(k);
-    const std::string why = plan_tc_archs(k, targets, {1, pixels, g.M, d.K, kernel_bytes(k)});
+    const std::string why =
+        plan_tc_archs(k, targets, {1, pixels, g.M, d.K, kernel_bytes(k)}, storage,
+                      [&](const Target& t, std::string* w) { return simt_conv_tile(k, g, t, w); });
     const std::string depth = d.compact ? fmt::format("compact: {} taps x {} channels, W rows of {}", d.taps, g.C, d.row)
                                         : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
     k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} ({}); {}", g.str(),

@@ -17,7 +17,8 @@ namespace modelc::linear {
 
 /// \brief Why tensor-core convolution k cannot run Winograd F(2x2, 3x3) ("" when it can): a 2-D
 /// 3x3 filter, stride 1, dilation 1, groups 1, one output (not horizontally fused), W stored at X's
-/// channel pitch (not the compact form of fewer than 8 channels: schedule/layout.h WeightStorage).
+/// channel pitch (not the compact form of fewer than 8 channels: schedule/layout.h WeightStorage),
+/// FP16 storage (the transforms stage FP16: a BF16 convolution stays direct).
 std::string winograd_unfit(const Kernel& k, const ConvGeometry& g);
 
 /// \brief The buffers of a Winograd convolution: `tiles` 2x2 output tiles (every image), V

@@ -5,11 +5,13 @@
 // ldmatrix and mma are warp collectives of all 32 lanes (as wmma.h's). Each lane gives and gets
 // exactly its own registers in the PTX ISA's per-lane fragment layouts (device.h's comment lists
 // them; g = lane / 4, t = lane % 4), so a kernel that puts an element in the wrong lane computes a
-// wrong result here as on a GPU. Halves are packed two per 32-bit register, the lower column (row
-// with .trans) in the low 16 bits. mma computes each product exactly (two halves' product is exact
-// in float), accumulates in float in k order starting from C, and rounds to the accumulator type
-// after every 8 k: m16n8k16 is the two m16n8k8 of its K halves in sequence, exactly what device.h
-// runs on sm_75 (with FP32 accumulators that is simply the k-order float sum, as wmma.h's mma).
+// wrong result here as on a GPU. 16-bit elements are packed two per 32-bit register, the lower
+// column (row with .trans) in the low 16 bits. mma computes each product exactly (the product of
+// two halves, or of two bfloat16s, is exact in float), accumulates in float in k order starting from
+// C, and rounds to the accumulator type after every 8 k: m16n8k16 is the two m16n8k8 of its K halves
+// in sequence, exactly what device.h runs on sm_75 (with FP32 accumulators that is simply the
+// k-order float sum, as wmma.h's mma). The BF16 form (mma_m16n8k16_bf16) differs only in how an
+// element's bits are read.
 #pragma once
 
 #include <cstdint>
@@ -68,27 +70,43 @@ struct MmaArg {
 
 inline float half_lo(unsigned r) { return __half2float(__ushort_as_half(static_cast<unsigned short>(r & 0xffffu))); }
 inline float half_hi(unsigned r) { return __half2float(__ushort_as_half(static_cast<unsigned short>(r >> 16))); }
+/// A bfloat16 is the upper half of a float32.
+inline float bf16_bits_to_float(unsigned bits) {
+  const unsigned x = bits << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline float bf16_lo(unsigned r) { return bf16_bits_to_float(r & 0xffffu); }
+inline float bf16_hi(unsigned r) { return bf16_bits_to_float(r >> 16); }
+
+/// \brief The A / B element type of an mma: FP16 or BF16 (the accumulator is Acc).
+enum class MmaIn { f16, bf16 };
 inline unsigned pack_halves(float lo, float hi) {
   return static_cast<unsigned>(__half_as_ushort(__float2half_rn(lo))) |
          (static_cast<unsigned>(__half_as_ushort(__float2half_rn(hi))) << 16);
 }
 
-/// \brief mma.m16n8k{K}.row.col, FP16 A and B, Acc accumulators (float: FP32, unsigned: FP16 pairs).
-/// Gathers A (16 x K), B (K x 8) and C (16 x 8) from the lanes' registers, computes D, scatters it.
-template <int K, class Acc>
+/// \brief mma.m16n8k{K}.row.col, A and B of In (FP16 or BF16), Acc accumulators (float: FP32,
+/// unsigned: FP16 pairs). Gathers A (16 x K), B (K x 8) and C (16 x 8) from the lanes' registers,
+/// computes D, scatters it.
+template <int K, class Acc, MmaIn In = MmaIn::f16>
 void complete_mma(void* const* args) {
+  static_assert(In == MmaIn::f16 || std::is_same<Acc, float>::value, "mma: BF16 inputs take FP32 accumulators");
+  auto lo = [](unsigned r) { return In == MmaIn::f16 ? half_lo(r) : bf16_lo(r); };
+  auto hi = [](unsigned r) { return In == MmaIn::f16 ? half_hi(r) : bf16_hi(r); };
   float A[16][K], B[K][8], D[16][8];
   for (int l = 0; l < 32; ++l) {
     const MmaArg<Acc>& x = *static_cast<MmaArg<Acc>*>(args[l]);
     const int g = l / 4, t = 2 * (l % 4);
     for (int h = 0; h < K / 8; ++h) {  // K halves: a0 a1 (k 0-7), a2 a3 (k 8-15); b0, b1
       const unsigned top = x.a[2 * h], bottom = x.a[2 * h + 1], b = x.b[h];
-      A[g][8 * h + t] = half_lo(top);
-      A[g][8 * h + t + 1] = half_hi(top);
-      A[g + 8][8 * h + t] = half_lo(bottom);
-      A[g + 8][8 * h + t + 1] = half_hi(bottom);
-      B[8 * h + t][g] = half_lo(b);
-      B[8 * h + t + 1][g] = half_hi(b);
+      A[g][8 * h + t] = lo(top);
+      A[g][8 * h + t + 1] = hi(top);
+      A[g + 8][8 * h + t] = lo(bottom);
+      A[g + 8][8 * h + t + 1] = hi(bottom);
+      B[8 * h + t][g] = lo(b);
+      B[8 * h + t + 1][g] = hi(b);
     }
     if constexpr (std::is_same<Acc, float>::value) {
       D[g][t] = x.c[0];
@@ -124,10 +142,11 @@ void complete_mma(void* const* args) {
   }
 }
 
-template <int K, class Acc>
+template <int K, class Acc, MmaIn In = MmaIn::f16>
 inline void mma(Acc* d, const unsigned* a, const unsigned* b, const Acc* c, const char* file, int line) {
   MmaArg<Acc> arg{d, a, b, c};
-  warp_collective_full(&complete_mma<K, Acc>, &arg, K == 16 ? "mc::mma_m16n8k16" : "mc::mma_m16n8k8", file, line);
+  const char* name = In == MmaIn::bf16 ? "mc::mma_m16n8k16_bf16" : K == 16 ? "mc::mma_m16n8k16" : "mc::mma_m16n8k8";
+  warp_collective_full(&complete_mma<K, Acc, In>, &arg, name, file, line);
 }
 
 }  // namespace host
@@ -158,6 +177,12 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (
 inline void mma_m16n8k16(unsigned (&d)[2], const unsigned (&a)[4], const unsigned (&b)[2], const unsigned (&c)[2],
                          MC_CALLER_LOC) {
   host::mma<16>(d, a, b, c, mc_file, mc_line);
+}
+
+/// \brief d = a x b + c, m16n8k16, BF16 inputs, FP32 accumulators.
+inline void mma_m16n8k16_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const float (&c)[4],
+                              MC_CALLER_LOC) {
+  host::mma<16, float, host::MmaIn::bf16>(d, a, b, c, mc_file, mc_line);
 }
 
 /// \brief A shared-memory store and load that the race check sees (engine.h).

@@ -178,6 +178,16 @@ TEST_CASE("resources: merge per kernel and arch by entry point; the tensor-core 
     CHECK(o.failures.empty());
     CHECK(o.tensor_core_kernels == 1);
   }
+  SUBCASE("an arch where report.json's arch_engine says simt (BF16 below sm_80) wants no MMA there") {
+    compiled.pop_back();
+    for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = r.stack_bytes = 0;
+    report["kernels"][0]["arch_engine"] = Json{{"sm_75", "tensor_core"}, {"sm_90", "simt"}};
+    CHECK(merge_resources(report, compiled, ptx, true).failures.empty());
+    report["kernels"][0]["arch_engine"] = Json{{"sm_75", "simt"}, {"sm_90", "tensor_core"}};
+    const ResourcesOutcome o = merge_resources(report, compiled, ptx, true);
+    REQUIRE(o.failures.size() == 1);
+    CHECK(o.failures[0] == "k0 sm_90: no ldmatrix + mma.sync.aligned.m16n8k* in the PTX");
+  }
   SUBCASE("the check needs PTX for every arch, and resources for every kernel") {
     compiled.pop_back();
     for (PtxasEntry& r : compiled) r.spill_store_bytes = r.spill_load_bytes = r.stack_bytes = 0;

@@ -6,12 +6,12 @@
         L2 error of DIR/<output>.npy against torch's output to be <= --max-rel-l2 (1e-4). With
         --expected M.outputs.npz every output is compared, by name (integer outputs exactly).
         With --fp16 it runs `modelc run-reference --fp16` (the FP16 simulation: the precision pass,
-        every FP16 op's output rounded to float16) and the limit is the issue's 1e-2; the output
-        must be finite either way.
+        every FP16 op's output rounded to float16) and the limit is the issue's 1e-2; with --bf16
+        the BF16 simulation, limit 5e-2 (verify --bf16's); the output must be finite either way.
     check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
         runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
-    check_models.py tensor-cores --modelc BIN --model M.onnx --work DIR [--max-kernels N] [--arch A]
-        compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every convolution
+    check_models.py tensor-cores --modelc BIN --model M.onnx --work DIR [--max-kernels N] [--arch A] [--bf16]
+        compiles `modelc M.onnx --fp16 --arch A` (--bf16: --bf16) into DIR and reads report.json: every convolution
         and matrix product (the conv and gemm families) runs on tensor cores, except the depthwise
         ones, whose fallback reason must say so; at most --max-kernels kernels in all.
     check_models.py arena --modelc BIN --work DIR [--max-ratio 1.05] [--reemit] M1.onnx M2.onnx ...
@@ -69,7 +69,7 @@ def reference(args):
         shutil.rmtree(args.work)  # a stale output must not pass for a new one
     os.makedirs(args.work)
     rc, out, secs = run([args.modelc, "run-reference", args.model, "--input", f"{inputs[0]}={args.input}",
-                         "-o", args.work] + (["--fp16"] if args.fp16 else []))
+                         "-o", args.work] + (["--fp16"] if args.fp16 else []) + (["--bf16"] if args.bf16 else []))
     print(out, end="")
     if rc != 0:
         sys.exit(f"FAIL: modelc run-reference exited with {rc} after {secs:.1f} s")
@@ -92,7 +92,8 @@ def reference(args):
         limit = 0.0 if np.issubdtype(want.dtype, np.integer) else args.max_rel_l2
         verdict = "ok" if rel <= limit else "FAIL"
         failed += verdict != "ok"
-        print(f"{verdict}: {os.path.basename(args.model)} '{name}'{' (FP16 simulation)' if args.fp16 else ''}: relative L2 "
+        what = " (FP16 simulation)" if args.fp16 else " (BF16 simulation)" if args.bf16 else ""
+        print(f"{verdict}: {os.path.basename(args.model)} '{name}'{what}: relative L2 "
               f"error {rel:.3e} (limit {limit:.0e}), max abs err "
               f"{abs(g.flat[worst] - w.flat[worst]) if g.size else 0:.3e} at flat index {worst}, run-reference {secs:.1f} s")
     return 1 if failed else 0
@@ -116,7 +117,8 @@ def inspect(args):
 def tensor_cores(args):
     import json
     shutil.rmtree(args.work, ignore_errors=True)
-    rc, out, secs = run([args.modelc, args.model, "--fp16", "--arch", args.arch, "-o", args.work])
+    precision = "--bf16" if args.bf16 else "--fp16"
+    rc, out, secs = run([args.modelc, args.model, precision, "--arch", args.arch, "-o", args.work])
     print(out, end="")
     if rc != 0:
         print(f"FAIL: modelc exited {rc}")
@@ -137,7 +139,7 @@ def tensor_cores(args):
             on_gemv += 1  # the FC layer at batch 1: memory bound on its weights, faster than a tile
         elif not why.startswith("depthwise"):
             bad.append(f"{k['id']} ({nodes}): {engine or 'no engine'}: {why or 'no reason'}")
-    print(f"{os.path.basename(args.model)} --fp16 --arch {args.arch}: {len(kernels)} kernels, "
+    print(f"{os.path.basename(args.model)} {precision} --arch {args.arch}: {len(kernels)} kernels, "
           f"{on_tc} convolutions/matrix products on tensor cores, {on_gemv} on the GEMV ({secs:.1f} s)")
     for b in bad:
         print("FAIL: not on tensor cores: " + b)
@@ -281,7 +283,9 @@ def main():
     r.add_argument("--expected", required=True)
     r.add_argument("--work", required=True, help="output folder for run-reference (emptied first)")
     r.add_argument("--fp16", action="store_true", help="run-reference --fp16 (default limit 1e-2)")
-    r.add_argument("--max-rel-l2", type=float, default=None, help="limit (default 1e-4; 1e-2 with --fp16)")
+    r.add_argument("--bf16", action="store_true", help="run-reference --bf16 (default limit 5e-2)")
+    r.add_argument("--max-rel-l2", type=float, default=None,
+                   help="limit (default 1e-4; 1e-2 with --fp16, 5e-2 with --bf16)")
     i = sub.add_parser("inspect", help="modelc inspect exits 0 on every model")
     i.add_argument("--modelc", required=True)
     i.add_argument("models", nargs="+")
@@ -290,6 +294,7 @@ def main():
     t.add_argument("--model", required=True)
     t.add_argument("--work", required=True, help="output folder (emptied first)")
     t.add_argument("--arch", default="sm_75")
+    t.add_argument("--bf16", action="store_true", help="compile with --bf16 instead of --fp16")
     t.add_argument("--max-kernels", type=int, default=None)
     a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json); "
                                      "with --reemit, a second compile gives the same files")
@@ -305,7 +310,7 @@ def main():
     f.add_argument("--ops", required=True, help="comma-separated op types")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
-        args.max_rel_l2 = 1e-2 if args.fp16 else 1e-4
+        args.max_rel_l2 = 1e-2 if args.fp16 else 5e-2 if args.bf16 else 1e-4
     paths = {"reference": lambda: [args.model, args.input, args.expected], "inspect": lambda: args.models,
              "tensor-cores": lambda: [args.model], "arena": lambda: args.models,
              "folded": lambda: [args.model]}[args.cmd]()

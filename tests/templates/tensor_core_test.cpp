@@ -85,10 +85,10 @@ void launch_tc(typename K::Params p) {
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 }
 
-/// Runs tc::Gemm<TY, Acc, ..., Tl, Epi> on the node's inputs x0 (A) and x1 (B); returns Y as floats.
+/// Runs tc::Gemm<__half, TY, Acc, ..., Tl, Epi> on the node's inputs x0 (A) and x1 (B); returns Y as floats.
 template <class TY, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
 std::vector<float> run_gemm(OneNode& t, int64_t y_size, const typename Epi::Params& epi) {
-  using K = mc::tc::Gemm<TY, Acc, Sh, SA, SB, SY, Tl, Epi>;
+  using K = mc::tc::Gemm<__half, TY, Acc, Sh, SA, SB, SY, Tl, Epi>;
   const std::vector<__half> a = halves(t.feeds.at("x0")), b = halves(t.feeds.at("x1"));
   std::vector<TY> y = out_buffer<TY>(y_size);
   launch_tc<K>({a.data(), b.data(), y.data(), epi});
@@ -133,7 +133,7 @@ TEST_CASE("tensor-core gemm: odd shapes (scalar loads), transA, Gemm's alpha / b
   using Epi = mc::gemm::EpilogueLinear<float, SC, true>;
   const std::vector<float> c = floats(t.feeds.at("x2"));
   const Epi::Params epi{0.5f, 2.0f, c.data()};
-  using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<false>, Epi>;
+  using G = mc::tc::Gemm<__half, float, float, Sh, SA, SB, SY, T64x64<false>, Epi>;
   CHECK_FALSE(G::LA::kVector);  // A's stride along m is 1 but k's (37) is not a multiple of 8
   CHECK_FALSE(G::LB::kVector);
   INFO("128x128 async");
@@ -159,7 +159,7 @@ TEST_CASE("tensor-core gemm: aligned shapes (16-byte loads), A and B in either o
     using SA = mc::gemm::Strides<0, 0, 0, K, 1>;
     using SB = mc::gemm::Strides<0, 0, 0, N, 1>;
     check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
-    using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
+    using G = mc::tc::Gemm<__half, float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
     CHECK(G::LA::kVector);
     CHECK(G::LB::kVector);
     CHECK(G::LA::kKFast);
@@ -177,7 +177,7 @@ TEST_CASE("tensor-core gemm: aligned shapes (16-byte loads), A and B in either o
     using SA = mc::gemm::Strides<0, 0, 0, 1, M>;
     using SB = mc::gemm::Strides<0, 0, 0, 1, K>;
     check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
-    using G = mc::tc::Gemm<float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
+    using G = mc::tc::Gemm<__half, float, float, Sh, SA, SB, SY, T64x64<true>, Id>;
     CHECK(G::LA::kVector);
     CHECK(G::LB::kVector);
     CHECK_FALSE(G::LA::kKFast);
@@ -372,13 +372,13 @@ std::vector<float> unpitched(const std::vector<TY>& y, const Shape& nchw, int64_
   return r;
 }
 
-/// Runs tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact> on the node's x0 (X), x1 (W); epi's
+/// Runs tc::Conv<__half, TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact> on the node's x0 (X), x1 (W); epi's
 /// pointers come from `make_epi(bias, residual)` (pitched __half copies of x2 and x3 where the node
 /// has them). Compact: W as the layout stage stores it (ohwi_weights, compact storage).
 template <class Sh, int Cp, int Yp, class Tl, class Epi, class TY = float, class Acc = float, bool Compact = false,
           class MakeEpi>
 std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
-  using K = mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact>;
+  using K = mc::tc::Conv<__half, TY, Acc, Sh, Cp, Yp, Tl, Epi, Compact>;
   const std::vector<__half> x = pitched(t.feeds.at("x0"), Cp, std::nanf(""));
   const std::vector<__half> w =
       Compact ? halves(modelc::ohwi_weights(t.feeds.at("x1"), modelc::WeightStorage{Sh::kC, K::kKw, true}))
@@ -410,7 +410,7 @@ TEST_CASE("tensor-core conv: 1x1, NHWC, 16-byte loads, both stagings, __half out
   using Sh = mc::conv::Shape<2, 16, 24, 1, Dims3<1, 5, 5>, Dims3<1, 1, 1>, Dims3<1, 5, 5>, Dims3<1, 1, 1>,
                              Dims3<0, 0, 0>, Dims3<1, 1, 1>>;
   check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
-  CHECK(mc::tc::Conv<float, float, Sh, 16, 24, T32x64<true>, BiasEpi>::LA::kVector);
+  CHECK(mc::tc::Conv<__half, float, float, Sh, 16, 24, T32x64<true>, BiasEpi>::LA::kVector);
   check_close(run_conv<Sh, 16, 24, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
   check_close(run_conv<Sh, 16, 24, T64x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
   check_close(run_conv<Sh, 16, 24, T64x64<true>, BiasEpi, __half>(t, want, bias_params), want, kRtol, kAtol);
@@ -438,8 +438,8 @@ TEST_CASE("tensor-core conv: 7x7 stride 2 pad 3 with C = 3, in a pitch of 8 (NaN
   using Sh = mc::conv::Shape<1, 3, 16, 1, Dims3<1, 13, 13>, Dims3<1, 7, 7>, Dims3<1, 7, 7>, Dims3<1, 2, 2>,
                              Dims3<0, 3, 3>, Dims3<1, 1, 1>>;
   check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
-  CHECK(mc::tc::Conv<float, float, Sh, 8, 16, T32x64<true>, BiasEpi>::LA::kVector);
-  CHECK_FALSE(mc::tc::Conv<float, float, Sh, 3, 16, T32x64<true>, BiasEpi>::LA::kVector);
+  CHECK(mc::tc::Conv<__half, float, float, Sh, 8, 16, T32x64<true>, BiasEpi>::LA::kVector);
+  CHECK_FALSE(mc::tc::Conv<__half, float, float, Sh, 3, 16, T32x64<true>, BiasEpi>::LA::kVector);
   check_close(run_conv<Sh, 8, 16, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
   check_close(run_conv<Sh, 8, 16, T64x64<false>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
   check_close(run_conv<Sh, 3, 16, T32x64<true>, BiasEpi>(t, want, bias_params), want, kRtol, kAtol);
@@ -506,7 +506,7 @@ void compact_conv_case(uint64_t seed, double atol = kAtol) {
   using Sh = mc::conv::Shape<N, C, M, 1, Dims3<1, H, W>, Dims3<1, KH, KW>, Dims3<1, OH, OW>, Dims3<1, S, S>,
                              Dims3<0, P, P>, Dims3<1, Dl, Dl>>;
   check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
-  using K = mc::tc::Conv<TY, Acc, Sh, 8, Yp, Tl, BiasEpi, true>;
+  using K = mc::tc::Conv<__half, TY, Acc, Sh, 8, Yp, Tl, BiasEpi, true>;
   static_assert(K::kK == KH * KW * C && K::kKw % 8 == 0 && K::kKw - K::kK < 8, "compact K and W's rows");
   static_assert(!K::LA::kVector && K::LB::kVector, "X element by element, W's rows in 16-byte chunks");
   check_close(run_conv<Sh, 8, Yp, Tl, BiasEpi, TY, Acc, true>(t, want, bias_params), want, kRtol, atol);
@@ -662,9 +662,9 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     const std::vector<modelc::Launch> v75 = variant(e, 75), v90 = variant(e, 90);
     REQUIRE(e.launches.size() == v75.size() + v90.size());
     REQUIRE(v75.size() == 1);
-    CHECK(v75[0].type.find("mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
+    CHECK(v75[0].type.find("mc::tc::Gemm<__half, __half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
     REQUIRE(v90.size() == (t90.split_k > 1 ? 2u : 1u));
-    CHECK(v90[0].type.find("mc::tc::Gemm<") == 0);
+    CHECK(v90[0].type.find("mc::tc::Gemm<__half, ") == 0);
     CHECK(v90[0].type != v75[0].type);
     CHECK(v90[0].dynamic_smem == t90.smem_bytes());
     if (t90.split_k > 1) {
@@ -688,7 +688,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     const std::string& type = e.launches[0].type;
     INFO(type);
     CHECK(e.launches[0].min_sm == 0);
-    CHECK(type.find("mc::tc::Gemm<__half, __half,") == 0);
+    CHECK(type.find("mc::tc::Gemm<__half, __half, __half,") == 0);
     CHECK(type.find("mc::gemm::EpilogueLinear<__half,") != std::string::npos);
     CHECK(type.find("mc::tc::Tile<") != std::string::npos);
     CHECK(modelc::linear::tc_tile_of(k, k.tactic).async);  // cp.async on sm_86
@@ -738,7 +738,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     CHECK(e.launches.size() == variant(e, 75).size() + variant(e, 80).size());
     const std::string& type = e.launches[0].type;
     INFO(type);
-    CHECK(type.find("mc::tc::Conv<__half, float, mc::conv::Shape<1, 3, 64, 1,") == 0);
+    CHECK(type.find("mc::tc::Conv<__half, __half, float, mc::conv::Shape<1, 3, 64, 1,") == 0);
     CHECK(type.find("/*X pitch*/ 8, /*Y pitch*/ 64") != std::string::npos);
     CHECK(type.find("mc::gemm::EpilogueBias<__half>, /*compact K*/ true>") != std::string::npos);
     CHECK(k.note.find("K 147 (compact: 49 taps x 3 channels, W rows of 152)") != std::string::npos);
@@ -826,7 +826,7 @@ TEST_CASE("tensor-core tile choice: the cost model's, within the target's shared
   const modelc::linear::TcTile s = choose_tc_tile(big_gemm, small);
   CHECK(s.smem_bytes() <= 32 * 1024);
   // The template's own count matches the planner's.
-  using G = mc::tc::Gemm<__half, float, mc::gemm::Shape<1, 1, 1, 64, 64, 64>, mc::gemm::Strides<0, 0, 0, 64, 1>,
+  using G = mc::tc::Gemm<__half, __half, float, mc::gemm::Shape<1, 1, 1, 64, 64, 64>, mc::gemm::Strides<0, 0, 0, 64, 1>,
                          mc::gemm::Strides<0, 0, 0, 64, 1>, mc::gemm::Strides<0, 0, 0, 64, 1>,
                          T128x128<false>, mc::gemm::EpilogueIdentity>;
   CHECK(G::kSmemBytes <= modelc::linear::TcTile{128, 128, 32, 2, 4, false}.smem_bytes());
@@ -909,7 +909,7 @@ std::vector<float> run_winograd(OneNode& t, const Tensor& want, MakeEpi make_epi
   constexpr int Mp = (Sh::kM + 7) / 8 * 8;
   using In = mc::wino::InputTransform<Sh, Cp>;
   using Products = mc::wino::Gemms<Sh, Cp, Mp, Tl, Acc>;
-  using Out = mc::wino::OutputTransform<Sh, Mp, mc::tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi>>;
+  using Out = mc::wino::OutputTransform<Sh, Mp, mc::tc::Conv<__half, TY, Acc, Sh, Cp, Yp, Tl, Epi>>;
   constexpr int64_t tiles = mc::wino::Tiles<Sh>::kCount;
   const std::vector<__half> x = pitched(t.feeds.at("x0"), Cp, std::nanf(""));
   const Tensor ohwi = modelc::ohwi_weights(t.feeds.at("x1").cast(DType::float16), modelc::WeightStorage{Cp, 9 * Cp});
@@ -1068,7 +1068,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
       CHECK(v[1].dynamic_smem > 0);
       CHECK(v[1].min_blocks == 1);
       CHECK(v[2].type.find("mc::wino::OutputTransform<mc::conv::Shape<1, 64, 64, 1,") == 0);
-      CHECK(v[2].type.find("mc::tc::Conv<__half, float,") != std::string::npos);
+      CHECK(v[2].type.find("mc::tc::Conv<__half, __half, float,") != std::string::npos);
       CHECK(v[2].type.find("mc::gemm::EpilogueBias<__half>") != std::string::npos);
       // V in the workspace's first bytes, M after it; the output transform reads M, not X or W.
       CHECK(v[0].params.at(1).field == "V");

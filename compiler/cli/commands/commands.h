@@ -60,19 +60,30 @@ std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
 
 // ---- precision options of the commands that compile (compile, verify) -----------
 
-/// --fp16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable, comma lists).
+/// `modelc verify --bf16`'s defaults (FP16's are rtol 1e-2, atol 1e-3, relative L2 1e-2): bfloat16
+/// keeps 8 mantissa bits to float16's 11, so each rounding is up to 8x coarser (2^-9 against 2^-12
+/// relative); see verify.cpp.
+constexpr double kBf16Rtol = 5e-2, kBf16Atol = 1e-2, kBf16MaxRelL2 = 5e-2;
+
+/// --fp16, --bf16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable,
+/// comma lists).
 struct PrecisionFlags {
   bool fp16 = false;
+  bool bf16 = false;
   bool fp16_accumulate = false;
   bool io_fp16 = false;
   std::string winograd = "auto";
   std::vector<std::string> keep_fp32;
 };
-/// Adds the flags; --fp16-accumulate, --io-fp16 and --keep-fp32 need --fp16 (usage error otherwise).
+/// Adds the flags; --fp16-accumulate, --io-fp16 and --winograd need --fp16, --bf16 excludes it (usage
+/// errors otherwise); --keep-fp32 needs one of them (check_precision_flags).
 void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
-/// Sets PassOptions::fp16, fp16_accumulate, io_fp16, winograd and keep_fp32 (node names deduplicated, in
-/// order). Throws Error for an empty node name; names the model lacks are the precision pass's
-/// Error (it knows the graph).
+/// The usage rules CLI11 cannot state (--keep-fp32 needs --fp16 or --bf16): CLI::ValidationError (a
+/// usage error, exit 2). The commands call it in their parse callbacks.
+void check_precision_flags(const PrecisionFlags& flags);
+/// Sets PassOptions::fp16, bf16, fp16_accumulate, io_fp16, winograd and keep_fp32 (node names
+/// deduplicated, in order). Throws Error for an empty node name; names the model lacks are the
+/// precision pass's Error (it knows the graph).
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
 /// --layout auto|nchw (LowerOptions::layout; a usage error for another word).
 void add_layout_flag(CLI::App& sub, std::string& layout);
@@ -104,6 +115,9 @@ struct VerifyOptions {
   /// where the reference is finite (the rtol/atol mismatches are then printed, not judged).
   /// register_verify makes it 1e-2 under --fp16; 0: the rtol/atol test decides.
   double max_rel_l2 = 0;
+  /// --rtol, --atol, --max-rel-l2 given (register_verify): a BF16 model takes --bf16's defaults for
+  /// the others (verify.cpp).
+  bool rtol_given = false, atol_given = false, max_rel_l2_given = false;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)

@@ -1,7 +1,8 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
 //          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
-//          [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]] [--layout auto|nchw] [--streams N]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...] [--layout auto|nchw]
+//          [--streams N]
 //          [--verify-each] [--print-after STAGE]... [--disable-pass STAGE]...
 // Loads the model, runs the pipeline (compiler/pipeline/pipeline.h: graph and schedule stages)
 // and writes the folder DIR (default out/NAME). --build runs make in DIR (the nvcc binary;
@@ -322,6 +323,14 @@ int run_compile(const Compile& c) {
             << "; activation arena " << grouped(s.arena_bytes) << " bytes (all activations "
             << grouped(s.activation_bytes_total) << "); weights " << grouped(s.weights_bytes) << " bytes"
             << (c.weights_file ? " in " + name + "_weights.bin" : "") << "\n";
+  // BF16 products where no --arch has BF16 tensor cores (sm_75 alone: the default) run SIMT.
+  const int64_t bf16_simt = std::count_if(s.kernels.begin(), s.kernels.end(), [](const Kernel& k) {
+    return k.fallback_reason.rfind("BF16 storage on sm_", 0) == 0;
+  });
+  if (bf16_simt > 0) {
+    std::cout << "note: " << bf16_simt << " BF16 convolutions and matrix products run SIMT: sm_75 has no BF16 MMA "
+              << "(add --arch sm_80 or newer for tensor cores)\n";
+  }
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
     return 0;
@@ -364,7 +373,10 @@ void register_compile(CLI::App& app, RunFn& run) {
       ->allow_extra_args(false)
       ->delimiter(',');
   app.callback([c, &run] {
-    if (!c->model.empty() && !run) run = [c] { return run_compile(*c); };
+    if (!c->model.empty() && !run) {
+      check_precision_flags(c->precision);
+      run = [c] { return run_compile(*c); };
+    }
   });
 }
 

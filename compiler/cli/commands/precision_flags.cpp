@@ -1,4 +1,4 @@
-// compiler/cli/commands/precision_flags.cpp — --fp16 / --fp16-accumulate / --io-fp16 /
+// compiler/cli/commands/precision_flags.cpp — --fp16 / --bf16 / --fp16-accumulate / --io-fp16 /
 // --winograd / --keep-fp32, the same on the compile command and on `modelc verify`.
 #include <algorithm>
 
@@ -16,6 +16,11 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
       "FP16 storage (passes/precision): convolutions, matrix products, elementwise ops and pooling in FP16, "
       "Softmax, normalizations, reductions and Exp/Log/Pow/Erf/Sigmoid/Tanh computing in FP32 on FP16 storage; "
       "inputs and outputs stay FP32");
+  sub.add_flag("--bf16", flags.bf16,
+               "BF16 storage: --fp16's policy (the same nodes, the same Casts) with bfloat16 (FP32's range, 8-bit "
+               "mantissa) instead of float16; tensor cores from sm_80 (sm_75 has no BF16 MMA: SIMT there); "
+               "inputs and outputs stay FP32")
+      ->excludes(fp16);
   sub.add_flag("--fp16-accumulate", flags.fp16_accumulate,
                "accumulate in FP16 in GEMM and convolution kernels where that is faster (default: FP32)")
       ->needs(fp16);
@@ -27,11 +32,17 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->needs(fp16);
-  sub.add_option("--keep-fp32", flags.keep_fp32, "keep these ONNX nodes in FP32 (comma list, repeatable)")
+  sub.add_option("--keep-fp32", flags.keep_fp32,
+                 "keep these ONNX nodes in FP32 (comma list, repeatable; with --fp16 or --bf16)")
       ->type_name("NODE,...")
       ->allow_extra_args(false)
-      ->delimiter(',')
-      ->needs(fp16);
+      ->delimiter(',');
+}
+
+void check_precision_flags(const PrecisionFlags& flags) {
+  if (!flags.keep_fp32.empty() && !flags.fp16 && !flags.bf16) {
+    throw CLI::ValidationError("--keep-fp32 requires --fp16 or --bf16");
+  }
 }
 
 void add_layout_flag(CLI::App& sub, std::string& layout) {
@@ -53,7 +64,9 @@ void add_streams_flag(CLI::App& sub, int& streams) {
 }
 
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o) {
+  check_precision_flags(flags);
   o.fp16 = flags.fp16;
+  o.bf16 = flags.bf16;
   o.fp16_accumulate = flags.fp16_accumulate;
   o.io_fp16 = flags.io_fp16;
   o.winograd = flags.winograd;

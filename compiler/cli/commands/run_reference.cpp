@@ -1,7 +1,8 @@
 // compiler/cli/commands/run_reference.cpp — `modelc run-reference MODEL.onnx
-// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 [--keep-fp32 NODE,...] [--layers]]`:
-// runs the reference interpreter and writes every output as DIR/<sanitized name>.npy. Inputs not
-// given are seeded random. Nothing is written unless the whole run succeeds.
+// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 | --bf16 [--keep-fp32 NODE,...] [--layers]]`:
+// runs the reference interpreter and writes every output as DIR/<sanitized name>.npy (a bfloat16
+// output as float32: exact). Inputs not given are seeded random; a bfloat16 input reads a .pb, or a
+// float32 .npy rounded to nearest even. Nothing is written unless the whole run succeeds.
 //
 // --fp16 simulates the FP16 program: the pass pipeline runs with the precision pass on (as
 // `modelc MODEL.onnx --fp16` runs it) and the interpreter evaluates the result, rounding to
@@ -11,6 +12,7 @@
 // the largest absolute difference and the count of NaN/Inf where the FP32 value is finite.
 // --layers adds that line for every node output both runs have (same value name and shape),
 // in graph order: the error accumulated up to that layer (where it grows, and by how much).
+// --bf16 does the same for the BF16 program (bfloat16 storage, `modelc MODEL.onnx --bf16`).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,8 +42,9 @@ struct RunReference {
   uint64_t seed = 0;
   LoadFlags load;
   bool fp16 = false;                   ///< simulate the FP16 program, compare with FP32
-  std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16)
-  bool layers = false;                 ///< --layers: the error of every node output (with --fp16)
+  bool bf16 = false;                   ///< simulate the BF16 program, compare with FP32
+  std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16 or --bf16)
+  bool layers = false;                 ///< --layers: the error of every node output (with --fp16 or --bf16)
 };
 
 /// How far `got` (the FP16 simulation) is from `want` (FP32).
@@ -127,9 +130,11 @@ int run_run_reference(const RunReference& a) {
   }
 
   TensorMap fp16_out;
-  // --fp16: the FP32 run first (same passes, no precision), then the FP16 graph's.
+  // --fp16 / --bf16: the FP32 run first (same passes, no precision), then the 16-bit graph's.
   std::vector<std::string> fp16_lines;
-  if (a.fp16) {
+  const bool simulate = a.fp16 || a.bf16;
+  const std::string T = a.bf16 ? "BF16" : "FP16", suffix = a.bf16 ? "_bf16" : "_fp16";
+  if (simulate) {
     PassOptions po;
     po.keep_fp32 = a.keep_fp32;
     PrecisionReport report;
@@ -146,7 +151,8 @@ int run_run_reference(const RunReference& a) {
       };
     }
     const TensorMap out32 = run_reference(*g32, feeds, keep32);
-    po.fp16 = true;
+    po.fp16 = a.fp16;
+    po.bf16 = a.bf16;
     run_graph_stages(*g, po);
     NodeObserver compare16;
     if (a.layers) {
@@ -155,8 +161,8 @@ int run_run_reference(const RunReference& a) {
           if (!n.has_output(i)) continue;
           std::string name = n.output(i).name();
           auto it = layer32.find(name);
-          // A graph output's producer writes NAME_fp16 (the Cast writes NAME).
-          if (it == layer32.end() && name.size() > 5 && name.compare(name.size() - 5, 5, "_fp16") == 0) {
+          // A graph output's producer writes NAME_fp16 / NAME_bf16 (the Cast writes NAME).
+          if (it == layer32.end() && name.size() > 5 && name.compare(name.size() - 5, 5, suffix) == 0) {
             it = layer32.find(name.substr(0, name.size() - 5));
           }
           if (it == layer32.end() || it->second.shape() != outs[i].shape() || !is_float(outs[i].dtype())) continue;
@@ -166,8 +172,9 @@ int run_run_reference(const RunReference& a) {
       };
     }
     const TensorMap out16 = run_reference(*g, feeds, compare16);
-    if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (FP16 simulation against FP32, accumulated error)");
-    fp16_lines.push_back("fp16 simulation: " + std::to_string(report.fp16_nodes) + " nodes in FP16, " +
+    if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (" + T + " simulation against FP32, accumulated error)");
+    fp16_lines.push_back(std::string(a.bf16 ? "bf16" : "fp16") + " simulation: " + std::to_string(report.fp16_nodes) +
+                         " nodes in " + T + ", " +
                          std::to_string(report.fp32_nodes.size()) + " float nodes in FP32, " +
                          std::to_string(report.weights.size()) + " weights converted (" +
                          std::to_string(report.total_clamped()) + " values clamped, " +
@@ -177,7 +184,7 @@ int run_run_reference(const RunReference& a) {
     }
     fp16_out = out16;
   }
-  const TensorMap out = a.fp16 ? std::move(fp16_out) : run_reference(*g, feeds);
+  const TensorMap out = simulate ? std::move(fp16_out) : run_reference(*g, feeds);
 
   // Encode everything before writing anything: no partial output on error. The files are named as
   // the generated program names them (mc_npy::output_file_names).
@@ -196,12 +203,14 @@ int run_run_reference(const RunReference& a) {
     const Value* v = outputs[i];
     std::string bytes;
     try {
-      bytes = encode_npy(out.at(v->name()));
+      const Tensor& t = out.at(v->name());
+      bytes = encode_npy(t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t);  // numpy has no bfloat16
     } catch (const Error& e) {
       throw Error("output '" + v->name() + "': " + e.message(), e.hint());
     }
     const std::string path = (std::filesystem::path(a.out_dir) / file_names[i]).string();
-    lines.push_back("  " + v->name() + "  " + v->type_str() + "  -> " + path);
+    lines.push_back("  " + v->name() + "  " + v->type_str() + "  -> " + path +
+                    (out.at(v->name()).dtype() == DType::bfloat16 ? " (as float32)" : ""));
     files.emplace_back(path, std::move(bytes));
   }
   std::error_code ec;
@@ -240,16 +249,22 @@ void register_run_reference(CLI::App& app, RunFn& run) {
   auto* fp16 = sub->add_flag("--fp16", a->fp16,
                              "simulate the FP16 program (precision pass, FP16 rounding at every FP16 op's output), "
                              "write its outputs and print their error against the FP32 run");
-  sub->add_option("--keep-fp32", a->keep_fp32, "with --fp16: nodes pinned to FP32 (ONNX node names), repeatable")
+  sub->add_flag("--bf16", a->bf16,
+                "simulate the BF16 program (as --fp16, bfloat16 storage), write its outputs and print their error "
+                "against the FP32 run")
+      ->excludes(fp16);
+  sub->add_option("--keep-fp32", a->keep_fp32,
+                  "with --fp16 or --bf16: nodes pinned to FP32 (ONNX node names), repeatable")
       ->type_name("NODE,...")
       ->allow_extra_args(false)
-      ->delimiter(',')
-      ->needs(fp16);
-  sub->add_flag("--layers", a->layers, "with --fp16: print the error of every node output, in graph order")
-      ->needs(fp16);
+      ->delimiter(',');
+  sub->add_flag("--layers", a->layers, "with --fp16 or --bf16: print the error of every node output, in graph order");
   add_load_flags(*sub, a->load);
   sub->callback([a, &run] {
     load_options(a->load);  // usage errors now, before any work
+    if ((!a->keep_fp32.empty() || a->layers) && !a->fp16 && !a->bf16) {
+      throw CLI::ValidationError(std::string(a->layers ? "--layers" : "--keep-fp32") + " requires --fp16 or --bf16");
+    }
     run = [a] { return run_run_reference(*a); };
   });
 }

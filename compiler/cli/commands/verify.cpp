@@ -1,6 +1,6 @@
-// compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate | --arch A]
+// compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate] [--arch A]
 // [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
-// [--shape NAME=DIMS]... [--batch N] [--fp16 [--fp16-accumulate] [--io-fp16] [--keep-fp32 NODE,...]]
+// [--shape NAME=DIMS]... [--batch N] [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...]
 // [--max-rel-l2 L] [--layout auto|nchw] [--streams N]`:
 //
 //  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
@@ -10,7 +10,9 @@
 //     temporary folder removed at the end;
 //  3. builds it with the folder's Makefile: `make emu` (--emulate: the host emulation, g++), or
 //     `make` for --arch A (default: the local GPU's architecture, from nvidia-smi; with no GPU,
-//     the emulation);
+//     the emulation). With --emulate, --arch A is the architecture the code is planned for
+//     (default sm_75), and the emulated device reports it (MODELC_EMU_SM): how the emulation runs
+//     what sm_80 and newer get (cp.async staging, BF16 tensor cores);
 //  4. runs the program on the same input files, writing <folder>/verify/outputs/*.npy;
 //  5. compares each output with the reference (runtime_stub/compare.h, as `./NAME --compare-dir`
 //     does): max_abs, max_rel, relative L2, mismatches, PASS/FAIL. The reference outputs are
@@ -23,7 +25,16 @@
 // --max-rel-l2 (1e-2) and it has no NaN or Inf where the reference is finite; the element-wise
 // mismatches at --rtol 1e-2, --atol 1e-3 are printed too. --io-fp16: the program reads the inputs
 // rounded to FP16 (the reference reads the same rounded values) and its FP16 outputs are widened
-// for the comparison.
+// for the comparison. --bf16 compiles the BF16 program likewise; its defaults scale FP16's by
+// bfloat16's coarser rounding (8 mantissa bits against 11: 2^-8 against 2^-11 relative, 8x), the
+// relative L2 error at most 5e-2, rtol 5e-2, atol 1e-2 (kBf16MaxRelL2, ...).
+//
+// A model with bfloat16 inputs or outputs (a BF16 export) reads and writes them as float32 .npy
+// files (numpy has no bfloat16; bfloat16 -> float32 is exact, and the program rounds a float32
+// input file to nearest even): --inputs DIR takes float32 .npy (or bfloat16 .pb) files for them,
+// and the comparison widens the program's bfloat16 outputs to float32. Such a model is checked at
+// --bf16's tolerances unless they are given (its reference and its program round to bfloat16 at
+// every op's output).
 // Exit status: 0 when every output passes, 1 when one fails or anything goes wrong (an Error).
 #include <fcntl.h>
 #include <poll.h>
@@ -86,8 +97,9 @@ Error file_error(const std::string& file, const std::string& message, const std:
 // Runs argv[0] (searched on PATH) with the other arguments in `cwd` ("" : here), stdout and
 // stderr together into `log` and, line by line, to on_line. Returns the exit status, or
 // 128 + signal number when it was killed.
+// `env`: more NAME=VALUE entries for the child's environment (replacing the same names).
 int run_process(const std::vector<std::string>& argv, const std::string& log,
-                const std::function<void(const std::string&)>& on_line) {
+                const std::function<void(const std::string&)>& on_line, const std::vector<std::string>& env = {}) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error(std::string("pipe failed: ") + std::strerror(errno));
   posix_spawn_file_actions_t fa;
@@ -99,8 +111,20 @@ int run_process(const std::vector<std::string>& argv, const std::string& log,
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(), [&](const std::string& x) { return x.rfind(key, 0) == 0; })) {
+      env_strings.push_back(entry);
+    }
+  }
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(fds[1]);
   if (rc != 0) {
@@ -241,9 +265,17 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (archs.size() != 1) throw Error("--arch takes one architecture (the local GPU's), got '" + arch + "'");
     arch = archs[0];
   }
-  const std::string target_text = emulate ? "the host emulation (g++)" + why_emulate : "nvcc for " + arch;
+  // --emulate --arch A: the code planned for A, run on an emulated device of A.
+  const std::string target_text =
+      emulate ? "the host emulation (g++" + (arch.empty() ? std::string() : ", planned for " + arch) + ")" + why_emulate
+              : "nvcc for " + arch;
   const PrecisionFlags& pf = v.precision;
   std::string precision_text;
+  if (pf.bf16) {
+    precision_text = " in BF16 (--bf16";
+    if (!pf.keep_fp32.empty()) precision_text += " --keep-fp32 ...";
+    precision_text += ") against the FP32 reference";
+  }
   if (pf.fp16) {
     precision_text = " in FP16 (--fp16";
     if (pf.fp16_accumulate) precision_text += " --fp16-accumulate";
@@ -252,12 +284,26 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (!pf.keep_fp32.empty()) precision_text += " --keep-fp32 ...";
     precision_text += ") against the FP32 reference";
   }
+  // A BF16 model (bfloat16 tensors of its own: a BF16 export) is checked at --bf16's tolerances
+  // unless they are given: its reference and its program round to bfloat16 at every op's output,
+  // each where its own FP32 or double arithmetic puts the value.
+  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  const std::vector<Value*> values = g->values();
+  const bool bf16_model =
+      std::any_of(values.begin(), values.end(), [](const Value* x) { return x->dtype() == DType::bfloat16; });
+  double rtol = v.rtol, atol = v.atol, max_rel_l2 = v.max_rel_l2;
+  if (bf16_model && !pf.fp16 && !pf.bf16) {
+    if (!v.rtol_given) rtol = kBf16Rtol;
+    if (!v.atol_given) atol = kBf16Atol;
+    if (!v.max_rel_l2_given) max_rel_l2 = kBf16MaxRelL2;
+    if (precision_text.empty()) precision_text = " (a BF16 model: --bf16's tolerances)";
+  }
   std::ostringstream criterion;
-  if (v.max_rel_l2 > 0) {
-    criterion << "rel L2 <= " << v.max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
-              << v.rtol << ", atol " << v.atol << " shown)";
+  if (max_rel_l2 > 0) {
+    criterion << "rel L2 <= " << max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
+              << rtol << ", atol " << atol << " shown)";
   } else {
-    criterion << "rtol " << v.rtol << ", atol " << v.atol;
+    criterion << "rtol " << rtol << ", atol " << atol;
   }
   out << "verify " << v.model << " on " << target_text << precision_text << ", " << criterion.str() << "\n";
   LowerOptions lo;
@@ -275,8 +321,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     dir = (fs::path(temp->path) / name).string();
   }
 
-  // 1. Inputs and the reference.
-  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  // 1. Inputs and the reference (the model was loaded above).
   TensorMap feeds;
   std::map<std::string, std::string> input_files;  // input name -> file the program reads
   std::string inputs_text;
@@ -285,6 +330,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     for (const Value* in : g->inputs()) {
       if (in->is_constant()) continue;
       const std::string path = (fs::path(v.inputs_dir) / (mc_npy::sanitize_file_name(in->name()) + ".npy")).string();
+      // (a bfloat16 input's .npy holds float32: read_tensor_file rounds it)
       if (!fs::exists(path)) {
         throw file_error(path, "--inputs: no file for input '" + in->name() + "' " + in->type_str(),
                          "the folder needs one <input name>.npy per input");
@@ -346,13 +392,16 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     for (const auto& [in_name, t] : feeds) {
       if (!v.inputs_dir.empty() && !half_inputs.count(in_name)) continue;
       const std::string path = fs::absolute(work / "inputs" / (mc_npy::sanitize_file_name(in_name) + ".npy")).string();
-      write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16) : t);
+      // numpy has no bfloat16: a bfloat16 input as float32 (exact; the program rounds it back exactly).
+      write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16)
+                      : t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t);
       input_files[in_name] = path;
     }
   }
   const std::vector<std::string> files = mc_npy::output_file_names(output_names);
   for (std::size_t i = 0; i < output_names.size(); ++i) {
-    write_npy((work / "reference" / files[i]).string(), reference.at(output_names[i]));
+    const Tensor& r = reference.at(output_names[i]);
+    write_npy((work / "reference" / files[i]).string(), r.dtype() == DType::bfloat16 ? r.cast(DType::float32) : r);
   }
   out << "  inputs " << inputs_text << "; reference interpreter " << secs(reference_s) << "\n";
 
@@ -374,7 +423,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   }
   const std::string run_log = (work / "run.log").string();
   t0 = std::chrono::steady_clock::now();
-  if (const int rc = run_process(run, run_log, nullptr)) {
+  std::vector<std::string> env;
+  if (emulate && !arch.empty()) env.push_back("MODELC_EMU_SM=" + arch.substr(3));  // the emulated device's SM
+  if (const int rc = run_process(run, run_log, nullptr, env)) {
     throw Error("the program failed (" + (rc > 128 ? "killed by signal " + std::to_string(rc - 128)
                                                     : "exit status " + std::to_string(rc)) +
                     "); its last lines:\n" + tail_of(run_log, 20),
@@ -387,18 +438,19 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   int failed = 0;
   for (std::size_t i = 0; i < output_names.size(); ++i) {
     const std::string path = (work / "outputs" / files[i]).string();
-    const mc_npy::Array want = to_array(reference.at(output_names[i]));
+    // bfloat16 is compared as float32 (the program writes it so, exactly).
+    const mc_npy::Array want = mc_npy::widen_bfloat16(to_array(reference.at(output_names[i])));
     mc_npy::Comparison c;
     std::size_t nonfinite = 0;
     try {
       mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
       if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
-      c = mc_npy::compare(got, want, v.rtol, v.atol);
+      c = mc_npy::compare(got, want, rtol, atol);
       nonfinite = new_nonfinite(got, want);
     } catch (const mc_npy::Error& e) {
       c.problem = std::string("cannot read the program's output: ") + e.what();
     }
-    if (v.max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= v.max_rel_l2;
+    if (max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
     failed += !c.pass;
     out << "  " << mc_npy::comparison_line(output_names[i], want, c);
     if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
@@ -416,23 +468,24 @@ void register_verify(CLI::App& app, RunFn& run) {
   CLI::App* sub = app.add_subcommand(
       "verify", "compile, build and run a model (on a GPU or the CPU emulation) and compare with the reference");
   sub->add_option("model", v->model, "the .onnx file")->required()->type_name("MODEL.onnx");
-  auto* emulate = sub->add_flag("--emulate", v->emulate, "build and run on the host emulation (g++, no GPU)");
-  sub->add_option("--arch", v->arch, "build with nvcc for this GPU architecture (default: the local GPU's)")
-      ->type_name("sm_XX")
-      ->excludes(emulate);
+  sub->add_flag("--emulate", v->emulate, "build and run on the host emulation (g++, no GPU)");
+  sub->add_option("--arch", v->arch,
+                  "build with nvcc for this GPU architecture (default: the local GPU's); with --emulate, the "
+                  "architecture the code is planned for, run on an emulated device of it (default sm_75)")
+      ->type_name("sm_XX");
   sub->add_option("--inputs", v->inputs_dir, "folder of <input name>.npy files (default: seeded random inputs)")
       ->type_name("DIR");
-  CLI::Option* rtol = sub->add_option("--rtol", v->rtol, "relative tolerance (--fp16: 1e-2)")
+  CLI::Option* rtol = sub->add_option("--rtol", v->rtol, "relative tolerance (--fp16: 1e-2; --bf16: 5e-2)")
                           ->type_name("R")
                           ->capture_default_str()
                           ->check(CLI::NonNegativeNumber);
-  CLI::Option* atol = sub->add_option("--atol", v->atol, "absolute tolerance (--fp16: 1e-3)")
+  CLI::Option* atol = sub->add_option("--atol", v->atol, "absolute tolerance (--fp16: 1e-3; --bf16: 1e-2)")
                           ->type_name("A")
                           ->capture_default_str()
                           ->check(CLI::NonNegativeNumber);
   CLI::Option* l2 = sub->add_option("--max-rel-l2", v->max_rel_l2,
                                     "pass on the relative L2 error (at most L) and no NaN/Inf where the reference is "
-                                    "finite instead of on rtol/atol (--fp16: 1e-2; 0: rtol/atol decide)")
+                                    "finite instead of on rtol/atol (--fp16: 1e-2; --bf16: 5e-2; 0: rtol/atol decide)")
                         ->type_name("L")
                         ->check(CLI::NonNegativeNumber);
   add_precision_flags(*sub, v->precision);
@@ -447,10 +500,19 @@ void register_verify(CLI::App& app, RunFn& run) {
   add_load_flags(*sub, v->load);
   sub->callback([v, &run, rtol, atol, l2] {
     load_options(v->load);  // usage errors now, before any work
+    check_precision_flags(v->precision);
+    v->rtol_given = rtol->count() > 0;
+    v->atol_given = atol->count() > 0;
+    v->max_rel_l2_given = l2->count() > 0;
     if (v->precision.fp16) {  // the issue's FP16 tolerances, unless given
       if (rtol->count() == 0) v->rtol = 1e-2;
       if (atol->count() == 0) v->atol = 1e-3;
       if (l2->count() == 0) v->max_rel_l2 = 1e-2;
+    }
+    if (v->precision.bf16) {  // bfloat16's: see the file comment
+      if (rtol->count() == 0) v->rtol = kBf16Rtol;
+      if (atol->count() == 0) v->atol = kBf16Atol;
+      if (l2->count() == 0) v->max_rel_l2 = kBf16MaxRelL2;
     }
     run = [v] { return verify_model(*v, std::cout); };
   });

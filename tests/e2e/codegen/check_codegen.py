@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Whole models through modelc's code generation (run by ctest; see CMakeLists.txt beside).
 
-    check_codegen.py verify --modelc BIN --model M.onnx --work DIR [--expect-engine E] [-- FLAGS]
+    check_codegen.py verify --modelc BIN --model M.onnx --work DIR [--expect-engine E [--expect-reason R]] [-- FLAGS]
         `modelc verify M.onnx --emulate --keep DIR/<name> FLAGS` must exit 0 with every output PASS
-        (and, with --expect-engine, report.json must put a kernel on engine E).
+        (and, with --expect-engine, report.json must put a kernel on engine E; with --expect-reason
+        too, one whose fallback reason is R).
     check_codegen.py nvcc --modelc BIN --model M.onnx --work DIR [--archs sm_75,sm_90]
         emits M for the archs and compiles every source with nvcc (make objs, MODELC_WERROR=1:
         host-code warnings are errors); no GPU needed. Exit 77 (skipped) without nvcc.
@@ -82,11 +83,18 @@ def verify(a):
         fail("no PASS line in modelc verify's output")
     if a.expect_engine:
         with open(os.path.join(folder, "report.json")) as f:
-            engines = [k.get("engine", "") for k in json.load(f)["kernels"]]
+            kernels = json.load(f)["kernels"]
+        engines = [k.get("engine", "") for k in kernels]
         n = engines.count(a.expect_engine)
         if n == 0:
             fail(f"no kernel runs on engine '{a.expect_engine}' (report.json)")
         print(f"{n} kernels on engine '{a.expect_engine}'")
+        if a.expect_reason:
+            r = sum(1 for k in kernels if k.get("engine", "") == a.expect_engine and
+                    k.get("fallback_reason", "") == a.expect_reason)
+            if r == 0:
+                fail(f"no kernel on engine '{a.expect_engine}' for the reason '{a.expect_reason}' (report.json)")
+            print(f"{r} of them for the reason '{a.expect_reason}'")
     print("OK")
 
 
@@ -304,6 +312,7 @@ def main():
         s.add_argument("--jobs", type=int, default=2)
         if name == "verify":
             s.add_argument("--expect-engine", help="fail unless report.json puts a kernel on this engine")
+            s.add_argument("--expect-reason", help="with --expect-engine: ... for this fallback reason")
             s.add_argument("extra", nargs="*", help="more modelc verify arguments (after --)")
         if name == "bad-inputs":
             s.add_argument("--binary", help="the model's emulation binary, built already (default: build it)")

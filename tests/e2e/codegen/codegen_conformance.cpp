@@ -33,6 +33,10 @@
 // values FP16 rounds), that has no float tensor (integer-only) or in which no node runs in FP16
 // is SKIPPED with that reason. --io-fp16: the models take and return FP16 as well (inputs rounded,
 // outputs widened for the comparison), so every kernel reads and writes FP16.
+//
+// --bf16 (the codegen_node_tests_bf16 ctest): the same with bfloat16 storage (PassOptions::bf16),
+// compared at verify --bf16's tolerance (rtol 5e-2, atol 1e-2: bfloat16 keeps 8 mantissa bits);
+// bfloat16 has FP32's range, so no case is skipped for its magnitudes. --fp16-families applies.
 #include <fnmatch.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -85,6 +89,8 @@ constexpr double kAtol = 1e-5;
 constexpr double kRtolFp16 = 1e-2;
 constexpr double kAtolFp16 = 1e-3;
 constexpr double kHalfMax = 65504.0;
+constexpr double kRtolBf16 = 5e-2;  // verify --bf16's (compiler/cli/commands/commands.h kBf16Rtol)
+constexpr double kAtolBf16 = 1e-2;
 
 struct Options {
   std::string data = "/usr/share/libonnx-testdata/data";
@@ -102,8 +108,13 @@ struct Options {
   int timeout_s = 120;
   bool verbose = false;
   std::map<std::string, std::string> substitutes;  // --substitute FAMILY=OTHER (tests/codegen's test family)
-  bool fp16 = false;                                // --fp16
+  bool fp16 = false;                                // --fp16 or --bf16: the precision pass on
+  DType half = DType::float16;                      // its storage: float16, bfloat16 with --bf16
   bool io_fp16 = false;                             // --io-fp16 (with --fp16)
+  const char* flag() const { return half == DType::bfloat16 ? "--bf16" : "--fp16"; }
+  const char* half_name() const { return half == DType::bfloat16 ? "BF16" : "FP16"; }
+  double rtol16() const { return half == DType::bfloat16 ? kRtolBf16 : kRtolFp16; }
+  double atol16() const { return half == DType::bfloat16 ? kAtolBf16 : kAtolFp16; }
   std::set<std::string> fp16_families = {"conv", "gemm", "pool", "elementwise", "activation"};  // "all": every op
 };
 
@@ -122,9 +133,10 @@ const char* const kUsage =
     "  --timeout SECONDS  per-case limit for preparing and for running (default 120)\n"
     "  --verbose          print every case's result\n"
     "  --fp16             compile with the precision pass (--fp16) and compare at rtol 1e-2, atol 1e-3\n"
+    "  --bf16             the same with bfloat16 storage (--bf16), compared at rtol 5e-2, atol 1e-2\n"
     "  --io-fp16          --fp16, and the models take and return FP16 (inputs rounded to FP16, outputs\n"
     "                     widened for the comparison): every kernel reads and writes FP16\n"
-    "  --fp16-families L  with --fp16: the op families (OpDef::family) a case may use, comma separated, or\n"
+    "  --fp16-families L  with --fp16 or --bf16: the op families (OpDef::family) a case may use, comma separated, or\n"
     "                     'all' (default conv,gemm,pool,elementwise,activation)\n"
     "  --substitute F=G   lower family F's kernels with family G (e.g. elementwise=test_elementwise, the\n"
     "                     test family of tests/codegen/test_families.h: for testing this runner)\n"
@@ -321,8 +333,8 @@ std::string model_name(const std::string& suite, const std::string& name) {
   return r;
 }
 
-// --fp16: why the case is not run in FP16 ("" when it is): an op outside the families, or float
-// data FP16 cannot represent, or no float tensor at all.
+// --fp16 / --bf16: why the case is not run in FP16 / BF16 ("" when it is): an op outside the
+// families, or float data FP16 cannot represent (BF16: FP32's range), or no float tensor at all.
 std::string fp16_skip_reason(const Graph& g, const TensorMap& feeds, const std::map<std::string, Tensor>& expected,
                              const Options& o) {
   std::set<std::string> outside;
@@ -334,12 +346,12 @@ std::string fp16_skip_reason(const Graph& g, const TensorMap& feeds, const std::
     }
   }
   if (!outside.empty()) {
-    std::string r = "--fp16: not in the FP16 node-test set: ";
+    std::string r = std::string(o.flag()) + ": not in the " + o.half_name() + " node-test set: ";
     for (const std::string& x : outside) r += (x == *outside.begin() ? "" : ", ") + x;
     return r;
   }
-  auto beyond = [](const Tensor& t) {
-    if (!is_float(t.dtype())) return 0.0;
+  auto beyond = [&](const Tensor& t) {
+    if (!is_float(t.dtype()) || o.half != DType::float16) return 0.0;
     double m = 0;
     for (double x : t.to_f64()) {
       if (std::isfinite(x) && std::fabs(x) > m) m = std::fabs(x);
@@ -366,7 +378,7 @@ std::string fp16_skip_reason(const Graph& g, const TensorMap& feeds, const std::
   }
   bool floats = false;
   for (const Value* v : g.values()) floats = floats || v->dtype() == DType::float32;
-  if (!floats) return "--fp16: integer-only (no float32 tensor for the precision pass to change)";
+  if (!floats) return std::string(o.flag()) + ": integer-only (no float32 tensor for the precision pass to change)";
   return "";
 }
 
@@ -447,7 +459,8 @@ std::string prepare_case(const Case& c, const Options& o) {
     opt.family_substitutes = o.substitutes;
     PrecisionReport precision;
     if (o.fp16) {
-      opt.passes.fp16 = true;
+      opt.passes.fp16 = o.half == DType::float16;
+      opt.passes.bf16 = o.half == DType::bfloat16;
       opt.passes.io_fp16 = o.io_fp16;
       opt.passes.precision_report = &precision;
     }
@@ -455,7 +468,8 @@ std::string prepare_case(const Case& c, const Options& o) {
     if (o.fp16 && precision.fp16_nodes == 0) {
       std::string why;
       for (const auto& n : precision.fp32_nodes) why += (why.empty() ? "" : "; ") + n.op + ": " + n.reason;
-      return "SKIP --fp16: no node runs in FP16 (" + one_line(why.empty() ? "no float node" : why, 200) + ")";
+      return std::string("SKIP ") + o.flag() + ": no node runs in " + o.half_name() + " (" +
+             one_line(why.empty() ? "no float node" : why, 200) + ")";
     }
     if (o.fp16) {
       // The FP16 graph on the reference interpreter (each op rounds to FP16 at its output): when it
@@ -471,12 +485,14 @@ std::string prepare_case(const Case& c, const Options& o) {
         auto want = expected.find(proto.graph().output(static_cast<int>(j)).name());
         auto got = results.find(g->outputs()[j]->name());
         if (want == expected.end() || got == results.end()) continue;
-        const Tensor g32 = got->second.dtype() == DType::float16 && want->second.dtype() == DType::float32
+        const Tensor g32 = got->second.dtype() == o.half && want->second.dtype() == DType::float32
                                ? got->second.cast(DType::float32) : got->second;
-        const mc_npy::Comparison cmp = mc_npy::compare(comparable(g32), comparable(want->second), kRtolFp16, kAtolFp16);
+        const mc_npy::Comparison cmp =
+            mc_npy::compare(comparable(g32), comparable(want->second), o.rtol16(), o.atol16());
         if (!cmp.pass) {
-          return "SKIP --fp16: FP16 cannot represent the case: the FP16 graph on the reference interpreter misses the "
-                 "tolerance too: " + one_line(mc_npy::comparison_line(want->first, comparable(want->second), cmp), 300);
+          return std::string("SKIP ") + o.flag() + ": " + o.half_name() + " cannot represent the case: the " +
+                 o.half_name() + " graph on the reference interpreter misses the tolerance too: " +
+                 one_line(mc_npy::comparison_line(want->first, comparable(want->second), cmp), 300);
         }
       }
     }
@@ -512,7 +528,7 @@ std::string prepare_case(const Case& c, const Options& o) {
 
     // The manifest the driver reads: sources, weights, inputs and expected outputs as raw files.
     std::string m = "model " + c.model + "\n";
-    if (o.fp16) m += "tolerance " + std::to_string(kRtolFp16) + " " + std::to_string(kAtolFp16) + "\n";
+    if (o.fp16) m += "tolerance " + std::to_string(o.rtol16()) + " " + std::to_string(o.atol16()) + "\n";
     for (const std::string& src : sources) m += "source " + (c.out / src).string() + "\n";
     m += "weights " + (c.out / (c.model + "_weights.bin")).string() + "\n";
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
@@ -948,6 +964,9 @@ int main(int argc, char** argv) {
       o.substitutes[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (a == "--fp16") {
       o.fp16 = true;
+    } else if (a == "--bf16") {
+      o.fp16 = true;
+      o.half = DType::bfloat16;
     } else if (a == "--io-fp16") {
       o.io_fp16 = o.fp16 = true;
     } else if (a == "--fp16-families") {
@@ -1223,7 +1242,8 @@ int main(int argc, char** argv) {
   if (o.fp16) {
     std::string set;
     for (const std::string& f : o.fp16_families) set += (set.empty() ? "" : ",") + f;
-    std::cout << (o.io_fp16 ? "--fp16 --io-fp16" : "--fp16") << " (rtol " << kRtolFp16 << ", atol " << kAtolFp16 << "), op families " << set << "\n";
+    std::cout << (o.io_fp16 ? "--fp16 --io-fp16" : o.flag()) << " (rtol " << o.rtol16() << ", atol " << o.atol16()
+              << "), op families " << set << "\n";
   }
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
   return failed > 0 ? 1 : 0;

@@ -42,7 +42,7 @@ using FusedRelu = gemm::EpilogueFused<__half, gemm::Strides<0, 0, 0, 1, 0>, true
 using Bias = gemm::EpilogueBias<__half>;
 
 template <class Tl, class TY = __half, class Acc = float, class A = SA, class B = SB, class Epi = Id>
-using G = tc::Gemm<TY, Acc, GemmShape, A, B, SY, Tl, Epi>;
+using G = tc::Gemm<__half, TY, Acc, GemmShape, A, B, SY, Tl, Epi>;
 
 using Conv1x1 = conv::Shape<2, 64, 256, 1, Dims3<1, 56, 56>, Dims3<1, 1, 1>, Dims3<1, 56, 56>, Dims3<1, 1, 1>,
                             Dims3<0, 0, 0>, Dims3<1, 1, 1>>;
@@ -53,7 +53,7 @@ using Conv7x7 = conv::Shape<1, 3, 64, 1, Dims3<1, 224, 224>, Dims3<1, 7, 7>, Dim
 using Conv3d = conv::Shape<1, 16, 32, 1, Dims3<8, 8, 8>, Dims3<3, 3, 3>, Dims3<4, 4, 4>, Dims3<2, 2, 2>,
                            Dims3<1, 1, 1>, Dims3<1, 1, 1>>;
 template <class Sh, int Cp, int Yp, class Tl, class Epi = Bias, class TY = __half, class Acc = float>
-using C = tc::Conv<TY, Acc, Sh, Cp, Yp, Tl, Epi>;
+using C = tc::Conv<__half, TY, Acc, Sh, Cp, Yp, Tl, Epi>;
 
 }  // namespace
 
@@ -69,8 +69,8 @@ MC_INSTANTIATE(G<T64x64<true>, __half, __half, SA, SBt, FusedGelu>);
 MC_INSTANTIATE(G<T64x64<false>>);
 MC_INSTANTIATE(G<T32x64<true>>);
 MC_INSTANTIATE(G<T32x64<false>, float>);
-MC_INSTANTIATE(tc::Gemm<float, float, OddShape, OA, OB, OY, T64x64<true>, Id>);
-MC_INSTANTIATE(tc::Gemm<__half, float, OddShape, OA, OB, OY, T32x64<false>, Id>);
+MC_INSTANTIATE(tc::Gemm<__half, float, float, OddShape, OA, OB, OY, T64x64<true>, Id>);
+MC_INSTANTIATE(tc::Gemm<__half, __half, float, OddShape, OA, OB, OY, T32x64<false>, Id>);
 
 MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x128<true>>);
 MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x64<false>, FusedRelu>);
@@ -80,8 +80,8 @@ MC_INSTANTIATE(C<Conv7x7, 8, 64, T128x64<true>>);
 MC_INSTANTIATE(C<Conv7x7, 8, 64, T32x64<false>, Bias, float>);
 MC_INSTANTIATE(C<Conv3d, 16, 32, T32x64<true>>);
 // Compact K (K 147 over 3 channels, W rows of 152), as resnet50's first conv.
-MC_INSTANTIATE(tc::Conv<__half, float, Conv7x7, 8, 64, T128x64<true>, Bias, true>);
-MC_INSTANTIATE(tc::Conv<__half, float, Conv7x7, 8, 64, T32x64<false>, Bias, true>);
+MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv7x7, 8, 64, T128x64<true>, Bias, true>);
+MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv7x7, 8, 64, T32x64<false>, Bias, true>);
 
 // cp.async stages and split-K (the product and its reduction), sm_75's register staging with a split.
 using S4 = tc::Tile<64, 64, 32, 2, 2, true, 4, 4>;

@@ -1,0 +1,93 @@
+// tests/templates/nvcc/tensor_core_bf16.cu — templates/tensor_core.cuh on BF16 operands (mc::bf16) for
+// nvcc (no run): GEMMs in every tile configuration the heuristic picks, both stagings, operands in
+// either orientation (16-byte and scalar loads), bf16 and float outputs, the epilogues (bias and
+// residual read as bf16), convolutions (1x1, 3x3 s2, 7x7 s2 on C = 3 in a pitch of 8 and in the
+// compact-K form, 3-D), cp.async stages and split-K with their reductions. The BF16 MMA is sm_80's:
+// template_ptx_tensor_core_bf16_<arch> (sm_80, sm_90) reads the PTX (ptx/check_mma_ptxas.sh): every
+// kernel but the reductions has ldmatrix and mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32,
+// and ptxas -v reports no stack frame and no spills. template_nvcc_tensor_core_bf16 compiles it for
+// sm_75 too (no BF16 MMA there: device.h's mma_m16n8k16_bf16 traps; the schedule never launches
+// these kernels on sm_75).
+//   nvcc -std=c++17 -arch=sm_80 -I runtime_stub -I templates -c tests/templates/nvcc/tensor_core_bf16.cu
+#include "tensor_core.cuh"
+
+namespace {
+
+using namespace mc;
+using conv::Dims3;
+
+template <bool A>
+using T128x128 = tc::Tile<128, 128, 32, 2, 4, A>;
+template <bool A>
+using T128x64 = tc::Tile<128, 64, 32, 2, 2, A>;
+template <bool A>
+using T64x128 = tc::Tile<64, 128, 32, 2, 2, A>;
+template <bool A>
+using T64x64 = tc::Tile<64, 64, 32, 2, 2, A>;
+template <bool A>
+using T32x64 = tc::Tile<32, 64, 32, 1, 4, A>;
+
+using GemmShape = gemm::Shape<1, 2, 3, 256, 192, 128>;
+using SA = gemm::Strides<0, 98304, 32768, 128, 1>;
+using SB = gemm::Strides<0, 0, 24576, 192, 1>;
+using SY = gemm::Strides<0, 147456, 49152, 192, 1>;
+using SAt = gemm::Strides<0, 98304, 32768, 1, 256>;  // transposed A
+using SBt = gemm::Strides<0, 0, 24576, 1, 128>;     // transposed B
+using OddShape = gemm::Shape<1, 1, 1, 37, 29, 19>;  // scalar loads
+using OA = gemm::Strides<0, 0, 0, 19, 1>;
+using OB = gemm::Strides<0, 0, 0, 29, 1>;
+using OY = gemm::Strides<0, 0, 0, 29, 1>;
+using Id = gemm::EpilogueIdentity;
+using Linear = gemm::EpilogueLinear<bf16, gemm::Strides<0, 0, 0, 0, 1>, true>;
+using FusedGelu = gemm::EpilogueFused<bf16, gemm::Strides<0, 0, 0, 0, 1>, true, gemm::Act::gelu,
+                                      gemm::Residual::after_activation>;
+using FusedRelu = gemm::EpilogueFused<bf16, gemm::Strides<0, 0, 0, 1, 0>, true, gemm::Act::relu,
+                                      gemm::Residual::before_activation>;
+using Bias = gemm::EpilogueBias<bf16>;
+
+template <class Tl, class TY = bf16, class A = SA, class B = SB, class Epi = Id>
+using G = tc::Gemm<bf16, TY, float, GemmShape, A, B, SY, Tl, Epi>;
+
+using Conv1x1 = conv::Shape<2, 64, 256, 1, Dims3<1, 56, 56>, Dims3<1, 1, 1>, Dims3<1, 56, 56>, Dims3<1, 1, 1>,
+                            Dims3<0, 0, 0>, Dims3<1, 1, 1>>;
+using Conv3x3 = conv::Shape<2, 128, 128, 1, Dims3<1, 56, 56>, Dims3<1, 3, 3>, Dims3<1, 28, 28>, Dims3<1, 2, 2>,
+                            Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+using Conv7x7 = conv::Shape<1, 3, 64, 1, Dims3<1, 224, 224>, Dims3<1, 7, 7>, Dims3<1, 112, 112>, Dims3<1, 2, 2>,
+                            Dims3<0, 3, 3>, Dims3<1, 1, 1>>;
+using Conv3d = conv::Shape<1, 16, 32, 1, Dims3<8, 8, 8>, Dims3<3, 3, 3>, Dims3<4, 4, 4>, Dims3<2, 2, 2>,
+                           Dims3<1, 1, 1>, Dims3<1, 1, 1>>;
+template <class Sh, int Cp, int Yp, class Tl, class Epi = Bias, class TY = bf16, bool Compact = false>
+using C = tc::Conv<bf16, TY, float, Sh, Cp, Yp, Tl, Epi, Compact>;
+
+}  // namespace
+
+#define MC_INSTANTIATE(...) template __global__ void mc::tc::kernel<__VA_ARGS__>(__VA_ARGS__::Params)
+
+MC_INSTANTIATE(G<T128x128<true>>);
+MC_INSTANTIATE(G<T128x128<false>>);
+MC_INSTANTIATE(G<T128x64<true>, float>);
+MC_INSTANTIATE(G<T64x128<true>, bf16, SAt, SBt>);
+MC_INSTANTIATE(G<T64x128<false>, float, SAt, SB, Linear>);
+MC_INSTANTIATE(G<T64x64<true>, bf16, SA, SBt, FusedGelu>);
+MC_INSTANTIATE(G<T64x64<false>>);
+MC_INSTANTIATE(G<T32x64<true>>);
+MC_INSTANTIATE(tc::Gemm<bf16, float, float, OddShape, OA, OB, OY, T64x64<true>, Id>);
+MC_INSTANTIATE(tc::Gemm<bf16, bf16, float, OddShape, OA, OB, OY, T32x64<false>, Id>);
+
+MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x128<true>>);
+MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x64<false>, FusedRelu>);
+MC_INSTANTIATE(C<Conv3x3, 128, 128, T64x128<true>, FusedRelu>);
+MC_INSTANTIATE(C<Conv3x3, 128, 128, T64x64<false>, Bias, float>);
+MC_INSTANTIATE(C<Conv7x7, 8, 64, T128x64<true>>);
+MC_INSTANTIATE(C<Conv3d, 16, 32, T32x64<true>>);
+// Compact K (K 147 over 3 channels, W rows of 152), as resnet50's first conv.
+MC_INSTANTIATE(C<Conv7x7, 8, 64, T128x64<true>, Bias, bf16, true>);
+
+// cp.async stages and split-K (the product and its reduction).
+using S4 = tc::Tile<64, 64, 32, 2, 2, true, 4, 4>;
+using S3 = tc::Tile<128, 128, 32, 2, 2, true, 3, 1>;
+MC_INSTANTIATE(G<S4, bf16, SA, SB, FusedGelu>);
+MC_INSTANTIATE(tc::SplitKReduce<G<S4, bf16, SA, SB, FusedGelu>>);
+MC_INSTANTIATE(G<S3>);
+MC_INSTANTIATE(C<Conv3x3, 128, 128, S4, FusedRelu>);
+MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, S4, FusedRelu>>);
