@@ -42,6 +42,7 @@
 #include "ops/registry.h"
 #include "passes/fp16_rules.h"
 #include "passes/pass.h"
+#include "passes/precision_int8.h"
 
 namespace modelc {
 
@@ -184,6 +185,7 @@ bool precision(Graph& g, const PassOptions& o) {
   PrecisionReport local;
   PrecisionReport& report = o.precision_report ? *o.precision_report : local;
   report = PrecisionReport{};
+  report.int8 = o.int8;
   report.fp16_accumulate = o.fp16_accumulate;
   report.io_fp16 = o.io_fp16;
 
@@ -208,6 +210,12 @@ bool precision(Graph& g, const PassOptions& o) {
   for (const Value* v : g.values()) original[v] = v->dtype();
 
   bool changed = false;
+  // --int8 first: the calibrated products become INT8 (QConv / QMatMul on QuantizeLinear), the rest
+  // goes on to FP16 below.
+  if (o.int8) {
+    quantize_calibrated_products(g, o, report);
+    changed = true;
+  }
   if (o.io_fp16) {
     for (Value* v : g.inputs()) {
       if (v->dtype() == DType::float32 && !v->is_constant()) {
@@ -244,6 +252,11 @@ bool precision(Graph& g, const PassOptions& o) {
       }
       std::vector<DType> before_types;
       for (const Value* v : n->outputs()) before_types.push_back(v ? v->dtype() : DType::undefined);
+      // An op whose result type is its 'to' attribute (the INT8 products' real-valued output).
+      if (std::find(def.attributes.begin(), def.attributes.end(), "to") != def.attributes.end() &&
+          n->attr_int("to", static_cast<int64_t>(DType::float32)) == static_cast<int64_t>(DType::float32)) {
+        n->set_attr_int("to", static_cast<int64_t>(DType::float16));
+      }
       ops::validate_node(*n, def);
       def.infer(*n);
       for (int k = 0; k < n->num_outputs(); ++k) {

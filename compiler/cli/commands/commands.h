@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace CLI { class App; }
 
 namespace modelc {
 struct PassOptions;
+struct CalibrationTable;
 }
 
 namespace modelc::cli {
@@ -59,20 +61,37 @@ std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
 
 // ---- precision options of the commands that compile (compile, verify) -----------
 
-/// --fp16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable, comma lists).
+/// --fp16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable, comma lists);
+/// --int8 [--calibrate DIR|random:N | --calibration-cache FILE] [--calibration METHOD].
 struct PrecisionFlags {
   bool fp16 = false;
   bool fp16_accumulate = false;
   bool io_fp16 = false;
   std::string winograd = "auto";
   std::vector<std::string> keep_fp32;
+  bool int8 = false;
+  std::string calibrate;          ///< --calibrate: a folder or random:N
+  std::string calibration = "entropy";
+  std::string calibration_cache;  ///< --calibration-cache FILE
 };
-/// Adds the flags; --fp16-accumulate, --io-fp16 and --keep-fp32 need --fp16 (usage error otherwise).
+/// Adds the flags; --fp16-accumulate, --io-fp16 and --winograd need --fp16, --keep-fp32 --fp16 or
+/// --int8, --calibrate / --calibration-cache / --calibration --int8 (usage errors otherwise;
+/// check_precision_usage checks what CLI11 cannot say).
 void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
-/// Sets PassOptions::fp16, fp16_accumulate, io_fp16, winograd and keep_fp32 (node names deduplicated, in
-/// order). Throws Error for an empty node name; names the model lacks are the precision pass's
-/// Error (it knows the graph).
+/// The usage rules of the precision flags that span several options (--keep-fp32 with --fp16 or
+/// --int8); throws CLI::ValidationError (exit 2). The commands' callbacks call it.
+void check_precision_usage(const PrecisionFlags& flags);
+/// Sets PassOptions::fp16, fp16_accumulate, io_fp16, winograd, keep_fp32 (node names deduplicated, in
+/// order) and int8 (which sets fp16 too). Throws Error for an empty node name; names the model lacks
+/// are the precision pass's Error (it knows the graph). The calibration table is calibration_for's.
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
+/// \brief --int8's calibration (null without --int8): read from --calibration-cache, or computed
+/// from --calibrate with --calibration's method (pipeline/calibrate.h), printing one line to `log`.
+/// Error when --int8 has neither, naming the flags.
+std::shared_ptr<const CalibrationTable> calibration_for(const PrecisionFlags& flags, const Graph& g,
+                                                        const PassOptions& o, std::ostream& log);
+/// Writes the table as DIR/NAME_calibration.json (the cache a later build reuses); returns the path.
+std::string write_calibration_cache(const CalibrationTable& t, const std::string& dir, const std::string& name);
 /// --layout auto|nchw (LowerOptions::layout; a usage error for another word).
 void add_layout_flag(CLI::App& sub, std::string& layout);
 /// --streams N, 1 to 32 (LowerOptions::streams; left at 0 when absent: automatic).
@@ -103,6 +122,10 @@ struct VerifyOptions {
   /// where the reference is finite (the rtol/atol mismatches are then printed, not judged).
   /// register_verify makes it 1e-2 under --fp16; 0: the rtol/atol test decides.
   double max_rel_l2 = 0;
+  /// --int8 without --max-rel-l2: an output passes when its relative L2 error is at most 1.25 x
+  /// that of the INT8 simulation (run-reference --int8, same scales) + 1e-3, and no NaN / Inf: the
+  /// kernels are faithful to the scales (issue 11's criterion).
+  bool int8_against_simulation = false;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)

@@ -297,6 +297,8 @@ int run_compile(const Compile& c) {
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
   opt.count_stage_kernels = true;
+  const std::shared_ptr<const CalibrationTable> calibration = calibration_for(c.precision, *g, opt.passes, std::cout);
+  opt.passes.calibration = calibration.get();
   Schedule s;
   try {
     s = lower(*g, opt);
@@ -310,6 +312,8 @@ int run_compile(const Compile& c) {
   eo.source = c.model;
   eo.weights_file = c.weights_file;
   const EmitResult r = emit_model(s, out, eo);
+  // --int8: the calibration beside the output, reusable with --calibration-cache (no data needed).
+  if (calibration) std::cout << "calibration cache: " << write_calibration_cache(*calibration, r.dir, name) << "\n";
 
   std::map<std::string, int> families;
   for (const Kernel& k : s.kernels) ++families[k.family];
@@ -364,7 +368,10 @@ void register_compile(CLI::App& app, RunFn& run) {
       ->allow_extra_args(false)
       ->delimiter(',');
   app.callback([c, &run] {
-    if (!c->model.empty() && !run) run = [c] { return run_compile(*c); };
+    if (!c->model.empty() && !run) {
+      check_precision_usage(c->precision);
+      run = [c] { return run_compile(*c); };
+    }
   });
 }
 
