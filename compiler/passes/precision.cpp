@@ -7,7 +7,10 @@
 //   unset, never         the node keeps its types (FP32)
 // A node also stays FP32 when --keep-fp32 names it (by its name, or a name it
 // covers), or when its op does not take float16 in that form (checked on a
-// copy with the op's own validation and shape rule).
+// copy with the op's own validation and shape rule), and a QuantizeLinear of a
+// model input reads it in FP32 (rounding it to FP16 first would change what is
+// quantized). --int8 first runs passes/precision_int8.cpp; an op whose result
+// type is its 'to' attribute (QConv / QMatMul) then gets float16 there.
 //
 // Inputs listed in OpDef::const_inputs (Resize's roi and scales, ...) are
 // parameters, never converted. Integer and bool tensors never change.
@@ -239,6 +242,12 @@ bool precision(Graph& g, const PassOptions& o) {
                                                       : "no precision policy";
     } else if (fp16_rules::pinned(*n, keep)) {
       reason = "pinned by --keep-fp32";
+    } else if (n->op() == "QuantizeLinear" && default_domain(*n) && n->input(0).is_graph_input() &&
+               n->input(0).dtype() == DType::float32) {
+      // The INT8 program's first quantization: a Cast to FP16 before it would only round the model's
+      // input before quantizing it (and the schedule folds such a Cast into the kernel, which then
+      // quantizes the FP32 input: the program and run-reference would differ).
+      reason = "quantizes a model input: reads it in FP32";
     } else if (floats) {
       std::string why;
       fp16 = fp16_rules::accepts_fp16(*n, def, conv, why);

@@ -200,7 +200,9 @@ TEST_CASE("precision --int8: calibrated Conv / Gemm become QConv / QMatMul on Qu
   CHECK(report.int8_layers[1].reason.find("groups = 16") != std::string::npos);
   CHECK(report.int8_layers[2].precision == "INT8");
   CHECK(find(g, "QConv")->output(0).dtype() == DType::float16);
-  CHECK(find(g, "QuantizeLinear")->input(0).dtype() == DType::float16);  // x, cast to FP16 first
+  CHECK(find(g, "QuantizeLinear")->input(0).name() == "x");  // the model input, read in FP32 (no Cast)
+  REQUIRE(report.fp32_nodes.size() == 1);
+  CHECK(report.fp32_nodes[0].reason == "quantizes a model input: reads it in FP32");
   // The INT8 program stays close to FP32 (max calibration: no clipping).
   const Tensor got = run_reference(g, feeds).at("y");
   const std::vector<double> a = got.to_f64(), b = want.to_f64();

@@ -272,7 +272,7 @@ def simulation_error(out):
 def case_resnet50(a):
     keep = os.path.join(a.work, "resnet50_int8")
     out = verify(a, a.model, ["--int8", "--calibrate", "random:16", "--calibration", "entropy"], keep)
-    m = re.search(r"rel L2 ([0-9.e+-]+).*INT8 simulation rel L2 ([0-9.e+-]+), limit 1.25 x \+ 1e-3 = ([0-9.e+-]+)", out)
+    m = re.search(r"rel_l2 ([0-9.e+-]+).*INT8 simulation rel L2 ([0-9.e+-]+), limit 1.25 x \+ 1e-3 = ([0-9.e+-]+)", out)
     if not m:
         fail("verify printed no INT8 comparison")
     print("resnet50 INT8: emulated program rel L2 %s, simulation %s, limit %s" % m.groups())
