@@ -10,6 +10,7 @@
 
 #include "codegen/literals.h"
 #include "ops/fused.h"
+#include "ops/quantize.h"
 #include "ops/registry.h"
 #include "schedule/target.h"
 
@@ -301,6 +302,82 @@ std::string precision_markdown(const PrecisionReport& p) {
   return m;
 }
 
+// --int8 (passes/precision_int8.cpp, the INT8 kernels): per convolution / matrix product of the
+// model its precision (INT8 / FP16 / FP32), its scales (X's, the weights' per-channel range, the
+// output's when INT8 is stored) and why a layer is not INT8; the calibration.
+
+/// The kernel that runs ONNX node `name` (its node or a node it covers); null when none does.
+const Kernel* kernel_of(const Schedule& s, const std::string& name) {
+  for (const Kernel& k : s.kernels) {
+    if (std::find(k.nodes.begin(), k.nodes.end(), name) != k.nodes.end()) return &k;
+    if (k.node && k.node->name() == name) return &k;
+  }
+  return nullptr;
+}
+
+/// The precision a convolution / matrix product kernel computes in, from its first operand.
+std::string kernel_precision(const Kernel& k) {
+  if (k.inputs.empty()) return "";
+  const DType t = k.inputs[0].dtype;
+  return ops::is_int8_type(t) ? "INT8" : t == DType::float16 ? "FP16" : t == DType::bfloat16 ? "BF16" : "FP32";
+}
+
+/// An INT8 kernel's output: "int8 (scale 0.0123)", "float16", "the INT32 accumulators".
+std::string int8_output_text(const Kernel& k) {
+  if (!k.node || k.node->domain() != ops::kModelcDomain) return "";
+  const ops::Int8Epilogue e = ops::int8_epilogue(*k.node);
+  if (e.quantized()) return fmt::format("{} (scale {:.4g}{})", dtype_name(e.out), e.y_scale,
+                                        e.y_zero_point ? fmt::format(", zero point {}", e.y_zero_point) : "");
+  return e.raw() ? "the INT32 accumulators" : dtype_name(e.out);
+}
+
+Json int8_json(const Schedule& s, const PrecisionReport& p) {
+  Json layers = Json::array();
+  for (const PrecisionReport::Int8Layer& l : p.int8_layers) {
+    Json j = {{"node", l.node}, {"op", l.op}, {"precision", l.precision}};
+    const Kernel* k = kernel_of(s, l.node);
+    if (k) j["kernel"] = k->id;
+    if (l.precision == "INT8") {
+      j["x_scale"] = l.x_scale;
+      j["w_scale_min"] = l.w_scale_min;
+      j["w_scale_max"] = l.w_scale_max;
+      if (k) j["output"] = int8_output_text(*k);
+    } else {
+      j["reason"] = l.reason;
+    }
+    layers.push_back(std::move(j));
+  }
+  int64_t int8 = 0;
+  for (const Kernel& k : s.kernels) int8 += is_conv_or_matmul(k) && kernel_precision(k) == "INT8";
+  return {{"calibration", {{"method", p.calibration_method}, {"samples", p.calibration_samples}, {"source", p.calibration_source}}},
+          {"int8_kernels", int8},
+          {"layers", std::move(layers)}};
+}
+
+std::string int8_markdown(const Schedule& s, const PrecisionReport& p) {
+  int64_t int8 = 0, total = 0;
+  for (const Kernel& k : s.kernels) {
+    if (!is_conv_or_matmul(k)) continue;
+    ++total;
+    int8 += kernel_precision(k) == "INT8";
+  }
+  std::string m = "\n## INT8 (--int8)\n\n" + std::to_string(int8) + " of " + std::to_string(total) +
+                  " convolution / matrix product kernels run INT8 (integer tensor cores, INT32 accumulation); calibration: " +
+                  p.calibration_method + ", " + std::to_string(p.calibration_samples) + " samples (" +
+                  cell(p.calibration_source) + "). Activations: one scale per tensor (threshold / 127, symmetric); "
+                  "weights: one per output channel (max |w| / 127).\n\n";
+  m += "| node | op | kernel | precision | x scale | weight scales | output | why not INT8 |\n|---|---|---|---|---:|---|---|---|\n";
+  for (const PrecisionReport::Int8Layer& l : p.int8_layers) {
+    const Kernel* k = kernel_of(s, l.node);
+    const bool i8 = l.precision == "INT8";
+    m += "| " + cell(l.node) + " | " + l.op + " | " + (k ? k->id : "-") + " | " + l.precision + " | " +
+         (i8 ? fmt::format("{:.4g}", l.x_scale) : "") + " | " +
+         (i8 ? fmt::format("{:.3g} .. {:.3g}", l.w_scale_min, l.w_scale_max) : "") + " | " + (i8 && k ? cell(int8_output_text(*k)) : "") +
+         " | " + cell(l.reason) + " |\n";
+  }
+  return m;
+}
+
 // The elide_concat stage's decisions: each Concat kernel, elided or kept, and each input's slice
 // offset and, where it cannot be a slice, why.
 Json concats_json(const std::vector<ConcatElision>& concats) {
@@ -416,6 +493,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     }
     if (is_conv_or_matmul(k)) {
       kj["engine"] = engine_of(k);
+      if (s.precision && s.precision->int8) kj["precision"] = kernel_precision(k);  // --int8: INT8 / FP16 / FP32
       kj["fallback_reason"] = fallback_reason_of(k);
       if (!k.arch_tactic.empty()) {
         Json at = Json::object();
@@ -491,6 +569,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
   if (!s.stage_kernels.empty()) j["passes"] = stage_kernels_json(s.stage_kernels);
   if (s.precision) j["precision"] = precision_json(*s.precision);
+  if (s.precision && s.precision->int8) j["precision"]["int8"] = int8_json(s, *s.precision);
   // Names come from the model: bytes that are not UTF-8 become U+FFFD, so the file is valid JSON.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -609,6 +688,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
   m += stage_kernels_markdown(s.stage_kernels);
+  if (s.precision && s.precision->int8) m += int8_markdown(s, *s.precision);
   if (s.precision) m += precision_markdown(*s.precision);
   return m;
 }

@@ -165,36 +165,45 @@ std::vector<PtxEntry> parse_ptx(const std::string& text) {
     p = end;  // the next function starts after this body
   }
   // MMAs: in the body, or in a called function (to a fixed point).
-  std::vector<bool> mma(functions.size());
-  // An MMA: mma.sync.aligned.m16n8k* that is not WMMA's wmma.mma.sync, with ldmatrix beside it.
-  auto issues_mma = [](const std::string& body) {
-    const std::string shape = "mma.sync.aligned.m16n8k";
+  std::vector<bool> mma(functions.size()), s8(functions.size());
+  // An MMA: mma.sync.aligned.m16n8k* (or the 8-bit m8n8k16 that sm_75 runs) that is not WMMA's
+  // wmma.mma.sync, with ldmatrix beside it; `eight_bit`: one with 8-bit operands (.s8 / .u8 A, .s8 B).
+  auto issues_mma = [](const std::string& body, bool eight_bit) {
     bool found = false;
-    for (std::size_t at = body.find(shape); at != std::string::npos && !found; at = body.find(shape, at + 1)) {
-      found = at == 0 || body[at - 1] != '.';
+    for (const char* shape : {"mma.sync.aligned.m16n8k", "mma.sync.aligned.m8n8k16"}) {
+      for (std::size_t at = body.find(shape); at != std::string::npos && !found; at = body.find(shape, at + 1)) {
+        if (at != 0 && body[at - 1] == '.') continue;
+        const std::string line = body.substr(at, body.find(';', at) - at);
+        found = !eight_bit || line.find(".s8.s8.s32") != std::string::npos || line.find(".u8.s8.s32") != std::string::npos;
+      }
     }
     return found && body.find("ldmatrix.sync.aligned") != std::string::npos;
   };
-  for (std::size_t k = 0; k < functions.size(); ++k) mma[k] = issues_mma(functions[k].body);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t k = 0; k < functions.size(); ++k) {
-      if (mma[k]) continue;
-      for (std::size_t c = 0; c < functions.size(); ++c) {
-        if (c == k || functions[c].entry || !mma[c] || functions[c].name.empty()) continue;
-        const std::string& body = functions[k].body;
-        const std::size_t at = body.find(functions[c].name);
-        if (at != std::string::npos && body.rfind("call", at) != std::string::npos) {
-          mma[k] = true;
-          changed = true;
-          break;
+  for (std::size_t k = 0; k < functions.size(); ++k) {
+    mma[k] = issues_mma(functions[k].body, false);
+    s8[k] = issues_mma(functions[k].body, true);
+  }
+  for (std::vector<bool>* v : {&mma, &s8}) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t k = 0; k < functions.size(); ++k) {
+        if ((*v)[k]) continue;
+        for (std::size_t c = 0; c < functions.size(); ++c) {
+          if (c == k || functions[c].entry || !(*v)[c] || functions[c].name.empty()) continue;
+          const std::string& body = functions[k].body;
+          const std::size_t at = body.find(functions[c].name);
+          if (at != std::string::npos && body.rfind("call", at) != std::string::npos) {
+            (*v)[k] = true;
+            changed = true;
+            break;
+          }
         }
       }
     }
   }
   std::vector<PtxEntry> out;
   for (std::size_t k = 0; k < functions.size(); ++k) {
-    if (functions[k].entry) out.push_back({functions[k].name, arch, mma[k]});
+    if (functions[k].entry) out.push_back({functions[k].name, arch, mma[k], s8[k]});
   }
   return out;
 }
@@ -243,6 +252,9 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
     for (Json& k : report["kernels"]) {
       const std::string id = k.value("id", "");
       const bool tensor_core = on_tensor_cores(k.value("engine", ""));
+      // The INT8 kernels (templates/tensor_core_int8.cuh) must multiply 8-bit operands.
+      const std::string family = k.value("family", "");
+      const bool int8 = family == "conv_int8" || family == "gemm_int8";
       if (tensor_core) ++o.tensor_core_kernels;
       k.erase("resources");
       std::vector<std::string> launches;
@@ -303,16 +315,20 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
         }
         if (ptx_arch_set.count(arch)) {
           // Any of its entry points: a split-K kernel's second launch (the reduction) has no MMA.
-          bool any = false, some_mma = false;
+          bool any = false, some_mma = false, some_s8 = false;
           for (const PtxEntry& p : ptx) {
             if (p.arch != arch || !has(launches, p.function)) continue;
             any = true;
             some_mma = some_mma || p.mma;
+            some_s8 = some_s8 || p.mma_s8;
           }
           if (any) a["mma"] = some_mma;
+          if (any && int8) a["mma_s8"] = some_s8;
           if (check && tc_here && (!any || !some_mma)) {
             o.failures.push_back(id + " " + arch + ": " +
                                  (any ? "no ldmatrix + mma.sync.aligned.m16n8k* in the PTX" : "no PTX of its kernel"));
+          } else if (check && int8 && !some_s8) {
+            o.failures.push_back(id + " " + arch + ": an INT8 kernel without ldmatrix + mma.sync on .s8 operands in the PTX");
           }
         }
         if (check && tc_here && (sum.spill_store_bytes > 0 || sum.spill_load_bytes > 0)) {

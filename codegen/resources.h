@@ -41,8 +41,11 @@ std::vector<PtxasEntry> parse_ptxas_log(const std::string& text);
 struct PtxEntry {
   std::string function;  ///< its symbol
   std::string arch;      ///< "sm_75" (the .target of its file)
-  /// Issues ldmatrix and mma.sync.aligned.m16n8k*, itself or in a .func it calls (not WMMA).
+  /// Issues ldmatrix and mma.sync.aligned.m16n8k* (or the 8-bit m8n8k16 of sm_75), itself or in a
+  /// .func it calls (not WMMA).
   bool mma = false;
+  /// Those MMAs take 8-bit operands (.s8 or .u8 A, .s8 B: the INT8 kernels, conv_int8 / gemm_int8).
+  bool mma_s8 = false;
 };
 
 /// \brief The .entry functions of a PTX file and whether each issues tensor-core MMAs: in its own

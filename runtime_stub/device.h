@@ -31,6 +31,8 @@
 //   fragment layouts (below); mc::st_shared(p, v)
 //   mc::ld_shared(p): shared-memory accesses the emulation's race check sees
 //   mc::bf16                    bfloat16 storage, explicit conversions from and to float (below)
+//   mc::mma_m16n8k32<TA>(d, a, b, c) mc::mma_m8n8k16<TA>(d, a, b, c): 8-bit tensor-core products
+//   (TA int8_t / uint8_t A, int8 B, INT32 accumulators; layouts below)
 //   mc::lane_id() mc::warp_id() mc::thread_rank()   linear thread numbering helpers
 //   MC_UNROLL / MC_UNROLL_N(n)  #pragma unroll that g++ accepts without -Wunknown-pragmas
 //   MC_DEVICE_ARCH             __CUDA_ARCH__ in device code, 0 on the host and in the emulation
@@ -42,8 +44,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
+#include <stdint.h>
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #define MC_PRAGMA(x) _Pragma(#x)
@@ -220,6 +224,67 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4], const unsigned 
 #else
   (void)d, (void)a, (void)b, (void)c;
   __trap();  // no BF16 MMA below sm_80; never launched there (see above)
+#endif
+}
+
+// ---- integer tensor cores: mma.sync with 8-bit operands (PTX ISA "Matrix Fragments for mma.m16n8k32"
+// and "for mma.m8n8k16") ----
+// Four 8-bit elements per 32-bit register, the lowest k in the low byte (g = lane / 4, t = lane % 4):
+//   m16n8k32 (A row-major, B column-major): A 16x32 in a[0..3]: a0 (row g, k 4t..4t+3), a1 (g + 8,
+//     4t..), a2 (g, 16 + 4t..), a3 (g + 8, 16 + 4t..); B 32x8 in b[0..1]: b0 (k 4t..4t+3, n g), b1
+//     (k 16 + 4t.., n g); C/D 16x8 INT32 in c[0..3]: c0, c1 (g, 2t..2t+1), c2, c3 (g + 8, 2t..2t+1).
+//   m8n8k16: A 8x16 in a (row g, k 4t..4t+3); B 16x8 in b (k 4t..4t+3, n g); C/D 8x8 INT32 in
+//     c0, c1 (g, 2t..2t+1).
+// In bytes, an 8-bit 16x32 A tile is the FP16 16x16 one: ldmatrix.x4 (.b16, no .trans) of rows of k
+// loads it exactly (lane l gets bytes 4 (l % 4) .. + 3 of row l / 4). The accumulation wraps modulo
+// 2^32 (no .satfinite). m16n8k32 needs sm_80: compiled for sm_75 it is the four m8n8k16 products of
+// its row and K halves (a0 b0 then a2 b1 into c0 c1; a1 b0 then a3 b1 into c2 c3).
+// mma_m16n8k32<TA>: TA int8_t (.s8) or uint8_t (.u8) for A; B is always .s8.
+
+/// \brief d = a x b + c, m8n8k16, 8-bit A (TA: int8_t .s8 / uint8_t .u8), int8 B, INT32 (sm_75+).
+template <class TA>
+__device__ __forceinline__ void mma_m8n8k16(int (&d)[2], unsigned a, unsigned b, const int (&c)[2]) {
+  static_assert(std::is_same<TA, int8_t>::value || std::is_same<TA, uint8_t>::value, "mc::mma_m8n8k16: int8_t or uint8_t A");
+  if constexpr (std::is_same<TA, int8_t>::value) {
+    asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%0, %1}, {%2}, {%3}, {%4, %5};\n"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  } else {
+    asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 {%0, %1}, {%2}, {%3}, {%4, %5};\n"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  }
+}
+/// \brief d = a x b + c, m16n8k32, 8-bit A (TA), int8 B, INT32 accumulators (sm_80+; four m8n8k16 below).
+template <class TA>
+__device__ __forceinline__ void mma_m16n8k32(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2],
+                                             const int (&c)[4]) {
+  static_assert(std::is_same<TA, int8_t>::value || std::is_same<TA, uint8_t>::value, "mc::mma_m16n8k32: int8_t or uint8_t A");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<TA, int8_t>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %11, %12, %13};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%10, %11, %12, %13};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  }
+#else
+  const int top[2] = {c[0], c[1]}, bottom[2] = {c[2], c[3]};
+  int t[2], u[2];
+  mma_m8n8k16<TA>(t, a[0], b[0], top);
+  mma_m8n8k16<TA>(t, a[2], b[1], t);
+  mma_m8n8k16<TA>(u, a[1], b[0], bottom);
+  mma_m8n8k16<TA>(u, a[3], b[1], u);
+  d[0] = t[0];
+  d[1] = t[1];
+  d[2] = u[0];
+  d[3] = u[1];
 #endif
 }
 

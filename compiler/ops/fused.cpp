@@ -443,6 +443,8 @@ EpilogueActivation activation_of_fused(const Node& n) {
 }
 
 std::string fused_op_for(const std::string& producer_op) {
+  // The INT8 products carry their epilogue themselves (ops/quantize.h): fusing keeps the op.
+  if (producer_op == "QConv" || producer_op == "QMatMul") return producer_op;
   for (const FusedForm& f : kForms) {
     if (producer_op == f.producer) return f.fused;
   }

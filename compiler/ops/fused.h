@@ -74,7 +74,8 @@ void set_activation(Node& fused, const EpilogueActivation& a);
 EpilogueActivation activation_of_fused(const Node& fused);
 
 /// The fused op that wraps a producer ("Conv" -> "FusedConv", "Gemm" ->
-/// "FusedGemm", "MatMul" -> "FusedMatMul"), empty when there is none.
+/// "FusedGemm", "MatMul" -> "FusedMatMul"; the INT8 products QConv and QMatMul
+/// are their own fused forms), empty when there is none.
 std::string fused_op_for(const std::string& producer_op);
 /// The producer a fused op wraps ("FusedConv" -> "Conv"), empty when `fused_op` is not one.
 std::string producer_of_fused(const std::string& fused_op);

@@ -66,8 +66,11 @@ Value* residual_of(const Node& add, const Value& x) {
 }
 
 /// MatMul's bias: a constant with N = x's last dim values, every other dim 1.
-bool is_row_bias(const Value& c, const Value& x) {
-  if (!c.is_constant() || c.dtype() != x.dtype() || x.rank() < 1 || c.rank() > x.rank()) return false;
+bool is_row_bias(const Value& c, const Value& x, bool any_float = false) {
+  if (!c.is_constant() || (c.dtype() != x.dtype() && !(any_float && is_float(c.dtype()))) || x.rank() < 1 ||
+      c.rank() > x.rank()) {
+    return false;
+  }
   const int64_t N = x.shape().back();
   if (c.numel() != N) return false;
   for (int64_t i = 0; i + 1 < c.rank(); ++i) {
@@ -89,7 +92,9 @@ bool is_gemm_c(const Value& c, const Value& x) {
 
 bool fuse_one(Graph& g, Node* p) {
   const std::string fused_op = ops::fused_op_for(p->op());
-  const bool is_matmul = p->op() == "MatMul";
+  // QMatMul (ops/quantize.h) takes a row bias too, as float32 [N], when it has none yet.
+  const bool is_qmatmul = p->op() == "QMatMul";
+  const bool is_matmul = p->op() == "MatMul" || (is_qmatmul && !p->has_input(2));
   const bool is_gemm = p->op() == "Gemm";
   Value* cur = &p->output(0);
   std::vector<Node*> chain;
@@ -101,7 +106,7 @@ bool fuse_one(Graph& g, Node* p) {
   // 1. bias
   if (Node* u = add_after(*cur)) {
     Value* c = other_operand(*u, *cur);
-    if (is_matmul && is_row_bias(*c, *cur)) {
+    if (is_matmul && is_row_bias(*c, *cur, is_qmatmul)) {
       bias = c;
     } else if (is_gemm && !p->has_input(2) && p->opset() >= 11 && is_gemm_c(*c, *cur)) {
       bias = c;
@@ -140,10 +145,15 @@ bool fuse_one(Graph& g, Node* p) {
 
   // The fused node's inputs: the producer's operands, the bias, the residual.
   std::vector<Value*> inputs{&p->input(0), &p->input(1), p->input_ptr(2), residual};
+  // The INT8 products' inputs past the residual (their scales and weight sums) stay where they are.
+  for (int i = ops::kFusedResidualInput + 1; i < p->num_inputs(); ++i) inputs.push_back(p->input_ptr(i));
   if (bias && is_matmul) {
-    // FusedMatMul takes the bias as [N]: a reshaped copy when it is [1, N] etc.
+    // FusedMatMul takes the bias as [N]: a reshaped copy when it is [1, N] etc.; QMatMul as float32.
     const int64_t N = cur->shape().back();
-    if (bias->shape() != Shape{N}) {
+    if (is_qmatmul && bias->dtype() != DType::float32) {
+      bias = g.add_constant(bias->name() + "_fp32", bias->constant().cast(DType::float32).reshaped({N}),
+                            bias->is_initializer());
+    } else if (bias->shape() != Shape{N}) {
       bias = g.add_constant(bias->name() + "_1d", bias->constant().reshaped({N}), bias->is_initializer());
     }
     inputs[ops::kFusedBiasInput] = bias;
@@ -168,10 +178,15 @@ bool fuse_epilogue(Graph& g, const PassOptions&) {
   std::vector<Node*> producers;
   for (const auto& up : g.nodes()) {
     const Node& n = *up;
-    const ops::OpDef* def = def_of(n);
+    // An internal producer (the INT8 products QConv, QMatMul) is its own fused form.
+    const ops::OpDef* def = n.domain() == ops::kModelcDomain
+                                ? ops::OpRegistry::instance().find(n.op(), n.opset(), ops::kModelcDomain)
+                                : def_of(n);
     if (!def || def->fusion != ops::Fusion::producer || ops::fused_op_for(n.op()).empty()) continue;
     if (n.num_outputs() != 1 || !n.has_output(0) || !is_narrow_float(n.output(0).dtype())) continue;
     if (!n.has_input(0) || !n.has_input(1)) continue;
+    // An INT8 product is its own fused form: one that has an epilogue already is done.
+    if (n.has_input(ops::kFusedResidualInput) || n.attr_string("activation", "none") != "none") continue;
     producers.push_back(up.get());
   }
   // A producer is never part of another's chain (chains hold Adds and

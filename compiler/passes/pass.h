@@ -13,6 +13,8 @@
 
 namespace modelc {
 
+struct CalibrationTable;  // passes/calibration.h
+
 /// \brief What passes/precision did, for report.md / report.json. The pass
 /// fills the one PassOptions::precision_report points to (it starts by
 /// clearing it); the caller owns it.
@@ -37,6 +39,20 @@ struct PrecisionReport {
   int64_t casts_inserted = 0;           ///< Cast nodes left in the graph at 16-bit/FP32 boundaries
   bool fp16_accumulate = false;         ///< copied from PassOptions
   bool io_fp16 = false;                 ///< copied from PassOptions
+  /// --int8 (passes/precision_int8.cpp): each convolution and matrix product the pass considered,
+  /// in graph order, with the precision it runs in and why it is not INT8.
+  struct Int8Layer {
+    std::string node, op;       ///< the ONNX node and its op
+    std::string precision;      ///< "INT8", "FP16" or "FP32"
+    std::string reason;         ///< why not INT8; empty for INT8
+    double x_scale = 0;         ///< INT8: the input's scale (threshold / 127)
+    double w_scale_min = 0, w_scale_max = 0;  ///< INT8: the weights' per-channel scales
+  };
+  bool int8 = false;                    ///< --int8
+  std::vector<Int8Layer> int8_layers;
+  std::string calibration_method;       ///< entropy, percentile, max
+  std::string calibration_source;       ///< the table's source
+  int64_t calibration_samples = 0;
   int64_t total_clamped() const;
   int64_t total_subnormal() const;
 };
@@ -52,6 +68,10 @@ struct PassOptions {
   /// Read by the code generator; passes/precision only records it.
   bool fp16_accumulate = false;
   bool io_fp16 = false;                 ///< --io-fp16: graph inputs and outputs become float16
+  /// --int8: calibrated convolutions and matrix products run on INT8 tensor cores, the rest as with
+  /// --fp16 (which it implies: fp16 is set too); the thresholds come from `calibration`.
+  bool int8 = false;
+  const CalibrationTable* calibration = nullptr;  ///< --int8: required (passes/calibration.h)
   /// --winograd auto|always|never: 3x3 convolutions as Winograd F(2x2, 3x3) where the cost model
   /// predicts a win, wherever they qualify, or never (schedule/winograd.h; read by the tactics stage).
   std::string winograd = "auto";
@@ -87,5 +107,7 @@ bool sink_reshapes(Graph& g, const PassOptions& o);
 bool fuse_epilogue(Graph& g, const PassOptions& o);
 bool fold_scale(Graph& g, const PassOptions& o);
 bool fuse_elementwise(Graph& g, const PassOptions& o);
+bool quantize_explicit(Graph& g, const PassOptions& o);
+bool fold_quantize(Graph& g, const PassOptions& o);
 
 }  // namespace modelc

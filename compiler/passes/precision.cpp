@@ -9,7 +9,10 @@
 //   unset, never         the node keeps its types (FP32)
 // A node also stays FP32 when --keep-fp32 names it (by its name, or a name it
 // covers), or when its op does not take the half type in that form (checked on a
-// copy with the op's own validation and shape rule).
+// copy with the op's own validation and shape rule), and a QuantizeLinear of a
+// model input reads it in FP32 (rounding it to FP16 first would change what is
+// quantized). --int8 first runs passes/precision_int8.cpp; an op whose result
+// type is its 'to' attribute (QConv / QMatMul) then gets float16 there.
 //
 // Inputs listed in OpDef::const_inputs (Resize's roi and scales, ...) are
 // parameters, never converted. Integer and bool tensors never change.
@@ -45,6 +48,7 @@
 #include "ops/registry.h"
 #include "passes/fp16_rules.h"
 #include "passes/pass.h"
+#include "passes/precision_int8.h"
 
 namespace modelc {
 
@@ -193,6 +197,7 @@ bool precision(Graph& g, const PassOptions& o) {
   // float16 unless --bf16 (the pass run by itself, without either flag, is the FP16 pass).
   const DType half = o.half_type() == DType::undefined ? DType::float16 : o.half_type();
   report.type = half;
+  report.int8 = o.int8;
   report.fp16_accumulate = o.fp16_accumulate;
   report.io_fp16 = o.io_fp16;
 
@@ -217,6 +222,12 @@ bool precision(Graph& g, const PassOptions& o) {
   for (const Value* v : g.values()) original[v] = v->dtype();
 
   bool changed = false;
+  // --int8 first: the calibrated products become INT8 (QConv / QMatMul on QuantizeLinear), the rest
+  // goes on to FP16 below.
+  if (o.int8) {
+    quantize_calibrated_products(g, o, report);
+    changed = true;
+  }
   if (o.io_fp16) {
     for (Value* v : g.inputs()) {
       if (v->dtype() == DType::float32 && !v->is_constant()) {
@@ -240,6 +251,12 @@ bool precision(Graph& g, const PassOptions& o) {
                                                       : "no precision policy";
     } else if (fp16_rules::pinned(*n, keep)) {
       reason = "pinned by --keep-fp32";
+    } else if (n->op() == "QuantizeLinear" && default_domain(*n) && n->input(0).is_graph_input() &&
+               n->input(0).dtype() == DType::float32) {
+      // The INT8 program's first quantization: a Cast to FP16 before it would only round the model's
+      // input before quantizing it (and the schedule folds such a Cast into the kernel, which then
+      // quantizes the FP32 input: the program and run-reference would differ).
+      reason = "quantizes a model input: reads it in FP32";
     } else if (floats) {
       std::string why;
       fp16 = fp16_rules::accepts(*n, def, conv, half, why);
@@ -253,6 +270,11 @@ bool precision(Graph& g, const PassOptions& o) {
       }
       std::vector<DType> before_types;
       for (const Value* v : n->outputs()) before_types.push_back(v ? v->dtype() : DType::undefined);
+      // An op whose result type is its 'to' attribute (the INT8 products' real-valued output).
+      if (std::find(def.attributes.begin(), def.attributes.end(), "to") != def.attributes.end() &&
+          n->attr_int("to", static_cast<int64_t>(DType::float32)) == static_cast<int64_t>(DType::float32)) {
+        n->set_attr_int("to", static_cast<int64_t>(DType::float16));
+      }
       ops::validate_node(*n, def);
       def.infer(*n);
       for (int k = 0; k < n->num_outputs(); ++k) {

@@ -37,6 +37,12 @@ const std::vector<Stage>& pipeline() {
       {"simplify", K::graph, "shapes inferred (frontend: ops::infer_graph)",
        "removes nodes that compute nothing at inference: Identity, Dropout, a Cast to its own type, a Concat of one", true, nullptr,
        graph_pass<simplify>},
+      {"quantize_explicit", K::graph,
+       "shapes inferred; before fold_constants (the DequantizeLinear nodes of constant weights still there)",
+       "a Q/DQ model's DequantizeLinear -> Conv / Gemm / MatMul, and QLinearConv / ConvInteger / QLinearMatMul / "
+       "MatMulInteger with constant weights, become INT8 tensor-core products with the model's scales "
+       "(modelc.QConv / QMatMul; passes/quantize_explicit.cpp)",
+       true, nullptr, graph_pass<quantize_explicit>},
       {"fold_constants", K::graph, "constants propagated (ops::infer_graph)",
        "replaces nodes whose outputs are all constant (shape subgraphs, Constant) by those constants", true,
        nullptr, graph_pass<fold_constants>},
@@ -50,7 +56,8 @@ const std::vector<Stage>& pipeline() {
        "the input projection of LSTM / GRU / RNN (X * W^T for every step) becomes one MatMul before the recurrence",
        true, nullptr, graph_pass<split_recurrence>},
       {"precision", K::graph, "weights final (fold_batchnorm), so each is converted to FP16 (BF16) once",
-       "--fp16 / --bf16: FP16 (BF16) storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes",
+       "--fp16 / --bf16: FP16 (BF16) storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes; "
+       "--int8: calibrated convolutions and matrix products on INT8 first (passes/precision_int8.cpp)",
        true, with_half, graph_pass<precision>},
       {"fold_cast_pairs", K::graph, "the precision Casts in place (precision)",
        "a Cast pair from FP16 (BF16) around an op that computes in FP32 on 16-bit storage (fp32_compute) folds into it",
@@ -71,6 +78,12 @@ const std::vector<Stage>& pipeline() {
        "an elementwise head (BatchNormalization, Add, Sub, Mul, Div) and the activation after it become one "
        "node (modelc.FusedBatchNormalization etc.): one elementwise kernel",
        true, nullptr, graph_pass<fuse_elementwise>},
+      {"fold_quantize", K::graph,
+       "the epilogues fused (fuse_epilogue): a product's activation and residual are in it before its output is "
+       "quantized",
+       "a QuantizeLinear after an INT8 product (or a MaxPool) moves into it: INT8 activations between INT8 kernels "
+       "(passes/fold_quantize.cpp)",
+       true, nullptr, graph_pass<fold_quantize>},
       // ---- schedule stages (compiler/schedule/) --------------------------------------------------
       {"remove_dead", K::schedule, "the graph final (the graph passes)",
        "removes the nodes whose results no output needs, through chains of them", true, nullptr,

@@ -7,6 +7,7 @@
 
 #include "ops/registry.h"
 #include "schedule/channel_norm.h"
+#include "schedule/int8.h"
 #include "schedule/linear.h"
 #include "schedule/reduction.h"
 #include "schedule/rnn.h"
@@ -202,7 +203,8 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   e.blocks_per_sm = std::max(blocks_per_sm(w.threads, w.regs_per_thread, w.smem_bytes, t), 1);
   e.waves = static_cast<double>(e.blocks) / static_cast<double>(sms * e.blocks_per_sm);
   const double clock_hz = t.boost_mhz * 1e6;
-  const bool tc = w.engine == "tensor_core";
+  const bool int8 = w.engine == "tensor_core_int8";
+  const bool tc = w.engine == "tensor_core" || int8;
 
   // Compute: the busiest SM runs ceil(blocks / SMs) blocks' FLOPs at its share of the rate, less
   // when its resident warps cannot keep the sub-partitions busy.
@@ -211,7 +213,7 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   const int64_t on_busiest = ceil_div(e.blocks, sms);
   const double resident_warps = static_cast<double>(std::min<int64_t>(on_busiest, e.blocks_per_sm)) * std::max(w.threads / 32, 1);
   const double warp_share = std::min(1.0, resident_warps / (tc ? kTensorCoreWarpsForPeak : kSimtWarpsForPeak));
-  const double sm_flops_per_us = (tc ? t.tc_fp16_tflops : t.fp32_tflops) * 1e6 / static_cast<double>(sms);
+  const double sm_flops_per_us = (int8 ? t.tc_int8_tops : tc ? t.tc_fp16_tflops : t.fp32_tflops) * 1e6 / static_cast<double>(sms);
   e.compute_us = static_cast<double>(on_busiest) * per_block / (sm_flops_per_us * warp_share);
 
   // Memory: the bytes (and split-K's partials) at the DRAM rate, as far as the active SMs draw it.
@@ -235,7 +237,7 @@ Estimate estimate(const KernelWork& w, const Target& t) {
 
 KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t) {
   KernelWork w;
-  w.engine = "tensor_core";
+  w.engine = t.int8 ? "tensor_core_int8" : "tensor_core";
   const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
   const int64_t slices = ceil_div(K, t.bk);
   w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
@@ -261,7 +263,11 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
   KernelWork w;
   w.bytes = bytes;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
-    if (k.family == "conv") {
+    if (k.family == "gemm_int8") {
+      const linear::Int8Gemm g = linear::int8_gemm(k);
+      return tc_gemm_work(1, g.M, g.N, g.K, bytes, *t);
+    }
+    if (k.family == "conv" || k.family == "conv_int8") {
       const linear::ConvGeometry g = linear::conv_geometry(k);
       w = tc_gemm_work(1, g.N * g.out_pixels(), g.M, linear::tc_conv_depth(k).K, bytes, *t);
       w.flops = 2.0 * static_cast<double>(g.N * g.out_pixels() * g.M * g.Cg() * g.k_size());
@@ -287,7 +293,8 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
     return w;
   }
   if (const DirectTactic* t = std::get_if<DirectTactic>(&tactic)) {
-    w.flops = direct_flops(k);
+    w.flops = k.family == "qlinear" && k.node && ops::lookup(*k.node).flops ? static_cast<double>(ops::lookup(*k.node).flops(*k.node))
+                                                                         : direct_flops(k);
     w.blocks = direct_blocks(k, *t);
     w.threads = t->threads;
     if (k.family == "rnn") {  // a block per sequence, its steps one after another (schedule/rnn.h)

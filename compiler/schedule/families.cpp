@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "ops/registry.h"
+#include "schedule/int8.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -105,6 +106,30 @@ std::vector<FamilyFacts> make_table() {
     k.tactic = GridStrideTactic{256, 1};  // templates/scan.cuh NonZero: one block
     k.note = "one block: chunk counts, their prefix sums, the coordinates written in order";
   };
+  // INT8 (schedule/int8.h): QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear as strided
+  // elementwise kernels; modelc.QConv / QMatMul on integer tensor cores; the ONNX integer products
+  // the INT8 kernels do not take, direct.
+  {
+    FamilyFacts& f = add("quantize");
+    // Strided in and out, but it does not pull its input channels-last: a model input's Cast to FP16
+    // then folds into it, and it writes the padded NHWC INT8 buffer from the NCHW float input.
+    f.strided_operands = true;
+    f.converts_types = true;
+    f.choose_tactic = quantize_tactic;
+  }
+  {
+    FamilyFacts& f = add("conv_int8");
+    f.channels_last = true;
+    f.pitch = ChannelPitch::on_tensor_cores;
+    f.tensor_cores = true;
+    f.choose_tactic = linear::conv_int8_tactic;
+  }
+  {
+    FamilyFacts& f = add("gemm_int8");
+    f.tensor_cores = true;
+    f.choose_tactic = linear::gemm_int8_tactic;
+  }
+  add("qlinear").choose_tactic = linear::qlinear_tactic;
   return t;
 }
 
@@ -159,9 +184,10 @@ bool tensor_core_operands(const Node& n) {
   if (w < 0 || !n.has_input(0) || !n.has_input(w)) return false;
   const Value& x = n.input(0);
   const Value& wt = n.input(w);
-  return (x.rank() == 4 || x.rank() == 5) && wt.rank() == x.rank() &&
-         (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) && wt.dtype() == x.dtype() &&
-         wt.shape()[1] == x.shape()[1];
+  // FP16 or BF16 X and W, or an 8-bit X and int8 W (the INT8 kernels: modelc.QConv).
+  const bool half = (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) && wt.dtype() == x.dtype();
+  const bool int8 = (x.dtype() == DType::int8 || x.dtype() == DType::uint8) && wt.dtype() == DType::int8;
+  return (x.rank() == 4 || x.rank() == 5) && wt.rank() == x.rank() && (half || int8) && wt.shape()[1] == x.shape()[1];
 }
 
 }  // namespace modelc

@@ -80,9 +80,11 @@ std::vector<const FamilyFacts*> all_families();
 std::string family_for(const Node& n);
 
 /// \brief True when a channels-last convolution can take tensor cores on its operands: X (input 0)
-/// and its OpDef's weight role are both float16 or both bfloat16, of rank 4 or 5, in one group (W's
-/// dim 1 is X's channel count). The layout stage pads such a convolution's input channels to a
-/// multiple of 8. (BF16 on an sm_75 target runs SIMT there, on the same layout: tactics_linear.cpp.)
+/// and its OpDef's weight role are both float16 or both bfloat16 (or X int8 / uint8 and W int8:
+/// modelc.QConv), of rank 4 or 5, in one group (W's dim 1 is X's channel count). The layout stage
+/// pads such a convolution's input channels to a multiple of 8 (16-bit) or 16 (8-bit): layout.h
+/// tensor_core_channels. (BF16 on an sm_75 target runs SIMT there, on the same layout:
+/// tactics_linear.cpp.)
 bool tensor_core_operands(const Node& n);
 
 }  // namespace modelc

@@ -112,12 +112,18 @@ bool channels_last_view(const TensorView& v, int64_t* pitch) {
   return true;
 }
 
+int64_t tensor_core_channels(DType t) {
+  return t == DType::int8 || t == DType::uint8 ? 16 : kCompactKChannels;
+}
+
 WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const TensorView& w, int64_t x_pitch) {
-  // tensor_core_operands, read from the views: float16 (bfloat16) X and W of one rank (one group: the
-  // rule's).
-  const bool tensor_cores = (x.dtype == DType::float16 || x.dtype == DType::bfloat16) && w.dtype == x.dtype &&
-                            x.shape.size() == w.shape.size() && (x.shape.size() == 4 || x.shape.size() == 5);
-  const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores);
+  // tensor_core_operands, read from the views: float16 (bfloat16) X and W (or 8-bit X, int8 W) of one
+  // rank (one group: the rule's).
+  const bool int8 = (x.dtype == DType::int8 || x.dtype == DType::uint8) && w.dtype == DType::int8;
+  const bool half = (x.dtype == DType::float16 || x.dtype == DType::bfloat16) && w.dtype == x.dtype;
+  const bool tensor_cores =
+      (half || int8) && x.shape.size() == w.shape.size() && (x.shape.size() == 4 || x.shape.size() == 5);
+  const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores, tensor_core_channels(x.dtype));
   if (!same_memory(w.shape, w.strides, weight_strides(w.shape, ws))) {
     throw Error("internal: kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") +
                 ") runs channels-last, but W '" + w.value + "' is not OHWI with channel pitch " +
@@ -156,7 +162,7 @@ KernelLayout kernel_layout(const Kernel& k) {
 }
 
 namespace {
-int64_t round_up8(int64_t c) { return (c + 7) / 8 * 8; }
+int64_t round_up(int64_t c, int64_t m) { return (c + m - 1) / m * m; }
 
 int64_t taps_of(const Shape& w) {
   int64_t taps = 1;
@@ -165,10 +171,11 @@ int64_t taps_of(const Shape& w) {
 }
 }  // namespace
 
-WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores) {
+WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores,
+                                  int64_t chunk) {
   const int64_t cg = w.size() > 1 ? w[1] : 1, taps = taps_of(w);
   if (cg != x_channels) return {cg, taps * cg};  // grouped: its own channel count
-  if (tensor_cores && cg < kCompactKChannels) return {cg, round_up8(taps * cg), true};
+  if (tensor_cores && cg < chunk) return {cg, round_up(taps * cg, chunk), true};
   return {x_pitch, taps * x_pitch};
 }
 
@@ -372,22 +379,26 @@ class LayoutPass {
     }
   }
 
-  // Pad C to a multiple of 8 for a tensor-core-eligible reader when every kernel that reads X /
-  // Y views of the buffer, and its writer, take a pitch.
+  // Pad C to a multiple of a tensor-core chunk (8 FP16, 16 8-bit channels: tensor_core_channels) for
+  // a tensor-core-eligible reader when every kernel that reads X / Y views of the buffer, and its
+  // writer, take a pitch.
   void choose_pitches() {
     for (auto& [v, st] : plan_.storage) {
       const int64_t C = v->shape()[1];
-      if (C % 8 == 0) continue;
-      bool pad = false, unpadded = false;
+      int64_t chunk = 1;
+      bool unpadded = false;
       auto u = uses_.find(v);
       if (u == uses_.end()) continue;
       for (const Use& use : u->second) {
-        if (role(use.node, use.input) == Role::x && tensor_core_operands(*use.node)) pad = true;
+        if (role(use.node, use.input) == Role::x && tensor_core_operands(*use.node)) {
+          chunk = std::max(chunk, tensor_core_channels(use.node->input(0).dtype()));
+        }
         if (role(use.node, use.input) != Role::none && !takes_pitch(use.node)) unpadded = true;
       }
+      if (C % chunk == 0) continue;
       const Node* writer = producer_.at(v).first;
       if (is_layout_kernel(writer) && !takes_pitch(writer)) unpadded = true;
-      if (pad && !unpadded) st.pitch = round_up8(C);
+      if (!unpadded) st.pitch = round_up(C, chunk);
     }
   }
 
@@ -477,7 +488,8 @@ class LayoutPass {
         const int64_t C = x->shape()[1];
         const int64_t have = accepted_pitch(&n, x);
         if (j == 0 ? have != 0 : have == y_pitch) continue;
-        const int64_t pitch = j != 0 ? y_pitch : tensor_core_operands(n) && C % 8 != 0 ? round_up8(C) : C;
+        const int64_t chunk = tensor_core_channels(x->dtype());
+        const int64_t pitch = j != 0 ? y_pitch : tensor_core_operands(n) && C % chunk != 0 ? round_up(C, chunk) : C;
         auto key = std::make_pair(x, pitch);
         Value* c = converted.count(key) ? converted.at(key) : nullptr;
         if (!c) {
@@ -500,8 +512,9 @@ class LayoutPass {
       // W: OHWI, padded to X's pitch (one group), compact, or at its own channel count (grouped).
       if (roles(n).weight >= 0) {
         const Value* w = &n.input(roles(n).weight);
-        const WeightStorage ws = conv_weight_storage(w->shape(), n.input(0).shape()[1],
-                                                     accepted_pitch(&n, &n.input(0)), tensor_core_operands(n));
+        const WeightStorage ws =
+            conv_weight_storage(w->shape(), n.input(0).shape()[1], accepted_pitch(&n, &n.input(0)),
+                                tensor_core_operands(n), tensor_core_channels(n.input(0).dtype()));
         auto it = plan_.weight_storage.find(w);
         if (it != plan_.weight_storage.end() && it->second != ws) {
           throw n.error("internal: weight '" + w->name() + "' is shared by convolutions that store it differently " +

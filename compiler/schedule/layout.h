@@ -23,7 +23,8 @@
 //    dense unless only unit dims come or go. Dims of extent 1 make both layouts the same memory:
 //    [N, C, 1, 1] needs no conversion either way.
 //  - Channel pitch: Cp = round_up(C, 8) when a consumer is a convolution that can take tensor cores
-//    (tensor_core_operands: float16 or bfloat16 X and W, one group) and C % 8 != 0; C otherwise. Padded
+//    (tensor_core_operands: float16 or bfloat16 X and W, one group) and C % 8 != 0 (16 for the INT8
+//    ones: 8-bit X, int8 W; tensor_core_channels); C otherwise. Padded
 //    channels are never written nor read as data; only kernels that take a pitch (FamilyFacts::
 //    pitch: pools, depthwise, tensor-core-eligible convolutions; strided families) read or write
 //    such buffers.
@@ -102,10 +103,17 @@ struct WeightStorage {
 /// pitch (the compact form: one 16-byte chunk of 8 channels would be mostly padding).
 constexpr int64_t kCompactKChannels = 8;
 
+/// \brief The channels of one 16-byte chunk of a tensor-core operand of type t: 8 for FP16, 16 for
+/// the 8-bit types of the INT8 kernels (templates/tensor_core_int8.cuh). A tensor-core convolution's
+/// channel pitch is a multiple of it, and below it its K is compact.
+int64_t tensor_core_channels(DType t);
+
 /// \brief The storage of the weight `w` ([M, Cg, K...]) of a channels-last convolution whose X has
 /// `x_channels` channels at pitch `x_pitch`: compact where `tensor_cores` (tensor_core_operands),
-/// one group and Cg < kCompactKChannels; padded at X's pitch for one group; Cg otherwise.
-WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores);
+/// one group and Cg < `chunk` (tensor_core_channels: kCompactKChannels for FP16), rows rounded up to
+/// `chunk`; padded at X's pitch for one group; Cg otherwise.
+WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores,
+                                  int64_t chunk = kCompactKChannels);
 /// The strides of W's logical view [M, Cg, K...] under `ws`: [row, 1, pitch * (inner taps)..., pitch].
 std::vector<int64_t> weight_strides(const Shape& w, const WeightStorage& ws);
 /// \brief A conv weight [M, Cg, K...] (any dtype) stored as `ws` (zero outside the data): the

@@ -16,7 +16,9 @@ int TcTile::smem_bytes() const {
   // Per operand the larger staging orientation (k-fast [X][BK + 8] or x-fast [BK][X + 8]) per stage;
   // or the epilogue's FP32 scratch, 16 rows of the warp tile's columns (+ 4) per warp, whichever
   // is larger (templates/tensor_core.cuh Mainloop::smem_bytes, scratch_bytes).
-  auto stage = [&](int x) { return std::max(x * (bk + 8), bk * (x + 8)) * 2; };
+  // INT8 (templates/tensor_core_int8.cuh): k-fast [X][BK + 16] bytes only; the INT32 scratch is the
+  // FP32 one's size.
+  auto stage = [&](int x) { return int8 ? x * (bk + 16) : std::max(x * (bk + 8), bk * (x + 8)) * 2; };
   const int staging = stages * (stage(bm) + stage(bn));
   const int scratch = warps_m * warps_n * 16 * (bn / warps_n + 4) * 4;
   return std::max(staging, scratch);
@@ -27,14 +29,15 @@ int64_t TcTile::workspace_bytes(int64_t batch, int64_t M, int64_t N) const {
 }
 
 std::string TcTile::name() const {
-  return fmt::format("{}x{}x{} w{}x{} {} {} stages{}", bm, bn, bk, warps_m, warps_n,
+  return fmt::format("{}x{}x{} w{}x{} {}{} {} stages{}", bm, bn, bk, warps_m, warps_n, int8 ? "INT8 " : "",
                      async ? "cp.async" : "register-staged", stages,
                      split_k > 1 ? fmt::format(" split-K {}", split_k) : std::string());
 }
 
 bool TcTile::operator==(const TcTile& o) const {
   return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
-         async == o.async && fp16_accumulate == o.fp16_accumulate && stages == o.stages && split_k == o.split_k;
+         async == o.async && fp16_accumulate == o.fp16_accumulate && stages == o.stages && split_k == o.split_k &&
+         int8 == o.int8;
 }
 
 std::string WinogradTactic::name() const { return "Winograd F(2x2,3x3), GEMMs " + gemm.name(); }
@@ -50,10 +53,12 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
       return {{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn}, {"threads", t.threads()}};
     }
     std::map<std::string, int64_t> operator()(const TcTile& t) const {
-      return {{"BM", t.bm},           {"BN", t.bn},           {"BK", t.bk},
-              {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
-              {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0},
-              {"stages", t.stages},   {"split_k", t.split_k}};
+      std::map<std::string, int64_t> f{{"BM", t.bm},           {"BN", t.bn},           {"BK", t.bk},
+                                       {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
+                                       {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0},
+                                       {"stages", t.stages},   {"split_k", t.split_k}};
+      if (t.int8) f["int8"] = 1;
+      return f;
     }
     std::map<std::string, int64_t> operator()(const GemvTactic& t) const {
       return {{"threads", t.threads()}, {"warps", t.warps}, {"k_split", t.k_split}, {"columns", t.columns}};

@@ -38,6 +38,9 @@ struct TcTile {
   /// each (every part at least 2), each part a block of its own (grid z), and a second launch adds
   /// the parts' FP32 partial sums in part order (deterministic) and applies the epilogue.
   int split_k = 1;
+  /// The INT8 kernels (templates/tensor_core_int8.cuh: 8-bit operands, mma m16n8k32, INT32
+  /// accumulators): BK counts 8-bit elements (a multiple of 32) and a stage is [X][BK + 16] bytes.
+  bool int8 = false;
   int threads() const { return 32 * warps_m * warps_n; }
   /// Shared memory of a block: `stages` stages of both operands' slices (each the larger of the
   /// k-fast [X][BK + 8] and x-fast [BK][X + 8] orientations, in halves), or the epilogue's FP32

@@ -65,6 +65,8 @@ struct TcProblem {
   int64_t batch = 1, M = 1, N = 1, K = 1;
   double bytes = 0;
   bool split_k = true;  ///< false: split-K is not a candidate (Winograd's GEMMs: no workspace for partials)
+  /// The INT8 kernels (TcTile::int8): slices of 32, 64 (K >= 128) and 128 (K >= 512) 8-bit elements.
+  bool int8 = false;
 };
 
 /// \brief The tensor-core tactic with the smallest estimated time (cost_model.h) on `target`.

@@ -79,13 +79,16 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
   Estimate best_e, fastest_e;
   const int max_stages = target.sm >= 80 ? 4 : 2;
   for (const auto& shape : kTcShapes) {
-    for (int bk : {32, 64}) {
-      if (bk == 64 && p.K < kDeepSliceMinK) continue;
+    for (int bk : {32, 64, 128}) {
+      if (p.int8 ? (bk == 64 && p.K < 128) || (bk == 128 && p.K < 512) : (bk == 64 && p.K < kDeepSliceMinK) || bk == 128) {
+        continue;
+      }
       const int64_t slices = ceil_div(p.K, bk);
       for (int stages = 2; stages <= max_stages; ++stages) {
         for (int64_t split = 1; split == 1 || (p.split_k && split_leaves_two_slices(slices, split)); ++split) {
           if (p.batch * split > 65535) break;  // grid z
-          TcTile t{shape[0], shape[1], bk, shape[2], shape[3], target.sm >= 80, target.fp16_accumulate};
+          TcTile t{shape[0], shape[1], bk, shape[2], shape[3], target.sm >= 80, target.fp16_accumulate && !p.int8};
+          t.int8 = p.int8;
           t.stages = stages;
           t.split_k = static_cast<int>(split);
           if (t.smem_bytes() > target.smem_per_block) continue;

@@ -36,7 +36,9 @@ namespace {
 // 1024 threads, 16 blocks; 8.0: 164 KB / 163 KB, 2048, 32; 8.6: 100 KB / 99 KB, 1536, 16; 8.9:
 // 100 KB / 99 KB, 1536, 24; 9.0: 228 KB / 227 KB, 2048, 32; 64 K registers on all).
 // The tensor-core rates are the datasheets' dense peaks: wgmma's on sm_90 (mma.sync reaches less:
-// the cost model's estimates are optimistic there by that factor).
+// the cost model's estimates are optimistic there by that factor). INT8 (Target::tc_int8_tops, the
+// same datasheets, dense): T4 130 TOPS, A100 624, A10 250, L4 242 (485 with sparsity), H100 SXM5
+// 1979 (3958 with sparsity).
 const Target kTargets[] = {
     {75, "T4", 40, 1590, 65, 8.1, 320, 64 * 1024, 64 * 1024, 65536, 1024, 16, int64_t{4} << 20, false},
     {80, "A100 SXM4 80GB", 108, 1410, 312, 19.5, 2039, 164 * 1024, 163 * 1024, 65536, 2048, 32, int64_t{40} << 20, false},
@@ -44,6 +46,17 @@ const Target kTargets[] = {
     {89, "L4", 58, 2040, 121, 30.3, 300, 100 * 1024, 99 * 1024, 65536, 1536, 24, int64_t{48} << 20, false},
     {90, "H100 SXM5", 132, 1980, 989, 67, 3350, 228 * 1024, 227 * 1024, 65536, 2048, 32, int64_t{50} << 20, false},
 };
+
+/// The dense INT8 rates of the rows above, by SM number.
+double int8_tops(int sm) {
+  switch (sm) {
+    case 75: return 130;
+    case 80: return 624;
+    case 86: return 250;
+    case 89: return 242;
+    default: return 1979;  // 90
+  }
+}
 
 }  // namespace
 
@@ -53,6 +66,7 @@ Target target_for(const std::string& arch) {
   for (const Target& row : kTargets) {
     if (row.sm <= sm) t = row;
   }
+  t.tc_int8_tops = int8_tops(t.sm);
   t.sm = sm;
   return t;
 }

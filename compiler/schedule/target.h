@@ -32,6 +32,9 @@ struct Target {
   /// --winograd: 3x3 convolutions as Winograd F(2x2, 3x3) where the cost model predicts a win
   /// (automatic), wherever they qualify (always) or never (schedule/winograd.h plan_winograd).
   enum class Winograd { automatic, always, never } winograd = Winograd::automatic;
+  /// Dense INT8 tensor-core rate, TOPS (INT32 accumulation): the INT8 kernels' compute term
+  /// (templates/tensor_core_int8.cuh); twice the FP16 rate on every part of the table.
+  double tc_int8_tops = 130;
 };
 
 /// "auto" / "always" / "never" (PassOptions::winograd) -> Target::Winograd; Error otherwise.

@@ -26,5 +26,6 @@
 #include "half.h"
 #include "intrinsics.h"
 #include "mma.h"
+#include "mma_int8.h"
 #include "runtime_api.h"
 #include "wmma.h"

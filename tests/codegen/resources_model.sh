@@ -6,7 +6,9 @@
 # ptxas reports no stack frame and no spills for it, report.json has registers and shared memory for
 # every kernel and arch, and every compiled entry point is a kernel's. ARCHS (4th argument, default
 # sm_75,sm_90): the --arch list. FLAGS (5th, optional): more modelc flags, e.g. "--winograd always"
-# (then report.json must put a kernel on the Winograd engine, which the check counts as tensor-core).
+# (then report.json must put a kernel on the Winograd engine, which the check counts as tensor-core),
+# "--int8 --calibrate random:2" (then report.json must have INT8 convolutions whose PTX multiplies
+# .s8 operands: "mma_s8").
 # PRECISION (environment, default --fp16): the precision flag, e.g. --bf16; empty for a model that
 # stores 16-bit floats itself (a BF16 export).
 set -eu
@@ -21,5 +23,7 @@ grep -q '"engine": "tensor_core"' "$dir/report.json" || { echo "FAILED: no kerne
 grep -q '"unmatched_functions": \[\]' "$dir/report.json" || { echo "FAILED: compiled entry points no kernel launches"; exit 1; }
 case "$flags" in
   *"--winograd always"*) grep -q '"engine": "winograd"' "$dir/report.json" || { echo "FAILED: no kernel on Winograd"; exit 1; } ;;
+  *"--int8"*) grep -q '"family": "conv_int8"' "$dir/report.json" || { echo "FAILED: no INT8 convolution"; exit 1; }
+              grep -q '"mma_s8": true' "$dir/report.json" || { echo "FAILED: no mma.sync on .s8 operands in report.json"; exit 1; } ;;
 esac
 make -C "$dir" --no-print-directory MODELC="$modelc" check-tensor-cores

@@ -239,3 +239,41 @@ TEST_CASE("resources: a folder's report.json and report.md (modelc resources DIR
   CHECK(report_resources(dir.str(), "build/sm_86", false).kernels_with_resources == 3);
   CHECK_THROWS_WITH_AS(report_resources((dir / "none"), "", false), doctest::Contains("has no report.json"), Error);
 }
+
+TEST_CASE("resources: INT8 kernels (conv_int8, gemm_int8) must multiply .s8 operands") {
+  const std::string ptx =
+      ".version 8.0\n.target sm_75\n"
+      ".entry m_k0(\n)\n{\n\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+      "\tmma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r6, %r7}, {%r1}, {%r2}, {%r6, %r7};\n}\n"
+      ".entry m_k1(\n)\n{\n\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+      "\tmma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%r6, %r7, %r8, %r9}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, "
+      "{%r6, %r7, %r8, %r9};\n}\n"
+      ".entry m_k2(\n)\n{\n\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+      "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f1};\n}\n";
+  const std::vector<PtxEntry> e = parse_ptx(ptx);
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].mma);  // sm_75's 8-bit m8n8k16 counts as an MMA
+  CHECK(e[0].mma_s8);
+  CHECK(e[1].mma_s8);  // uint8 A
+  CHECK(e[2].mma);
+  CHECK_FALSE(e[2].mma_s8);
+
+  Json report = Json::parse(R"({"kernels": [
+    {"id": "k0", "family": "conv_int8", "engine": "tensor_core", "launches": ["m_k0"]},
+    {"id": "k1", "family": "gemm_int8", "engine": "tensor_core", "launches": ["m_k2"]},
+    {"id": "k2", "family": "gemm_int8", "engine": "tensor_core", "launches": ["m_k1"]}]})");
+  std::vector<PtxasEntry> compiled;
+  for (const char* f : {"m_k0", "m_k1", "m_k2"}) {
+    PtxasEntry r;
+    r.function = f;
+    r.arch = "sm_75";
+    r.registers = 64;
+    compiled.push_back(r);
+  }
+  const ResourcesOutcome o = merge_resources(report, compiled, e, true);
+  REQUIRE(o.failures.size() == 1);  // k1's PTX multiplies FP16
+  CHECK(o.failures[0] == "k1 sm_75: an INT8 kernel without ldmatrix + mma.sync on .s8 operands in the PTX");
+  CHECK(report["kernels"][0]["resources"]["sm_75"]["mma_s8"] == true);
+  CHECK(report["kernels"][1]["resources"]["sm_75"]["mma_s8"] == false);
+  CHECK(report["kernels"][2]["resources"]["sm_75"]["mma_s8"] == true);
+}

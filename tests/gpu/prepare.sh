@@ -8,6 +8,9 @@
 #   gpu_tests/MODEL/expected/      `modelc run-reference` on that input (FP32, the reference interpreter)
 #   gpu_tests/MODEL/fp32/          the emitted folder (--arch $ARCH --weights-file)
 #   gpu_tests/MODEL/fp16/          the same with --fp16
+#   gpu_tests/MODEL/int8/          the same with --int8 --calibrate random:8 (the cache beside it), and
+#                                  int8/limit.txt: 1.25 x the INT8 simulation's relative L2 error
+#                                  (run-reference --int8 with that cache, on the input) + 1e-3
 #   gpu_tests/manifest.tsv         model, precision, folder, program name, input name
 # and packs them as OUT/gpu_tests.tar.xz (default OUT: build/gpu_bundle, ignored by git; run.sh
 # unpacks it). resnet18_64 and mobilenet_v2_64 are compiled from a copy whose weights are rounded to
@@ -70,10 +73,18 @@ for m in $MODELS; do
   cp "$inp" "$S/$m/input.npy"
   name=$(input_name "$src")
   "$MODELC" run-reference "$src" --input "$name=$S/$m/input.npy" -o "$S/$m/expected" > "$S/$m/expected.log"
-  for prec in fp32 fp16; do
+  for prec in fp32 fp16 int8; do
     flags=()
     [ $prec = fp16 ] && flags=(--fp16)
-    "$MODELC" "$src" --name "$m" -o "$S/$m/$prec" --arch "$ARCH" --weights-file "${flags[@]}" | head -1
+    [ $prec = int8 ] && flags=(--int8 --calibrate random:8)
+    "$MODELC" "$src" --name "$m" -o "$S/$m/$prec" --arch "$ARCH" --weights-file "${flags[@]}" | grep '^wrote'
+    if [ $prec = int8 ]; then
+      # The criterion: the program within 1.25x the INT8 simulation's error (same scales) + 1e-3.
+      "$MODELC" run-reference "$src" --input "$name=$S/$m/input.npy" --int8 \
+        --calibration-cache "$S/$m/int8/${m}_calibration.json" -o "$STAGE/sim" > "$S/$m/int8/simulation.log"
+      awk '/^  [^ ].*  rel_l2 / { e = $3 } END { if (e == "") exit 1; printf "%.6g\n", 1.25 * e + 1e-3 }' \
+        "$S/$m/int8/simulation.log" > "$S/$m/int8/limit.txt"
+    fi
     printf '%s\t%s\t%s\t%s\t%s\n' "$m" "$prec" "$m/$prec" "$m" "$name" >> "$S/manifest.tsv"
   done
   case $m in tiny_*) ;; *) rm -f "$src" ;; esac

@@ -8,6 +8,7 @@
 #   fp32: the program's own --compare-dir at rtol 1e-3, atol 1e-5 (exit 0 = PASS)
 #   fp16: relative L2 <= 1e-2 and no NaN/Inf (tests/gpu/rel_l2.py, python3 + numpy); the program's
 #         --compare-dir at rtol 1e-2, atol 1e-3 is printed for information
+#   int8: the same with the limit of int8/limit.txt (1.25 x the INT8 simulation's error + 1e-3)
 # It prints one PASS/FAIL line per model and precision, then (BENCH runs, default 100; 0 skips)
 # the --bench latency of each program as a table, and exits 1 when any build, run or check failed.
 #
@@ -97,7 +98,9 @@ for r in "${rows[@]}"; do
     rc=$?
     ok=0
     if [ $rc = 0 ] || [ $rc = 3 ]; then
-      "$PY" "$HERE/rel_l2.py" "$d/got" "$T/$model/expected" 1e-2 > "$d/rel_l2.log" 2>&1 && ok=1
+      limit=1e-2
+      [ -f "$d/limit.txt" ] && limit=$(cat "$d/limit.txt")
+      "$PY" "$HERE/rel_l2.py" "$d/got" "$T/$model/expected" "$limit" > "$d/rel_l2.log" 2>&1 && ok=1
     else
       echo "  (program exit $rc)" > "$d/rel_l2.log"
     fi

@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace CLI { class App; }
 
 namespace modelc {
 struct PassOptions;
+struct CalibrationTable;
 }
 
 namespace modelc::cli {
@@ -66,7 +68,7 @@ std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
 constexpr double kBf16Rtol = 5e-2, kBf16Atol = 1e-2, kBf16MaxRelL2 = 5e-2;
 
 /// --fp16, --bf16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable,
-/// comma lists).
+/// comma lists); --int8 [--calibrate DIR|random:N | --calibration-cache FILE] [--calibration METHOD].
 struct PrecisionFlags {
   bool fp16 = false;
   bool bf16 = false;
@@ -74,17 +76,30 @@ struct PrecisionFlags {
   bool io_fp16 = false;
   std::string winograd = "auto";
   std::vector<std::string> keep_fp32;
+  bool int8 = false;
+  std::string calibrate;          ///< --calibrate: a folder or random:N
+  std::string calibration = "entropy";
+  std::string calibration_cache;  ///< --calibration-cache FILE
 };
-/// Adds the flags; --fp16-accumulate, --io-fp16 and --winograd need --fp16, --bf16 excludes it (usage
-/// errors otherwise); --keep-fp32 needs one of them (check_precision_flags).
+/// Adds the flags; --fp16-accumulate, --io-fp16 and --winograd need --fp16, --bf16 and --int8 exclude
+/// it and each other, --keep-fp32 needs one of the three, --calibrate / --calibration-cache /
+/// --calibration need --int8 (usage errors otherwise; check_precision_flags checks what CLI11 cannot).
 void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
-/// The usage rules CLI11 cannot state (--keep-fp32 needs --fp16 or --bf16): CLI::ValidationError (a
-/// usage error, exit 2). The commands call it in their parse callbacks.
+/// The usage rules CLI11 cannot state (--keep-fp32 needs --fp16, --bf16 or --int8): CLI::ValidationError
+/// (a usage error, exit 2). The commands call it in their parse callbacks.
 void check_precision_flags(const PrecisionFlags& flags);
-/// Sets PassOptions::fp16, bf16, fp16_accumulate, io_fp16, winograd and keep_fp32 (node names
-/// deduplicated, in order). Throws Error for an empty node name; names the model lacks are the
-/// precision pass's Error (it knows the graph).
+/// Sets PassOptions::fp16, bf16, fp16_accumulate, io_fp16, winograd, keep_fp32 (node names
+/// deduplicated, in order) and int8 (which sets fp16 too). Throws Error for an empty node name; names
+/// the model lacks are the precision pass's Error (it knows the graph). The calibration table is
+/// calibration_for's.
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
+/// \brief --int8's calibration (null without --int8): read from --calibration-cache, or computed
+/// from --calibrate with --calibration's method (pipeline/calibrate.h), printing one line to `log`.
+/// Error when --int8 has neither, naming the flags.
+std::shared_ptr<const CalibrationTable> calibration_for(const PrecisionFlags& flags, const Graph& g,
+                                                        const PassOptions& o, std::ostream& log);
+/// Writes the table as DIR/NAME_calibration.json (the cache a later build reuses); returns the path.
+std::string write_calibration_cache(const CalibrationTable& t, const std::string& dir, const std::string& name);
 /// --layout auto|nchw (LowerOptions::layout; a usage error for another word).
 void add_layout_flag(CLI::App& sub, std::string& layout);
 /// --streams N, 1 to 32 (LowerOptions::streams; left at 0 when absent: automatic).
@@ -118,6 +133,10 @@ struct VerifyOptions {
   /// --rtol, --atol, --max-rel-l2 given (register_verify): a BF16 model takes --bf16's defaults for
   /// the others (verify.cpp).
   bool rtol_given = false, atol_given = false, max_rel_l2_given = false;
+  /// --int8 without --max-rel-l2: an output passes when its relative L2 error is at most 1.25 x
+  /// that of the INT8 simulation (run-reference --int8, same scales) + 1e-3, and no NaN / Inf: the
+  /// kernels are faithful to the scales (issue 11's criterion).
+  bool int8_against_simulation = false;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)

@@ -298,6 +298,8 @@ int run_compile(const Compile& c) {
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
   opt.count_stage_kernels = true;
+  const std::shared_ptr<const CalibrationTable> calibration = calibration_for(c.precision, *g, opt.passes, std::cout);
+  opt.passes.calibration = calibration.get();
   Schedule s;
   try {
     s = lower(*g, opt);
@@ -311,6 +313,8 @@ int run_compile(const Compile& c) {
   eo.source = c.model;
   eo.weights_file = c.weights_file;
   const EmitResult r = emit_model(s, out, eo);
+  // --int8: the calibration beside the output, reusable with --calibration-cache (no data needed).
+  if (calibration) std::cout << "calibration cache: " << write_calibration_cache(*calibration, r.dir, name) << "\n";
 
   std::map<std::string, int> families;
   for (const Kernel& k : s.kernels) ++families[k.family];

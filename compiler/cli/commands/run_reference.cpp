@@ -1,5 +1,5 @@
 // compiler/cli/commands/run_reference.cpp — `modelc run-reference MODEL.onnx
-// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 | --bf16 [--keep-fp32 NODE,...] [--layers]]`:
+// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 | --bf16 | --int8 ...] [--keep-fp32 NODE,...] [--layers]`:
 // runs the reference interpreter and writes every output as DIR/<sanitized name>.npy (a bfloat16
 // output as float32: exact). Inputs not given are seeded random; a bfloat16 input reads a .pb, or a
 // float32 .npy rounded to nearest even. Nothing is written unless the whole run succeeds.
@@ -13,9 +13,17 @@
 // --layers adds that line for every node output both runs have (same value name and shape),
 // in graph order: the error accumulated up to that layer (where it grows, and by how much).
 // --bf16 does the same for the BF16 program (bfloat16 storage, `modelc MODEL.onnx --bf16`).
+//
+// --int8 [--calibrate DIR|random:N | --calibration-cache FILE] [--calibration METHOD] simulates the
+// INT8 program the same way: the pipeline's graph stages with --int8 (the calibrated products as
+// QConv / QMatMul, computed exactly as the kernels do: integer products, the float32 epilogue in the
+// kernels' order; the rest FP16), with the same calibration options as the compile; --layers then
+// compares INT8 values dequantized with their scale, so the per-layer error shows where INT8 loses.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -25,6 +33,8 @@
 
 #include "cli/commands/commands.h"
 #include "io/tensor_io.h"
+#include "ops/quantize.h"
+#include "passes/calibration.h"
 #include "passes/pass.h"
 #include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
@@ -43,9 +53,37 @@ struct RunReference {
   LoadFlags load;
   bool fp16 = false;                   ///< simulate the FP16 program, compare with FP32
   bool bf16 = false;                   ///< simulate the BF16 program, compare with FP32
-  std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16 or --bf16)
-  bool layers = false;                 ///< --layers: the error of every node output (with --fp16 or --bf16)
+  std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16, --bf16 or --int8)
+  bool layers = false;                 ///< --layers: the error of every node output (with --fp16, --bf16 or --int8)
+  PrecisionFlags int8;                 ///< --int8 and its calibration flags: simulate the INT8 program
 };
+
+/// The quantization of an 8-bit value a node writes: a QuantizeLinear's, an INT8 product's output
+/// scale, or (MaxPool on INT8 data) its input's; nullopt for anything else.
+std::optional<ops::QuantScale> output_quantization(const Node& n) {
+  if (!n.has_output(0) || !ops::is_int8_type(n.output(0).dtype())) return std::nullopt;
+  if (n.op() == "QuantizeLinear") return ops::constant_quant_scale(n);
+  if (n.domain() == ops::kModelcDomain && (n.op() == "QConv" || n.op() == "QMatMul")) {
+    const ops::Int8Epilogue e = ops::int8_epilogue(n);
+    if (!e.quantized()) return std::nullopt;
+    ops::QuantScale q;
+    q.scale = e.y_scale;
+    q.zero_point = e.y_zero_point;
+    q.type = e.out;
+    return q;
+  }
+  if (n.has_input(0) && n.input(0).dtype() == n.output(0).dtype() && n.input(0).producer()) {
+    return output_quantization(*n.input(0).producer());  // MaxPool and the like: the input's scale
+  }
+  return std::nullopt;
+}
+
+/// An 8-bit tensor as the real values it stands for.
+Tensor dequantized(const Tensor& t, const ops::QuantScale& q) {
+  std::vector<double> v = t.to_f64();
+  for (double& x : v) x = (x - static_cast<double>(q.zero_point)) * q.scale;
+  return Tensor::from_f64(DType::float32, t.shape(), v);
+}
 
 /// How far `got` (the FP16 simulation) is from `want` (FP32).
 struct Deviation {
@@ -130,15 +168,18 @@ int run_run_reference(const RunReference& a) {
   }
 
   TensorMap fp16_out;
-  // --fp16 / --bf16: the FP32 run first (same passes, no precision), then the 16-bit graph's.
+  // --fp16 / --bf16 / --int8: the FP32 run first (same passes, no precision), then the simulated
+  // program's.
   std::vector<std::string> fp16_lines;
-  const bool simulate = a.fp16 || a.bf16;
-  const std::string T = a.bf16 ? "BF16" : "FP16", suffix = a.bf16 ? "_bf16" : "_fp16";
+  const bool int8 = a.int8.int8;
+  const bool simulate = a.fp16 || a.bf16 || int8;
+  const std::string T = a.bf16 ? "BF16" : "FP16";
   if (simulate) {
     PassOptions po;
     po.keep_fp32 = a.keep_fp32;
     PrecisionReport report;
     po.precision_report = &report;
+    const std::shared_ptr<const CalibrationTable> calibration = calibration_for(a.int8, *g, po, std::cout);
     const std::unique_ptr<Graph> g32 = load_onnx(a.model, load_options(a.load));
     run_graph_stages(*g32, po);
     std::map<std::string, Tensor> layer32;  // value name -> FP32 data (--layers)
@@ -151,9 +192,12 @@ int run_run_reference(const RunReference& a) {
       };
     }
     const TensorMap out32 = run_reference(*g32, feeds, keep32);
-    po.fp16 = a.fp16;
+    po.fp16 = a.fp16 || int8;  // --int8: what is not INT8 runs as with --fp16
     po.bf16 = a.bf16;
+    po.int8 = int8;
+    po.calibration = calibration.get();
     run_graph_stages(*g, po);
+    const std::string what = int8 ? "INT8" : T;
     NodeObserver compare16;
     if (a.layers) {
       compare16 = [&](const Node& n, const std::vector<Tensor>& outs) {
@@ -161,18 +205,49 @@ int run_run_reference(const RunReference& a) {
           if (!n.has_output(i)) continue;
           std::string name = n.output(i).name();
           auto it = layer32.find(name);
-          // A graph output's producer writes NAME_fp16 / NAME_bf16 (the Cast writes NAME).
-          if (it == layer32.end() && name.size() > 5 && name.compare(name.size() - 5, 5, suffix) == 0) {
-            it = layer32.find(name.substr(0, name.size() - 5));
+          // A graph output's producer writes NAME_fp16 / NAME_bf16 (the Cast writes NAME); an INT8 value
+          // is NAME_int8.
+          for (const char* suffix : {"_fp16", "_bf16", "_int8"}) {
+            const std::size_t len = std::strlen(suffix);
+            if (it == layer32.end() && name.size() > len && name.compare(name.size() - len, len, suffix) == 0) {
+              it = layer32.find(name.substr(0, name.size() - len));
+            }
           }
-          if (it == layer32.end() || it->second.shape() != outs[i].shape() || !is_float(outs[i].dtype())) continue;
+          if (it == layer32.end() || it->second.shape() != outs[i].shape()) continue;
+          Tensor got = outs[static_cast<std::size_t>(i)];
+          std::string scale;
+          if (ops::is_int8_type(got.dtype())) {
+            const std::optional<ops::QuantScale> q = i == 0 ? output_quantization(n) : std::nullopt;
+            if (!q) continue;
+            got = dequantized(got, *q);
+            char b[64];
+            std::snprintf(b, sizeof b, " (scale %.4g)", q->scale);
+            scale = b;
+          } else if (!is_float(got.dtype())) {
+            continue;
+          }
           fp16_lines.push_back("  " + n.op() + " " + n.name() + " -> " + name + " " + dtype_name(outs[i].dtype()) +
-                               "  " + deviation_text(deviation(outs[i], it->second)));
+                               scale + "  " + deviation_text(deviation(got, it->second)));
         }
       };
     }
     const TensorMap out16 = run_reference(*g, feeds, compare16);
-    if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (" + T + " simulation against FP32, accumulated error)");
+    if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (" + what + " simulation against FP32, accumulated error)");
+    if (int8) {
+      int64_t n8 = 0;
+      std::string not_int8;
+      for (const PrecisionReport::Int8Layer& l : report.int8_layers) {
+        if (l.precision == "INT8") {
+          ++n8;
+        } else {
+          not_int8 += "\n  not INT8: " + l.op + " " + l.node + " (" + l.precision + "): " + l.reason;
+        }
+      }
+      fp16_lines.push_back("int8 simulation: " + std::to_string(n8) + " of " + std::to_string(report.int8_layers.size()) +
+                           " convolutions / matrix products in INT8; calibration " + report.calibration_method + ", " +
+                           std::to_string(report.calibration_samples) + " samples (" + report.calibration_source + ")" +
+                           not_int8);
+    }
     fp16_lines.push_back(std::string(a.bf16 ? "bf16" : "fp16") + " simulation: " + std::to_string(report.fp16_nodes) +
                          " nodes in " + T + ", " +
                          std::to_string(report.fp32_nodes.size()) + " float nodes in FP32, " +
@@ -249,21 +324,41 @@ void register_run_reference(CLI::App& app, RunFn& run) {
   auto* fp16 = sub->add_flag("--fp16", a->fp16,
                              "simulate the FP16 program (precision pass, FP16 rounding at every FP16 op's output), "
                              "write its outputs and print their error against the FP32 run");
-  sub->add_flag("--bf16", a->bf16,
-                "simulate the BF16 program (as --fp16, bfloat16 storage), write its outputs and print their error "
-                "against the FP32 run")
-      ->excludes(fp16);
+  auto* bf16 = sub->add_flag("--bf16", a->bf16,
+                             "simulate the BF16 program (as --fp16, bfloat16 storage), write its outputs and print "
+                             "their error against the FP32 run")
+                   ->excludes(fp16);
   sub->add_option("--keep-fp32", a->keep_fp32,
-                  "with --fp16 or --bf16: nodes pinned to FP32 (ONNX node names), repeatable")
+                  "with --fp16, --bf16 or --int8: nodes pinned to FP32 (ONNX node names), repeatable")
       ->type_name("NODE,...")
       ->allow_extra_args(false)
       ->delimiter(',');
-  sub->add_flag("--layers", a->layers, "with --fp16 or --bf16: print the error of every node output, in graph order");
+  sub->add_flag("--layers", a->layers,
+                "with --fp16, --bf16 or --int8: print the error of every node output, in graph order (INT8 values "
+                "dequantized)");
+  CLI::Option* int8 = sub->add_flag(
+      "--int8", a->int8.int8,
+      "simulate the INT8 program (the precision pass with --int8's calibration, INT8 products computed exactly), "
+      "write its outputs and print their error against the FP32 run");
+  int8->excludes(bf16);
+  CLI::Option* cal = sub->add_option("--calibrate", a->int8.calibrate,
+                                     "with --int8: calibration data, a folder of .npy / .pb inputs or random:N")
+                         ->type_name("DIR|random:N")
+                         ->needs(int8);
+  sub->add_option("--calibration", a->int8.calibration, "with --int8: entropy (default), percentile or max")
+      ->type_name("entropy|percentile|max")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"entropy", "percentile", "max"}))
+      ->needs(int8);
+  sub->add_option("--calibration-cache", a->int8.calibration_cache, "with --int8: a calibration cache (NAME_calibration.json)")
+      ->type_name("FILE")
+      ->needs(int8)
+      ->excludes(cal);
   add_load_flags(*sub, a->load);
   sub->callback([a, &run] {
     load_options(a->load);  // usage errors now, before any work
-    if ((!a->keep_fp32.empty() || a->layers) && !a->fp16 && !a->bf16) {
-      throw CLI::ValidationError(std::string(a->layers ? "--layers" : "--keep-fp32") + " requires --fp16 or --bf16");
+    if ((!a->keep_fp32.empty() || a->layers) && !a->fp16 && !a->bf16 && !a->int8.int8) {
+      throw CLI::ValidationError(a->layers ? "--layers" : "--keep-fp32", "needs --fp16, --bf16 or --int8");
     }
     run = [a] { return run_run_reference(*a); };
   });
