@@ -55,6 +55,28 @@ bool works_from_axis_on(const Node& n) {
   return softmax_family && n.opset() < 13;  // coerced to 2-D at axis
 }
 
+// The axis a node works along: its `axis` attribute, or the ONNX default of its op where it has
+// none (Softmax -1 from opset 13, else 1; Gather, Split, ArgMax 0; ...); false when it has neither.
+bool axis_of(const Node& n, int64_t* axis) {
+  if (const Attribute* a = n.attr("axis")) {
+    if (a->kind != Attribute::Kind::i) return false;
+    *axis = a->i;
+    return true;
+  }
+  const std::string& op = n.op();
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+    *axis = n.opset() < 13 ? 1 : -1;
+  } else if (op == "LayerNormalization" || op == "TopK" || op == "LpNormalization") {
+    *axis = -1;
+  } else if (op == "Gather" || op == "GatherElements" || op == "Split" || op == "ArgMax" || op == "ArgMin" ||
+             op == "ScatterElements") {
+    *axis = 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 BatchLayout check_batch(const Graph& a, int64_t batch_a, const Graph& b, int64_t batch_b, const std::string& what) {
@@ -95,26 +117,26 @@ BatchLayout check_batch(const Graph& a, int64_t batch_a, const Graph& b, int64_t
       all_constant = all_constant && out->is_constant();
     }
     if (!passes_on && !all_constant) {
-      throw n.error(what + ": node '" + n.name() + "' (" + n.op() + ") reads " + value_text(*batched_input) +
-                        ", which holds the batch in dim " + std::to_string(dim_of(batched_input)) + " " + shapes_note +
-                        ", and none of its outputs does: it combines the items of a batch",
+      throw n.error(what + ": it reads " + value_text(*batched_input) + ", which holds the batch in dim " +
+                        std::to_string(dim_of(batched_input)) + " " + shapes_note +
+                        ", and none of its outputs does: it would combine the items of a batch",
                     kDynamicBatchHint);
     }
 
     // Nor does it work along the batch's dim.
-    const Attribute* axis = n.attr("axis");
-    if (!axis || axis->kind != Attribute::Kind::i || n.op() == "Flatten" || !n.has_input(0)) continue;
+    int64_t axis = 0;
+    if (!axis_of(n, &axis) || n.op() == "Flatten" || !n.has_input(0)) continue;
     const int64_t rank = n.input(0).rank();
-    const int64_t ax = axis->i < 0 ? axis->i + rank : axis->i;
+    const int64_t ax = axis < 0 ? axis + rank : axis;
     for (const Value* in : n.inputs()) {
       const int d = dim_of(in);
       if (d < 0 || in->rank() != rank) continue;
       const bool along = works_from_axis_on(n) ? d >= ax : d == ax;
       if (!along) continue;
-      throw n.error(what + ": node '" + n.name() + "' (" + n.op() + ") works along axis " + std::to_string(axis->i) +
+      throw n.error(what + ": it works along axis " + std::to_string(axis) +
                         (works_from_axis_on(n) ? " and the dims after it" : "") + " of " + value_text(*in) +
                         ", which holds the batch in dim " + std::to_string(d) + " (" + shape_text(in->shape()) +
-                        " at batch " + std::to_string(batch_a) + "): it combines the items of a batch",
+                        " at batch " + std::to_string(batch_a) + "), so it would combine the items of a batch",
                     kDynamicBatchHint);
     }
   }

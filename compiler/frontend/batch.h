@@ -8,9 +8,9 @@
 // differs from one graph to the other in that dim only, by the batch's factor (b x 16 rows where the
 // batch was folded into rows); every other value has the same shape in both. Then no node may read a
 // value that holds the batch without passing it on to an output (a reduction or a contraction over
-// the batch), and none may work along the batch's dim (an `axis` attribute there: Softmax, Concat,
-// Gather, Split, ...; LayerNormalization and the opset < 13 Softmax family over the dims from their
-// axis on). A graph that hard-codes its batch in a shape op (Reshape to [1, -1], a Slice or Pad of
+// the batch), and none may work along the batch's dim (its `axis` attribute, or its op's default
+// axis, there: Softmax, Concat, Gather, Split, ...; LayerNormalization and the opset < 13 Softmax
+// family over the dims from their axis on). A graph that hard-codes its batch in a shape op (Reshape to [1, -1], a Slice or Pad of
 // the batch dim, a Concat with a constant along it) fails one of these rules or ONNX's shape rules.
 #pragma once
 

@@ -15,6 +15,7 @@
 
 using namespace modelc;
 using namespace modelc::test;
+using namespace modelc::cli;
 
 namespace {
 
@@ -271,7 +272,8 @@ TEST_CASE("profiles: the modelc command, its usage errors and models that hard-c
   r = run_modelc(dir, "hard.onnx --batch 2 -o hard");
   CHECK(r.code == 1);
   CHECK(has(r.err, "--batch 2 (the model fixes batch 1)"));
-  CHECK(has(r.err, "node 'softmax' (Softmax) works along axis -1"));
+  CHECK(has(r.err, "node 'softmax' (Softmax"));
+  CHECK(has(r.err, "works along axis -1"));
   CHECK_FALSE(std::filesystem::exists(dir / "hard"));
   r = run_modelc(dir, "hard.onnx --batch 1,2 -o hard");
   CHECK(r.code == 1);

@@ -271,8 +271,8 @@ TEST_CASE("runtime: the checksum the emitter compiles in is the one create compu
 namespace {
 
 // A toy model with batch profiles 2 and 4: x[B, 3] (batched) and s[1] (not) -> y[B, 3] = x * s + 1
-// (through the arena) and z[1] = the sum of every element of x the profile's kernels see (the
-// padded rows included, so z shows what the padding holds).
+// (through the arena) and z[2]: the sum of every element of x the profile's kernels see (the
+// padded rows included, so z shows what the padding holds) and the profile's batch (which one ran).
 constexpr int kCols = 3;
 __global__ void scale_kernel(const float* x, const float* s, float* t, int n) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -283,6 +283,7 @@ __global__ void sum_kernel(const float* x, float* z, int n) {
   float sum = 0;
   for (int i = 0; i < n; ++i) sum += x[i];
   z[0] = sum;
+  z[1] = static_cast<float>(n / kCols);
 }
 template <int kBatch>
 int enqueue_batch(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
@@ -297,8 +298,9 @@ int enqueue_batch(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t str
 
 const int64_t kShapeXB[] = {4, kCols};
 const int64_t kShapeS[] = {1};
+const int64_t kShapeZ[] = {2};
 const mc::TensorInfo kInB[] = {{"x", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"s", 1, 1, kShapeS, 4, 0}};
-const mc::TensorInfo kOutB[] = {{"y", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"z", 1, 1, kShapeS, 4, 0}};
+const mc::TensorInfo kOutB[] = {{"y", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"z", 1, 1, kShapeZ, 8, 0}};
 const mc::Profile kProfiles24[] = {{2, 2 * kCols * 4, enqueue_batch<2>, 1, 0, nullptr},
                                    {4, 4 * kCols * 4, enqueue_batch<4>, 1, 0, nullptr}};
 
@@ -326,7 +328,7 @@ TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, i
   // Largest first: the context's own input buffer then holds 4 rows of ones; a smaller batch on the
   // same profile must see zeros in the rows it does not give.
   for (int64_t batch : {4, 3, 2, 1, 3}) {
-    std::vector<float> x(static_cast<std::size_t>(batch * kCols), 1.0f), y(4 * kCols, -7.0f), z(1, -7.0f);
+    std::vector<float> x(static_cast<std::size_t>(batch * kCols), 1.0f), y(4 * kCols, -7.0f), z(2, -7.0f);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 5);
     const void* in[] = {x.data(), &s};
     void* out[] = {y.data(), z.data()};
@@ -337,7 +339,8 @@ TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, i
       sum += x[i];
     }
     for (std::size_t i = x.size(); i < y.size(); ++i) CHECK(y[i] == -7.0f);  // trimmed: nothing written past the batch
-    CHECK(z[0] == sum);  // the padded rows are zeros
+    CHECK(z[0] == sum);                        // the padded rows are zeros
+    CHECK(z[1] == (batch <= 2 ? 2.0f : 4.0f));  // the smallest profile that holds the batch ran
   }
 
   // Device pointers: at a profile's own batch the caller's buffers, below it the context's.
@@ -349,7 +352,7 @@ TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, i
     REQUIRE(cudaMalloc(&dx, n * 4) == cudaSuccess);
     REQUIRE(cudaMalloc(&ds, 4) == cudaSuccess);
     REQUIRE(cudaMalloc(&dy, n * 4) == cudaSuccess);
-    REQUIRE(cudaMalloc(&dz, 4) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dz, 8) == cudaSuccess);
     std::vector<float> x(n);
     for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) - 2.0f;
     REQUIRE(cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyHostToDevice) == cudaSuccess);
@@ -358,21 +361,22 @@ TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, i
     void* out[] = {dy, dz};
     REQUIRE_MESSAGE(ctx.run_batch(batch, in, out, stream) == mc::kOk, std::string(ctx.error()));
     REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-    std::vector<float> y(n), z(1);
+    std::vector<float> y(n), z(2);
     REQUIRE(cudaMemcpy(y.data(), dy, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-    REQUIRE(cudaMemcpy(z.data(), dz, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(z.data(), dz, 8, cudaMemcpyDeviceToHost) == cudaSuccess);
     float sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
       CHECK(y[i] == x[i] * s + 1.0f);
       sum += x[i];
     }
     CHECK(z[0] == sum);
+    CHECK(z[1] == (batch <= 2 ? 2.0f : 4.0f));
     for (float* p : {dx, ds, dy, dz}) cudaFree(p);
   }
   cudaStreamDestroy(stream);
 
   // Batches no profile holds.
-  std::vector<float> x(5 * kCols), y(5 * kCols), z(1);
+  std::vector<float> x(5 * kCols), y(5 * kCols), z(2);
   const void* in[] = {x.data(), &s};
   void* out[] = {y.data(), z.data()};
   CHECK(ctx.run_host_batch(5, in, out) == mc::kBadArgument);

@@ -94,8 +94,9 @@ TEST_CASE("--batch on a model that hard-codes its batch is an Error naming the n
   // Reshape to [1, -1]: the batch goes into the Softmax's dim: it would mix the items.
   e = error_of([] { load(reshape_softmax({1, -1}, {"1", "12"}), 4); });
   CHECK(has(e, "--batch 4 (the model fixes batch 1)"));
-  CHECK(has(e, "node 'softmax' (Softmax) works along axis -1"));
-  CHECK(has(e, "combines the items of a batch"));
+  CHECK(has(e, "node 'softmax' (Softmax"));
+  CHECK(has(e, "works along axis -1"));
+  CHECK(has(e, "would combine the items of a batch"));
 
   // Softmax along the batch itself.
   e = error_of([] { load(reshape_softmax({-1, 12}, {"1", "12"}, 0), 3); });
@@ -111,7 +112,8 @@ TEST_CASE("--batch on a model that hard-codes its batch is an Error naming the n
   axes->add_ints(0);
   add_output(r, "y", {"1", "4"});
   e = error_of([&] { load(r, 8); });
-  CHECK(has(e, "node 'mean' (ReduceMean) reads input 'x', which holds the batch in dim 0"));
+  CHECK(has(e, "node 'mean' (ReduceMean"));
+  CHECK(has(e, "it reads input 'x', which holds the batch in dim 0"));
   CHECK(has(e, "none of its outputs does"));
 
   // A Concat with a constant along the batch: not the batch times a constant.
