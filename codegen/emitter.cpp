@@ -476,11 +476,12 @@ struct Model {
   }
 };
 
-// "input  x  float32[8x3x32x32]" (+ "  batched: first dim 8 at batch 8" with profiles).
+// "input  x  float32[8x3x32x32]" (+ "  (first dim: the batch)", or "16 x the batch", with profiles).
 std::string tensor_line(const Model& m, const ModelTensor& t, const char* what) {
   std::string l = what + std::string(" ") + comment(t.name + "  " + type_text(t.dtype, t.shape));
   if (m.multi() && t.batched) {
-    l += "  (first dim " + std::to_string(t.shape[0] / m.profiles.back().batch) + " x the batch)";
+    const int64_t rows = t.shape[0] / m.profiles.back().batch;
+    l += "  (first dim: " + (rows == 1 ? std::string() : std::to_string(rows) + " x ") + "the batch)";
   }
   return l;
 }
