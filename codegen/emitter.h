@@ -3,7 +3,8 @@
 //   NAME.h          the C API (Doxygen comments)
 //   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the
 //                   kernels and the run function; beyond that the kernels go in NAME_part0.cu,
-//                   NAME_part1.cu, ... (parallel builds)
+//                   NAME_part1.cu, ... (parallel builds). With batch profiles (emit_profiles), each
+//                   profile's kernels go in NAME_b<batch>.cu (or NAME_b<batch>_partK.cu)
 //   NAME_main.cu    the CLI program: a table of the API for runtime/cli.h
 //   NAME_weights.h  the weights table: a named offset per tensor (kW_fc_weight), which the
 //                   kernels' pointers use
@@ -41,8 +42,10 @@ struct EmitOptions {
 struct EmitResult {
   std::string dir;                        ///< the folder
   std::vector<std::string> files;         ///< every file, relative to dir, sorted
-  std::vector<std::string> cuda_sources;  ///< NAME.cu and the parts (NAME_main.cu not included)
-  int parts = 0;
+  /// NAME.cu, then the parts (NAME_partK.cu) or, with batch profiles, each profile's file
+  /// (NAME_b8.cu, or its parts NAME_b8_partK.cu); NAME_main.cu not included.
+  std::vector<std::string> cuda_sources;
+  int parts = 0;                          ///< the sources after NAME.cu
 };
 
 /// \brief The generated text files, by path relative to the folder (everything but the weights
@@ -54,6 +57,15 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
 /// anything else). Files identical to the previous ones keep their time stamps, and the previous
 /// build/ folder and products are kept, so `make` only rebuilds what changed.
 EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptions& o);
+
+/// \brief Batch profiles (schedule/profiles.h): one folder and one library for the schedules of a
+/// model at several batch sizes, ascending, their weights one blob already (share_weights) and
+/// their inputs and outputs marked batched (mark_batched). Each profile's kernels go into
+/// NAME_b<batch>.cu (or its parts NAME_b<batch>_partK.cu), their entry points NAME_b<batch>_kN;
+/// NAME.cu holds the API and the profile table the runtime picks from; report.json has a
+/// "profiles" array. One schedule: exactly emit_model / render_model.
+EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std::string& dir, const EmitOptions& o);
+std::map<std::string, std::string> render_profiles(const std::vector<const Schedule*>& profiles, const EmitOptions& o);
 
 /// The weights blob's bytes (entries at their offsets, zero padding), for tests.
 std::string weights_blob(const Schedule& s);

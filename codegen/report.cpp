@@ -13,6 +13,7 @@
 #include "ops/quantize.h"
 #include "ops/registry.h"
 #include "schedule/target.h"
+#include "support/error.h"
 
 namespace modelc {
 
@@ -690,6 +691,124 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += stage_kernels_markdown(s.stage_kernels);
   if (s.precision && s.precision->int8) m += int8_markdown(s, *s.precision);
   if (s.precision) m += precision_markdown(*s.precision);
+  return m;
+}
+
+}  // namespace modelc
+
+// ---- batch profiles ------------------------------------------------------------------------------
+
+namespace modelc {
+
+std::string report_json_profiles(const std::vector<ProfileReport>& profiles) {
+  if (profiles.empty()) throw Error("internal: a report of no profiles");
+  const Schedule& s = *profiles.back().s;  // the largest batch: the tensors; the weights are shared
+  const ReportInfo& info = profiles.back().info;
+  Json j;
+  j["generator"] = "modelc";
+  j["model"] = s.name;
+  j["source"] = info.source;
+  j["archs"] = s.archs;
+  Json batches = Json::array();
+  for (const ProfileReport& p : profiles) batches.push_back(p.s->batch);
+  j["batch_profiles"] = std::move(batches);
+  auto tensors = [](const std::vector<ModelTensor>& ts) {
+    Json a = Json::array();
+    for (const ModelTensor& t : ts) {
+      a.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"batched", t.batched}});
+    }
+    return a;
+  };
+  j["inputs"] = tensors(s.inputs);
+  j["outputs"] = tensors(s.outputs);
+  int64_t arena = 0;
+  for (const ProfileReport& p : profiles) arena = std::max(arena, p.s->arena_bytes);
+  j["memory"] = {{"arena_bytes", arena},
+                 {"weights_bytes", s.weights_bytes},
+                 {"weights_count", s.weights.size()},
+                 {"weights_file", info.weights_file}};
+  Json sources = Json::array({s.name});
+  int parts = 0;
+  for (const ProfileReport& p : profiles) {
+    for (const std::string& f : p.sources) {
+      sources.push_back(f);
+      ++parts;
+    }
+  }
+  j["parts"] = parts;
+  j["sources"] = std::move(sources);
+  Json weights = Json::array();
+  for (const WeightEntry& w : s.weights) {
+    weights.push_back({{"value", w.value},
+                       {"offset", w.offset},
+                       {"bytes", w.data.nbytes()},
+                       {"dtype", dtype_name(w.data.dtype())},
+                       {"shape", w.data.shape()}});
+  }
+  j["weights"] = std::move(weights);
+  Json list = Json::array();
+  for (const ProfileReport& p : profiles) {
+    // The profile's own report, less what the model's fields above say.
+    const Json own = Json::parse(report_json(*p.s, p.info));
+    Json pj;
+    pj["batch"] = p.s->batch;
+    pj["sources"] = p.sources;
+    for (const auto& [key, value] : own.items()) {
+      if (key == "generator" || key == "model" || key == "source" || key == "archs" || key == "weights" ||
+          key == "parts") {
+        continue;
+      }
+      pj[key] = value;
+    }
+    list.push_back(std::move(pj));
+  }
+  j["profiles"] = std::move(list);
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string report_markdown_profiles(const std::vector<ProfileReport>& profiles) {
+  if (profiles.empty()) throw Error("internal: a report of no profiles");
+  const Schedule& s = *profiles.back().s;
+  const ReportInfo& info = profiles.back().info;
+  std::string archs, batches;
+  for (const std::string& a : s.archs) archs += (archs.empty() ? "" : ", ") + a;
+  for (const ProfileReport& p : profiles) batches += (batches.empty() ? "" : ", ") + std::to_string(p.s->batch);
+  const Target t = estimate_target(s);
+  std::string m = "# " + s.name + ": modelc report\n\n";
+  m += "Compiled from `" + info.source + "` for " + archs + " (plus PTX of the newest) with batch profiles " + batches +
+       ": each a schedule of its own, its kernels specialised to its batch; a run of b items runs on the "
+       "smallest profile whose batch is at least b, the inputs padded with zeros and the outputs trimmed along "
+       "their first dim. Weights " + grouped(s.weights_bytes) + " bytes (" + human(s.weights_bytes) + ") in " +
+       std::to_string(s.weights.size()) + " tensors, shared by the profiles; " +
+       (info.weights_file ? "read at create from " + s.name + "_weights.bin" : "embedded in the binary") + ".\n\n";
+  m += fmt::format("| batch | kernels | files | activation arena | estimate (sm_{}) |\n|---:|---:|---|---:|---:|\n", t.sm);
+  int64_t arena = 0;
+  for (const ProfileReport& p : profiles) {
+    double us = 0;
+    for (const Kernel& k : p.s->kernels) us += k.estimate.us;
+    std::string files;
+    for (const std::string& f : p.sources) files += (files.empty() ? "" : ", ") + f + ".cu";
+    m += fmt::format("| {} | {} | {} | {} | {:.2f} us |\n", p.s->batch, p.s->kernels.size(), files,
+                     grouped(p.s->arena_bytes), us);
+    arena = std::max(arena, p.s->arena_bytes);
+  }
+  m += "\nThe context's activation arena is the largest profile's: " + grouped(arena) + " bytes (" + human(arena) +
+       ").\n\n";
+  m += "| tensor | name | type at batch " + std::to_string(s.batch) + " | batched |\n|---|---|---|---|\n";
+  for (const ModelTensor& x : s.inputs) {
+    m += "| input | " + cell(x.name) + " | " + type_text(x.dtype, x.shape) + " | " + (x.batched ? "yes" : "no") + " |\n";
+  }
+  for (const ModelTensor& x : s.outputs) {
+    m += "| output | " + cell(x.name) + " | " + type_text(x.dtype, x.shape) + " | " + (x.batched ? "yes" : "no") + " |\n";
+  }
+  for (const ProfileReport& p : profiles) {
+    // The profile's own report less its title and first paragraph (what the lines above say).
+    std::string own = report_markdown(*p.s, p.info);
+    const std::size_t table = own.find("\n| tensor |");
+    if (table != std::string::npos) own = own.substr(table + 1);
+    m += "\n# Batch profile " + std::to_string(p.s->batch) + "\n\n" + std::to_string(p.s->kernels.size()) +
+         " kernels" + (p.info.parts ? " in " + std::to_string(p.info.parts) + " parts" : std::string()) + ".\n\n" + own;
+  }
   return m;
 }
 

@@ -47,6 +47,25 @@ std::string report_json(const Schedule& s, const ReportInfo& info);
 /// \brief report.md: the same for people, as tables.
 std::string report_markdown(const Schedule& s, const ReportInfo& info);
 
+/// \brief One batch profile of a folder compiled with several (schedule/profiles.h).
+struct ProfileReport {
+  const Schedule* s = nullptr;
+  ReportInfo info;                   ///< its parts and launches (by its symbols: NAME_b8_k12)
+  std::vector<std::string> sources;  ///< its .cu files' stems: NAME_b8, or NAME_b8_part0, ...
+};
+
+/// \brief report.json of a folder with batch profiles (ascending batch): the model (generator,
+/// model, source, archs, "batch_profiles", inputs and outputs at the largest batch with "batched",
+/// memory: the arena (the largest profile's) and the shared weights, "sources": every .cu stem
+/// `modelc resources` reads, the weights table), then "profiles": per profile its "batch",
+/// "sources" and everything report_json gives for its schedule but the model's own fields
+/// (kernels, estimates, engines, memory plan, streams, concats, passes, precision).
+std::string report_json_profiles(const std::vector<ProfileReport>& profiles);
+
+/// \brief report.md with batch profiles: a summary table of the profiles, the tensors, then each
+/// profile's report_markdown under "# Batch profile N".
+std::string report_markdown_profiles(const std::vector<ProfileReport>& profiles);
+
 /// "float32[4x32] @arena+256" (or @input0, @output1, @weights+512; "-" for an absent input).
 std::string view_text(const TensorView& v);
 

@@ -232,6 +232,28 @@ std::string cell(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// The report's kernel arrays: "kernels", and with batch profiles each profile's (its kernels named
+// "b8/k12" in messages and report.md).
+template <class J>  // Json or const Json
+std::vector<std::pair<std::string, J*>> kernel_lists(J& report) {
+  std::vector<std::pair<std::string, J*>> r;
+  if (report.contains("kernels") && report["kernels"].is_array()) r.emplace_back("", &report["kernels"]);
+  if (report.contains("profiles") && report["profiles"].is_array()) {
+    for (J& p : report["profiles"]) {
+      if (!p.is_object() || !p.contains("kernels") || !p["kernels"].is_array()) continue;
+      const std::string batch = p.contains("batch") && p["batch"].is_number_integer()
+                                    ? std::to_string(p["batch"].template get<int64_t>())
+                                    : std::string("?");
+      r.emplace_back("b" + batch + "/", &p["kernels"]);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& compiled, const std::vector<PtxEntry>& ptx,
                                  bool check) {
   ResourcesOutcome o;
@@ -248,9 +270,9 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
   o.ptx_archs.assign(ptx_arch_set.begin(), ptx_arch_set.end());
 
   std::set<std::string> launched;
-  if (report.contains("kernels") && report["kernels"].is_array()) {
-    for (Json& k : report["kernels"]) {
-      const std::string id = k.value("id", "");
+  for (const auto& [prefix, kernels] : kernel_lists(report)) {
+    for (Json& k : *kernels) {
+      const std::string id = prefix + k.value("id", "");
       const bool tensor_core = on_tensor_cores(k.value("engine", ""));
       // The INT8 kernels (templates/tensor_core_int8.cuh) must multiply 8-bit operands.
       const std::string family = k.value("family", "");
@@ -395,11 +417,11 @@ std::string resources_markdown(const Json& report, const ResourcesOutcome& o) {
     rule += "---|";
   }
   m += "\n" + rule + "\n";
-  if (report.contains("kernels")) {
-    for (const Json& k : report["kernels"]) {
+  for (const auto& [prefix, kernels] : kernel_lists(report)) {
+    for (const Json& k : *kernels) {
       if (!k.contains("resources")) continue;
       const Json& res = k["resources"];
-      m += "| " + k.value("id", "") + " | " + cell(k.value("family", "")) + " | " + k.value("engine", "") + " |";
+      m += "| " + prefix + k.value("id", "") + " | " + cell(k.value("family", "")) + " | " + k.value("engine", "") + " |";
       for (const std::string& a : o.archs) {
         if (!res.contains(a)) {
           m += " - |";
@@ -487,7 +509,14 @@ ResourcesOutcome report_resources(const std::string& dir, const std::string& obj
   // The logs and kept PTX of the folder's sources (NAME.cu and its parts), beside their objects.
   const std::string name = report.value("model", "");
   std::vector<std::string> sources{name};
-  for (int p = 0; p < report.value("parts", 0); ++p) sources.push_back(name + "_part" + std::to_string(p));
+  if (report.contains("sources") && report["sources"].is_array()) {  // batch profiles: every source by name
+    sources.clear();
+    for (const Json& f : report["sources"]) {
+      if (f.is_string()) sources.push_back(f.get<std::string>());
+    }
+  } else {
+    for (int p = 0; p < report.value("parts", 0); ++p) sources.push_back(name + "_part" + std::to_string(p));
+  }
   std::vector<PtxasEntry> compiled;
   std::vector<PtxEntry> ptx;
   for (const std::string& source : sources) {

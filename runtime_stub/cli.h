@@ -1,13 +1,19 @@
 // runtime_stub/cli.h — the command line of a generated model (NAME_main.cu calls mc_cli::main with
 // the model's table of C API functions). Header-only; host code only.
 //
-//   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]
+//   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]
 //          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
 //
 //   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
 //                       shape must be the model's exactly, except that a bfloat16 input reads a
-//                       float32 .npy (numpy has no bfloat16), rounded to nearest even. Inputs not
-//                       given are seeded random.
+//                       float32 .npy (numpy has no bfloat16), rounded to nearest even, and that for
+//                       a model compiled with batch profiles (--batch 1,8,32) its batched inputs
+//                       (NAME_input_batched) may hold any batch from 1 to the largest profile's in
+//                       their first dim (every file the same batch). Inputs not given are seeded
+//                       random.
+//   --batch N           the batch to run (batch profiles; default: the files', else the largest);
+//                       the program says which profile runs it (the smallest that holds it: the
+//                       inputs are padded to its batch and the outputs trimmed to N).
 //   --output-dir DIR    where every output is written, as DIR/<output name>.npy (default: .), the
 //                       name with characters other than [A-Za-z0-9_.-] replaced by '_' (and _1, _2
 //                       appended when two names collide), as `modelc run-reference` names them; a
@@ -81,6 +87,7 @@ struct Args {
   double rtol = 1e-3, atol = 1e-5;
   uint64_t seed = 0;
   int device = 0;
+  int64_t batch = 0;                ///< --batch; 0: the input files', else the largest profile's
   std::string weights;              ///< "" : the model's default
   long bench = 0;                   ///< 0: no benchmark
   long warmup = 10;
@@ -90,12 +97,14 @@ struct Args {
 /// \brief The usage text (the program's name in it is `program`).
 inline std::string usage(const std::string& program) {
   return "usage: " + program +
-         " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D]\n"
+         " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]\n"
          "       [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
          "  --input NAME=FILE   data for input NAME (.npy or ONNX TensorProto .pb); others are seeded random\n"
          "  --output-dir DIR    write each output as DIR/<output name>.npy (default: .)\n"
          "  --seed S            seed of the random inputs (default 0)\n"
          "  --device D          CUDA device (default 0)\n"
+         "  --batch N           batch to run (models compiled with batch profiles; default: the input\n"
+         "                      files', else the largest profile's)\n"
          "  --weights FILE      weights file of a model compiled with --weights-file\n"
          "                      (default: NAME_weights.bin next to the executable)\n"
          "  --bench N           time N runs (CUDA graph replays): median, p10, p90 latency\n"
@@ -193,8 +202,8 @@ inline Args parse_args(int argc, char** argv) {
       a.help = true;
       continue;
     }
-    static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights",
-                                          "--bench", "--warmup", "--compare-dir", "--rtol", "--atol"};
+    static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights", "--bench",
+                                          "--warmup", "--compare-dir", "--rtol", "--atol", "--batch"};
     bool known = false;
     for (const char* k : kValued) known = known || opt == k;
     if (!known) {
@@ -221,6 +230,8 @@ inline Args parse_args(int argc, char** argv) {
       a.seed = detail::parse_u64(opt, value);
     } else if (opt == "--device") {
       a.device = static_cast<int>(detail::parse_long(opt, value, 0, 1 << 20));
+    } else if (opt == "--batch") {
+      a.batch = detail::parse_long(opt, value, 1, 999999999L);
     } else if (opt == "--bench") {
       a.bench = detail::parse_long(opt, value, 1, 100000000L);
     } else if (opt == "--warmup") {
@@ -239,14 +250,44 @@ inline Args parse_args(int argc, char** argv) {
   return a;
 }
 
-/// \brief Seeded random inputs for every input of `m` (the generator is described at the top).
-inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
+/// \brief The batches of the model's profiles, ascending (NAME_profile_batch); empty when its table
+/// has no profile functions.
+inline std::vector<int64_t> profile_batches(const Model& m) {
+  std::vector<int64_t> r;
+  if (!m.num_profiles || !m.profile_batch) return r;
+  for (int p = 0; p < m.num_profiles(); ++p) r.push_back(m.profile_batch(p));
+  return r;
+}
+
+/// "1, 8, 32"
+inline std::string batch_list(const std::vector<int64_t>& b) {
+  std::string s;
+  for (std::size_t i = 0; i < b.size(); ++i) s += (i ? ", " : "") + std::to_string(b[i]);
+  return s;
+}
+
+/// \brief Input (`output` false) or output i's shape at `batch` items: its first dim scaled from the
+/// largest profile's batch where it holds the batch (a model with batch profiles), else as declared.
+inline std::vector<int64_t> shape_at(const Model& m, bool output, int i, int64_t batch) {
+  std::vector<int64_t> s = output ? detail::shape_of(m.output_shape(i), m.output_rank(i))
+                                  : detail::shape_of(m.input_shape(i), m.input_rank(i));
+  const std::vector<int64_t> profiles = profile_batches(m);
+  int (*batched)(int) = output ? m.output_batched : m.input_batched;
+  if (profiles.size() > 1 && batched && batched(i) == 1 && !s.empty() && batch > 0) {
+    s[0] = s[0] / profiles.back() * batch;
+  }
+  return s;
+}
+
+/// \brief Seeded random inputs for every input of `m` (the generator is described at the top), at
+/// `batch` items (0: the shapes as declared).
+inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed, int64_t batch = 0) {
   std::mt19937_64 rng(seed);
   std::vector<mc_npy::Array> r;
   for (int i = 0; i < m.num_inputs(); ++i) {
     mc_npy::Array a;
     a.dtype = m.input_dtype(i);
-    a.shape = detail::shape_of(m.input_shape(i), m.input_rank(i));
+    a.shape = shape_at(m, false, i, batch);
     const std::size_t esize = mc_npy::dtype_size(a.dtype);
     if (esize == 0) {
       throw Failure{kExitUsage, std::string("input '") + m.input_name(i) + "' has dtype " + mc_npy::dtype_name(a.dtype) +
@@ -291,12 +332,15 @@ inline std::vector<mc_npy::Array> random_inputs(const Model& m, uint64_t seed) {
 }
 
 /// \brief The model's inputs for `args`: the --input files (read and checked against the model's
-/// dtype and shape) and seeded random data for the rest. `sources` says where each came from.
-/// Throws Failure{kExitUsage, ...} naming the input and the file for any problem.
-inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, std::vector<std::string>* sources) {
-  std::vector<mc_npy::Array> in = random_inputs(m, args.seed);
-  std::vector<std::string> src(in.size(), "random (seed " + std::to_string(args.seed) + ")");
-  std::vector<bool> given(in.size(), false);
+/// dtype and shape) and seeded random data for the rest. `sources` says where each came from;
+/// `batch` (when not null) gets the batch they hold: --batch's, the files', else the largest
+/// profile's (0 for a model without profile functions). Throws Failure{kExitUsage, ...} naming the
+/// input and the file for any problem.
+inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, std::vector<std::string>* sources,
+                                              int64_t* batch = nullptr) {
+  const std::vector<int64_t> profiles = profile_batches(m);
+  const bool profiled = profiles.size() > 1;
+  const int64_t largest = profiles.empty() ? 0 : profiles.back();
   auto input_list = [&] {
     std::string s;
     for (int i = 0; i < m.num_inputs(); ++i) {
@@ -305,12 +349,29 @@ inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, 
     }
     return s.empty() ? std::string("none") : s;
   };
+  const std::string runs =
+      profiled ? "the model runs batches 1 to " + std::to_string(largest) + " (batch profiles " + batch_list(profiles) + ")"
+               : "the model runs batch " + std::to_string(largest) + " only (compile it with batch profiles, "
+                 "--batch 1,8,..., for others)";
+  if (args.batch > 0 && !profiles.empty() && (profiled ? args.batch > largest : args.batch != largest)) {
+    throw Failure{kExitUsage, "--batch " + std::to_string(args.batch) + ": " + runs};
+  }
+  if (args.batch > 0 && profiles.empty()) throw Failure{kExitUsage, "--batch: this program runs one batch"};
+
+  // 1. The files, each checked against its input (at whichever batch it holds, where the input is
+  // batched), and the batch they hold.
+  const int n = m.num_inputs();
+  std::vector<mc_npy::Array> given(static_cast<std::size_t>(n));
+  std::vector<std::string> files(static_cast<std::size_t>(n));
+  std::vector<bool> has(static_cast<std::size_t>(n), false);
+  int64_t files_batch = 0;
+  std::string batch_file;  // the first file that set files_batch
   for (const std::string& arg : args.inputs) {
     // Split at the '=' whose left part names an input (names and paths may contain '=').
     int idx = -1;
     std::string file;
     for (std::size_t eq = arg.find('='); eq != std::string::npos && idx < 0; eq = arg.find('=', eq + 1)) {
-      for (int i = 0; i < m.num_inputs(); ++i) {
+      for (int i = 0; i < n; ++i) {
         if (arg.compare(0, eq, m.input_name(i)) == 0 && std::strlen(m.input_name(i)) == eq) {
           idx = i;
           file = arg.substr(eq + 1);
@@ -322,26 +383,71 @@ inline std::vector<mc_npy::Array> load_inputs(const Model& m, const Args& args, 
       throw Failure{kExitUsage, "--input names '" + arg.substr(0, arg.find('=')) +
                                     "', which is not an input of the model (inputs: " + input_list() + ")"};
     }
+    const std::size_t k = static_cast<std::size_t>(idx);
     const std::string name = m.input_name(idx);
-    if (given[idx]) throw Failure{kExitUsage, "--input gives input '" + name + "' twice"};
-    given[idx] = true;
+    if (has[k]) throw Failure{kExitUsage, "--input gives input '" + name + "' twice"};
+    has[k] = true;
+    const int dtype = m.input_dtype(idx);
+    const std::vector<int64_t> full = detail::shape_of(m.input_shape(idx), m.input_rank(idx));
+    const bool batched = profiled && m.input_batched && m.input_batched(idx) == 1 && !full.empty();
     mc_npy::Array a;
     try {
-      a = mc_npy::read_input(file, in[idx].dtype, in[idx].shape);  // no larger than a file of this input can be
+      a = mc_npy::read_input(file, dtype, full);  // no larger than a file of this input can be
     } catch (const mc_npy::Error& e) {
       throw Failure{kExitUsage, "input '" + name + "': " + e.what()};
     }
-    if (a.dtype != in[idx].dtype || a.shape != in[idx].shape) {
-      throw Failure{kExitUsage, "input '" + name + "' expects " + mc_npy::type_str(in[idx].dtype, in[idx].shape) +
-                                    ", the file '" + file + "' holds " + mc_npy::type_str(a.dtype, a.shape) +
-                                    (a.shape == in[idx].shape ? " (convert the data to " +
-                                                                    mc_npy::dtype_name(in[idx].dtype) + ")"
-                                                              : " (the model is compiled for this exact shape)")};
+    // The batch the file holds: its first dim over the input's per-item rows.
+    int64_t items = 0;
+    const int64_t rows = batched ? full[0] / largest : 0;
+    bool shape_ok = a.shape == full;
+    if (batched && a.shape.size() == full.size() && !a.shape.empty() && rows > 0 && a.shape[0] % rows == 0) {
+      items = a.shape[0] / rows;
+      shape_ok = items >= 1 && items <= largest && std::equal(a.shape.begin() + 1, a.shape.end(), full.begin() + 1);
+    } else if (shape_ok) {
+      items = largest;
     }
-    in[idx] = std::move(a);
-    src[idx] = file;
+    if (a.dtype != dtype || !shape_ok) {
+      std::string want = mc_npy::type_str(dtype, full);
+      if (batched) {
+        want += " or the same with a first dim of " + std::to_string(rows) + " x B, B from 1 to " +
+                std::to_string(largest) + " (batch profiles " + batch_list(profiles) + ")";
+      }
+      const bool dims_ok = a.dtype != dtype && (shape_ok || a.shape == full);
+      throw Failure{kExitUsage, "input '" + name + "' expects " + want + ", the file '" + file + "' holds " +
+                                    mc_npy::type_str(a.dtype, a.shape) +
+                                    (dims_ok ? " (convert the data to " + mc_npy::dtype_name(dtype) + ")"
+                                     : batched ? std::string()
+                                               : " (the model is compiled for this exact shape)")};
+    }
+    if (batched) {
+      if (files_batch > 0 && items != files_batch) {
+        throw Failure{kExitUsage, "input '" + name + "': the file '" + file + "' holds batch " + std::to_string(items) +
+                                      ", '" + batch_file + "' batch " + std::to_string(files_batch) +
+                                      " (every input one batch)"};
+      }
+      files_batch = items;
+      batch_file = file;
+    }
+    given[k] = std::move(a);
+    files[k] = file;
+  }
+  int64_t b = profiled ? (args.batch > 0 ? args.batch : files_batch > 0 ? files_batch : largest) : largest;
+  if (profiled && files_batch > 0 && b != files_batch) {
+    throw Failure{kExitUsage, "--batch " + std::to_string(b) + ", but the input file '" + batch_file + "' holds batch " +
+                                  std::to_string(files_batch)};
+  }
+
+  // 2. Random data at that batch for the others (drawn for every input in order, as run-reference does).
+  std::vector<mc_npy::Array> in = random_inputs(m, args.seed, profiled ? b : 0);
+  std::vector<std::string> src(in.size(), "random (seed " + std::to_string(args.seed) + ")");
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    if (!has[k]) continue;
+    in[k] = std::move(given[k]);
+    src[k] = files[k];
   }
   if (sources) *sources = src;
+  if (batch) *batch = b;
   return in;
 }
 
@@ -400,7 +506,7 @@ inline double percentile(const std::vector<double>& sorted, double q) {
 // `warmup` untimed then `runs` timed calls of m.run on device copies of the inputs, each timed
 // with a pair of CUDA events on one stream (milliseconds).
 inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const std::vector<std::size_t>& out_bytes,
-                   long runs, long warmup) {
+                   long runs, long warmup, int64_t batch) {
   DeviceBuffers buf;
   std::vector<const void*> din;
   std::vector<void*> dout;
@@ -425,15 +531,19 @@ inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const
   } cleanup{stream, start, stop};
   cuda_check(cudaEventCreate(&start), "cudaEventCreate");
   cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  for (long i = 0; i < warmup; ++i) {
-    if (int rc = c.m.run(c.ctx, din.data(), dout.data(), stream)) c.fail(std::string(c.m.name) + "_run", rc);
-  }
+  // A model with batch profiles runs `batch` items (NAME_run_batch); others their one batch.
+  auto run_once = [&] {
+    const int rc = c.m.run_batch && batch > 0 ? c.m.run_batch(c.ctx, batch, din.data(), dout.data(), stream)
+                                              : c.m.run(c.ctx, din.data(), dout.data(), stream);
+    if (rc) c.fail(std::string(c.m.name) + (c.m.run_batch && batch > 0 ? "_run_batch" : "_run"), rc);
+  };
+  for (long i = 0; i < warmup; ++i) run_once();
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   std::vector<double> ms;
   ms.reserve(static_cast<std::size_t>(runs));
   for (long i = 0; i < runs; ++i) {
     cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    if (int rc = c.m.run(c.ctx, din.data(), dout.data(), stream)) c.fail(std::string(c.m.name) + "_run", rc);
+    run_once();
     cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
     cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float t = 0;
@@ -455,7 +565,10 @@ inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const
 inline int run(const Model& m, const Args& args) {
   // 1. Everything read from files first: a bad file stops the program before any work or output.
   std::vector<std::string> sources;
-  const std::vector<mc_npy::Array> in = load_inputs(m, args, &sources);
+  int64_t batch = 0;
+  const std::vector<mc_npy::Array> in = load_inputs(m, args, &sources, &batch);
+  const std::vector<int64_t> profiles = profile_batches(m);
+  const bool profiled = profiles.size() > 1;
   const int n_out = m.num_outputs();
   std::vector<std::string> out_names;
   for (int i = 0; i < n_out; ++i) out_names.push_back(m.output_name(i));
@@ -467,7 +580,7 @@ inline int run(const Model& m, const Args& args) {
       // A bfloat16 output is compared as float32, with a float32 file (as it is written).
       const int dtype = m.output_dtype(i) == mc_npy::kBfloat16 ? mc_npy::kFloat32 : m.output_dtype(i);
       try {
-        expected.push_back(mc_npy::read(path, dtype, shape_of(m.output_shape(i), m.output_rank(i))));
+        expected.push_back(mc_npy::read(path, dtype, shape_at(m, true, i, profiled ? batch : 0)));
       } catch (const mc_npy::Error& e) {
         throw Failure{kExitUsage, "expected output '" + out_names[static_cast<std::size_t>(i)] + "': " + e.what()};
       }
@@ -492,12 +605,18 @@ inline int run(const Model& m, const Args& args) {
   for (int i = 0; i < n_out; ++i) {
     mc_npy::Array& a = out[static_cast<std::size_t>(i)];
     a.dtype = m.output_dtype(i);
-    a.shape = shape_of(m.output_shape(i), m.output_rank(i));
+    a.shape = shape_at(m, true, i, profiled ? batch : 0);
     a.data.assign(a.numel() * mc_npy::dtype_size(a.dtype), 0);
     out_ptr.push_back(a.data.data());
     out_bytes.push_back(a.data.size());
   }
-  if (int rc = m.run_host(c.ctx, in_ptr.data(), out_ptr.data())) c.fail(std::string(m.name) + "_run_host", rc);
+  if (m.run_host_batch && batch > 0) {
+    if (int rc = m.run_host_batch(c.ctx, batch, in_ptr.data(), out_ptr.data())) {
+      c.fail(std::string(m.name) + "_run_host_batch", rc);
+    }
+  } else if (int rc = m.run_host(c.ctx, in_ptr.data(), out_ptr.data())) {
+    c.fail(std::string(m.name) + "_run_host", rc);
+  }
 
   std::printf("inputs\n");
   for (int i = 0; i < m.num_inputs(); ++i) {
@@ -505,10 +624,18 @@ inline int run(const Model& m, const Args& args) {
     std::printf("  %s  %s  <- %s\n", m.input_name(i), mc_npy::type_str(a.dtype, a.shape).c_str(),
                 sources[static_cast<std::size_t>(i)].c_str());
   }
+  if (profiled) {
+    // The profile the runtime ran (NAME_profile_for_batch: the smallest that holds the batch).
+    const int p = m.profile_for_batch ? m.profile_for_batch(batch) : -1;
+    const int64_t pb = p >= 0 ? profiles[static_cast<std::size_t>(p)] : -1;
+    std::printf("batch %lld: profile %d (batch %lld of %s)%s\n", static_cast<long long>(batch), p,
+                static_cast<long long>(pb), batch_list(profiles).c_str(),
+                pb > batch ? ", inputs padded and outputs trimmed" : "");
+  }
 
   // 3. Benchmark.
   if (args.bench > 0) {
-    const Bench b = bench(c, in, out_bytes, args.bench, args.warmup);
+    const Bench b = bench(c, in, out_bytes, args.bench, args.warmup, batch);
     std::printf("bench  %ld runs after %ld warmup (CUDA events around each graph replay)\n", args.bench, args.warmup);
     std::printf("  median %.4g ms  p10 %.4g ms  p90 %.4g ms  min %.4g ms  mean %.4g ms\n", b.median, b.p10, b.p90,
                 b.min, b.mean);

@@ -57,6 +57,18 @@ struct Model {
 
   /// NAME_workspace_bytes: device memory of the activation arena.
   size_t (*workspace_bytes)();
+
+  // Batch profiles (NAME.h): a model compiled with --batch 1,8,32 runs any batch up to the largest
+  // profile's. Null in a table that leaves them out: the model runs the shapes above only.
+  /// NAME_run_batch / NAME_run_host_batch: a run of `batch` items (buffers at that batch).
+  int (*run_batch)(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                   cudaStream_t stream) = nullptr;
+  int (*run_host_batch)(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs) = nullptr;
+  int (*num_profiles)() = nullptr;                  ///< NAME_num_profiles
+  int64_t (*profile_batch)(int p) = nullptr;        ///< NAME_profile_batch: ascending; the last is the largest
+  int (*profile_for_batch)(int64_t batch) = nullptr;  ///< NAME_profile_for_batch: -1 when none holds it
+  int (*input_batched)(int i) = nullptr;            ///< NAME_input_batched: 1 when the first dim is the batch's
+  int (*output_batched)(int i) = nullptr;           ///< NAME_output_batched
 };
 
 }  // namespace mc_cli

@@ -2,17 +2,24 @@
 // every output folder as runtime/runtime.h).
 //
 // NAME.cu describes its model in one mc::ModelInfo (tensors, arena and weights sizes, the archs
-// compiled, the function that enqueues every kernel) and keeps one mc::Context per NAME_ctx:
+// compiled, and per batch profile the function that enqueues its kernels) and keeps one
+// mc::Context per NAME_ctx:
 //   create    checks that a device exists, that its compute capability has an image in the binary,
-//             and that its memory suffices; uploads the weights; allocates the arena and the
-//             context's own input/output buffers, and the model's other streams and events (a
-//             model whose branches run concurrently: ModelInfo::num_streams); captures the run,
-//             with its fork to those streams and their join back, into a CUDA graph (first raising
-//             the shared memory limit of the kernels that need more than 48 KiB: ModelInfo::prepare).
-//   run       replays the graph on the caller's stream (device pointers; enqueues only). The graph
-//             holds the pointers it was captured with: new input/output pointers are captured
-//             once more (keep the same buffers between runs to only replay).
-//   run_host  copies host inputs in, replays, copies the outputs out and waits.
+//             and that its memory suffices; uploads the weights; allocates the arena (the largest
+//             profile's) and the context's own input/output buffers (at the largest batch), and the
+//             model's other streams and events (a model whose branches run concurrently:
+//             Profile::num_streams); captures each profile's run, with its fork to those streams and
+//             their join back, into a CUDA graph (first raising the shared memory limit of the
+//             kernels that need more than 48 KiB: Profile::prepare).
+//   run_batch replays the graph of the smallest profile whose batch is at least `batch` on the
+//             caller's stream (device pointers; enqueues only). At a profile's own batch it runs on
+//             the caller's buffers: the graph holds the pointers it was captured with, so new
+//             input/output pointers are captured once more (keep the same buffers between runs to
+//             only replay). Below it, the inputs are copied into the context's buffers and padded
+//             with zeros along their first dim, and the outputs' first `batch` items copied back
+//             (TensorInfo::batched says which tensors hold the batch).
+//   run       run_batch at the largest profile's batch (a model with one profile: its batch).
+//   run_host_batch / run_host  copy host inputs in (padded), replay, copy the outputs out, wait.
 // Every CUDA call is checked (MC_CHECK): the context's error string then names the expression,
 // the file and line, and CUDA's message. The arena is the context's: one context runs one
 // inference at a time (use a context per concurrent stream). No global state.
@@ -130,13 +137,28 @@ using EnqueueFn = int (*)(Status& mc_status, const Bindings& bindings, cudaStrea
 /// dynamic shared memory limit of the kernels that launch with more than 48 KiB).
 using PrepareFn = int (*)(Status& mc_status);
 
-/// \brief One model input or output.
+/// \brief One model input or output (its shape and bytes at the largest profile's batch).
 struct TensorInfo {
   const char* name;
   int dtype;             ///< ONNX TensorProto code
   int rank;
   const int64_t* shape;
   size_t bytes;
+  /// 1: the first dim is the batch times a constant (batch profiles): at batch b it is
+  /// shape[0] / B * b and the tensor bytes / B * b, B the largest profile's batch. 0: the same
+  /// shape at every batch (and every tensor of a model with one profile).
+  int batched = 0;
+};
+
+/// \brief One batch profile: the model's kernels planned for one batch size (--batch 1,8,32 gives
+/// three), with its own arena plan, streams and events.
+struct Profile {
+  int64_t batch;
+  size_t arena_bytes;     ///< this profile's plan (the context's arena is ModelInfo::arena_bytes)
+  EnqueueFn enqueue;
+  int num_streams;        ///< the caller's and num_streams - 1 of the context's own (schedule/streams.h)
+  int num_events;
+  PrepareFn prepare;      ///< null when no kernel needs preparing
 };
 
 /// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
@@ -144,7 +166,7 @@ struct ModelInfo {
   const char* name;
   const char* archs;                      ///< SASS images in the binary: "75_86" (ascending, '_' between)
   int ptx_arch;                           ///< PTX embedded for this arch (0: none)
-  size_t arena_bytes;
+  size_t arena_bytes;                     ///< the largest of the profiles' arenas: one serves them all
   size_t weights_bytes;
   uint64_t weights_checksum;              ///< checksum64() of the blob (checked when read from a file)
   const unsigned char* embedded_weights;  ///< null when the weights are read from a file
@@ -153,14 +175,35 @@ struct ModelInfo {
   const TensorInfo* inputs;
   int num_outputs;
   const TensorInfo* outputs;
-  EnqueueFn enqueue;
-  /// Streams the kernels run on (the caller's and num_streams - 1 of the context's own) and the
-  /// events between them; a single-stream model leaves them out (1 and 0).
-  int num_streams = 1;
-  int num_events = 0;
-  /// Null when no kernel needs preparing.
-  PrepareFn prepare = nullptr;
+  int num_profiles;                       ///< at least 1
+  const Profile* profiles;                ///< ascending batch
 };
+
+/// \brief The profile a run of `batch` items uses: the smallest whose batch is at least `batch`;
+/// -1 when none is (batch < 1, or above the largest profile's). A model with one profile runs its
+/// own batch only: nothing tells which of its tensors hold the batch.
+inline int profile_for(const ModelInfo& m, int64_t batch) {
+  if (batch < 1 || m.num_profiles < 1) return -1;
+  if (m.num_profiles == 1) return batch == m.profiles[0].batch ? 0 : -1;
+  for (int p = 0; p < m.num_profiles; ++p) {
+    if (m.profiles[p].batch >= batch) return p;
+  }
+  return -1;
+}
+
+/// \brief The bytes of tensor `t` at `batch` items (batch <= the largest profile's).
+inline size_t bytes_at(const ModelInfo& m, const TensorInfo& t, int64_t batch) {
+  if (!t.batched) return t.bytes;
+  const int64_t largest = m.profiles[m.num_profiles - 1].batch;
+  return t.bytes / static_cast<size_t>(largest) * static_cast<size_t>(batch);
+}
+
+/// "1, 8, 32": the profiles' batches.
+inline std::string profile_list(const ModelInfo& m) {
+  std::string s;
+  for (int p = 0; p < m.num_profiles; ++p) s += (p ? ", " : "") + std::to_string(m.profiles[p].batch);
+  return s;
+}
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
 /// bytes of a last partial word). modelc's emitter computes the same.
@@ -289,14 +332,23 @@ class Context {
     });
   }
 
+  /// The largest profile's batch (what run and run_host run).
+  int64_t max_batch() const { return model_.profiles[model_.num_profiles - 1].batch; }
+
   int run(const void* const* inputs, void* const* outputs, cudaStream_t stream) {
-    status_.clear();
-    return guarded(status_, [&] { return run_impl(inputs, outputs, stream); });
+    return run_batch(max_batch(), inputs, outputs, stream);
   }
 
-  int run_host(const void* const* inputs, void* const* outputs) {
+  int run_host(const void* const* inputs, void* const* outputs) { return run_host_batch(max_batch(), inputs, outputs); }
+
+  int run_batch(int64_t batch, const void* const* inputs, void* const* outputs, cudaStream_t stream) {
     status_.clear();
-    return guarded(status_, [&] { return run_host_impl(inputs, outputs); });
+    return guarded(status_, [&] { return run_impl(batch, inputs, outputs, stream); });
+  }
+
+  int run_host_batch(int64_t batch, const void* const* inputs, void* const* outputs) {
+    status_.clear();
+    return guarded(status_, [&] { return run_host_impl(batch, inputs, outputs); });
   }
 
  private:
@@ -359,6 +411,7 @@ class Context {
                               ", or make ARCHS=" + std::to_string(prop.major * 10 + prop.minor) + ")");
     }
 #endif
+    if (model_.num_profiles < 1 || !model_.profiles) return status_.fail(kBadArgument, "the model has no profiles");
     size_t io_bytes = 0;
     for (int i = 0; i < model_.num_inputs; ++i) io_bytes += round_up(model_.inputs[i].bytes);
     for (int i = 0; i < model_.num_outputs; ++i) io_bytes += round_up(model_.outputs[i].bytes);
@@ -399,16 +452,25 @@ class Context {
     }
     MC_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     MC_CHECK(cudaEventCreateWithFlags(&user_done_, cudaEventDisableTiming));
-    streams_.assign(static_cast<size_t>(model_.num_streams), nullptr);
-    for (size_t i = 1; i < streams_.size(); ++i) MC_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
-    events_.assign(static_cast<size_t>(model_.num_events), nullptr);
-    for (cudaEvent_t& e : events_) MC_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    if (model_.prepare) {
-      const int p = model_.prepare(status_);
-      if (p != kOk) return p;
+    // The streams and events of the profile that needs the most (the others use the first ones).
+    int num_streams = 1, num_events = 0;
+    for (int p = 0; p < model_.num_profiles; ++p) {
+      num_streams = std::max(num_streams, model_.profiles[p].num_streams);
+      num_events = std::max(num_events, model_.profiles[p].num_events);
     }
-    const int r = capture(own_inputs_.data(), own_outputs_.data(), &own_graph_);
-    if (r != kOk) return r;
+    streams_.assign(static_cast<size_t>(num_streams), nullptr);
+    for (size_t i = 1; i < streams_.size(); ++i) MC_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
+    events_.assign(static_cast<size_t>(num_events), nullptr);
+    for (cudaEvent_t& e : events_) MC_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    own_graphs_.assign(static_cast<size_t>(model_.num_profiles), nullptr);
+    for (int p = 0; p < model_.num_profiles; ++p) {
+      if (model_.profiles[p].prepare) {
+        const int r = model_.profiles[p].prepare(status_);
+        if (r != kOk) return r;
+      }
+      const int r = capture(p, own_inputs_.data(), own_outputs_.data(), &own_graphs_[static_cast<size_t>(p)]);
+      if (r != kOk) return r;
+    }
     MC_CHECK(cudaStreamSynchronize(stream_));
     return kOk;
   }
@@ -447,8 +509,8 @@ class Context {
     return kOk;
   }
 
-  // Records the model's kernels, with these input/output pointers, into a CUDA graph.
-  int capture(const void* const* inputs, void* const* outputs, cudaGraphExec_t* exec) {
+  // Records profile p's kernels, with these input/output pointers, into a CUDA graph.
+  int capture(int p, const void* const* inputs, void* const* outputs, cudaGraphExec_t* exec) {
     Status& mc_status = status_;
     streams_[0] = stream_;  // the stream the capture runs on
     const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_), inputs,
@@ -456,7 +518,7 @@ class Context {
     MC_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     int r = kOk;
     try {
-      r = model_.enqueue(status_, b, stream_);
+      r = model_.profiles[p].enqueue(status_, b, stream_);
     } catch (...) {
       cudaGraph_t g = nullptr;
       if (cudaStreamEndCapture(stream_, &g) == cudaSuccess && g) cudaGraphDestroy(g);
@@ -485,17 +547,33 @@ class Context {
                                           ": the context was not created successfully (see the error of create)");
   }
 
-  int check_pointers(const void* const* inputs, const void* const* outputs) {
+  // The profile for `batch` (profile_for), or a failure saying which batches the model runs.
+  int choose_profile(int64_t batch, int* profile) {
+    *profile = profile_for(model_, batch);
+    if (*profile >= 0) return kOk;
+    const std::string name = model_.name;
+    if (model_.num_profiles == 1) {
+      return status_.fail(kBadArgument, "model " + name + " runs batch " + std::to_string(max_batch()) +
+                                            " only, not " + std::to_string(batch) +
+                                            " (compile it with batch profiles, e.g. modelc --batch 1," +
+                                            std::to_string(max_batch()) + ", to run smaller batches)");
+    }
+    return status_.fail(kBadArgument, "batch " + std::to_string(batch) + " is outside the batch profiles of model " +
+                                          name + " (" + profile_list(model_) + "): it runs batches 1 to " +
+                                          std::to_string(max_batch()) + " (compile it with a larger --batch for more)");
+  }
+
+  int check_pointers(int64_t batch, const void* const* inputs, const void* const* outputs) {
     if (model_.num_inputs > 0 && !inputs) return status_.fail(kBadArgument, "the inputs array is null");
     if (model_.num_outputs > 0 && !outputs) return status_.fail(kBadArgument, "the outputs array is null");
     for (int i = 0; i < model_.num_inputs; ++i) {
-      if (!inputs[i] && model_.inputs[i].bytes > 0) {
+      if (!inputs[i] && bytes_at(model_, model_.inputs[i], batch) > 0) {
         return status_.fail(kBadArgument, "input " + std::to_string(i) + " ('" + model_.inputs[i].name +
                                               "') is a null pointer");
       }
     }
     for (int i = 0; i < model_.num_outputs; ++i) {
-      if (!outputs[i] && model_.outputs[i].bytes > 0) {
+      if (!outputs[i] && bytes_at(model_, model_.outputs[i], batch) > 0) {
         return status_.fail(kBadArgument, "output " + std::to_string(i) + " ('" + model_.outputs[i].name +
                                               "') is a null pointer");
       }
@@ -503,26 +581,61 @@ class Context {
     return kOk;
   }
 
-  int run_impl(const void* const* inputs, void* const* outputs, cudaStream_t stream) {
+  // The inputs at `batch` items (from `kind` memory) into the context's own buffers, each padded
+  // with zeros to the profile's batch, on `stream`.
+  int copy_in(int64_t batch, int64_t profile_batch, const void* const* inputs, cudaMemcpyKind kind, cudaStream_t stream) {
+    Status& mc_status = status_;
+    for (int i = 0; i < model_.num_inputs; ++i) {
+      const size_t n = bytes_at(model_, model_.inputs[i], batch);
+      const size_t full = bytes_at(model_, model_.inputs[i], profile_batch);
+      unsigned char* own = static_cast<unsigned char*>(own_inputs_[static_cast<size_t>(i)]);
+      if (n > 0) MC_CHECK(cudaMemcpyAsync(own, inputs[i], n, kind, stream));
+      if (full > n) MC_CHECK(cudaMemsetAsync(own + n, 0, full - n, stream));
+    }
+    return kOk;
+  }
+
+  // The first `batch` items of the outputs out of the context's own buffers.
+  int copy_out(int64_t batch, void* const* outputs, cudaMemcpyKind kind, cudaStream_t stream) {
+    Status& mc_status = status_;
+    for (int i = 0; i < model_.num_outputs; ++i) {
+      const size_t n = bytes_at(model_, model_.outputs[i], batch);
+      if (n > 0) MC_CHECK(cudaMemcpyAsync(outputs[i], own_outputs_[static_cast<size_t>(i)], n, kind, stream));
+    }
+    return kOk;
+  }
+
+  int run_impl(int64_t batch, const void* const* inputs, void* const* outputs, cudaStream_t stream) {
     Status& mc_status = status_;
     int r = check_ready();
-    if (r == kOk) r = check_pointers(inputs, outputs);
+    int p = -1;
+    if (r == kOk) r = choose_profile(batch, &p);
+    if (r == kOk) r = check_pointers(batch, inputs, outputs);
     if (r != kOk) return r;
     DeviceScope scope;
     MC_CHECK(scope.enter(device_));
+    const Profile& profile = model_.profiles[p];
+    if (profile.batch != batch) {
+      // Padded: the caller's buffers hold `batch` items, the profile's graph reads and writes more.
+      r = copy_in(batch, profile.batch, inputs, cudaMemcpyDeviceToDevice, stream);
+      if (r != kOk) return r;
+      MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream));
+      return copy_out(batch, outputs, cudaMemcpyDeviceToDevice, stream);
+    }
     cudaGraphExec_t exec = nullptr;
     if (same_pointers(inputs, outputs, own_inputs_, own_outputs_)) {
-      exec = own_graph_;
+      exec = own_graphs_[static_cast<size_t>(p)];
     } else {
-      if (!user_graph_ || !same_pointers(inputs, outputs, user_inputs_, user_outputs_)) {
+      if (!user_graph_ || user_profile_ != p || !same_pointers(inputs, outputs, user_inputs_, user_outputs_)) {
         if (user_graph_) {
           // The previous graph may still run on the caller's stream: wait for it first.
           MC_CHECK(cudaEventSynchronize(user_done_));
           MC_CHECK(cudaGraphExecDestroy(user_graph_));
           user_graph_ = nullptr;
         }
-        r = capture(inputs, outputs, &user_graph_);
+        r = capture(p, inputs, outputs, &user_graph_);
         if (r != kOk) return r;
+        user_profile_ = p;
         user_inputs_.assign(inputs, inputs + model_.num_inputs);
         user_outputs_.assign(outputs, outputs + model_.num_outputs);
       }
@@ -533,22 +646,20 @@ class Context {
     return kOk;
   }
 
-  int run_host_impl(const void* const* inputs, void* const* outputs) {
+  int run_host_impl(int64_t batch, const void* const* inputs, void* const* outputs) {
     Status& mc_status = status_;
     int r = check_ready();
-    if (r == kOk) r = check_pointers(inputs, outputs);
+    int p = -1;
+    if (r == kOk) r = choose_profile(batch, &p);
+    if (r == kOk) r = check_pointers(batch, inputs, outputs);
     if (r != kOk) return r;
     DeviceScope scope;
     MC_CHECK(scope.enter(device_));
-    for (int i = 0; i < model_.num_inputs; ++i) {
-      if (model_.inputs[i].bytes == 0) continue;
-      MC_CHECK(cudaMemcpyAsync(own_inputs_[i], inputs[i], model_.inputs[i].bytes, cudaMemcpyHostToDevice, stream_));
-    }
-    MC_CHECK(cudaGraphLaunch(own_graph_, stream_));
-    for (int i = 0; i < model_.num_outputs; ++i) {
-      if (model_.outputs[i].bytes == 0) continue;
-      MC_CHECK(cudaMemcpyAsync(outputs[i], own_outputs_[i], model_.outputs[i].bytes, cudaMemcpyDeviceToHost, stream_));
-    }
+    r = copy_in(batch, model_.profiles[p].batch, inputs, cudaMemcpyHostToDevice, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream_));
+    r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
+    if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
     return kOk;
   }
@@ -578,7 +689,9 @@ class Context {
     if (user_done_) cudaEventSynchronize(user_done_);
     if (user_graph_) cudaGraphExecDestroy(user_graph_);
     if (user_done_) cudaEventDestroy(user_done_);
-    if (own_graph_) cudaGraphExecDestroy(own_graph_);
+    for (cudaGraphExec_t g : own_graphs_) {
+      if (g) cudaGraphExecDestroy(g);
+    }
     for (cudaEvent_t e : events_) {
       if (e) cudaEventDestroy(e);
     }
@@ -604,8 +717,9 @@ class Context {
   cudaStream_t stream_ = nullptr;
   std::vector<cudaStream_t> streams_;  // Bindings::streams: [0] = stream_ at capture, then the context's own
   std::vector<cudaEvent_t> events_;    // Bindings::events
-  cudaGraphExec_t own_graph_ = nullptr;   // captured at create with own_inputs_/own_outputs_
-  cudaGraphExec_t user_graph_ = nullptr;  // captured for the caller's latest pointers
+  std::vector<cudaGraphExec_t> own_graphs_;  // per profile, captured at create with own_inputs_/own_outputs_
+  cudaGraphExec_t user_graph_ = nullptr;  // captured for the caller's latest pointers, of profile user_profile_
+  int user_profile_ = -1;
   cudaEvent_t user_done_ = nullptr;       // recorded after each replay of user_graph_
   std::vector<const void*> user_inputs_;
   std::vector<void*> user_outputs_;

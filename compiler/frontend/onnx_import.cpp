@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -25,6 +26,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "frontend/batch.h"
 #include "frontend/import_detail.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -307,11 +309,61 @@ void run_onnx_shape_inference(onnx::ModelProto& m, const std::string& file) {
 
 // ---- symbolic dims ----------------------------------------------------------------
 
+// The batch a model fixes, when --batch re-batches it (0 otherwise): no input has a symbolic first
+// dim, and the inputs whose first dim --batch sets (rank >= 1, fixed first dim, no --shape; or a
+// --shape whose first dim is --batch's where the model fixes another) all fix the same one, other
+// than --batch's. Error when they fix different ones: which is the batch is then unclear.
+struct Rebatch {
+  int64_t from = 0;                  ///< the batch the model fixes; 0: no re-batch
+  std::set<std::string> shape_args;  ///< inputs whose --shape gives the new batch
+};
+Rebatch fixed_batch(const onnx::GraphProto& g, const LoadOptions& opt, const std::string& file) {
+  if (opt.batch <= 0) return {};
+  std::unordered_set<std::string> inits;
+  for (const auto& t : g.initializer()) inits.insert(t.name());
+  std::map<std::string, int64_t> first;  // input -> the first dim it fixes
+  for (const auto& in : g.input()) {
+    if (inits.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const auto& shape = in.type().tensor_type().shape();
+    if (shape.dim_size() == 0) continue;
+    const auto& d0 = shape.dim(0);
+    const bool fixed = d0.has_dim_value() && d0.dim_value() >= 0;
+    auto given = opt.input_shapes.find(in.name());
+    if (given != opt.input_shapes.end()) {
+      // A --shape takes part only where it asks for --batch's first dim and the model fixes another.
+      if (fixed && !given->second.empty() && given->second[0] == opt.batch && d0.dim_value() != opt.batch) {
+        first[in.name()] = d0.dim_value();
+      }
+      continue;
+    }
+    if (!fixed) return {};  // a symbolic batch: --batch sets it
+    first[in.name()] = d0.dim_value();
+  }
+  if (first.empty()) return {};
+  const int64_t b0 = first.begin()->second;
+  for (const auto& [name, d] : first) {
+    if (d == b0) continue;
+    std::string list;
+    for (const auto& [n, v] : first) list += (list.empty() ? "'" : ", '") + n + "' " + std::to_string(v);
+    throw file_error(file, "--batch " + std::to_string(opt.batch) + ": the model fixes its inputs' first dims to different "
+                               "sizes (" + list + "), so which one is the batch is not clear",
+                     "give the inputs that are not batched their shapes with --shape NAME=DIMS");
+  }
+  Rebatch r;
+  if (b0 == opt.batch) return r;
+  r.from = b0;
+  for (const auto& [name, d] : first) {
+    if (opt.input_shapes.count(name)) r.shape_args.insert(name);
+  }
+  return r;
+}
+
 // Every graph input (not an initializer) with a static shape, from the
 // model's dims, --shape and --batch; written back into the proto for ONNX's
-// shape inference. Errors list every dim left unresolved.
+// shape inference. Errors list every dim left unresolved. `rebatch_from`: the
+// batch the model fixes when --batch changes it (fixed_batch), else 0.
 std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const LoadOptions& opt,
-                                                  const std::string& file) {
+                                                  const std::string& file, int64_t rebatch_from) {
   std::unordered_set<std::string> inits;
   for (const auto& t : g.initializer()) inits.insert(t.name());
   std::vector<std::string> input_names;
@@ -360,10 +412,14 @@ std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const Loa
                                    std::to_string(dims.size()) + " for input '" + in.name() + "'");
       }
       for (std::size_t i = 0; i < dims.size(); ++i) {
-        if (dims[i] >= 0 && dims[i] != shape[i]) {
+        // A re-batch (--batch N on a model that fixes its batch) changes the first dim.
+        const bool rebatched = i == 0 && rebatch_from > 0 && dims[0] == rebatch_from && shape[0] == opt.batch;
+        if (dims[i] >= 0 && dims[i] != shape[i] && !rebatched) {
           throw file_error(file, "--shape " + in.name() + "=" + shape_str(shape) + ": dim " + std::to_string(i) +
                                      " is " + std::to_string(shape[i]) + ", the model fixes it to " +
-                                     std::to_string(dims[i]));
+                                     std::to_string(dims[i]),
+                           i == 0 ? "--batch " + std::to_string(shape[0]) + " re-batches a model that fixes its batch"
+                                  : std::string());
         }
       }
     } else if (!tt.has_shape()) {
@@ -375,6 +431,7 @@ std::map<std::string, Shape> resolve_input_shapes(onnx::GraphProto& g, const Loa
       for (std::size_t i = 0; i < dims.size(); ++i) {
         int64_t d = dims[i];
         if (d < 0 && i == 0 && opt.batch > 0) d = opt.batch;
+        if (i == 0 && rebatch_from > 0 && d == rebatch_from) d = opt.batch;  // a re-batch
         if (d < 0) {
           missing.push_back((names[i].empty() ? "unnamed dim" : "'" + names[i] + "'") + " (dim " + std::to_string(i) + ")");
           ex += std::string(i ? "x" : "") + (names[i].empty() ? "?" : names[i]);
@@ -665,7 +722,17 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
   std::vector<detail::ExternalRef> external = detail::find_external_data(m, base_dir, file);
   // Before ONNX's checker: it then sees static input shapes (and an input
   // whose shape only --shape gives is not refused for lacking one).
-  const std::map<std::string, Shape> input_shapes = resolve_input_shapes(g, opt, file);
+  // --batch N on a model that fixes another batch: a re-batch, checked against the model at its own
+  // batch (frontend/batch.h) once both are imported.
+  const Rebatch rebatch = fixed_batch(g, opt, file);
+  std::unique_ptr<onnx::ModelProto> original;
+  if (rebatch.from > 0) original = std::make_unique<onnx::ModelProto>(m);
+  const std::string rebatch_text = "--batch " + std::to_string(opt.batch) + " (the model fixes batch " +
+                                   std::to_string(rebatch.from) + ")";
+  auto rebatch_error = [&](const Error& e) {
+    return Error(e.where(), rebatch_text + ": " + e.message(), kDynamicBatchHint);
+  };
+  const std::map<std::string, Shape> input_shapes = resolve_input_shapes(g, opt, file, rebatch.from);
   const std::string cannot = onnx_cannot_check(m, r.info.opset_imports);
   const bool checks = opt.onnx_checks && cannot.empty();
   r.info.onnx_checks = checks ? "passed" : !opt.onnx_checks ? "skipped (--no-onnx-checks)" : "skipped: " + cannot;
@@ -679,9 +746,25 @@ LoadResult import_model(onnx::ModelProto& m, const std::string& base_dir_in, con
     (ref.initializer && ref.length > kReadLaterBytes ? later : now).push_back(std::move(ref));
   }
   detail::load_external_data(now, file);
-  if (checks) run_onnx_shape_inference(m, file);
-
-  r.graph = import_graph(m, r.info.opset_imports, input_shapes, later, opt, file, r.unsupported);
+  try {
+    if (checks) run_onnx_shape_inference(m, file);
+    r.graph = import_graph(m, r.info.opset_imports, input_shapes, later, opt, file, r.unsupported);
+  } catch (const Error& e) {
+    if (rebatch.from > 0) throw rebatch_error(e);  // a shape op that hard-codes the batch, most likely
+    throw;
+  }
+  if (rebatch.from > 0 && r.unsupported.empty()) {
+    LoadOptions at_own = opt;
+    at_own.batch = rebatch.from;
+    at_own.collect_unsupported = false;
+    for (const std::string& name : rebatch.shape_args) at_own.input_shapes[name][0] = rebatch.from;
+    const LoadResult own = import_model(*original, base_dir_in, file, at_own);
+    try {
+      check_batch(*own.graph, rebatch.from, *r.graph, opt.batch, rebatch_text);
+    } catch (const Error& e) {
+      throw e.where().file.empty() ? e.with_file(file) : e;
+    }
+  }
   return r;
 }
 

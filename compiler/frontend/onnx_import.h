@@ -19,7 +19,12 @@ constexpr int kMaxOpset = 21;
 struct LoadOptions {
   /// --shape NAME=1x3x224x224 (repeatable): full static shapes for graph inputs.
   std::map<std::string, Shape> input_shapes;
-  /// --batch N: value for the first dim of every input whose first dim is symbolic.
+  /// --batch N: value for the first dim of every input whose first dim is symbolic. On a model
+  /// that fixes its batch (no input's first dim is symbolic, and the inputs whose first dim it
+  /// sets all fix the same one), a re-batch: those inputs get N as their first dim, and the graph
+  /// imported so must compute item by item what the model at its own batch does
+  /// (frontend/batch.h check_batch; Error naming the node that hard-codes the batch otherwise).
+  /// A --shape whose first dim is N takes part in the re-batch where the model fixes another.
   int64_t batch = 0;
   /// Graph inputs fixed to these values: each becomes a constant instead of an
   /// input (a shape tensor fed as an input, as ONNX's node tests do: modelc

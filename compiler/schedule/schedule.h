@@ -139,12 +139,19 @@ struct ModelTensor {
   std::string name;
   DType dtype;
   Shape shape;
+  /// Batch profiles (schedule/profiles.h): the first dim is the batch times a constant, so the
+  /// program pads (an input) or trims (an output) it at run time. False with one profile.
+  bool batched = false;
 };
 
 /// \brief Everything codegen needs.
 struct Schedule {
   std::string name;                     ///< --name: prefix of every symbol
   std::vector<std::string> archs;       ///< --arch list, e.g. {"sm_75", "sm_90"}
+  /// The batch it runs: --batch's, else its first input's first dim (the CLI sets it; 0: unset, and
+  /// the emitter takes schedule/profiles.h default_batch). With batch profiles (--batch 1,8,32), one
+  /// schedule per batch (schedule/profiles.h).
+  int64_t batch = 0;
   std::vector<ModelTensor> inputs, outputs;
   std::vector<Kernel> kernels;
   std::vector<WeightEntry> weights;

@@ -67,7 +67,9 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   CHECK(has(cu, "MC_CHECK(cudaEventRecord(" + fork + ", stream));"));
   CHECK(has(cu, "MC_CHECK(cudaStreamWaitEvent(mc_bindings.streams[1], " + fork + ", 0));"));
   CHECK(has(cu, "MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[" + std::to_string(s.events - 1) + "], 0));"));
-  CHECK(has(cu, std::to_string(s.streams) + ",  // streams (schedule/streams.h)"));
+  // The one profile's table entry: batch (x's first dim), arena, enqueue, streams, events, prepare.
+  CHECK(has(cu, "{2, " + std::to_string(s.arena_bytes) + "u, sample_enqueue, " + std::to_string(s.streams) + ", " +
+                    std::to_string(s.events) + ", nullptr},"));
   CHECK(has(cu, "// k0 (test_elementwise): Relu 'relu0'"));
   // An entry point per instantiation, named by the model and the kernel id, and its launch.
   CHECK(has(cu, "using sample_k0_t = TestElementwise<1, 24>;\n"));
@@ -84,7 +86,9 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   for (const char* fn : {"sample_create(", "sample_run(", "sample_run_host(", "sample_error(", "sample_destroy(",
                          "sample_num_inputs(", "sample_num_outputs(", "sample_input_name(", "sample_input_dtype(",
                          "sample_input_rank(", "sample_input_shape(", "sample_output_name(", "sample_output_dtype(",
-                         "sample_output_rank(", "sample_output_shape(", "sample_workspace_bytes("}) {
+                         "sample_output_rank(", "sample_output_shape(", "sample_workspace_bytes(",
+                         "sample_run_batch(", "sample_run_host_batch(", "sample_num_profiles(", "sample_profile_batch(",
+                         "sample_profile_for_batch(", "sample_input_batched(", "sample_output_batched("}) {
     CHECK_MESSAGE(has(h, fn), fn);
   }
   CHECK_FALSE(has(h, "sample_create_with_weights"));

@@ -277,3 +277,49 @@ TEST_CASE("resources: INT8 kernels (conv_int8, gemm_int8) must multiply .s8 oper
   CHECK(report["kernels"][1]["resources"]["sm_75"]["mma_s8"] == false);
   CHECK(report["kernels"][2]["resources"]["sm_75"]["mma_s8"] == true);
 }
+
+TEST_CASE("resources: batch profiles: each profile's kernels by their entry points, every source's log") {
+  // Two profiles (report_json_profiles): their kernels under "profiles", their sources listed.
+  const char* kProfiles = R"({
+    "generator": "modelc",
+    "model": "m",
+    "archs": ["sm_75"],
+    "batch_profiles": [1, 4],
+    "parts": 2,
+    "sources": ["m", "m_b1", "m_b4"],
+    "profiles": [
+      {"batch": 1, "sources": ["m_b1"], "kernels": [{"id": "k0", "family": "gemm", "engine": "tensor_core", "launches": ["m_b1_k0"]}]},
+      {"batch": 4, "sources": ["m_b4"], "kernels": [{"id": "k0", "family": "gemm", "engine": "tensor_core", "launches": ["m_b4_k0"]},
+                                                    {"id": "k1", "family": "copy", "launches": []}]}
+    ]
+  })";
+  test::TempDir dir;
+  test::write_bytes(dir / "report.json", Json::parse(kProfiles).dump(2) + "\n");
+  test::write_bytes(dir / "report.md", "# m: modelc report\n");
+  std::filesystem::create_directories(dir.path / "build/sm_75");
+  auto entry = [](const std::string& f, int registers, int spill) {
+    return "ptxas info    : Compiling entry function '" + f + "' for 'sm_75'\nptxas info    : Function properties for " + f +
+           "\n    0 bytes stack frame, " + std::to_string(spill) + " bytes spill stores, 0 bytes spill loads\n" +
+           "ptxas info    : Used " + std::to_string(registers) + " registers, used 1 barriers\n";
+  };
+  test::write_bytes(dir / "build/sm_75/m.ptxas", "");
+  test::write_bytes(dir / "build/sm_75/m_b1.ptxas", entry("m_b1_k0", 64, 0));
+  // Without m_b4's log: an error naming it.
+  CHECK_THROWS_WITH_AS(report_resources(dir.str(), "", false), doctest::Contains("m_b4.ptxas"), Error);
+  test::write_bytes(dir / "build/sm_75/m_b4.ptxas", entry("m_b4_k0", 96, 8));
+  const ResourcesOutcome o = report_resources(dir.str(), "", false);
+  CHECK(o.kernels == 2);
+  CHECK(o.kernels_with_resources == 2);
+  CHECK(o.unmatched.empty());
+  const Json report = Json::parse(test::read_bytes(dir / "report.json"));
+  CHECK(report["profiles"][0]["kernels"][0]["resources"]["sm_75"]["registers"] == 64);
+  CHECK(report["profiles"][1]["kernels"][0]["resources"]["sm_75"]["registers"] == 96);
+  const std::string md = test::read_bytes(dir / "report.md");
+  CHECK(has(md, "| b1/k0 | gemm | tensor_core | 64 / 0 / 0 / 0 |"));
+  CHECK(has(md, "| b4/k0 | gemm | tensor_core | 96 / 0 / 0 / 8 |"));
+  // The check names a profile's kernel by its batch.
+  const ResourcesOutcome c = report_resources(dir.str(), "", true);
+  bool named = false;
+  for (const std::string& f : c.failures) named = named || has(f, "b4/k0 sm_75: ptxas spills 8 bytes");
+  CHECK(named);
+}

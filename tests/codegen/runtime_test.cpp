@@ -62,9 +62,13 @@ std::vector<unsigned char> weights_blob() {
   return b;
 }
 
-mc::ModelInfo model_info(const std::vector<unsigned char>& blob, bool embedded) {
+// One profile (batch 1: the tensors' shapes as they are).
+const mc::Profile kToyProfile[] = {{1, 256, enqueue, 1, 0, nullptr}};
+const mc::Profile kDeadlockProfile[] = {{1, 256, enqueue_deadlock, 1, 0, nullptr}};
+
+mc::ModelInfo model_info(const std::vector<unsigned char>& blob, bool embedded, const mc::Profile* profile = kToyProfile) {
   return mc::ModelInfo{"toy", "75_86", 86, 256, blob.size(), mc::checksum64(blob.data(), blob.size()),
-                       embedded ? blob.data() : nullptr, "toy_weights.bin", 1, kIn, 1, kOut, enqueue};
+                       embedded ? blob.data() : nullptr, "toy_weights.bin", 1, kIn, 1, kOut, 1, profile};
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -217,8 +221,7 @@ TEST_CASE("runtime: a failed launch names the expression, file and line; a kerne
     CHECK(has(e, "cudaErrorInvalidConfiguration"));
   }
   {
-    mc::ModelInfo info = model_info(blob, true);
-    info.enqueue = enqueue_deadlock;
+    const mc::ModelInfo info = model_info(blob, true, kDeadlockProfile);
     mc::Context ctx(info);
     REQUIRE(ctx.create(0, nullptr) == mc::kOk);  // captured, not run yet
     std::vector<float> x(kN), y(kN);
@@ -261,4 +264,135 @@ TEST_CASE("runtime: the checksum the emitter compiles in is the one create compu
   h = (h ^ 0x0807060504030201ull) * 1099511628211ull;
   for (int i = 8; i < 11; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
   CHECK(mc::checksum64(bytes, 11) == h);
+}
+
+// ---- batch profiles ------------------------------------------------------------------------------
+
+namespace {
+
+// A toy model with batch profiles 2 and 4: x[B, 3] (batched) and s[1] (not) -> y[B, 3] = x * s + 1
+// (through the arena) and z[2]: the sum of every element of x the profile's kernels see (the
+// padded rows included, so z shows what the padding holds) and the profile's batch (which one ran).
+constexpr int kCols = 3;
+__global__ void scale_kernel(const float* x, const float* s, float* t, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) t[i] = x[i] * s[0];
+}
+__global__ void sum_kernel(const float* x, float* z, int n) {
+  if (threadIdx.x != 0) return;
+  float sum = 0;
+  for (int i = 0; i < n; ++i) sum += x[i];
+  z[0] = sum;
+  z[1] = static_cast<float>(n / kCols);
+}
+template <int kBatch>
+int enqueue_batch(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
+  const float* x = static_cast<const float*>(b.inputs[0]);
+  const float* s = static_cast<const float*>(b.inputs[1]);
+  float* t = reinterpret_cast<float*>(b.arena + 0);
+  MC_LAUNCH(scale_kernel, dim3(1), dim3(32), 0, x, s, t, kBatch * kCols);
+  MC_LAUNCH(add_one_kernel, dim3(1), dim3(32), 0, t, static_cast<float*>(b.outputs[0]), kBatch * kCols);
+  MC_LAUNCH(sum_kernel, dim3(1), dim3(32), 0, x, static_cast<float*>(b.outputs[1]), kBatch * kCols);
+  return 0;
+}
+
+const int64_t kShapeXB[] = {4, kCols};
+const int64_t kShapeS[] = {1};
+const int64_t kShapeZ[] = {2};
+const mc::TensorInfo kInB[] = {{"x", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"s", 1, 1, kShapeS, 4, 0}};
+const mc::TensorInfo kOutB[] = {{"y", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"z", 1, 1, kShapeZ, 8, 0}};
+const mc::Profile kProfiles24[] = {{2, 2 * kCols * 4, enqueue_batch<2>, 1, 0, nullptr},
+                                   {4, 4 * kCols * 4, enqueue_batch<4>, 1, 0, nullptr}};
+
+mc::ModelInfo profiled_info() {
+  return mc::ModelInfo{"toyb", "75_86", 86, 4 * kCols * 4, 0, mc::checksum64(nullptr, 0), nullptr, "toyb_weights.bin",
+                       2, kInB, 2, kOutB, 2, kProfiles24};
+}
+
+}  // namespace
+
+TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, inputs padded with zeros, outputs trimmed") {
+  const mc::ModelInfo info = profiled_info();
+  CHECK(mc::profile_for(info, 0) == -1);
+  CHECK(mc::profile_for(info, 1) == 0);
+  CHECK(mc::profile_for(info, 2) == 0);
+  CHECK(mc::profile_for(info, 3) == 1);
+  CHECK(mc::profile_for(info, 4) == 1);
+  CHECK(mc::profile_for(info, 5) == -1);
+  CHECK(mc::bytes_at(info, kInB[0], 3) == 3 * kCols * 4);
+  CHECK(mc::bytes_at(info, kInB[1], 3) == 4);
+
+  mc::Context ctx(info);
+  REQUIRE_MESSAGE(ctx.create(0, nullptr) == mc::kOk, std::string(ctx.error()));
+  const float s = 2.0f;
+  // Largest first: the context's own input buffer then holds 4 rows of ones; a smaller batch on the
+  // same profile must see zeros in the rows it does not give.
+  for (int64_t batch : {4, 3, 2, 1, 3}) {
+    std::vector<float> x(static_cast<std::size_t>(batch * kCols), 1.0f), y(4 * kCols, -7.0f), z(2, -7.0f);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 5);
+    const void* in[] = {x.data(), &s};
+    void* out[] = {y.data(), z.data()};
+    REQUIRE_MESSAGE(ctx.run_host_batch(batch, in, out) == mc::kOk, std::string(ctx.error()));
+    float sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CHECK(y[i] == x[i] * s + 1.0f);
+      sum += x[i];
+    }
+    for (std::size_t i = x.size(); i < y.size(); ++i) CHECK(y[i] == -7.0f);  // trimmed: nothing written past the batch
+    CHECK(z[0] == sum);                        // the padded rows are zeros
+    CHECK(z[1] == (batch <= 2 ? 2.0f : 4.0f));  // the smallest profile that holds the batch ran
+  }
+
+  // Device pointers: at a profile's own batch the caller's buffers, below it the context's.
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  for (int64_t batch : {3, 4, 2, 1}) {
+    float *dx, *ds, *dy, *dz;
+    const std::size_t n = static_cast<std::size_t>(batch * kCols);
+    REQUIRE(cudaMalloc(&dx, n * 4) == cudaSuccess);
+    REQUIRE(cudaMalloc(&ds, 4) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dy, n * 4) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dz, 8) == cudaSuccess);
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) - 2.0f;
+    REQUIRE(cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(ds, &s, 4, cudaMemcpyHostToDevice) == cudaSuccess);
+    const void* in[] = {dx, ds};
+    void* out[] = {dy, dz};
+    REQUIRE_MESSAGE(ctx.run_batch(batch, in, out, stream) == mc::kOk, std::string(ctx.error()));
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    std::vector<float> y(n), z(2);
+    REQUIRE(cudaMemcpy(y.data(), dy, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(z.data(), dz, 8, cudaMemcpyDeviceToHost) == cudaSuccess);
+    float sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      CHECK(y[i] == x[i] * s + 1.0f);
+      sum += x[i];
+    }
+    CHECK(z[0] == sum);
+    CHECK(z[1] == (batch <= 2 ? 2.0f : 4.0f));
+    for (float* p : {dx, ds, dy, dz}) cudaFree(p);
+  }
+  cudaStreamDestroy(stream);
+
+  // Batches no profile holds.
+  std::vector<float> x(5 * kCols), y(5 * kCols), z(2);
+  const void* in[] = {x.data(), &s};
+  void* out[] = {y.data(), z.data()};
+  CHECK(ctx.run_host_batch(5, in, out) == mc::kBadArgument);
+  CHECK(has(ctx.error(), "batch 5 is outside the batch profiles of model toyb (2, 4): it runs batches 1 to 4"));
+  CHECK(ctx.run_host_batch(0, in, out) == mc::kBadArgument);
+  CHECK(ctx.run_host(in, out) == mc::kOk);  // the largest profile's batch
+
+  // A model with one profile runs its own batch only.
+  const std::vector<unsigned char> blob = weights_blob();
+  const mc::ModelInfo one = model_info(blob, true);
+  mc::Context single(one);
+  REQUIRE(single.create(0, nullptr) == mc::kOk);
+  std::vector<float> x1(kN), y1(kN);
+  const void* in1[] = {x1.data()};
+  void* out1[] = {y1.data()};
+  CHECK(single.run_host_batch(1, in1, out1) == mc::kOk);
+  CHECK(single.run_host_batch(2, in1, out1) == mc::kBadArgument);
+  CHECK(has(single.error(), "model toy runs batch 1 only, not 2"));
 }

@@ -47,18 +47,41 @@ const std::vector<RegisterFn>& all_commands();
 // ---- options shared by the commands that load a model -------------------------
 
 /// --shape NAME=1x3x224x224 (repeatable), --bind NAME=FILE (repeatable), --batch N, --no-onnx-checks.
+///
+/// Batch profiles: `--batch 1,8,32` (or `--batch 1..32`: 1, the powers of two between, 32), or a
+/// --shape whose first dim is a range `NAME=1..32x3x224x224` or a list `NAME=1/8/32x3x224x224`,
+/// compile one schedule per batch (cli/commands/profiles.h). Where both are given they must name
+/// the same batches.
 struct LoadFlags {
   std::vector<std::string> shapes;
   std::vector<std::string> binds;  ///< LoadOptions::bind
-  int64_t batch = 0;
+  std::string batch;  ///< --batch as given: "8", "1,8,32" or "1..32"; "" when absent
   bool no_onnx_checks = false;
 };
+/// The most batch profiles one compile takes (each is a whole compile).
+constexpr int kMaxBatchProfiles = 16;
 void add_load_flags(CLI::App& sub, LoadFlags& flags);
-/// The LoadOptions the flags say; throws CLI::ValidationError (a usage
+/// \brief The batches the flags ask for, ascending (one for --batch N; empty when neither --batch
+/// nor a ranged --shape is given). Throws CLI::ValidationError (a usage error) for a malformed
+/// list, or --batch and a --shape naming different batches.
+std::vector<int64_t> batch_profiles(const LoadFlags& flags);
+/// \brief The LoadOptions the flags say, for `batch` (one of batch_profiles(); 0: the one batch
+/// the flags give, a usage error when they give several). Throws CLI::ValidationError (a usage
 /// error) for a malformed or repeated --shape.
-LoadOptions load_options(const LoadFlags& flags);
-/// "NAME=1x3x224x224" -> (NAME, shape), split at the last '='; Error otherwise.
-std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);
+LoadOptions load_options(const LoadFlags& flags, int64_t batch = 0);
+/// \brief A --shape argument: "NAME=1x3x224x224" (split at the last '='), or with batch profiles as
+/// its first dim, "NAME=1..32x3x224x224" / "NAME=1/8/32x3x224x224" (`batches` ascending, the
+/// shape's first dim then the largest). Error otherwise.
+struct ShapeArg {
+  std::string name;
+  Shape shape;
+  std::vector<int64_t> batches;  ///< empty: a plain shape
+};
+ShapeArg parse_shape_arg(const std::string& arg);
+/// \brief "8" / "1,8,32" / "1/8/32" / "1..32" (A, the powers of two between A and B, B) -> the
+/// batches, ascending; Error starting with `what` for anything else, a repeated batch or more than
+/// kMaxBatchProfiles.
+std::vector<int64_t> parse_batch_list(const std::string& s, const std::string& what);
 
 // ---- precision options of the commands that compile (compile, verify) -----------
 

@@ -1,11 +1,12 @@
 // compiler/cli/commands/compile.cpp — the default command:
 //   modelc MODEL.onnx [-o DIR] [--name NAME] [--arch sm_75[,sm_86,...]] [--build] [--emulate]
-//          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N]
-//          [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...] [--layout auto|nchw]
-//          [--streams N]
+//          [--weights-file] [-j N] [--shape NAME=DIMS]... [--batch N | --batch N,M,... | --batch A..B]
+//          [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...]
+//          [--int8 (--calibrate DIR|random:N | --calibration-cache FILE)] [--layout auto|nchw] [--streams N]
 //          [--verify-each] [--print-after STAGE]... [--disable-pass STAGE]...
 // Loads the model, runs the pipeline (compiler/pipeline/pipeline.h: graph and schedule stages)
-// and writes the folder DIR (default out/NAME). --build runs make in DIR (the nvcc binary;
+// and writes the folder DIR (default out/NAME); with batch profiles (--batch 1,8,32, or a --shape
+// range), once per batch into one folder (cli/commands/profiles.h, codegen emit_profiles). --build runs make in DIR (the nvcc binary;
 // --emulate: the host-emulation binary) and shows the progress.
 #include <stdio.h>
 #include <sys/wait.h>
@@ -26,6 +27,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/profiles.h"
 #include "codegen/emitter.h"
 #include "codegen/report.h"
 #include "pipeline/pipeline.h"
@@ -285,9 +287,6 @@ int run_compile(const Compile& c) {
   const std::string out = c.out.empty() ? (fs::path("out") / name).string() : c.out;
   const std::vector<std::string> archs = checked_archs(c.arch, false);
 
-  LoadOptions lo = load_options(c.load);
-  const std::unique_ptr<Graph> g = load_onnx(c.model, lo);
-
   LowerOptions opt;
   opt.name = name;
   opt.archs = archs;
@@ -298,35 +297,56 @@ int run_compile(const Compile& c) {
   opt.passes.disabled = {c.disable_pass.begin(), c.disable_pass.end()};
   opt.passes.print_after = {c.print_after.begin(), c.print_after.end()};
   opt.count_stage_kernels = true;
-  const std::shared_ptr<const CalibrationTable> calibration = calibration_for(c.precision, *g, opt.passes, std::cout);
-  opt.passes.calibration = calibration.get();
-  Schedule s;
-  try {
-    s = lower(*g, opt);
-  } catch (const Error& e) {
-    // An error about the model as a whole ("no outputs") names the model's file.
-    if (e.where().node.empty() && e.where().file.empty()) throw e.with_file(c.model);
-    throw;
+  // --int8: the calibration (of the model at its one batch: the samples are that batch's inputs).
+  std::shared_ptr<const CalibrationTable> calibration;
+  if (c.precision.int8) {
+    if (batch_profiles(c.load).size() > 1) {
+      throw Error("--int8 with batch profiles (--batch " + c.load.batch +
+                      "): the calibration samples are one batch's inputs",
+                  "compile each batch on its own with --int8 (--batch N), or the profiles in FP16 / BF16");
+    }
+    const std::unique_ptr<Graph> g = load_onnx(c.model, load_options(c.load));
+    calibration = calibration_for(c.precision, *g, opt.passes, std::cout);
+    opt.passes.calibration = calibration.get();
   }
+  const LoweredModel lowered = lower_model(c.model, c.load, opt);
 
   EmitOptions eo;
   eo.source = c.model;
   eo.weights_file = c.weights_file;
-  const EmitResult r = emit_model(s, out, eo);
+  const EmitResult r = emit_profiles(lowered.profiles(), out, eo);
   // --int8: the calibration beside the output, reusable with --calibration-cache (no data needed).
   if (calibration) std::cout << "calibration cache: " << write_calibration_cache(*calibration, r.dir, name) << "\n";
 
-  std::map<std::string, int> families;
-  for (const Kernel& k : s.kernels) ++families[k.family];
-  std::string fam;
-  for (const auto& [f, n] : families) fam += (fam.empty() ? "" : ", ") + f + " " + std::to_string(n);
   std::string arch_text;
   for (const std::string& a : archs) arch_text += (arch_text.empty() ? "" : ",") + a;
-  std::cout << "wrote " << out << " (" << arch_text << "): " << s.kernels.size() << " kernels"
-            << (fam.empty() ? "" : " (" + fam + ")") << (r.parts ? " in " + std::to_string(r.parts) + " parts" : "")
-            << "; activation arena " << grouped(s.arena_bytes) << " bytes (all activations "
-            << grouped(s.activation_bytes_total) << "); weights " << grouped(s.weights_bytes) << " bytes"
-            << (c.weights_file ? " in " + name + "_weights.bin" : "") << "\n";
+  const Schedule& s = lowered.schedules.back();
+  auto kernels_text = [](const Schedule& p) {
+    std::map<std::string, int> families;
+    for (const Kernel& k : p.kernels) ++families[k.family];
+    std::string fam;
+    for (const auto& [f, n] : families) fam += (fam.empty() ? "" : ", ") + f + " " + std::to_string(n);
+    return std::to_string(p.kernels.size()) + " kernels" + (fam.empty() ? "" : " (" + fam + ")");
+  };
+  if (lowered.schedules.size() == 1) {
+    std::cout << "wrote " << out << " (" << arch_text << "): " << kernels_text(s)
+              << (r.parts ? " in " + std::to_string(r.parts) + " parts" : "") << "; activation arena "
+              << grouped(s.arena_bytes) << " bytes (all activations " << grouped(s.activation_bytes_total)
+              << "); weights " << grouped(s.weights_bytes) << " bytes" << (c.weights_file ? " in " + name + "_weights.bin" : "")
+              << "\n";
+  } else {
+    int64_t arena = 0;
+    for (const Schedule& p : lowered.schedules) arena = std::max(arena, p.arena_bytes);
+    std::cout << "wrote " << out << " (" << arch_text << "): batch profiles";
+    for (const Schedule& p : lowered.schedules) std::cout << (&p == &lowered.schedules.front() ? " " : ", ") << p.batch;
+    std::cout << "; activation arena " << grouped(arena) << " bytes (the largest profile's); weights "
+              << grouped(s.weights_bytes) << " bytes" << (c.weights_file ? " in " + name + "_weights.bin" : "")
+              << ", shared by the profiles\n";
+    for (const Schedule& p : lowered.schedules) {
+      std::cout << "  batch " << p.batch << ": " << kernels_text(p) << "; activation arena " << grouped(p.arena_bytes)
+                << " bytes\n";
+    }
+  }
   // BF16 products where no --arch has BF16 tensor cores (sm_75 alone: the default) run SIMT.
   const int64_t bf16_simt = std::count_if(s.kernels.begin(), s.kernels.end(), [](const Kernel& k) {
     return k.fallback_reason.rfind("BF16 storage on sm_", 0) == 0;
@@ -377,10 +397,10 @@ void register_compile(CLI::App& app, RunFn& run) {
       ->allow_extra_args(false)
       ->delimiter(',');
   app.callback([c, &run] {
-    if (!c->model.empty() && !run) {
-      check_precision_flags(c->precision);
-      run = [c] { return run_compile(*c); };
-    }
+    if (c->model.empty() || run) return;
+    check_precision_flags(c->precision);
+    batch_profiles(c->load);  // usage errors now, before any work
+    run = [c] { return run_compile(*c); };
   });
 }
 

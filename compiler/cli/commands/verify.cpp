@@ -1,6 +1,7 @@
 // compiler/cli/commands/verify.cpp — `modelc verify MODEL.onnx [--emulate] [--arch A]
 // [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
-// [--shape NAME=DIMS]... [--batch N] [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16] [--keep-fp32 NODE,...]
+// [--shape NAME=DIMS]... [--batch N | --batch N,M,...] [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16 | --int8 ...]
+// [--keep-fp32 NODE,...]
 // [--max-rel-l2 L] [--layout auto|nchw] [--streams N]`:
 //
 //  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
@@ -18,6 +19,10 @@
 //     does): max_abs, max_rel, relative L2, mismatches, PASS/FAIL. The reference outputs are
 //     kept in <folder>/verify/reference/ (with --keep, `./NAME --input ... --compare-dir` reruns
 //     the comparison).
+//
+// Batch profiles (--batch 1,8,32, or a --shape range): one build; each profile's batch is checked,
+// and below each the batch one less (which the profile runs padded: 7 and 31 for 1,8,32), each
+// against the reference interpreter at that batch on seeded random inputs, in <folder>/verify/batchN/.
 //
 // --fp16 (with --fp16-accumulate, --io-fp16, --keep-fp32 as on the compile command) compiles the
 // program with the precision pass and compares it with the FP32 reference of the original model.
@@ -44,6 +49,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -61,6 +67,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "cli/commands/profiles.h"
 #include "codegen/emitter.h"
 #include "io/tensor_io.h"
 #include "passes/calibration.h"
@@ -330,6 +337,188 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     dir = (fs::path(temp->path) / name).string();
   }
 
+  // Where the program's runs live: <folder>/verify, or <folder>/verify/batch<N> per batch checked.
+  const fs::path verify_dir = fs::path(dir) / "verify";
+  const std::vector<int64_t> batches = batch_profiles(v.load);
+  const bool profiled = batches.size() > 1;
+
+  // The seeded random inputs of `g` (--io-fp16: rounded to FP16, the program reads FP16 files).
+  std::set<std::string> half_inputs;
+  auto random_feeds = [&](const Graph& g) {
+    TensorMap f = random_inputs(g, v.seed);
+    if (pf.io_fp16) {
+      for (auto& [in_name, t] : f) {
+        if (t.dtype() != DType::float32) continue;
+        t = t.cast(DType::float16).cast(DType::float32);
+        half_inputs.insert(in_name);
+      }
+    }
+    return f;
+  };
+  auto names_of = [](const Graph& g, std::vector<std::string>& inputs, std::vector<std::string>& outputs) {
+    for (const Value* o : g.outputs()) outputs.push_back(o->name());
+    for (const Value* in : g.inputs()) {
+      if (!in->is_constant()) inputs.push_back(in->name());
+    }
+  };
+  // Writes the input files the program reads (those not from --inputs) and the reference's outputs
+  // under `work`; `input_files` gets every input's file.
+  auto write_run_files = [&](const fs::path& work, const TensorMap& feeds, const TensorMap& reference,
+                             const std::vector<std::string>& output_names,
+                             std::map<std::string, std::string>& input_files) {
+    fs::remove_all(work / "outputs");
+    fs::create_directories(work / "outputs");
+    fs::create_directories(work / "reference");
+    if (v.inputs_dir.empty() || !half_inputs.empty()) {
+      fs::create_directories(work / "inputs");
+      for (const auto& [in_name, t] : feeds) {
+        if (!v.inputs_dir.empty() && !half_inputs.count(in_name)) continue;
+        const std::string path = fs::absolute(work / "inputs" / (mc_npy::sanitize_file_name(in_name) + ".npy")).string();
+        // numpy has no bfloat16: a bfloat16 input as float32 (exact; the program rounds it back exactly).
+        write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16)
+                        : t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t);
+        input_files[in_name] = path;
+      }
+    }
+    const std::vector<std::string> files = mc_npy::output_file_names(output_names);
+    for (std::size_t i = 0; i < output_names.size(); ++i) {
+      const Tensor& r = reference.at(output_names[i]);
+      write_npy((work / "reference" / files[i]).string(), r.dtype() == DType::bfloat16 ? r.cast(DType::float32) : r);
+    }
+  };
+  // Runs the program on the input files (with --batch N where `batch` > 0), its outputs into work/outputs.
+  auto run_program = [&](const std::string& binary, const fs::path& work, const std::vector<std::string>& input_names,
+                         const std::map<std::string, std::string>& input_files, int64_t batch) {
+    std::vector<std::string> run = {binary, "--output-dir", fs::absolute(work / "outputs").string()};
+    if (batch > 0) {
+      run.push_back("--batch");
+      run.push_back(std::to_string(batch));
+    }
+    for (const std::string& in : input_names) {
+      run.push_back("--input");
+      run.push_back(in + "=" + input_files.at(in));
+    }
+    const std::string run_log = (work / "run.log").string();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::string> env;
+    if (emulate && !arch.empty()) env.push_back("MODELC_EMU_SM=" + arch.substr(3));  // the emulated device's SM
+    if (const int rc = run_process(run, run_log, nullptr, env)) {
+      throw Error("the program failed (" + (rc > 128 ? "killed by signal " + std::to_string(rc - 128)
+                                                      : "exit status " + std::to_string(rc)) +
+                      ")" + (batch > 0 ? " at batch " + std::to_string(batch) : std::string()) + "; its last lines:\n" +
+                      tail_of(run_log, 20),
+                  v.keep.empty() ? "rerun with --keep DIR to keep the folder" : "the whole log: " + run_log);
+    }
+    return seconds_since(t0);
+  };
+  // Compares each output file of work/outputs with the reference, a line each; the failures.
+  // `simulated`: --int8's simulation outputs (null without --int8), beside which the program is judged.
+  auto compare_outputs = [&](const fs::path& work, const TensorMap& reference, const std::vector<std::string>& output_names,
+                             const std::string& indent, const TensorMap* simulated) {
+    const std::vector<std::string> files = mc_npy::output_file_names(output_names);
+    int failed = 0;
+    for (std::size_t i = 0; i < output_names.size(); ++i) {
+      const std::string path = (work / "outputs" / files[i]).string();
+      // bfloat16 is compared as float32 (the program writes it so, exactly).
+      const mc_npy::Array want = mc_npy::widen_bfloat16(to_array(reference.at(output_names[i])));
+      mc_npy::Comparison c;
+      std::size_t nonfinite = 0;
+      try {
+        mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
+        if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
+        c = mc_npy::compare(got, want, rtol, atol);
+        nonfinite = new_nonfinite(got, want);
+      } catch (const mc_npy::Error& e) {
+        c.problem = std::string("cannot read the program's output: ") + e.what();
+      }
+      std::string int8_text;
+      if (simulated && !simulated->empty() && c.problem.empty()) {
+        const mc_npy::Comparison sim = mc_npy::compare(to_array(simulated->at(output_names[i])), want, rtol, atol);
+        const double limit = 1.25 * sim.rel_l2 + 1e-3;
+        char b[200];
+        std::snprintf(b, sizeof b, "  INT8 simulation rel L2 %.4e, limit 1.25 x + 1e-3 = %.4e, program / simulation %.4f",
+                      sim.rel_l2, limit, sim.rel_l2 > 0 ? c.rel_l2 / sim.rel_l2 : 0.0);
+        int8_text = b;
+        if (v.int8_against_simulation) c.pass = nonfinite == 0 && c.rel_l2 <= limit;
+      }
+      if (!v.int8_against_simulation && max_rel_l2 > 0 && c.problem.empty()) {
+        c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
+      }
+      failed += !c.pass;
+      out << indent << mc_npy::comparison_line(output_names[i], want, c);
+      if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
+      out << int8_text << "\n";
+    }
+    return failed;
+  };
+  auto build = [&](const EmitResult& emitted) {
+    try {
+      return fs::absolute(build_emitted(emitted.dir, name, emulate, v.jobs, out)).string();
+    } catch (const Error& e) {
+      if (!v.keep.empty()) throw;
+      throw Error(e.message(), "rerun with --keep DIR to keep the folder, then: make -C DIR V=1 " +
+                                   std::string(emulate ? "emu" : "all"));
+    }
+  };
+  lo.name = name;
+  lo.archs = {arch.empty() ? "sm_75" : arch};
+  lo.family_substitutes = v.family_substitutes;
+  EmitOptions eo;
+  eo.source = v.model;
+
+  if (profiled) {
+    // Batch profiles: one build; each profile's batch checked, and below each the batch one less
+    // (the next profile up runs it, padded), each against the reference at that batch.
+    if (!v.inputs_dir.empty()) {
+      throw Error("--inputs gives the inputs of one batch; verify of batch profiles draws seeded random inputs at "
+                  "each batch it checks", "verify one batch with --batch N --inputs DIR");
+    }
+    if (pf.int8) {
+      throw Error("--int8 with batch profiles (--batch " + v.load.batch +
+                      "): the calibration samples are one batch's inputs",
+                  "verify one batch with --int8 --batch N");
+    }
+    const LoweredModel lowered = lower_model(v.model, v.load, lo);
+    const EmitResult emitted = emit_profiles(lowered.profiles(), dir, eo);
+    out << "  emitted batch profiles";
+    for (const Schedule& s : lowered.schedules) {
+      out << (&s == &lowered.schedules.front() ? " " : ", ") << s.batch << " (" << s.kernels.size() << " kernels)";
+    }
+    out << " into " << emitted.dir << "\n";
+    const std::string binary = build(emitted);
+    std::vector<int64_t> checks;
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      const int64_t below = batches[i] - 1;
+      if (below >= 1 && (i == 0 || below != batches[i - 1])) checks.push_back(below);
+      checks.push_back(batches[i]);
+    }
+    int failed = 0, total = 0;
+    std::string checked;
+    for (int64_t b : checks) {
+      const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load, b));
+      const TensorMap feeds = random_feeds(*g);
+      auto t0 = std::chrono::steady_clock::now();
+      const TensorMap reference = run_reference(*g, feeds);
+      const double reference_s = seconds_since(t0);
+      std::vector<std::string> input_names, output_names;
+      names_of(*g, input_names, output_names);
+      const fs::path work = verify_dir / ("batch" + std::to_string(b));
+      std::map<std::string, std::string> input_files;
+      write_run_files(work, feeds, reference, output_names, input_files);
+      const double ran = run_program(binary, work, input_names, input_files, b);
+      const int64_t runs_on = *std::lower_bound(batches.begin(), batches.end(), b);
+      out << "batch " << b << " (profile " << runs_on << (runs_on > b ? ", padded" : "") << "): reference "
+          << secs(reference_s) << ", program " << secs(ran) << "\n";
+      failed += compare_outputs(work, reference, output_names, "  ", nullptr);
+      total += static_cast<int>(output_names.size());
+      checked += (checked.empty() ? "" : ", ") + std::to_string(b);
+    }
+    out << (failed ? "FAIL" : "PASS") << ": " << total - failed << " of " << total
+        << " outputs match the reference at batches " << checked << " (" << criterion.str() << "; inputs random, seed "
+        << v.seed << "); " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
+    return failed ? 1 : 0;
+  }
+
   // 1. Inputs and the reference (the model was loaded above).
   TensorMap feeds;
   std::map<std::string, std::string> input_files;  // input name -> file the program reads
@@ -359,18 +548,17 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       input_files[in->name()] = fs::absolute(path).string();
     }
     inputs_text = "from " + v.inputs_dir;
-  } else {
-    feeds = random_inputs(*g, v.seed);
-    inputs_text = "random (seed " + std::to_string(v.seed) + ")";
-  }
-  // --io-fp16: the program reads FP16 inputs; the reference reads the same values.
-  std::set<std::string> half_inputs;
-  if (pf.io_fp16) {
-    for (auto& [in_name, t] : feeds) {
-      if (t.dtype() != DType::float32) continue;
-      t = t.cast(DType::float16).cast(DType::float32);
-      half_inputs.insert(in_name);
+    // --io-fp16: the program reads FP16 inputs; the reference reads the same values.
+    if (pf.io_fp16) {
+      for (auto& [in_name, t] : feeds) {
+        if (t.dtype() != DType::float32) continue;
+        t = t.cast(DType::float16).cast(DType::float32);
+        half_inputs.insert(in_name);
+      }
     }
+  } else {
+    feeds = random_feeds(*g);
+    inputs_text = "random (seed " + std::to_string(v.seed) + ")";
   }
   auto t0 = std::chrono::steady_clock::now();
   const TensorMap reference = run_reference(*g, feeds);
@@ -386,105 +574,27 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     simulated = run_reference(*sim, feeds);
   }
   std::vector<std::string> output_names, input_names;
-  for (const Value* o : g->outputs()) output_names.push_back(o->name());
-  for (const Value* in : g->inputs()) {
-    if (!in->is_constant()) input_names.push_back(in->name());
-  }
+  names_of(*g, input_names, output_names);
 
   // 2. Emit.
-  lo.name = name;
-  lo.archs = {arch.empty() ? "sm_75" : arch};
-  lo.family_substitutes = v.family_substitutes;
   const Schedule s = lower(*g, lo);
-  EmitOptions eo;
-  eo.source = v.model;
   const EmitResult emitted = emit_model(s, dir, eo);
   out << "  emitted " << s.kernels.size() << " kernels into " << emitted.dir << "\n";
 
   // Input files, the reference's outputs (after emit_model, which replaces the folder).
-  const fs::path work = fs::path(dir) / "verify";
-  fs::remove_all(work / "outputs");
-  fs::create_directories(work / "outputs");
-  fs::create_directories(work / "reference");
-  if (v.inputs_dir.empty() || !half_inputs.empty()) {
-    fs::create_directories(work / "inputs");
-    for (const auto& [in_name, t] : feeds) {
-      if (!v.inputs_dir.empty() && !half_inputs.count(in_name)) continue;
-      const std::string path = fs::absolute(work / "inputs" / (mc_npy::sanitize_file_name(in_name) + ".npy")).string();
-      // numpy has no bfloat16: a bfloat16 input as float32 (exact; the program rounds it back exactly).
-      write_npy(path, half_inputs.count(in_name) ? t.cast(DType::float16)
-                      : t.dtype() == DType::bfloat16 ? t.cast(DType::float32) : t);
-      input_files[in_name] = path;
-    }
-  }
-  const std::vector<std::string> files = mc_npy::output_file_names(output_names);
-  for (std::size_t i = 0; i < output_names.size(); ++i) {
-    const Tensor& r = reference.at(output_names[i]);
-    write_npy((work / "reference" / files[i]).string(), r.dtype() == DType::bfloat16 ? r.cast(DType::float32) : r);
-  }
+  write_run_files(verify_dir, feeds, reference, output_names, input_files);
   out << "  inputs " << inputs_text << "; reference interpreter " << secs(reference_s) << "\n";
 
   // 3. Build.
-  std::string binary;
-  try {
-    binary = fs::absolute(build_emitted(emitted.dir, name, emulate, v.jobs, out)).string();
-  } catch (const Error& e) {
-    if (!v.keep.empty()) throw;
-    throw Error(e.message(), "rerun with --keep DIR to keep the folder, then: make -C DIR V=1 " +
-                                 std::string(emulate ? "emu" : "all"));
-  }
+  const std::string binary = build(emitted);
 
   // 4. Run.
-  std::vector<std::string> run = {binary, "--output-dir", fs::absolute(work / "outputs").string()};
-  for (const std::string& in : input_names) {
-    run.push_back("--input");
-    run.push_back(in + "=" + input_files.at(in));
-  }
-  const std::string run_log = (work / "run.log").string();
-  t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> env;
-  if (emulate && !arch.empty()) env.push_back("MODELC_EMU_SM=" + arch.substr(3));  // the emulated device's SM
-  if (const int rc = run_process(run, run_log, nullptr, env)) {
-    throw Error("the program failed (" + (rc > 128 ? "killed by signal " + std::to_string(rc - 128)
-                                                    : "exit status " + std::to_string(rc)) +
-                    "); its last lines:\n" + tail_of(run_log, 20),
-                v.keep.empty() ? "rerun with --keep DIR to keep the folder" : "the whole log: " + run_log);
-  }
-  out << "  ran " << fs::path(binary).filename().string() << " " << secs(seconds_since(t0)) << "\n";
+  const double ran = run_program(binary, verify_dir, input_names, input_files, 0);
+  out << "  ran " << fs::path(binary).filename().string() << " " << secs(ran) << "\n";
 
   // 5. Compare.
   out << "outputs\n";
-  int failed = 0;
-  for (std::size_t i = 0; i < output_names.size(); ++i) {
-    const std::string path = (work / "outputs" / files[i]).string();
-    // bfloat16 is compared as float32 (the program writes it so, exactly).
-    const mc_npy::Array want = mc_npy::widen_bfloat16(to_array(reference.at(output_names[i])));
-    mc_npy::Comparison c;
-    std::size_t nonfinite = 0;
-    try {
-      mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
-      if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
-      c = mc_npy::compare(got, want, rtol, atol);
-      nonfinite = new_nonfinite(got, want);
-    } catch (const mc_npy::Error& e) {
-      c.problem = std::string("cannot read the program's output: ") + e.what();
-    }
-    std::string int8_text;
-    if (!simulated.empty() && c.problem.empty()) {
-      const mc_npy::Comparison sim = mc_npy::compare(to_array(simulated.at(output_names[i])), want, rtol, atol);
-      const double limit = 1.25 * sim.rel_l2 + 1e-3;
-      char b[200];
-      std::snprintf(b, sizeof b, "  INT8 simulation rel L2 %.4e, limit 1.25 x + 1e-3 = %.4e, program / simulation %.4f",
-                    sim.rel_l2, limit, sim.rel_l2 > 0 ? c.rel_l2 / sim.rel_l2 : 0.0);
-      int8_text = b;
-      if (v.int8_against_simulation) c.pass = nonfinite == 0 && c.rel_l2 <= limit;
-    }
-    if (!v.int8_against_simulation && max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
-    failed += !c.pass;
-    out << "  " << mc_npy::comparison_line(output_names[i], want, c);
-    if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
-    out << int8_text << "\n";
-  }
+  const int failed = compare_outputs(verify_dir, reference, output_names, "  ", &simulated);
   const int n = static_cast<int>(output_names.size());
   out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference ("
       << criterion.str() << "); " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir)
@@ -529,6 +639,7 @@ void register_verify(CLI::App& app, RunFn& run) {
   add_load_flags(*sub, v->load);
   sub->callback([v, &run, rtol, atol, l2] {
     load_options(v->load);  // usage errors now, before any work
+    batch_profiles(v->load);
     check_precision_flags(v->precision);
     v->rtol_given = rtol->count() > 0;
     v->atol_given = atol->count() > 0;

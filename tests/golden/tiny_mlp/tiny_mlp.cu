@@ -219,6 +219,12 @@ const int64_t kOutputShape0[] = {4, 10};
 const mc::TensorInfo kOutputs[] = {
     {"output", 1, 2, kOutputShape0, 160},
 };
+
+// {batch, arena bytes, enqueue, streams, events, prepare}, ascending batch (runtime/runtime.h).
+const mc::Profile kProfiles[] = {
+    {4, 4096u, tiny_mlp_enqueue, 2, 4, nullptr},
+};
+
 #define MODELC_STRING_(x) #x
 #define MODELC_STRING(x) MODELC_STRING_(x)
 
@@ -235,9 +241,8 @@ const mc::ModelInfo kModel = {
     kInputs,
     1,
     kOutputs,
-    tiny_mlp_enqueue,
-    2,  // streams (schedule/streams.h)
-    4,  // events
+    1,
+    kProfiles,
 };
 
 }  // namespace
@@ -271,6 +276,18 @@ int tiny_mlp_run_host(tiny_mlp_ctx* ctx, const void* const* inputs, void* const*
   return ctx->rt.run_host(inputs, outputs);
 }
 
+int tiny_mlp_run_batch(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                       cudaStream_t stream) {
+  if (!ctx) return mc::kBadArgument;
+  return ctx->rt.run_batch(batch, inputs, outputs, stream);
+}
+
+int tiny_mlp_run_host_batch(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs,
+                            void* const* outputs) {
+  if (!ctx) return mc::kBadArgument;
+  return ctx->rt.run_host_batch(batch, inputs, outputs);
+}
+
 const char* tiny_mlp_error(const tiny_mlp_ctx* ctx) {
   return ctx ? ctx->rt.error() : "no context (a null pointer, or tiny_mlp_create ran out of host memory)";
 }
@@ -296,6 +313,10 @@ const int64_t* tiny_mlp_input_shape(int i) {
   if (i < 0 || i >= kModel.num_inputs) return nullptr;
   return kModel.inputs[i].shape;
 }
+int tiny_mlp_input_batched(int i) {
+  if (i < 0 || i >= kModel.num_inputs) return -1;
+  return kModel.inputs[i].batched;
+}
 
 const char* tiny_mlp_output_name(int i) {
   if (i < 0 || i >= kModel.num_outputs) return nullptr;
@@ -313,7 +334,20 @@ const int64_t* tiny_mlp_output_shape(int i) {
   if (i < 0 || i >= kModel.num_outputs) return nullptr;
   return kModel.outputs[i].shape;
 }
+int tiny_mlp_output_batched(int i) {
+  if (i < 0 || i >= kModel.num_outputs) return -1;
+  return kModel.outputs[i].batched;
+}
 
 size_t tiny_mlp_workspace_bytes(void) { return kModel.arena_bytes; }
+
+int tiny_mlp_num_profiles(void) { return kModel.num_profiles; }
+
+int64_t tiny_mlp_profile_batch(int p) {
+  if (p < 0 || p >= kModel.num_profiles) return -1;
+  return kModel.profiles[p].batch;
+}
+
+int tiny_mlp_profile_for_batch(int64_t batch) { return mc::profile_for(kModel, batch); }
 
 }  // extern "C"

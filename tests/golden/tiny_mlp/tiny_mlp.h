@@ -4,6 +4,9 @@
 ///   input  input  float32[4x32]
 ///   output output  float32[4x10]
 ///
+/// Compiled for batch 4 (tiny_mlp_profile_batch(0)); compile with --batch 1,8,32 (batch
+/// profiles) to run several batch sizes.
+///
 /// Every function returns 0 on success, else 1 CUDA error, 2 bad argument, 3 no device or an
 /// unsupported compute capability, 4 out of device memory, 5 weights file error; tiny_mlp_error()
 /// then says why. Dtypes are ONNX TensorProto codes (1 float32, 10 float16, 7 int64, ...).
@@ -45,6 +48,19 @@ int tiny_mlp_run(tiny_mlp_ctx* ctx, const void* const* inputs, void* const* outp
 /// and returns when they are written.
 int tiny_mlp_run_host(tiny_mlp_ctx* ctx, const void* const* inputs, void* const* outputs);
 
+/// \brief tiny_mlp_run for `batch` items: the buffers hold the tensors at that batch (a batched
+/// tensor's first dim is its shape[0] / B * batch, B the largest profile's batch; tiny_mlp_input_batched
+/// says which are). Runs the smallest batch profile whose batch is at least `batch`
+/// (tiny_mlp_profile_for_batch): at its own batch on these buffers, else through the context's own, the
+/// inputs padded with zeros and the first `batch` items of the outputs copied back. Error 2 for a batch no
+/// profile holds.
+int tiny_mlp_run_batch(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                       cudaStream_t stream);
+
+/// \brief tiny_mlp_run_host for `batch` items (as tiny_mlp_run_batch).
+int tiny_mlp_run_host_batch(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs,
+                            void* const* outputs);
+
 /// \brief The message of the context's last failure ("" when its last call succeeded); never null.
 const char* tiny_mlp_error(const tiny_mlp_ctx* ctx);
 
@@ -69,6 +85,21 @@ const int64_t* tiny_mlp_output_shape(int i);
 
 /// \brief Device memory of a context's activation arena, in bytes.
 size_t tiny_mlp_workspace_bytes(void);
+
+/// \brief Batch profiles: how many (1 without --batch N,M,...), and profile p's batch (ascending;
+/// -1 when p is out of range).
+int tiny_mlp_num_profiles(void);
+int64_t tiny_mlp_profile_batch(int p);
+
+/// \brief The profile a run of `batch` items uses: the smallest whose batch is at least `batch`;
+/// -1 when none is (a model with one profile runs its own batch only).
+int tiny_mlp_profile_for_batch(int64_t batch);
+
+/// \brief 1 when input / output i's first dim is the batch times a constant (padded / trimmed by
+/// tiny_mlp_run_batch), 0 when its shape is the same at every batch (every tensor with one profile),
+/// -1 when i is out of range.
+int tiny_mlp_input_batched(int i);
+int tiny_mlp_output_batched(int i);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,6 +24,15 @@ const char* error(const void* ctx) { return tiny_mlp_error(static_cast<const tin
 
 void destroy(void* ctx) { tiny_mlp_destroy(static_cast<tiny_mlp_ctx*>(ctx)); }
 
+int run_batch(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+              cudaStream_t stream) {
+  return tiny_mlp_run_batch(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs, stream);
+}
+
+int run_host_batch(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs) {
+  return tiny_mlp_run_host_batch(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +55,13 @@ int main(int argc, char** argv) {
       tiny_mlp_output_rank,
       tiny_mlp_output_shape,
       tiny_mlp_workspace_bytes,
+      run_batch,
+      run_host_batch,
+      tiny_mlp_num_profiles,
+      tiny_mlp_profile_batch,
+      tiny_mlp_profile_for_batch,
+      tiny_mlp_input_batched,
+      tiny_mlp_output_batched,
   };
   return mc_cli::main(argc, argv, model);
 }
