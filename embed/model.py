@@ -675,17 +675,17 @@ class Model(object):
         views = [None] * len(tensors)
         try:
             # __cuda_array_interface__ first: a stream it names may become the run's.
-            for k, (_, t, obj) in enumerate(tensors):
+            for k, (kind, t, obj) in enumerate(tensors):
                 if _protocol(obj) == "cai":
-                    views[k] = cuda_array_interface_view(obj)
+                    views[k] = _read(kind, t, cuda_array_interface_view, obj)
             run_stream = choose_stream(run_stream, [(t.name, views[k].stream) for k, (kind, t, _) in enumerate(tensors)
                                                     if kind == "input" and views[k] is not None])
             # DLPack: exported for the run's stream, so the producer orders its work before it (1 is
             # DLPack's legacy default stream, where 0 is disallowed; the C API's 0 is that same stream).
             dl_stream = 1 if not run_stream else run_stream
-            for k, (_, t, obj) in enumerate(tensors):
+            for k, (kind, t, obj) in enumerate(tensors):
                 if views[k] is None:
-                    views[k] = dlpack_view(obj, dl_stream)
+                    views[k] = _read(kind, t, dlpack_view, obj, dl_stream)
             for (kind, t, _), view in zip(tensors, views):
                 self._check_view(kind, t, view)
                 if kind == "output" and view.readonly:
@@ -736,6 +736,18 @@ def choose_stream(stream, input_streams):
             raise InputError("input '%s' is ready on stream %d (its __cuda_array_interface__) and the run is on "
                              "stream %d: pass stream=%d, or synchronize first" % (name, s, stream or 0, s))
     return stream or 0
+
+
+def _read(kind, t, reader, *args):
+    """reader(*args), its failures (a producer's own exception: a torch tensor that requires grad, ...)
+    raised as InputError naming the tensor."""
+    try:
+        return reader(*args)
+    except Error as e:
+        raise type(e)("%s '%s': %s" % (kind, t.name, e)) from None
+    except Exception as e:
+        raise InputError("%s '%s' (%s): %s cannot be read as a device tensor: %s"
+                         % (kind, t.name, t, type(args[0]).__name__, e)) from None
 
 
 def _protocol(obj):

@@ -365,11 +365,17 @@ def device_checks(mod, m, xs, refs, meta):
                                          out=[FakeCAI(b) for b in outs_np()]), "stream 0")
     raises(mod.InputError, lambda: m.run([FakeCAI(np.ascontiguousarray(x), stream=0x5000) for x in xs],
                                          out=[FakeCAI(b) for b in outs_np()], stream=0), "ready on stream 20480")
+    class Refusing(FakeDLPack):  # as torch refuses a tensor that requires grad
+        def __dlpack__(self, stream=None, max_version=None):
+            raise RuntimeError("Can't export tensors that require gradient")
+    raises(mod.InputError, lambda: m.run([Refusing(mod, np.ascontiguousarray(x)) for x in xs],
+                                         out=[FakeCAI(b) for b in outs_np()]),
+           "input '%s'" % m.inputs[0].name, "require gradient")
     if len(xs) > 1:
         raises(mod.InputError, lambda: m.run([xs[0]] + dev_in[1:], out=[FakeCAI(b) for b in outs_np()]),
                "host memory", "device memory")
     ok("the device path refuses non-contiguous, other-device, read-only, wrong-dtype, masked, stream-mismatched "
-       "tensors and asks for out= where it cannot allocate")
+       "and unexportable tensors and asks for out= where it cannot allocate")
 
 
 def extraction_checks(mod):
