@@ -11,6 +11,21 @@ namespace fs = std::filesystem;
 
 namespace modelc {
 
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> r;
+  std::string w;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!w.empty()) r.push_back(w);
+      w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) r.push_back(w);
+  return r;
+}
+
 std::string render_template(const std::string& text, const std::map<std::string, std::string>& values,
                             const std::string& what) {
   // One pass: a value that holds "@X@" is never read as a placeholder.

@@ -28,7 +28,7 @@ struct EmbedInfo {
   std::string name;                  ///< the symbol prefix and file stem
   std::string source;                ///< the model's file name
   std::vector<int> archs;            ///< ascending compute capabilities (75, 90)
-  std::vector<std::string> parts;    ///< NAME_part0.cu, ... (empty: the kernels are in NAME.cu)
+  std::vector<std::string> parts;    ///< the sources beside NAME.cu (the Makefile's: NAME_part0.cu, ...)
   bool weights_file = false;         ///< --weights-file: no NAME_weights.S, the .bin read at create
   std::vector<ModelTensor> inputs, outputs;
 };
@@ -37,6 +37,9 @@ struct EmbedInfo {
 /// `embed_dir` holds the templates (the data folder's embed/); Error when one is missing.
 void add_embedding_files(const EmbedInfo& info, const std::filesystem::path& embed_dir,
                          std::map<std::string, std::string>& files);
+
+/// \brief The words of `s` (separated by blanks): the Makefile's source list as the CMake one.
+std::vector<std::string> split_words(const std::string& s);
 
 /// \brief Replaces every "@KEY@" of `text` by its value; Error (naming `what`) when a placeholder is
 /// left, so a template and its renderer cannot drift apart silently.

@@ -929,7 +929,6 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   std::set<std::string> headers;
   const std::string& n = m.name;
   std::string part_list;
-  std::vector<std::string> part_files;
   std::map<std::string, std::vector<std::string>> launches;
   const WeightNames weight_names(s.weights);
   const ViewPointers pointers(weight_names);
@@ -947,7 +946,6 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
       const std::string file = n + "_part" + std::to_string(p) + ".cu";
       files[file] = part_file(m, static_cast<int>(p), code);
       part_list += (part_list.empty() ? "" : " ") + file;
-      part_files.push_back(file);
       prepared.push_back(!code.prepare.empty());
     }
     files[n + ".cu"] = main_cu_file(m, nullptr, prepared);
@@ -977,9 +975,10 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   makefile = replace_all(makefile, "@WEIGHTS_EMBEDDED@", o.weights_file ? "0" : "1");
   makefile = replace_all(makefile, "@SOURCE@", m.source);
   files["Makefile"] = makefile;
-  // CMakeLists.txt, the pkg-config files, the Python module, the folder's README (codegen/embed.h).
-  add_embedding_files(EmbedInfo{n, m.source, m.archs, part_files, o.weights_file, s.inputs, s.outputs}, data / "embed",
-                      files);
+  // CMakeLists.txt, the pkg-config files, the Python module, the folder's README (codegen/embed.h);
+  // CMake compiles the sources the Makefile does.
+  add_embedding_files(EmbedInfo{n, m.source, m.archs, split_words(part_list), o.weights_file, s.inputs, s.outputs},
+                      data / "embed", files);
 
   ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size()), launches};
   files["report.json"] = report_json(s, info);

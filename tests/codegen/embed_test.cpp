@@ -25,6 +25,11 @@ TEST_CASE("embed: placeholders are filled in one pass, and an unknown one is an 
                     doctest::Contains("embed/t.in has the placeholder @NAMES@"));
 }
 
+TEST_CASE("embed: the Makefile's source list as CMake's") {
+  CHECK(split_words("").empty());
+  CHECK(split_words("a.cu  b.cu\tc.cu ") == std::vector<std::string>{"a.cu", "b.cu", "c.cu"});
+}
+
 TEST_CASE("embed: the folder's embedding files") {
   auto g = test::sample_graph();
   const Schedule s = lower(*g, test::sample_options("sample", {"sm_90", "sm_75"}));

@@ -322,6 +322,7 @@ int run_compile(const Compile& c) {
             << "; activation arena " << grouped(s.arena_bytes) << " bytes (all activations "
             << grouped(s.activation_bytes_total) << "); weights " << grouped(s.weights_bytes) << " bytes"
             << (c.weights_file ? " in " + name + "_weights.bin" : "") << "\n";
+  std::cout << "link it from C, C++ (pkg-config, CMake) or Python: see " << out << "/README.md\n";
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
     return 0;
