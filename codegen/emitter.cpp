@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/embed.h"
 #include "codegen/format.h"
 #include "codegen/literals.h"
 #include "codegen/report.h"
@@ -524,9 +525,14 @@ std::string header_file(const Model& m) {
   for (char& ch : guard) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   h += "#ifndef " + guard + "\n#define " + guard + "\n\n";
   h += "#include <stddef.h>\n#include <stdint.h>\n\n";
-  h += "#if defined(MODELC_HOST_EMULATION)\n";
-  h += "struct CUstream_st;\ntypedef struct CUstream_st* cudaStream_t;  // as runtime/host/runtime_api.h\n";
-  h += "#else\n#include <cuda_runtime_api.h>\n#endif\n\n";
+  // cudaStream_t is CUDA's `struct CUstream_st*` (driver_types.h; the emulation's runtime_api.h too):
+  // declared here unless CUDA's header came first, so that the header needs no CUDA include path and
+  // no define, for the GPU library and the emulated one alike.
+  h += "/* cudaStream_t as CUDA declares it (driver_types.h), unless a CUDA header came first: this header\n";
+  h += "   needs nothing but the C library, for the CUDA library and the emulated one alike. */\n";
+  h += "#if !defined(__DRIVER_TYPES_H__) && !defined(MODELC_CUDA_STREAM_T_DECLARED)\n";
+  h += "#define MODELC_CUDA_STREAM_T_DECLARED\n";
+  h += "struct CUstream_st;\ntypedef struct CUstream_st* cudaStream_t;\n#endif\n\n";
   h += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "/// \\brief An instance of the model on one device: weights, activation arena, CUDA graph.\n";
   h += "typedef struct " + n + "_ctx " + n + "_ctx;\n\n";
@@ -1173,6 +1179,10 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
   makefile = replace_all(makefile, "@WEIGHTS_EMBEDDED@", o.weights_file ? "0" : "1");
   makefile = replace_all(makefile, "@SOURCE@", m.source);
   files["Makefile"] = makefile;
+  // CMakeLists.txt, the pkg-config files, the Python module, the folder's README (codegen/embed.h);
+  // CMake compiles the sources the Makefile does.
+  add_embedding_files(EmbedInfo{n, m.source, m.archs, split_words(part_list), o.weights_file, s.inputs, s.outputs},
+                      data / "embed", files);
 
   if (!m.multi()) {
     ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size()), launches[0]};
@@ -1305,7 +1315,7 @@ EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std
       // Keep the previous build (objects per arch set) and products; best effort.
       std::error_code ec;
       for (const std::string& keep : {std::string("build"), s.name, s.name + "_emu", "lib" + s.name + ".a",
-                                      "lib" + s.name + "_emu.a"}) {
+                                      "lib" + s.name + "_emu.a", "lib" + s.name + ".so", "lib" + s.name + "_emu.so"}) {
         if (fs::exists(old / keep, ec) && !fs::exists(out / keep, ec)) fs::rename(old / keep, out / keep, ec);
       }
       fs::remove_all(old, ec);

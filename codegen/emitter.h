@@ -10,6 +10,7 @@
 //                   kernels' pointers use
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
+//   CMakeLists.txt NAME.pc NAME_emu.pc NAME.map NAME.py README.md: embedding (codegen/embed.h)
 // Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
 // per distinct instantiation, NAME_<kernel id> (extern "C": the symbol ptxas and the report name),
 // and a block of the enqueue function that sets the Params fields and launches it.
@@ -35,7 +36,7 @@ struct EmitOptions {
   bool weights_file = false;       ///< --weights-file: the .bin is read at create instead of embedded
   int max_kernels_per_file = kMaxKernelsPerFile;
   bool format = true;              ///< format with libFormat (when built in)
-  std::string data_dir;            ///< holds templates/, runtime_stub/, Makefile.gen ("": data_dir())
+  std::string data_dir;            ///< holds templates/, runtime_stub/, embed/, Makefile.gen ("": data_dir())
 };
 
 /// What was written.
@@ -70,7 +71,7 @@ std::map<std::string, std::string> render_profiles(const std::vector<const Sched
 /// The weights blob's bytes (entries at their offsets, zero padding), for tests.
 std::string weights_blob(const Schedule& s);
 
-/// Where modelc's templates/, runtime_stub/ and Makefile.gen are: $MODELC_DATA_DIR, else the
+/// Where modelc's templates/, runtime_stub/, embed/ and Makefile.gen are: $MODELC_DATA_DIR, else the
 /// source tree modelc was built from. Throws Error when they are not there.
 std::string data_dir();
 

@@ -355,6 +355,7 @@ int run_compile(const Compile& c) {
     std::cout << "note: " << bf16_simt << " BF16 convolutions and matrix products run SIMT: sm_75 has no BF16 MMA "
               << "(add --arch sm_80 or newer for tensor cores)\n";
   }
+  std::cout << "link it from C, C++ (pkg-config, CMake) or Python: see " << out << "/README.md\n";
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
     return 0;

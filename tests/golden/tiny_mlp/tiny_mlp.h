@@ -18,11 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(MODELC_HOST_EMULATION)
+/* cudaStream_t as CUDA declares it (driver_types.h), unless a CUDA header came first: this header
+   needs nothing but the C library, for the CUDA library and the emulated one alike. */
+#if !defined(__DRIVER_TYPES_H__) && !defined(MODELC_CUDA_STREAM_T_DECLARED)
+#define MODELC_CUDA_STREAM_T_DECLARED
 struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;  // as runtime/host/runtime_api.h
-#else
-#include <cuda_runtime_api.h>
+typedef struct CUstream_st* cudaStream_t;
 #endif
 
 #ifdef __cplusplus
