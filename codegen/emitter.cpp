@@ -241,6 +241,7 @@ std::string header_name(const std::string& h) {
 
 struct KernelCode {
   std::set<std::string> headers;          // kernels/ headers the file includes
+  std::map<std::string, std::string> own_headers;  // kernels/ headers that are not templates (plugins'): path -> text
   std::vector<std::string> declarations;  // the families' declarations: deduplicated, in order of first use
   std::string entries;                    // per distinct instantiation: its alias and entry point
   std::string body;                       // the statements of the enqueue function
@@ -407,6 +408,8 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
       throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
+    code.headers.insert(kl.includes.begin(), kl.includes.end());
+    code.own_headers.insert(kl.own_headers.begin(), kl.own_headers.end());
     if (!kl.declarations.empty() && seen.insert(kl.declarations).second) code.declarations.push_back(kl.declarations);
     code.body += "\n" + kernel_comment(*k);
     const std::string stream = stream_of(k->stream);
@@ -921,6 +924,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
 
   std::map<std::string, std::string> files;
   std::set<std::string> headers;
+  std::map<std::string, std::string> own_headers;
   const std::string& n = m.name;
   std::string part_list;
   std::map<std::string, std::vector<std::string>> launches;
@@ -929,6 +933,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   if (m.parts.empty()) {
     const KernelCode code = kernel_code(n, all, pointers);
     headers = code.headers;
+    own_headers = code.own_headers;
     launches = code.launches;
     files[n + ".cu"] = main_cu_file(m, &code, {});
   } else {
@@ -936,6 +941,7 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
     for (std::size_t p = 0; p < m.parts.size(); ++p) {
       const KernelCode code = kernel_code(n, m.parts[p], pointers);
       headers.insert(code.headers.begin(), code.headers.end());
+      own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches.insert(code.launches.begin(), code.launches.end());
       const std::string file = n + "_part" + std::to_string(p) + ".cu";
       files[file] = part_file(m, static_cast<int>(p), code);
@@ -974,6 +980,10 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   files["report.json"] = report_json(s, info);
   files["report.md"] = report_markdown(s, info);
   add_runtime(data / "runtime_stub", files);
+  for (const auto& [path, text] : own_headers) {
+    headers.erase(path);
+    files["kernels/" + path] = text;
+  }
   if (!headers.empty()) add_kernel_headers(data / "templates", headers, files);
   return files;
 }

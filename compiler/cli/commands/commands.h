@@ -44,15 +44,17 @@ const std::vector<RegisterFn>& all_commands();
 
 // ---- options shared by the commands that load a model -------------------------
 
-/// --shape NAME=1x3x224x224 (repeatable), --batch N, --no-onnx-checks.
+/// --shape NAME=1x3x224x224 (repeatable), --batch N, --no-onnx-checks, --plugin DIR (repeatable).
 struct LoadFlags {
   std::vector<std::string> shapes;
   int64_t batch = 0;
   bool no_onnx_checks = false;
+  std::vector<std::string> plugins;  ///< compiler/plugin/plugin.h: ops added to the table for this run
 };
 void add_load_flags(CLI::App& sub, LoadFlags& flags);
 /// The LoadOptions the flags say; throws CLI::ValidationError (a usage
-/// error) for a malformed or repeated --shape.
+/// error) for a malformed or repeated --shape. Loads the --plugin folders (their ops join the op
+/// table; loading one again does nothing), throwing Error for a plugin that cannot be loaded.
 LoadOptions load_options(const LoadFlags& flags);
 /// "NAME=1x3x224x224" -> (NAME, shape), split at the last '='; Error otherwise.
 std::pair<std::string, Shape> parse_shape_arg(const std::string& arg);

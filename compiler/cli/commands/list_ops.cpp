@@ -133,7 +133,11 @@ std::string list_ops_text(bool markdown) {
        << "- **Layout**: `agnostic` follows its inputs; `channels` has an NHWC form; `nchw` forces\n"
        << "  NCHW around it.\n"
        << "- **Kernel**: the template family that runs it; `view` is a reinterpretation of the\n"
-       << "  buffer, `none` is always folded at compile time.\n";
+       << "  buffer, `none` is always folded at compile time.\n"
+       << "\n"
+       << "An operator modelc lacks (of any domain) can be added for one compile as a plugin: a manifest\n"
+       << "that describes it and a CUDA header with its kernel (`--plugin DIR`, docs/PLUGINS.md). Plugin\n"
+       << "ops are not listed here; they run on the `plugin` family.\n";
     return os.str();
   }
   std::vector<std::size_t> w(head.size());

@@ -1,7 +1,8 @@
-// compiler/cli/commands/load_flags.cpp — --shape / --batch / --no-onnx-checks.
+// compiler/cli/commands/load_flags.cpp — --shape / --batch / --no-onnx-checks / --plugin.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "plugin/plugin.h"
 #include "support/error.h"
 
 namespace modelc::cli {
@@ -36,6 +37,10 @@ void add_load_flags(CLI::App& sub, LoadFlags& flags) {
         return ok ? std::string() : "'" + s + "' is not a positive integer below 10^9";
       }, "");
   sub.add_flag("--no-onnx-checks", flags.no_onnx_checks, "skip ONNX's checker and shape inference");
+  sub.add_option("--plugin", flags.plugins,
+                 "custom operators for this run, repeatable: a folder holding plugin.json (docs/PLUGINS.md)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
 }
 
 LoadOptions load_options(const LoadFlags& flags) {
@@ -53,6 +58,7 @@ LoadOptions load_options(const LoadFlags& flags) {
   }
   o.batch = flags.batch;
   o.onnx_checks = !flags.no_onnx_checks;
+  plugin::load_plugins(flags.plugins);
   return o;
 }
 
