@@ -334,13 +334,9 @@ static int run(char** argv) {
 
 std::vector<Tensor> run_on_emulation(const PluginOp& op, const Node& n, const ops::TensorRefs& inputs) {
   const std::string header_path = (fs::path(op.plugin->dir) / op.header).string();
+  // The node's error (the caller adds the model's file), naming the header at fault.
   auto error = [&](const std::string& what, const std::string& hint = {}) {
-    Error::Where w;
-    w.file = header_path;
-    w.node = n.name();
-    w.op = n.op();
-    w.opset = n.opset();
-    return Error(w, op.where() + ": " + what, hint);
+    return n.error(op.where() + ", header " + header_path + ": " + what, hint);
   };
   for (int i = 0; i < static_cast<int>(op.inputs.size()); ++i) {
     const Tensor* t = i < static_cast<int>(inputs.size()) ? inputs[static_cast<std::size_t>(i)] : nullptr;
