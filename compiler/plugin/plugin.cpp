@@ -145,8 +145,13 @@ class Fields {
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& message, const std::string& hint = {}) const {
+    // "shape[1]" -> "shape"[1]: the field, then the element of it.
     std::string where = at_;
-    if (!key.empty()) where += (where.empty() ? "" : ": ") + std::string("\"") + key + "\"";
+    const std::size_t bracket = key.find('[');
+    if (!key.empty()) {
+      where += (where.empty() ? "" : ": ") + std::string("\"") + key.substr(0, bracket) + "\"" +
+               (bracket == std::string::npos ? "" : key.substr(bracket));
+    }
     throw file_error(manifest_, (where.empty() ? "" : where + ": ") + message, hint);
   }
   const std::string& at() const { return at_; }
@@ -401,7 +406,7 @@ PluginOp parse_op(const Json& j, std::size_t index, const Plugin& plugin, const 
       }
     } else if (shape.is_array()) {
       for (std::size_t d = 0; d < shape.size(); ++d) {
-        o.shape.push_back(expression(g, "shape\"[" + std::to_string(d) + "]\"", shape[d], input_names, true));
+        o.shape.push_back(expression(g, "shape[" + std::to_string(d) + "]", shape[d], input_names, true));
       }
     } else {
       g.fail("shape", "expected an input's name or a list of dims");
@@ -551,6 +556,17 @@ void infer(const PluginOp& op, Node& n) {
     types[in.name] = t;
   }
   const NodeScope scope(op, n, false);
+  for (const Check& c : op.checks) {
+    Number v;
+    try {
+      v = c.expr.eval(scope);
+    } catch (const Error& e) {
+      throw n.error(op.where() + ": check '" + c.expr.text() + "': " + e.message());
+    }
+    if (v.is_float ? v.f == 0 : v.i == 0) {
+      throw n.error(op.where() + ": check '" + c.expr.text() + "' fails" + (c.message.empty() ? "" : ": " + c.message));
+    }
+  }
   for (const AttributeRule& a : op.attributes) {
     if (!a.length) continue;
     std::vector<Number> values;
@@ -561,20 +577,13 @@ void infer(const PluginOp& op, Node& n) {
     } catch (const Error& e) {
       throw n.error(op.where() + ": the length rule of attribute '" + a.name + "': " + e.message());
     }
+    if (want < 0) {
+      throw n.error(op.where() + ": the length rule of attribute '" + a.name + "' ('" + a.length->text() + "') gives " +
+                    std::to_string(want));
+    }
     if (static_cast<int64_t>(values.size()) != want) {
       throw n.error(op.where() + ": attribute '" + a.name + "' has " + std::to_string(values.size()) +
                     " values, the plugin requires " + std::to_string(want) + " ('" + a.length->text() + "')");
-    }
-  }
-  for (const Check& c : op.checks) {
-    Number v;
-    try {
-      v = c.expr.eval(scope);
-    } catch (const Error& e) {
-      throw n.error(op.where() + ": check '" + c.expr.text() + "': " + e.message());
-    }
-    if (v.is_float ? v.f == 0 : v.i == 0) {
-      throw n.error(op.where() + ": check '" + c.expr.text() + "' fails" + (c.message.empty() ? "" : ": " + c.message));
     }
   }
   for (std::size_t i = 0; i < op.outputs.size(); ++i) {

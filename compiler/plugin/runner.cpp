@@ -135,9 +135,20 @@ double timeout_seconds() {
   return 600;
 }
 
-std::string compiler() {
+// $CXX (its words: "ccache g++" works as in make), else g++.
+std::vector<std::string> compiler_words() {
   const char* env = std::getenv("CXX");
-  return env && *env ? env : "g++";
+  std::vector<std::string> words;
+  std::istringstream in(env && *env ? env : "");
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.empty()) words.push_back("g++");
+  return words;
+}
+
+std::string compiler() {
+  std::string s;
+  for (const std::string& w : compiler_words()) s += (s.empty() ? "" : " ") + w;
+  return s;
 }
 
 // modelc's templates/ and runtime_stub/ (the emitter's data folder: $MODELC_DATA_DIR, else the
@@ -192,7 +203,9 @@ class Work {
 
   // The compile flags every piece shares (the emitted Makefile's EMU_COMPILE, -O1: small runs).
   std::vector<std::string> flags(const std::string& data) const {
-    return {compiler(), "-O1", "-std=c++17", "-DMODELC_HOST_EMULATION", "-I" + data + "/runtime_stub"};
+    std::vector<std::string> r = compiler_words();
+    r.insert(r.end(), {"-O1", "-std=c++17", "-DMODELC_HOST_EMULATION", "-I" + data + "/runtime_stub"});
+    return r;
   }
 
   // engine.o and runtime_api.o, built on first use.

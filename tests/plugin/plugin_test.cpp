@@ -26,6 +26,14 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// CHECK that `text` holds `part`, showing the text when it does not.
+#define CHECK_HAS(text, part)        \
+  do {                               \
+    const std::string text_ = (text); \
+    INFO(text_);                     \
+    CHECK(has(text_, part));         \
+  } while (0)
+
 // Dims and attributes for the expression tests.
 struct TestScope : Scope {
   std::map<std::string, Shape> tensors;
@@ -200,33 +208,33 @@ TEST_CASE("plugin expressions: numbers, dims, attributes, functions, C precedenc
 }
 
 TEST_CASE("plugin expressions: syntax and name errors say where, evaluation errors say what") {
-  CHECK(has(parse_error("1 +"), "the expression ends early at column 4 of '1 +'"));
-  CHECK(has(parse_error("X[0"), "expected ']'"));
-  CHECK(has(parse_error("k $ 2"), "unexpected character '$' at column 3"));
-  CHECK(has(parse_error("(k"), "expected ')'"));
-  CHECK(has(parse_error("k k"), "unexpected 'k' at column 3"));
-  CHECK(has(parse_error(""), "empty"));
-  CHECK(has(parse_error("2x"), "a malformed number"));
-  CHECK(has(parse_error("99999999999999999999"), "too large"));
-  CHECK(has(parse_error("X + 1"), "'X' is a tensor: use X[i], rank(X)"));
-  CHECK(has(parse_error("pads + 1"), "'pads' is a list attribute"));
-  CHECK(has(parse_error("beta"), "'beta' is neither an input nor an attribute"));
-  CHECK(has(parse_error("k[0]"), "indexes neither"));
-  CHECK(has(parse_error("rank(alpha)"), "rank() takes one input's name"));
-  CHECK(has(parse_error("len(X)"), "len() takes one list attribute's name"));
-  CHECK(has(parse_error("sqrt(4)"), "unknown function 'sqrt'"));
-  CHECK(has(parse_error("X[1:]"), "a slice X[a:b] stands only as a whole item"));
-  CHECK(has(parse_error("X[1:] + 1", true), "a slice X[a:b] stands only as a whole item"));
-  CHECK(has(parse_error("k[1:]", true), "slices the dims of an input"));
-  CHECK(has(eval_error("X[4]"), "input 'X' has rank 4, no dim 4"));
-  CHECK(has(eval_error("X[-5]"), "no dim -5"));
-  CHECK(has(eval_error("pads[2]"), "attribute 'pads' has 2 entries, no index 2"));
-  CHECK(has(eval_error("k / (k - 3)"), "division by zero (in 'k / (k - 3)')"));
-  CHECK(has(eval_error("k % 0"), "% by zero"));
-  CHECK(has(eval_error("9223372036854775807 + k"), "overflows int64"));
-  CHECK(has(eval_error("X[alpha]"), "an index must be an integer, got 0.5"));
-  CHECK(has(eval_error("alpha % 2"), "% takes integers"));
-  CHECK(has(eval_error("ceil_div(k, 0)"), "ceil_div by 0"));
+  CHECK_HAS(parse_error("1 +"), "the expression ends early at column 4 of '1 +'");
+  CHECK_HAS(parse_error("X[0"), "expected ']'");
+  CHECK_HAS(parse_error("k $ 2"), "unexpected character '$' at column 3");
+  CHECK_HAS(parse_error("(k"), "expected ')'");
+  CHECK_HAS(parse_error("k k"), "unexpected 'k' at column 3");
+  CHECK_HAS(parse_error(""), "empty");
+  CHECK_HAS(parse_error("2x"), "a malformed number");
+  CHECK_HAS(parse_error("99999999999999999999"), "too large");
+  CHECK_HAS(parse_error("X + 1"), "'X' is a tensor: use X[i], rank(X)");
+  CHECK_HAS(parse_error("pads + 1"), "'pads' is a list attribute");
+  CHECK_HAS(parse_error("beta"), "'beta' is neither an input nor an attribute");
+  CHECK_HAS(parse_error("k[0]"), "indexes neither");
+  CHECK_HAS(parse_error("rank(alpha)"), "rank() takes one input's name");
+  CHECK_HAS(parse_error("len(X)"), "len() takes one list attribute's name");
+  CHECK_HAS(parse_error("sqrt(4)"), "unknown function 'sqrt'");
+  CHECK_HAS(parse_error("X[1:]"), "a slice X[a:b] stands only as a whole item");
+  CHECK_HAS(parse_error("X[1:] + 1", true), "a slice X[a:b] stands only as a whole item");
+  CHECK_HAS(parse_error("k[1:]", true), "slices the dims of an input");
+  CHECK_HAS(eval_error("X[4]"), "input 'X' has rank 4, no dim 4");
+  CHECK_HAS(eval_error("X[-5]"), "no dim -5");
+  CHECK_HAS(eval_error("pads[2]"), "attribute 'pads' has 2 entries, no index 2");
+  CHECK_HAS(eval_error("k / (k - 3)"), "division by zero (in 'k / (k - 3)')");
+  CHECK_HAS(eval_error("k % 0"), "% by zero");
+  CHECK_HAS(eval_error("9223372036854775807 + k"), "overflows int64");
+  CHECK_HAS(eval_error("X[alpha]"), "an index must be an integer, got 0.5");
+  CHECK_HAS(eval_error("alpha % 2"), "% takes integers");
+  CHECK_HAS(eval_error("ceil_div(k, 0)"), "ceil_div by 0");
   CHECK_THROWS_WITH_AS(Expr::parse("alpha", names()).eval_int(scope(), "the workspace size"),
                        doctest::Contains("the workspace size must be an integer"), Error);
 }
@@ -254,7 +262,7 @@ TEST_CASE("plugin: a manifest's op joins the op table: validate, checks, shape r
   const ops::OpDef& def = ops::lookup(*s.n);
   CHECK(def.kernels == std::vector<std::string>{"plugin"});
   CHECK(def.flops(*s.n) == 2 * 8 * 15);
-  CHECK(has(def.doc, "plugin 'test_ops'"));
+  CHECK_HAS(def.doc, "plugin 'test_ops'");
 
   const Instance inst = instantiate(*plugin_op(*s.n), *s.n);
   CHECK(inst.type ==
@@ -263,8 +271,8 @@ TEST_CASE("plugin: a manifest's op joins the op table: validate, checks, shape r
   const std::vector<std::pair<std::string, std::string>> attrs = {
       {"alpha", "1.0f"}, {"mode", "0"}, {"k", "2"}, {"pads[0]", "0"}, {"pads[1]", "0"}};
   CHECK(inst.attributes == attrs);
-  CHECK(has(inst.declarations, "static_assert(mc::plugin::capacity<decltype(test::Scale<"));
-  CHECK(has(inst.declarations, "::Params::pads)>() >= 2"));
+  CHECK_HAS(inst.declarations, "static_assert(mc::plugin::capacity<decltype(test::Scale<");
+  CHECK_HAS(inst.declarations, "::Params::pads)>() >= 2");
   CHECK(inst.workspace_bytes == 240 + 16);  // 60 floats + 1 byte, rounded up to 16
 
   // Attribute values reach the instance; float16 takes the w input of x's type.
@@ -274,7 +282,7 @@ TEST_CASE("plugin: a manifest's op joins the op table: validate, checks, shape r
   h.n->set_attr_ints("pads", {1, -2});
   ops::infer_graph(h.g);
   const Instance hi = instantiate(*plugin_op(*h.n), *h.n);
-  CHECK(has(hi.type, "mc::plugin::Tensor<__half, 2, 3, 4, 4>"));
+  CHECK_HAS(hi.type, "mc::plugin::Tensor<__half, 2, 3, 4, 4>");
   const std::vector<std::pair<std::string, std::string>> hattrs = {
       {"alpha", "-0.100000001f"}, {"mode", "1"}, {"k", "1"}, {"pads[0]", "1"}, {"pads[1]", "-2"}};
   CHECK(hi.attributes == hattrs);
@@ -282,8 +290,8 @@ TEST_CASE("plugin: a manifest's op joins the op table: validate, checks, shape r
   unload_plugins();
   CHECK_FALSE(ops::OpRegistry::instance().knows("Scale", "com.test"));
   ScaleGraph after;
-  CHECK(has(infer_error(after), "operator domain 'com.test' is not supported"));
-  CHECK(has(infer_error(after), "--plugin DIR"));
+  CHECK_HAS(infer_error(after), "operator domain 'com.test' is not supported");
+  CHECK_HAS(infer_error(after), "--plugin DIR");
 }
 
 TEST_CASE("plugin: a node that breaks the op's rules is an error naming the node and the plugin") {
@@ -297,51 +305,51 @@ TEST_CASE("plugin: a node that breaks the op's rules is an error naming the node
     ScaleGraph s;
     s.n->remove_attr("k");
     const std::string e = infer_error(s);
-    CHECK(has(e, "node 'scale_node' (Scale, opset 1)"));
-    CHECK(has(e, where + ": the required attribute 'k' (int) is missing"));
+    CHECK_HAS(e, "node 'scale_node' (Scale, opset 1)");
+    CHECK_HAS(e, where + ": the required attribute 'k' (int) is missing");
   }
   {
     ScaleGraph s;
     s.n->set_attr_float("k", 2.0);
-    CHECK(has(infer_error(s), "attribute 'k' is float, the plugin declares int"));
+    CHECK_HAS(infer_error(s), "attribute 'k' is float, the plugin declares int");
   }
   {
     ScaleGraph s;
     s.n->set_attr_string("mode", "cube");
-    CHECK(has(infer_error(s), "attribute 'mode' is 'cube', not one of 'plain', 'square'"));
+    CHECK_HAS(infer_error(s), "attribute 'mode' is 'cube', not one of 'plain', 'square'");
   }
   {
     ScaleGraph s;
     s.n->set_attr_int("other", 1);
-    CHECK(has(infer_error(s), "attribute 'other' is not supported by Scale"));
+    CHECK_HAS(infer_error(s), "attribute 'other' is not supported by Scale");
   }
   {
     ScaleGraph s({1, 4, 3, 5}, 0);
-    CHECK(has(infer_error(s), where + ": check 'k >= 1' fails"));
+    CHECK_HAS(infer_error(s), where + ": check 'k >= 1' fails");
   }
   {
     ScaleGraph s;
     s.g.inputs()[1]->set_type(DType::float32, {5});
-    CHECK(has(infer_error(s), "check 'w[0] == x[1]' fails: w has one value per channel"));
+    CHECK_HAS(infer_error(s), "check 'w[0] == x[1]' fails: w has one value per channel");
   }
   {
     ScaleGraph s;
     s.g.inputs()[1]->set_type(DType::float16, {4});
-    CHECK(has(infer_error(s), "input 1 ('w') is float16, the plugin takes float32 (as x)"));
+    CHECK_HAS(infer_error(s), "input 1 ('w') is float16, the plugin takes float32 (as x)");
   }
   {
     ScaleGraph s({1, 4, 3, 5}, 2, DType::int64);
-    CHECK(has(infer_error(s), "input 0 ('x') is int64, the plugin takes float32, float16"));
+    CHECK_HAS(infer_error(s), "input 0 ('x') is int64, the plugin takes float32, float16");
   }
   {
     ScaleGraph s({1, 4, 3}, 2);
     s.n->set_attr_ints("pads", {1, 1});
-    CHECK(has(infer_error(s), "attribute 'pads' has 2 values, the plugin requires 1 ('rank(x) - 2')"));
+    CHECK_HAS(infer_error(s), "attribute 'pads' has 2 values, the plugin requires 1 ('rank(x) - 2')");
   }
   {
     ScaleGraph s({4}, 2);  // x[1] does not exist: the check says so
     const std::string e = infer_error(s);
-    CHECK(has(e, "check 'w[0] == x[1]': input 'x' has rank 1, no dim 1"));
+    CHECK_HAS(e, "check 'w[0] == x[1]': input 'x' has rank 1, no dim 1");
   }
 }
 
@@ -374,9 +382,9 @@ TEST_CASE("plugin: a shape rule that fails names the output and the item") {
     }
     return std::string("(no error)");
   };
-  CHECK(has(error({2, 4}), "node 'pick' (Pick): plugin 'test_ops'"));
-  CHECK(has(error({5, 4}), "the shape rule of output 'y', item 1 ('x[2]'): input 'x' has rank 2, no dim 2"));
-  CHECK(has(error({2, 4, 6}), "the shape rule of output 'y' gives the dim -1 (item 0, 'x[0] - 3')"));
+  CHECK_HAS(error({2, 4}), "node 'pick' (Pick, opset 17): plugin 'test_ops'");
+  CHECK_HAS(error({5, 4}), "the shape rule of output 'y', item 1 ('x[2]'): input 'x' has rank 2, no dim 2");
+  CHECK_HAS(error({2, 4, 6}), "the shape rule of output 'y' gives the dim -1 (item 0, 'x[0] - 3')");
   auto ok = graph({5, 4, 6});
   ops::infer_graph(*ok);
   CHECK(ok->outputs()[0]->shape() == Shape{2, 6});
@@ -395,69 +403,70 @@ TEST_CASE("plugin: every way a manifest can be wrong is an error naming the mani
   };
   const std::string op = R"("domain": "com.test", "header": "h.cuh", "kernel": "t::K",
       "inputs": [{"name": "x", "dtypes": ["float32"]}], "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])";
-  CHECK(has(error_of("{\"modelc_plugin\": 1,\n \"name\": \"a\",\n \"ops\": [}"), "not valid JSON (line 3, column 10)"));
-  CHECK(has(error_of("[1, 2]"), "expected an object"));
-  CHECK(has(error_of(R"({"name": "a", "ops": []})"), "\"modelc_plugin\": is required"));
-  CHECK(has(error_of(R"({"modelc_plugin": 2, "name": "a", "ops": []})"), "must be 1"));
-  CHECK(has(error_of(R"({"modelc_plugin": 1, "name": "a-b", "ops": []})"), "'a-b' is not a C identifier"));
-  CHECK(has(error_of(R"({"modelc_plugin": 1, "name": "a", "ops": []})"), "\"ops\": is empty"));
-  CHECK(has(error_of(R"({"modelc_plugin": 1, "name": "a", "ops": [], "extra": 1})"), "\"extra\": is not a field"));
-  CHECK(has(error_of(one_op("K", op + R"(, "workspce": 4)")), "ops[0] (K): \"workspce\": is not a field of this object"));
-  CHECK(has(error_of(one_op("K", op + R"(, "domain2": "x")")), "is not a field"));
-  CHECK(has(error_of(one_op("K-1", op)), "'K-1' is not an operator name"));
-  CHECK(has(error_of(one_op("K", R"("domain": "modelc", "header": "h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
-            "the 'modelc' domain is modelc's own"));
-  CHECK(has(error_of(one_op("K", R"("header": "../h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
-            "'../h.cuh' is not a path inside the plugin's folder"));
-  CHECK(has(error_of(one_op("K", R"("header": "/etc/passwd", "kernel": "t::K", "inputs": [], "outputs": [])")),
-            "is not a path inside the plugin's folder"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K<int>", "inputs": [], "outputs": [])")),
-            "'t::K<int>' is not a class template's name"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
-            "an op has at least one output"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float64"]}],
+  CHECK_HAS(error_of("{\"modelc_plugin\": 1,\n \"name\": \"a\",\n \"ops\": [}"), "not valid JSON (line 3, column 10)");
+  CHECK_HAS(error_of("[1, 2]"), "expected an object");
+  CHECK_HAS(error_of(R"({"name": "a", "ops": []})"), "\"modelc_plugin\": is required");
+  CHECK_HAS(error_of(R"({"modelc_plugin": 2, "name": "a", "ops": []})"), "must be 1");
+  CHECK_HAS(error_of(R"({"modelc_plugin": 1, "name": "a-b", "ops": []})"), "'a-b' is not a C identifier");
+  CHECK_HAS(error_of(R"({"modelc_plugin": 1, "name": "a", "ops": []})"), "\"ops\": is empty");
+  CHECK_HAS(error_of(R"({"modelc_plugin": 1, "name": "a", "extra": 1, "ops": [{"op": "K", )" + op + "}]}"),
+            "\"extra\": is not a field");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "workspce": 4)")), "ops[0] (K): \"workspce\": is not a field of this object");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "domain2": "x")")), "is not a field");
+  CHECK_HAS(error_of(one_op("K-1", op)), "'K-1' is not an operator name");
+  CHECK_HAS(error_of(one_op("K", R"("domain": "modelc", "header": "h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
+            "the 'modelc' domain is modelc's own");
+  CHECK_HAS(error_of(one_op("K", R"("header": "../h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
+            "'../h.cuh' is not a path inside the plugin's folder");
+  CHECK_HAS(error_of(one_op("K", R"("header": "/etc/passwd", "kernel": "t::K", "inputs": [], "outputs": [])")),
+            "is not a path inside the plugin's folder");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K<int>", "inputs": [], "outputs": [])")),
+            "'t::K<int>' is not a class template's name");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
+            "an op has at least one output");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float64"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "'float64' is neither an element type nor an earlier input"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["bfloat16"]}],
+            "'float64' is neither an element type nor an earlier input");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["bfloat16"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "plugin kernels do not take bfloat16 tensors"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": []}],
+            "plugin kernels do not take bfloat16 tensors");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": []}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "\"dtypes\": is empty"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "\"dtypes\": is empty");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "x", "dtype": "x", "shape": "x"}])")),
-            "'x' names two inputs, outputs or attributes"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "workspace", "dtypes": ["float32"]}],
+            "'x' names two inputs, outputs or attributes");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "workspace", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "y", "dtype": "float32", "shape": []}])")),
-            "'workspace' cannot name a Params field"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "'workspace' cannot name a Params field");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "y", "dtype": "z", "shape": "x"}])")),
-            "\"dtype\": 'z' is neither an element type nor an input"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "\"dtype\": 'z' is neither an element type nor an input");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "z"}])")),
-            "'z' is not an input"));
-  CHECK(has(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "'z' is not an input");
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": ["x[0] +"]}])")),
-            "outputs[0]: \"shape\"[0]\": the expression ends early at column 7 of 'x[0] +'"));
-  CHECK(has(error_of(one_op("K", op + R"(, "checks": ["y[0] > 1"])")), "'y[...]' indexes neither"));
-  CHECK(has(error_of(one_op("K", op + R"j(, "workspace": "numel(y) * 4 + alpha")j")), "'alpha' is neither an input"));
-  CHECK(has(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "string"}])")),
-            "\"values\": is required for a string attribute"));
-  CHECK(has(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "str"}])")), "'str' is not an attribute type"));
-  CHECK(has(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "int", "default": 1.5}])")),
-            "\"default\": expected an integer"));
-  CHECK(has(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "string", "values": ["a"], "default": "b"}])")),
-            "'b' is not one of its values"));
-  CHECK(has(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "int", "length": 2}])")),
-            "only a list attribute (ints, floats) has a length"));
-  CHECK(has(error_of(one_op("K", R"("header": "missing.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "outputs[0]: \"shape\"[0]: the expression ends early at column 7 of 'x[0] +'");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "checks": ["y[0] > 1"])")), "'y[...]' indexes neither");
+  CHECK_HAS(error_of(one_op("K", op + R"j(, "workspace": "numel(y) * 4 + alpha")j")), "'alpha' is neither an input");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "string"}])")),
+            "\"values\": is required for a string attribute");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "str"}])")), "'str' is not an attribute type");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "int", "default": 1.5}])")),
+            "\"default\": expected an integer");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "string", "values": ["a"], "default": "b"}])")),
+            "'b' is not one of its values");
+  CHECK_HAS(error_of(one_op("K", op + R"(, "attributes": [{"name": "m", "type": "int", "length": 2}])")),
+            "only a list attribute (ints, floats) has a length");
+  CHECK_HAS(error_of(one_op("K", R"("header": "missing.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "missing.cuh': the plugin header does not exist"));
-  CHECK(has(error_of(one_op("Relu", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
+            "missing.cuh': the plugin header does not exist");
+  CHECK_HAS(error_of(one_op("Relu", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float32"]}],
                                        "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "the op Relu is built into modelc (default ONNX domain): a plugin cannot replace it"));
-  CHECK(has(error_of(R"({"modelc_plugin": 1, "name": "a", "ops": [{"op": "K", )" + op + R"(}, {"op": "K", )" + op + "}]}"),
-            "the op com.test.K is defined twice"));
+            "the op Relu is built into modelc (default ONNX domain): a plugin cannot replace it");
+  CHECK_HAS(error_of(R"({"modelc_plugin": 1, "name": "a", "ops": [{"op": "K", )" + op + R"(}, {"op": "K", )" + op + "}]}"),
+            "the op com.test.K is defined twice");
   // Nothing of a plugin that failed is registered.
   CHECK_FALSE(ops::OpRegistry::instance().knows("K", "com.test"));
   CHECK(loaded_plugins().empty());
@@ -465,7 +474,7 @@ TEST_CASE("plugin: every way a manifest can be wrong is an error naming the mani
   // Missing, a file that is not a manifest, and two plugins of one name or one op.
   CHECK_THROWS_WITH_AS(load_plugin("/nonexistent/plugin"), doctest::Contains("the plugin does not exist"), Error);
   PluginDir empty;
-  CHECK(has(load_error(empty), "plugin.json': the plugin's manifest does not exist"));
+  CHECK_HAS(load_error(empty), "plugin.json': the plugin's manifest does not exist");
   PluginDir first, second, third;
   first.manifest(R"({"modelc_plugin": 1, "name": "same", "ops": [{"op": "K", )" + op + "}]}");
   first.header("h.cuh", "");
@@ -474,8 +483,8 @@ TEST_CASE("plugin: every way a manifest can be wrong is an error naming the mani
   third.manifest(R"({"modelc_plugin": 1, "name": "other", "ops": [{"op": "K", )" + op + "}]}");
   third.header("h.cuh", "");
   load_plugin(first.path());
-  CHECK(has(load_error(second), "'same' is the name of another plugin already loaded"));
-  CHECK(has(load_error(third), "the op com.test.K is defined by plugin 'same'"));
+  CHECK_HAS(load_error(second), "'same' is the name of another plugin already loaded");
+  CHECK_HAS(load_error(third), "the op com.test.K is defined by plugin 'same'");
 }
 
 TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel and reports it") {
@@ -503,7 +512,7 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   CHECK(k.family == "plugin");
   CHECK(k.workspace_bytes == 256);
   CHECK(k.workspace.dtype != DType::undefined);
-  CHECK(has(k.note, "plugin 'test_ops' (scale.cuh): test::Scale; workspace 256 bytes"));
+  CHECK_HAS(k.note, "plugin 'test_ops' (scale.cuh): test::Scale; workspace 256 bytes");
 
   EmitOptions eo;
   eo.source = "plugged.onnx";
@@ -514,16 +523,16 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   CHECK(files.count("kernels/plugins/test_ops/detail/helper.cuh"));
   CHECK(files.count("kernels/plugin.cuh"));
   const std::string& cu = files.at("plugged.cu");
-  CHECK(has(cu, "#include \"kernels/plugins/test_ops/scale.cuh\""));
-  CHECK(has(cu, "using plugged_k0_t = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>"));
-  CHECK(has(cu, "p.x = static_cast<const float*>(inputs[0]);"));
-  CHECK(has(cu, "p.w = static_cast<const float*>(inputs[1]);"));
-  CHECK(has(cu, "p.y = static_cast<float*>(outputs[0]);"));
-  CHECK(has(cu, "p.count = static_cast<int64_t*>(outputs[1]);"));
-  CHECK(has(cu, "p.pads[1] = 4;"));
-  CHECK(has(cu, "p.workspace = static_cast<void*>(reinterpret_cast<float*>(arena + "));
-  CHECK(has(cu, "::Params::pads)>() >= 2"));
-  CHECK(has(files.at("Makefile"), "kernels/plugins/*/*"));
+  CHECK_HAS(cu, "#include \"kernels/plugins/test_ops/scale.cuh\"");
+  CHECK_HAS(cu, "using plugged_k0_t = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>");
+  CHECK_HAS(cu, "p.x = static_cast<const float*>(inputs[0]);");
+  CHECK_HAS(cu, "p.w = static_cast<const float*>(inputs[1]);");
+  CHECK_HAS(cu, "p.y = static_cast<float*>(outputs[0]);");
+  CHECK_HAS(cu, "p.count = static_cast<int64_t*>(outputs[1]);");
+  CHECK_HAS(cu, "p.pads[1] = 4;");
+  CHECK_HAS(cu, "p.workspace = static_cast<void*>(reinterpret_cast<float*>(arena + ");
+  CHECK_HAS(cu, "::Params::pads)>() >= 2");
+  CHECK_HAS(files.at("Makefile"), "find kernels/plugins -type f");
 
   const nlohmann::json report = nlohmann::json::parse(files.at("report.json"));
   const nlohmann::json& kj = report.at("kernels").at(0);
@@ -536,14 +545,14 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   CHECK(kj.at("plugin").at("workspace_bytes") == 256);
   CHECK(kj.at("flops") == 2 * 8 * 15);
   const std::string& md = files.at("report.md");
-  CHECK(has(md, "## Plugins"));
-  CHECK(has(md, "| k0 | com.test.Scale | scale_node | test_ops | scale.cuh | `test::Scale<"));
+  CHECK_HAS(md, "## Plugins");
+  CHECK_HAS(md, "| k0 | com.test.Scale | scale_node | test_ops | scale.cuh | `test::Scale<");
   CHECK_FALSE(has(md, p.path()));  // the report names no folder of this machine
 
   // The reference run's helper: the same instantiation and fields.
   const std::string helper = helper_source(*plugin_op(*s.n), *s.n);
-  CHECK(has(helper, "#include \"plugins/test_ops/scale.cuh\""));
-  CHECK(has(helper, "using K = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>"));
-  CHECK(has(helper, "p.pads[1] = 4;"));
-  CHECK(has(helper, "p.workspace = ws;"));
+  CHECK_HAS(helper, "#include \"plugins/test_ops/scale.cuh\"");
+  CHECK_HAS(helper, "using K = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>");
+  CHECK_HAS(helper, "p.pads[1] = 4;");
+  CHECK_HAS(helper, "p.workspace = ws;");
 }

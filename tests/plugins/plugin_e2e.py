@@ -13,7 +13,8 @@ drops the last dim), in a model built here with onnx.helper:
     median -> ScaledSoftplus (alpha 0.5)                             -> soft2  (an output)
 
 It compiles the model with --plugin (the plugin's headers in kernels/plugins/example_ops/, three
-plugin kernels in report.json with engine "plugin", RowMedian's workspace, the report.md rows),
+plugin kernels in report.json with engine "plugin", RowMedian's workspace, the report.md rows; the
+folder compiled with nvcc for sm_75 where nvcc is installed),
 runs `modelc verify --emulate` (the emitted program against the reference, which for a plugin op is
 the plugin's kernel run on the emulation) plain and with --fp16, and compares both the emitted
 program's outputs and the reference's with an independent numpy computation of the model, so a
@@ -186,6 +187,14 @@ def case_example(a):
                  "| plugin | RowMedian | median_rows |"):
         if part not in md:
             fail("report.md lacks %r" % part)
+
+    # The plugin's headers compile with nvcc too, in the emitted folder (host warnings as errors),
+    # where nvcc is installed (no GPU needed).
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
+    if nvcc:
+        run(["make", "-C", out, "-j", str(a.jobs), "objs", "ARCHS=75", "MODELC_WERROR=1", "NVCC=" + nvcc])
+    else:
+        print("note: nvcc not found: the emitted folder was not compiled for the GPU")
 
     # 2. verify --emulate: the program against the reference (the plugin run on the emulation), then
     # both against numpy.
