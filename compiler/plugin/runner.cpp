@@ -217,11 +217,17 @@ class Work {
       std::vector<std::string> cmd = flags(data);
       cmd.insert(cmd.end(), {"-c", data + "/runtime_stub/host/" + src + ".cpp", "-o", obj});
       const double timeout = timeout_seconds();
-      const Outcome o = run_process(cmd, timeout);
+      const char* hint = "plugins' reference runs need g++ (or $CXX) and Boost.Context (scripts/setup.sh installs them)";
+      Outcome o;
+      try {
+        o = run_process(cmd, timeout);
+      } catch (const Error& e) {
+        throw Error("cannot build the host emulation for the plugins' reference runs: " + e.message(), hint);
+      }
       if (o.status != 0 || o.timed_out) {
         throw Error("cannot build the host emulation for the plugins' reference runs: " + compiler() + " " +
                         status_text(o, timeout) + ":\n" + excerpt(o.output, 20),
-                    "plugins' reference runs need g++ (or $CXX) and Boost.Context (scripts/setup.sh installs them)");
+                    hint);
       }
       objs.push_back(obj);
     }
@@ -410,9 +416,11 @@ std::vector<Tensor> run_on_emulation(const PluginOp& op, const Node& n, const op
   if (o.status != 0 || o.timed_out) {
     std::error_code ec;
     fs::remove_all(run_dir, ec);
-    throw error("the kernel failed on the host emulation (the reference run " + status_text(o, timeout) + "):\n" +
-                    excerpt(o.output, 30),
-                "the emulation checks shared-memory races and out-of-range launches; fix " + header_path);
+    throw error("the kernel failed on the host emulation (the reference run " + status_text(o, timeout) + ")" +
+                    (o.output.empty() ? std::string() : ":\n" + excerpt(o.output, 30)),
+                o.timed_out ? "a kernel that never finishes: a loop, or a barrier some threads of a block never reach; "
+                              "fix " + header_path + " (MODELC_PLUGIN_TIMEOUT sets the limit)"
+                            : "the emulation checks shared-memory races and out-of-range launches; fix " + header_path);
   }
   std::vector<Tensor> out;
   for (std::size_t i = 0; i < op.outputs.size(); ++i) {
