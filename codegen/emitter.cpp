@@ -808,6 +808,22 @@ std::string weights_asm(const Model& m) {
   return a;
 }
 
+// The files a header includes with quotes (#include "x.cuh"), in order.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> r;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t a = line.find_first_not_of(" \t");
+    if (a == std::string::npos || line.compare(a, 1, "#") != 0) continue;
+    const std::size_t inc = line.find("include", a);
+    const std::size_t q1 = line.find('"', a);
+    if (inc == std::string::npos || q1 == std::string::npos || q1 < inc) continue;
+    const std::size_t q2 = line.find('"', q1 + 1);
+    if (q2 != std::string::npos) r.push_back(line.substr(q1 + 1, q2 - q1 - 1));
+  }
+  return r;
+}
+
 // Copies of templates/ headers, with the templates they include (#include "x.cuh"), transitively.
 void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, std::map<std::string, std::string>& files) {
   std::set<std::string> done;
@@ -822,16 +838,7 @@ void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, s
     }
     const std::string text = read_text_file(p);
     files["kernels/" + h] = text;
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      const std::size_t a = line.find_first_not_of(" \t");
-      if (a == std::string::npos || line.compare(a, 1, "#") != 0) continue;
-      const std::size_t inc = line.find("include", a);
-      const std::size_t q1 = line.find('"', a);
-      if (inc == std::string::npos || q1 == std::string::npos || q1 < inc) continue;
-      const std::size_t q2 = line.find('"', q1 + 1);
-      if (q2 == std::string::npos) continue;
-      const std::string dep = line.substr(q1 + 1, q2 - q1 - 1);
+    for (const std::string& dep : quoted_includes(text)) {
       if (fs::is_regular_file(templates / dep)) todo.insert(dep);  // else: device.h, in runtime/
     }
   }
@@ -980,9 +987,13 @@ std::map<std::string, std::string> render_model(const Schedule& s, const EmitOpt
   files["report.json"] = report_json(s, info);
   files["report.md"] = report_markdown(s, info);
   add_runtime(data / "runtime_stub", files);
+  // A plugin's headers (KernelLaunches::own_headers), and the templates they include.
   for (const auto& [path, text] : own_headers) {
     headers.erase(path);
     files["kernels/" + path] = text;
+    for (const std::string& dep : quoted_includes(text)) {
+      if (!own_headers.count(dep) && fs::is_regular_file(data / "templates" / dep)) headers.insert(dep);
+    }
   }
   if (!headers.empty()) add_kernel_headers(data / "templates", headers, files);
   return files;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands/commands.h"
 #include "codegen/emitter.h"
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
@@ -491,7 +492,8 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   Unload unload;
   PluginDir p;
   p.manifest(one_op("Scale", kScaleOp));
-  p.header("scale.cuh", "#pragma once\n#include \"plugin.cuh\"\n#include \"detail/helper.cuh\"\n");
+  p.header("scale.cuh",
+           "#pragma once\n#include \"plugin.cuh\"\n#include \"tensor_index.cuh\"\n#include \"detail/helper.cuh\"\n");
   fs::create_directories(fs::path(p.path()) / "detail");
   p.header("detail/helper.cuh", "#pragma once\n");
   // "headers": the files the op's header includes, copied beside it.
@@ -522,6 +524,7 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   CHECK(files.at("kernels/plugins/test_ops/scale.cuh") == test::read_bytes(p.dir / "scale.cuh"));
   CHECK(files.count("kernels/plugins/test_ops/detail/helper.cuh"));
   CHECK(files.count("kernels/plugin.cuh"));
+  CHECK(files.count("kernels/tensor_index.cuh"));  // a template the plugin's header includes
   const std::string& cu = files.at("plugged.cu");
   CHECK_HAS(cu, "#include \"kernels/plugins/test_ops/scale.cuh\"");
   CHECK_HAS(cu, "using plugged_k0_t = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>");
@@ -555,4 +558,26 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   CHECK_HAS(helper, "using K = test::Scale<mc::plugin::Tensor<float, 1, 4, 3, 5>");
   CHECK_HAS(helper, "p.pads[1] = 4;");
   CHECK_HAS(helper, "p.workspace = ws;");
+}
+
+TEST_CASE("plugin: list-ops --plugin lists the plugin's ops after the table, not in it") {
+  Unload unload;
+  const std::string before = cli::list_ops_text(false);
+  PluginDir p;
+  // Two ops: one of its own domain, one of the default ONNX domain that modelc lacks.
+  p.manifest(R"j({"modelc_plugin": 1, "name": "test_ops", "ops": [
+      {"op": "Scale", "domain": "com.test", "doc": "scales x", "header": "h.cuh", "kernel": "t::Scale", "fp16": true,
+       "inputs": [{"name": "x", "dtypes": ["float32"]}], "outputs": [{"name": "y", "dtype": "x", "shape": "x"}]},
+      {"op": "MyDefaultOp", "header": "h.cuh", "kernel": "t::Other",
+       "inputs": [{"name": "x", "dtypes": ["float32"]}], "outputs": [{"name": "y", "dtype": "x", "shape": "x"}]}]})j");
+  p.header("h.cuh", "");
+  load_plugin(p.path());
+  const std::string text = cli::list_ops_text(false);
+  CHECK_HAS(text, "plugin operators (--plugin)\n  com.test.Scale  (plugin 'test_ops', h.cuh, fp16): scales x\n");
+  CHECK_HAS(text, "  MyDefaultOp  (plugin 'test_ops', h.cuh, fp32)\n");
+  CHECK(text.rfind("MyDefaultOp") == text.find("MyDefaultOp"));  // once: not in the table
+  CHECK(text.substr(0, before.size()) == before);  // the table and its counts unchanged
+  CHECK_HAS(cli::list_ops_text(true), "## Plugin operators\n\n| Operator | Plugin | Precision | Description |");
+  unload_plugins();
+  CHECK(cli::list_ops_text(false) == before);
 }
