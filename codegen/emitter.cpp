@@ -249,6 +249,7 @@ std::string header_name(const std::string& h) {
 
 struct KernelCode {
   std::set<std::string> headers;          // kernels/ headers the file includes
+  std::map<std::string, std::string> own_headers;  // kernels/ headers that are not templates (plugins'): path -> text
   std::vector<std::string> declarations;  // the families' declarations: deduplicated, in order of first use
   std::string entries;                    // per distinct instantiation: its alias and entry point
   std::string body;                       // the statements of the enqueue function
@@ -415,6 +416,8 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
       throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
+    code.headers.insert(kl.includes.begin(), kl.includes.end());
+    code.own_headers.insert(kl.own_headers.begin(), kl.own_headers.end());
     if (!kl.declarations.empty() && seen.insert(kl.declarations).second) code.declarations.push_back(kl.declarations);
     code.body += "\n" + kernel_comment(*k);
     const std::string stream = stream_of(k->stream);
@@ -975,6 +978,22 @@ std::string weights_asm(const Model& m) {
   return a;
 }
 
+// The files a header includes with quotes (#include "x.cuh"), in order.
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> r;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t a = line.find_first_not_of(" \t");
+    if (a == std::string::npos || line.compare(a, 1, "#") != 0) continue;
+    const std::size_t inc = line.find("include", a);
+    const std::size_t q1 = line.find('"', a);
+    if (inc == std::string::npos || q1 == std::string::npos || q1 < inc) continue;
+    const std::size_t q2 = line.find('"', q1 + 1);
+    if (q2 != std::string::npos) r.push_back(line.substr(q1 + 1, q2 - q1 - 1));
+  }
+  return r;
+}
+
 // Copies of templates/ headers, with the templates they include (#include "x.cuh"), transitively.
 void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, std::map<std::string, std::string>& files) {
   std::set<std::string> done;
@@ -989,16 +1008,7 @@ void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, s
     }
     const std::string text = read_text_file(p);
     files["kernels/" + h] = text;
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      const std::size_t a = line.find_first_not_of(" \t");
-      if (a == std::string::npos || line.compare(a, 1, "#") != 0) continue;
-      const std::size_t inc = line.find("include", a);
-      const std::size_t q1 = line.find('"', a);
-      if (inc == std::string::npos || q1 == std::string::npos || q1 < inc) continue;
-      const std::size_t q2 = line.find('"', q1 + 1);
-      if (q2 == std::string::npos) continue;
-      const std::string dep = line.substr(q1 + 1, q2 - q1 - 1);
+    for (const std::string& dep : quoted_includes(text)) {
       if (fs::is_regular_file(templates / dep)) todo.insert(dep);  // else: device.h, in runtime/
     }
   }
@@ -1115,6 +1125,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
 
   std::map<std::string, std::string> files;
   std::set<std::string> headers;
+  std::map<std::string, std::string> own_headers;  // a plugin's headers: path -> text
   std::vector<std::string> extra_sources;  // the profiles' files and parts, in order
   std::vector<std::map<std::string, std::vector<std::string>>> launches(m.profiles.size());
   const WeightNames weight_names(s.weights);
@@ -1129,6 +1140,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
       for (const Kernel& k : u.s->kernels) all.push_back(&k);
       KernelCode code = kernel_code(u.prefix, all, pointers);
       headers.insert(code.headers.begin(), code.headers.end());
+      own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i] = code.launches;
       if (m.multi()) {
         uc.own_file = true;
@@ -1144,6 +1156,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     for (std::size_t p = 0; p < u.parts.size(); ++p) {
       const KernelCode code = kernel_code(u.prefix, u.parts[p], pointers);
       headers.insert(code.headers.begin(), code.headers.end());
+      own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i].insert(code.launches.begin(), code.launches.end());
       const std::string file = u.prefix + "_part" + std::to_string(p) + ".cu";
       files[file] = part_file(m, u, static_cast<int>(p), code);
@@ -1200,6 +1213,14 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     files["report.md"] = report_markdown_profiles(reports);
   }
   add_runtime(data / "runtime_stub", files);
+  // A plugin's headers (KernelLaunches::own_headers), and the templates they include.
+  for (const auto& [path, text] : own_headers) {
+    headers.erase(path);
+    files["kernels/" + path] = text;
+    for (const std::string& dep : quoted_includes(text)) {
+      if (!own_headers.count(dep) && fs::is_regular_file(data / "templates" / dep)) headers.insert(dep);
+    }
+  }
   if (!headers.empty()) add_kernel_headers(data / "templates", headers, files);
   if (sources) {
     sources->assign({n + ".cu"});

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,10 @@ struct KernelLaunches {
   std::string declarations;
   /// Why nothing runs when `launches` is empty ("the output is empty"), for the comment.
   std::string nothing_to_run;
+  /// Headers of the kernel's own, beside modelc's templates (a plugin's, codegen/families/plugin.cpp):
+  /// path under kernels/ -> text, copied into the folder; the code includes `includes` of them.
+  std::map<std::string, std::string> own_headers;
+  std::vector<std::string> includes;
 };
 
 /// A kernel of one launch.

@@ -12,6 +12,7 @@
 #include "ops/fused.h"
 #include "ops/quantize.h"
 #include "ops/registry.h"
+#include "plugin/plugin.h"
 #include "schedule/target.h"
 #include "support/error.h"
 
@@ -170,6 +171,35 @@ std::string tile_text(const Kernel& k) {
   std::string s;
   for (const auto& [key, value] : tactic_fields(tactic)) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
   return s;
+}
+
+// A plugin kernel (compiler/plugin/plugin.h): which plugin, op, header and instantiation.
+Json plugin_json(const Kernel& k) {
+  const plugin::PluginOp& op = plugin::plugin_op_of(*k.node);
+  return {{"name", op.plugin->name},
+          {"op", op.op},
+          {"domain", op.domain},
+          {"header", op.header},
+          {"kernel", op.kernel},
+          {"instantiation", plugin::instantiate(op, *k.node).type},
+          {"workspace_bytes", k.workspace_bytes}};
+}
+
+// report.md's "Plugins": each plugin kernel, what it runs and from where.
+std::string plugins_markdown(const Schedule& s) {
+  std::string rows;
+  for (const Kernel& k : s.kernels) {
+    if (k.family != "plugin" || !k.node) continue;
+    const plugin::PluginOp& op = plugin::plugin_op_of(*k.node);
+    rows += "| " + k.id + " | " + cell(op.qualified()) + " | " + cell(nodes_text(k)) + " | " + cell(op.plugin->name) +
+            " | " + cell(op.header) + " | `" + cell(plugin::instantiate(op, *k.node).type) + "` | " +
+            grouped(k.workspace_bytes) + " |\n";
+  }
+  if (rows.empty()) return "";
+  return "\n## Plugins\n\nCustom operators (`--plugin`, docs/PLUGINS.md): the plugin's own kernel, launched like every "
+         "template; its header is in kernels/plugins/.\n\n| id | op | nodes | plugin | header | kernel | workspace bytes "
+         "|\n|---|---|---|---|---|---|---:|\n" +
+         rows;
 }
 
 }  // namespace
@@ -514,6 +544,10 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       const std::string epi = epilogue_text(k);
       if (!epi.empty()) kj["epilogue"] = epi;
     }
+    if (k.family == "plugin" && k.node) {
+      kj["engine"] = "plugin";
+      kj["plugin"] = plugin_json(k);
+    }
     auto launched = info.launches.find(k.id);
     kj["launches"] = launched == info.launches.end() ? Json::array() : Json(launched->second);
     kj["flops"] = kernel_flops(k);
@@ -685,6 +719,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }
+  m += plugins_markdown(s);
   m += roofline_markdown(s);
   m += streams_markdown(s);
   m += concats_markdown(s.concats);

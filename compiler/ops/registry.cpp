@@ -11,6 +11,11 @@ OpRegistry& OpRegistry::instance() {
 
 void OpRegistry::add(OpDef def) { defs_.push_back(std::move(def)); }
 
+void OpRegistry::remove(const std::string& op, const std::string& domain) {
+  defs_.erase(std::remove_if(defs_.begin(), defs_.end(), [&](const OpDef& d) { return d.name == op && d.domain == domain; }),
+              defs_.end());
+}
+
 const OpDef* OpRegistry::find(const std::string& op, int opset, const std::string& domain) const {
   const OpDef* best = nullptr;
   for (const OpDef& d : defs_) {
@@ -41,8 +46,12 @@ const OpDef& lookup(const Node& n) {
     throw n.error("internal op " + n.op() + " of the '" + std::string(kModelcDomain) + "' domain is not registered");
   }
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
+    if (n.domain() != kModelcDomain) {  // a plugin's op (--plugin DIR)
+      if (const OpDef* d = OpRegistry::instance().find(n.op(), n.opset(), n.domain())) return *d;
+    }
     throw n.error("operator domain '" + n.domain() + "' is not supported (only the default ONNX domain is)",
-                  "re-export the model without custom or contrib operators");
+                  "re-export the model without custom or contrib operators, or implement " + n.domain() + "." +
+                      n.op() + " as a plugin (--plugin DIR, docs/PLUGINS.md)");
   }
   const OpRegistry& r = OpRegistry::instance();
   if (const OpDef* d = r.find(n.op(), n.opset())) return *d;
@@ -51,7 +60,8 @@ const OpDef& lookup(const Node& n) {
                   "re-export the model at a newer opset");
   }
   throw n.error("operator " + n.op() + " is not supported",
-                "see docs/operators.md for the supported operators; re-export the model without it");
+                "see docs/operators.md for the supported operators; re-export the model without it, or implement "
+                "it as a plugin (--plugin DIR, docs/PLUGINS.md)");
 }
 
 void validate_node(const Node& n, const OpDef& def) {

@@ -6,6 +6,7 @@
 // and roles, fusion class, kernel templates). docs/operators.md is generated from this table.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -109,7 +110,10 @@ struct OpDef {
 class OpRegistry {
  public:
   static OpRegistry& instance();
+  /// Adds a form (references to the forms already added stay valid).
   void add(OpDef def);
+  /// Removes every form of an op added with add() (a plugin's ops, compiler/plugin/plugin.h).
+  void remove(const std::string& op, const std::string& domain);
   /// The form in force at `opset`: the highest `since` <= opset. Null when none.
   /// `domain`: "" for the default ONNX domain, kModelcDomain for internal ops.
   const OpDef* find(const std::string& op, int opset, const std::string& domain = "") const;
@@ -120,7 +124,7 @@ class OpRegistry {
   std::vector<const OpDef*> all(const std::string& domain = "") const;
 
  private:
-  std::vector<OpDef> defs_;
+  std::deque<OpDef> defs_;
 };
 
 /// The form for a node; throws Error naming the node, op and opset when the
@@ -129,7 +133,8 @@ class OpRegistry {
 /// looked up among the internal ops only when a pass made it, which such a node
 /// shows by recording the ONNX nodes it covers (Node::covers, never set by the
 /// frontend): a model file that uses the "modelc" domain is refused like any
-/// other non-ONNX domain.
+/// other non-ONNX domain. Another domain's op is found when a plugin registered it
+/// (compiler/plugin/plugin.h: `--plugin DIR`).
 const OpDef& lookup(const Node& n);
 
 /// Checks a node against its OpDef: input/output counts, unknown attributes,

@@ -46,7 +46,8 @@ const std::vector<RegisterFn>& all_commands();
 
 // ---- options shared by the commands that load a model -------------------------
 
-/// --shape NAME=1x3x224x224 (repeatable), --bind NAME=FILE (repeatable), --batch N, --no-onnx-checks.
+/// --shape NAME=1x3x224x224 (repeatable), --bind NAME=FILE (repeatable), --batch N, --no-onnx-checks,
+/// --plugin DIR (repeatable).
 ///
 /// Batch profiles: `--batch 1,8,32` (or `--batch 1..32`: 1, the powers of two between, 32), or a
 /// --shape whose first dim is a range `NAME=1..32x3x224x224` or a list `NAME=1/8/32x3x224x224`,
@@ -57,6 +58,7 @@ struct LoadFlags {
   std::vector<std::string> binds;  ///< LoadOptions::bind
   std::string batch;  ///< --batch as given: "8", "1,8,32" or "1..32"; "" when absent
   bool no_onnx_checks = false;
+  std::vector<std::string> plugins;  ///< compiler/plugin/plugin.h: ops added to the table for this run
 };
 /// The most batch profiles one compile takes (each is a whole compile).
 constexpr int kMaxBatchProfiles = 16;
@@ -67,7 +69,8 @@ void add_load_flags(CLI::App& sub, LoadFlags& flags);
 std::vector<int64_t> batch_profiles(const LoadFlags& flags);
 /// \brief The LoadOptions the flags say, for `batch` (one of batch_profiles(); 0: the one batch
 /// the flags give, a usage error when they give several). Throws CLI::ValidationError (a usage
-/// error) for a malformed or repeated --shape.
+/// error) for a malformed or repeated --shape. Loads the --plugin folders (their ops join the op
+/// table; loading one again does nothing), throwing Error for a plugin that cannot be loaded.
 LoadOptions load_options(const LoadFlags& flags, int64_t batch = 0);
 /// \brief A --shape argument: "NAME=1x3x224x224" (split at the last '='), or with batch profiles as
 /// its first dim, "NAME=1..32x3x224x224" / "NAME=1/8/32x3x224x224" (`batches` ascending, the

@@ -120,8 +120,9 @@ std::string inspect_report(const LoadResult& r, bool verbose) {
       continue;
     }
     if (folded) continue;
-    const ops::OpDef* def = ops::OpRegistry::instance().find(n.op(), n.opset());
-    if (!def || !n.domain().empty()) continue;
+    // The node's own domain: a plugin's op (--plugin) counts by its manifest's "flops".
+    const ops::OpDef* def = ops::OpRegistry::instance().find(n.op(), n.opset(), n.domain());
+    if (!def || n.domain() == ops::kModelcDomain) continue;
     int64_t f = 0;
     try {
       f = def->flops ? def->flops(n) : 0;

@@ -4,12 +4,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
 #include "ops/registry.h"
+#include "plugin/plugin.h"
 
 namespace modelc::cli {
 
@@ -53,7 +55,15 @@ struct Row {
 // range each form covers: "7-12, 13+".
 std::vector<Row> rows() {
   std::map<std::string, std::vector<const ops::OpDef*>> by_op;  // all() is sorted by name, then since
-  for (const ops::OpDef* d : ops::OpRegistry::instance().all()) by_op[d->name].push_back(d);
+  std::set<std::string> plugged;  // a plugin's ops of the default domain: listed apart (plugin_ops_text)
+  for (const plugin::Plugin* p : plugin::loaded_plugins()) {
+    for (const plugin::PluginOp& op : p->ops) {
+      if (op.domain.empty()) plugged.insert(op.op);
+    }
+  }
+  for (const ops::OpDef* d : ops::OpRegistry::instance().all()) {
+    if (!plugged.count(d->name)) by_op[d->name].push_back(d);
+  }
   std::vector<Row> r;
   for (const auto& [name, forms] : by_op) {
     Row row;
@@ -92,13 +102,39 @@ std::string md_escape(const std::string& s) {
 
 struct ListOps {
   bool markdown = false;
+  std::vector<std::string> plugins;
 };
+
+// The loaded plugins' ops (`list-ops --plugin DIR`): op, plugin, precision, description.
+std::string plugin_ops_text(bool markdown) {
+  std::ostringstream os;
+  const std::vector<const plugin::Plugin*> plugins = plugin::loaded_plugins();
+  if (plugins.empty()) return "";
+  os << (markdown ? "\n## Plugin operators\n\n| Operator | Plugin | Precision | Description |\n|---|---|---|---|\n"
+                  : "\nplugin operators (--plugin)\n");
+  for (const plugin::Plugin* p : plugins) {
+    for (const plugin::PluginOp& op : p->ops) {
+      const std::string precision = op.fp16 ? "fp16" : "fp32";
+      if (markdown) {
+        os << "| " << md_escape(op.qualified()) << " | " << md_escape(p->name) << " | " << precision << " | "
+           << md_escape(op.doc) << " |\n";
+      } else {
+        os << "  " << op.qualified() << "  (plugin '" << p->name << "', " << op.header << ", " << precision << ")"
+           << (op.doc.empty() ? "" : ": " + op.doc) << "\n";
+      }
+    }
+  }
+  return os.str();
+}
 
 }  // namespace
 
 std::string list_ops_text(bool markdown) {
   const std::vector<Row> table = rows();
   std::size_t forms = ops::OpRegistry::instance().all().size();
+  for (const plugin::Plugin* p : plugin::loaded_plugins()) {
+    for (const plugin::PluginOp& op : p->ops) forms -= op.domain.empty() ? 1 : 0;  // listed apart, one form each
+  }
   std::ostringstream os;
   const std::vector<std::string> head = {"Operator", "Opsets", "Family", "Precision", "Fusion", "Layout", "Kernel",
                                          "Description"};
@@ -133,7 +169,12 @@ std::string list_ops_text(bool markdown) {
        << "- **Layout**: `agnostic` follows its inputs; `channels` has an NHWC form; `nchw` forces\n"
        << "  NCHW around it.\n"
        << "- **Kernel**: the template family that runs it; `view` is a reinterpretation of the\n"
-       << "  buffer, `none` is always folded at compile time.\n";
+       << "  buffer, `none` is always folded at compile time.\n"
+       << "\n"
+       << "An operator modelc lacks (of any domain) can be added for one compile as a plugin: a manifest\n"
+       << "that describes it and a CUDA header with its kernel (`--plugin DIR`, docs/PLUGINS.md). Plugin\n"
+       << "ops are not listed here; they run on the `plugin` family.\n";
+    os << plugin_ops_text(true);
     return os.str();
   }
   std::vector<std::size_t> w(head.size());
@@ -153,6 +194,7 @@ std::string list_ops_text(bool markdown) {
   line(head);
   for (const Row& r : table) line(cells(r));
   os << "\n" << table.size() << " operators, " << forms << " opset forms\n";
+  os << plugin_ops_text(false);
   return os.str();
 }
 
@@ -160,8 +202,12 @@ void register_list_ops(CLI::App& app, RunFn& run) {
   auto a = std::make_shared<ListOps>();
   CLI::App* sub = app.add_subcommand("list-ops", "list the supported operators (the op registry)");
   sub->add_flag("--markdown", a->markdown, "print docs/operators.md");
+  sub->add_option("--plugin", a->plugins, "list a plugin's operators too, repeatable (docs/PLUGINS.md)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
   sub->callback([a, &run] {
     run = [a] {
+      plugin::load_plugins(a->plugins);
       std::cout << list_ops_text(a->markdown);
       return 0;
     };

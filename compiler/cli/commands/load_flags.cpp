@@ -1,11 +1,12 @@
-// compiler/cli/commands/load_flags.cpp — --shape / --bind / --batch / --no-onnx-checks, and the batch
-// profiles they ask for (--batch 1,8,32; --shape NAME=1..32x3x224x224 or NAME=1/8/32x3x224x224).
+// compiler/cli/commands/load_flags.cpp — --shape / --bind / --batch / --no-onnx-checks / --plugin, and
+// the batch profiles they ask for (--batch 1,8,32; --shape NAME=1..32x3x224x224 or NAME=1/8/32x3x224x224).
 #include <algorithm>
 #include <set>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "plugin/plugin.h"
 #include "support/error.h"
 
 namespace modelc::cli {
@@ -128,6 +129,10 @@ void add_load_flags(CLI::App& sub, LoadFlags& flags) {
           },
           "");
   sub.add_flag("--no-onnx-checks", flags.no_onnx_checks, "skip ONNX's checker and shape inference");
+  sub.add_option("--plugin", flags.plugins,
+                 "custom operators for this run, repeatable: a folder holding plugin.json (docs/PLUGINS.md)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
 }
 
 std::vector<int64_t> batch_profiles(const LoadFlags& flags) {
@@ -182,6 +187,7 @@ LoadOptions load_options(const LoadFlags& flags, int64_t batch) {
   o.bind = flags.binds;
   o.batch = profiles.empty() ? 0 : batch;
   o.onnx_checks = !flags.no_onnx_checks;
+  plugin::load_plugins(flags.plugins);
   return o;
 }
 
