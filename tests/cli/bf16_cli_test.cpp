@@ -47,7 +47,7 @@ TEST_CASE("--bf16: usage rules on the compile command, run-reference and verify"
   }
   Result r = run_modelc(dir, "m.onnx --keep-fp32 sig");
   CHECK(r.code == 2);
-  CHECK(has(r.err, "--keep-fp32 requires --fp16 or --bf16"));
+  CHECK(has(r.err, "--keep-fp32: needs --fp16, --bf16 or --int8"));
   r = run_modelc(dir, "--help");
   CHECK(has(r.out, "--bf16"));
   r = run_modelc(dir, "run-reference --help");

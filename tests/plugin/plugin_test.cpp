@@ -425,9 +425,9 @@ TEST_CASE("plugin: every way a manifest can be wrong is an error naming the mani
             "'t::K<int>' is not a class template's name");
   CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [], "outputs": [])")),
             "an op has at least one output");
-  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["float64"]}],
+  CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["complex64"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
-            "'float64' is neither an element type nor an earlier input");
+            "'complex64' is neither an element type nor an earlier input");
   CHECK_HAS(error_of(one_op("K", R"("header": "h.cuh", "kernel": "t::K", "inputs": [{"name": "x", "dtypes": ["bfloat16"]}],
                                     "outputs": [{"name": "y", "dtype": "x", "shape": "x"}])")),
             "plugin kernels do not take bfloat16 tensors");

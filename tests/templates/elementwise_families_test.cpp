@@ -114,7 +114,7 @@ TEST_CASE("elementwise family: attributes, constant bounds and types reach the c
     CHECK(has(launch_text(emit(same)), "mc::ew::Operand<uint16_t"));
     OneNode like("CastLike", 15, {f32s({4}), random_tensor(DType::bfloat16, {1}, 1)});
     const KernelLaunches l = emit(like);
-    CHECK(has(launch_text(l), "mc::ew::Operand<mc::bf16, mc::ix::Dims<1>>"));
+    CHECK(has(launch_text(l), "mc::ew::Operand<mc::ix::bf16, mc::ix::Dims<1>>"));
     CHECK(has(launch_text(l), "x[0] = CP(x0);\n"));
   }
   SUBCASE("Where: bool condition, values as bits") {
