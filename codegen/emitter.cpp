@@ -685,11 +685,20 @@ std::string main_cu_file(const Model& m, const KernelCode* code, const std::vect
   c += "    " + std::to_string(s.inputs.size()) + ",\n    kInputs,\n";
   c += "    " + std::to_string(s.outputs.size()) + ",\n    kOutputs,\n";
   c += "    " + n + "_enqueue,\n";
-  if (s.streams > 1 || !prepare_body.empty()) {
+  const bool zeroed = s.counters_bytes > 0;
+  if (s.streams > 1 || !prepare_body.empty() || zeroed) {
     c += "    " + std::to_string(s.streams) + ",  // streams (schedule/streams.h)\n";
     c += "    " + std::to_string(s.events) + ",  // events\n";
   }
-  if (!prepare_body.empty()) c += "    " + n + "_prepare,\n";
+  if (!prepare_body.empty()) {
+    c += "    " + n + "_prepare,\n";
+  } else if (zeroed) {
+    c += "    nullptr,  // nothing to prepare\n";
+  }
+  if (zeroed) {
+    c += "    " + std::to_string(s.counters_offset) + "u,  // the split-K tile counters: zeroed at create\n";
+    c += "    " + std::to_string(s.counters_bytes) + "u,\n";
+  }
   c += "};\n\n";
   c += "}  // namespace\n\n";
 

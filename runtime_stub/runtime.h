@@ -4,9 +4,10 @@
 // NAME.cu describes its model in one mc::ModelInfo (tensors, arena and weights sizes, the archs
 // compiled, the function that enqueues every kernel) and keeps one mc::Context per NAME_ctx:
 //   create    checks that a device exists, that its compute capability has an image in the binary,
-//             and that its memory suffices; uploads the weights; allocates the arena and the
-//             context's own input/output buffers, and the model's other streams and events (a
-//             model whose branches run concurrently: ModelInfo::num_streams); captures the run,
+//             and that its memory suffices; uploads the weights; allocates the arena (zeroing its
+//             split-K tile counters: ModelInfo::zeroed_*) and the context's own input/output
+//             buffers, and the model's other streams and events (a model whose branches run
+//             concurrently: ModelInfo::num_streams); captures the run,
 //             with its fork to those streams and their join back, into a CUDA graph (first raising
 //             the shared memory limit of the kernels that need more than 48 KiB: ModelInfo::prepare).
 //   run       replays the graph on the caller's stream (device pointers; enqueues only). The graph
@@ -160,6 +161,10 @@ struct ModelInfo {
   int num_events = 0;
   /// Null when no kernel needs preparing.
   PrepareFn prepare = nullptr;
+  /// Arena bytes [zeroed_offset, zeroed_offset + zeroed_bytes) are set to 0 at create (the split-K
+  /// tile counters: a buffer nothing else uses, which the kernels leave at 0 after every run).
+  size_t zeroed_offset = 0;
+  size_t zeroed_bytes = 0;
 };
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
@@ -387,6 +392,9 @@ class Context {
       MC_CHECK(cudaMemcpy(weights_, host_weights, model_.weights_bytes, cudaMemcpyHostToDevice));
     }
     if (model_.arena_bytes > 0) MC_CHECK(cudaMalloc(&arena_, model_.arena_bytes));
+    if (model_.zeroed_bytes > 0) {
+      MC_CHECK(cudaMemset(static_cast<unsigned char*>(arena_) + model_.zeroed_offset, 0, model_.zeroed_bytes));
+    }
     if (io_bytes > 0) MC_CHECK(cudaMalloc(&io_, io_bytes));
     size_t offset = 0;
     for (int i = 0; i < model_.num_inputs; ++i) {
