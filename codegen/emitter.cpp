@@ -822,15 +822,13 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units) {
   c += "namespace {\n\n";
   c += tensor_table(s.inputs, "Input", m.multi());
   c += tensor_table(s.outputs, "Output", m.multi());
-  c += "\n// {batch, arena bytes, enqueue, streams, events, prepare, split-K tile counters' arena offset and\n"
-       "// bytes (zeroed at create)}, ascending batch (runtime/runtime.h).\n";
+  c += "\n// {batch, arena bytes, enqueue, streams, events, prepare}, ascending batch (runtime/runtime.h).\n";
   c += "const mc::Profile kProfiles[] = {\n";
   for (std::size_t i = 0; i < m.profiles.size(); ++i) {
     const ProfileUnit& u = m.profiles[i];
     c += "    {" + std::to_string(u.batch) + ", " + std::to_string(u.s->arena_bytes) + "u, " + u.prefix + "_enqueue, " +
          std::to_string(u.s->streams) + ", " + std::to_string(u.s->events) + ", " +
-         (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + ", " +
-         std::to_string(u.s->counters_offset) + "u, " + std::to_string(u.s->counters_bytes) + "u},\n";
+         (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + "},\n";
   }
   c += "};\n\n";
   c += "#define MODELC_STRING_(x) #x\n#define MODELC_STRING(x) MODELC_STRING_(x)\n\n";

@@ -336,8 +336,7 @@ ResourcesOutcome merge_resources(Json& report, const std::vector<PtxasEntry>& co
           a["per_function"] = std::move(each);
         }
         if (ptx_arch_set.count(arch)) {
-          // Any of its entry points (one per arch variant; an INT8 split-K kernel's second launch, the
-          // reduction, has no MMA).
+          // Any of its entry points: a split-K kernel's second launch (the reduction) has no MMA.
           bool any = false, some_mma = false, some_s8 = false;
           for (const PtxEntry& p : ptx) {
             if (p.arch != arch || !has(launches, p.function)) continue;

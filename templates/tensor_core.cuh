@@ -31,12 +31,8 @@
 // ldmatrix or mc::st_shared / ld_shared: the emulation's race check sees them all.
 //
 // Split-K (Tile's kSplitK > 1): grid z also walks the splits of the K slices (split_slices); each
-// block writes its FP32 partial sums to Params::partial, fences them (__threadfence) and counts
-// its arrival on its output tile's counter (Params::counters, one int per tile: atomicAdd). The
-// block that arrives last resets the counter to 0 (so every launch, CUDA-graph replays included,
-// starts from zero: the counters are zeroed once at create and nothing else writes them), reads
-// every split's partials of its tile in split order 0 .. kSplitK - 1 (the same bits on every run,
-// whatever the arrival order) and runs the epilogue (reduce_tile). One launch, no second kernel.
+// block writes its FP32 partial sums to Params::partial, and a second launch, SplitKReduce, adds
+// the splits in order (the same bits on every run: no atomics) and runs the epilogue.
 //
 // Epilogue: per 16-row band of its tile each warp writes its accumulators to its own shared scratch
 // (FP32), then each lane takes runs of 8 consecutive columns of one row (for_each_output) and the
@@ -50,7 +46,7 @@
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
 // or, in the compact-K form, over the C channels only: K = taps x C, W's rows padded to a multiple
-// of 8). Each follows the kernel contract of codegen/launch.h (Params,
+// of 8), and SplitKReduce of either. Each follows the kernel contract of codegen/launch.h (Params,
 // kThreads, kSmemBytes, grid(), block(), run); the emitted code gives every instantiation an entry
 // point of its own, the tests use mc::tc::kernel<K>.
 #pragma once
@@ -66,7 +62,7 @@ namespace tc {
 
 /// \brief A block tile BM x BN x BK run by WarpsM x WarpsN warps. Async: cp.async staging in Stages
 /// stages (sm_80+); otherwise register staging in two. SplitK: the K slices split into SplitK
-/// parts, each a block of its own (grid z), their FP32 partial sums added by the tile's last block.
+/// parts, each a block of its own (grid z), their FP32 partial sums added by SplitKReduce.
 template <int BM, int BN, int BK, int WarpsM, int WarpsN, bool Async, int Stages = 2, int SplitK = 1>
 struct Tile {
   static constexpr int kBM = BM, kBN = BN, kBK = BK;
@@ -493,66 +489,37 @@ __device__ __forceinline__ void store_partial(const Accum<Acc> (&acc)[Tl::kFragM
 
 constexpr int max_int(int a, int b) { return a > b ? a : b; }
 
-/// \brief Split-K, after every thread of the block stored its partial sums: counts the block's
-/// arrival on its tile's counter; true in every thread of the block that arrives last (count
-/// Tl::kSplitK - 1), which has reset the counter to 0 and now sees every split's partial sums.
-/// The writers' fence orders each thread's stores before the block's count (the pattern of the CUDA
-/// programming guide's threadFenceReduction); the reader's fence orders its loads after it.
-template <class Tl>
-__device__ __forceinline__ bool last_split_of_tile(int* counter) {
-  __threadfence();
-  __syncthreads();
-  int last = 0;
-  if (threadIdx.x == 0) {
-    last = atomicAdd(counter, 1) == Tl::kSplitK - 1;
-    if (last) atomicExch(counter, 0);  // every split of the tile has counted: the next launch starts at 0
-  }
-  if (!__syncthreads_or(last)) return false;
-  __threadfence();
-  return true;
-}
-
-/// \brief Split-K, in the block that arrived last at its tile (rows m0 .. m0 + BM - 1, columns
-/// n0 .. n0 + BN - 1 of batch `batch`): for each run of 8 columns of each row of the tile, the
-/// splits' partial sums (partial: [split][K::kBatches][K::kRows][K::kCols]) added in split order
-/// from 0.0f (the same bits on every run), then K's epilogue and store (K::finish). Loads bypass L1
-/// (__ldcg: other SMs wrote them), 16 bytes at a time where the columns allow.
+/// \brief The second launch of a split-K kernel K (a Gemm or Conv with Tile::kSplitK > 1): for each
+/// run of 8 columns of each row, the splits' partial sums added in split order (the same bits on
+/// every run), then K's epilogue and store (K::finish). Params are K's.
 template <class K>
-__device__ __forceinline__ void reduce_tile(const typename K::Params& p, int batch, int m0, int n0) {
-  using Tl = typename K::Tl;
-  constexpr int kRuns = Tl::kBN / 8;
-  constexpr int64_t kSplitStride = static_cast<int64_t>(K::kBatches) * K::kRows * K::kCols;
-  constexpr bool kVector = K::kCols % 4 == 0;  // a run's 8 floats: two aligned float4
-  for (int q = static_cast<int>(threadIdx.x); q < Tl::kBM * kRuns; q += Tl::kThreads) {
-    const int m = m0 + q / kRuns, n = n0 + (q % kRuns) * 8;
-    if (m >= K::kRows || n >= K::kCols) continue;
-    const float* src = p.partial + (static_cast<int64_t>(batch) * K::kRows + m) * K::kCols + n;
+struct SplitKReduce {
+  static constexpr int kThreads = 256;
+  static constexpr int kSmemBytes = 0;
+  static constexpr int kRuns = (K::kCols + 7) / 8;
+  static constexpr int64_t kItems = static_cast<int64_t>(K::kBatches) * K::kRows * kRuns;
+  using Params = typename K::Params;
+  static dim3 grid() { return dim3(static_cast<unsigned>((kItems + kThreads - 1) / kThreads)); }
+  static dim3 block() { return dim3(kThreads); }
+  __device__ static void run(const Params& p) {
+    const int64_t item = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+    if (item >= kItems) return;
+    const int n = static_cast<int>(item % kRuns) * 8, row = static_cast<int>((item / kRuns) % K::kRows);
+    const int batch = static_cast<int>(item / (static_cast<int64_t>(kRuns) * K::kRows));
+    constexpr int64_t kSplitStride = static_cast<int64_t>(K::kBatches) * K::kRows * K::kCols;
+    const float* src = p.partial + (static_cast<int64_t>(batch) * K::kRows + row) * K::kCols + n;
     float v[8];
     MC_UNROLL
     for (int e = 0; e < 8; ++e) v[e] = 0.0f;
-    for (int s = 0; s < Tl::kSplitK; ++s) {
-      const float* at = src + s * kSplitStride;
-      if (kVector && n + 8 <= K::kCols) {
-        const float4 lo = __ldcg(reinterpret_cast<const float4*>(at));
-        const float4 hi = __ldcg(reinterpret_cast<const float4*>(at + 4));
-        v[0] += lo.x;
-        v[1] += lo.y;
-        v[2] += lo.z;
-        v[3] += lo.w;
-        v[4] += hi.x;
-        v[5] += hi.y;
-        v[6] += hi.z;
-        v[7] += hi.w;
-      } else {
-        MC_UNROLL
-        for (int e = 0; e < 8; ++e) {
-          if (n + e < K::kCols) v[e] += __ldcg(at + e);
-        }
+    for (int s = 0; s < K::Tl::kSplitK; ++s) {
+      MC_UNROLL
+      for (int e = 0; e < 8; ++e) {
+        if (n + e < K::kCols) v[e] += src[s * kSplitStride + e];
       }
     }
-    K::finish(p, batch, m, n, v);
+    K::finish(p, batch, row, n, v);
   }
-}
+};
 
 // ---- the batched GEMM -------------------------------------------------------------------------
 
@@ -564,8 +531,7 @@ __device__ __forceinline__ void reduce_tile(const typename K::Params& p, int bat
 /// and SY is unused. Grid: (N tiles, M tiles, batch x splits). A and B must be 16-byte aligned
 /// (every buffer of the arena and the weights is). Dynamic shared memory: kSmemBytes (the launch
 /// raises the limit above 48 KB). Split-K (Tl::kSplitK > 1): the blocks write FP32 partial sums to
-/// Params::partial ([split][batch][M][N]) and the last block of each output tile to arrive
-/// (Params::counters, one per tile: kTiles) adds them and finishes.
+/// Params::partial ([split][batch][M][N]) and SplitKReduce<Gemm> finishes.
 template <class T, class TY, class Acc, class Sh, class SA, class SB, class SY, class TileT, class Epi>
 struct Gemm {
   using Tl = TileT;
@@ -581,11 +547,8 @@ struct Gemm {
   /// at multiples of 8 elements).
   static constexpr bool kVectorY =
       SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
-  /// What reduce_tile walks: batches of rows of columns.
+  /// What SplitKReduce walks: batches of rows of columns.
   static constexpr int kBatches = Sh::kBatch, kRows = Sh::kM, kCols = Sh::kN;
-  static constexpr int kTilesN = (Sh::kN + Tl::kBN - 1) / Tl::kBN, kTilesM = (Sh::kM + Tl::kBM - 1) / Tl::kBM;
-  /// Output tiles (split-K: Params::counters holds one int each).
-  static constexpr int64_t kTiles = static_cast<int64_t>(Sh::kBatch) * kTilesM * kTilesN;
 
   struct Params {
     const T* __restrict__ A = nullptr;
@@ -593,10 +556,11 @@ struct Gemm {
     TY* __restrict__ Y = nullptr;
     typename Epi::Params epilogue{};
     float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x batch x M x N floats
-    int* __restrict__ counters = nullptr;   ///< split-K only: kTiles ints, 0 before and after a launch
   };
 
-  static dim3 grid() { return dim3(kTilesN, kTilesM, Sh::kBatch * Tl::kSplitK); }
+  static dim3 grid() {
+    return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch * Tl::kSplitK);
+  }
   static dim3 block() { return dim3(kThreads); }
 
   /// The epilogue and store of outputs (batch, m, n .. n + 7), v the accumulators.
@@ -630,8 +594,6 @@ struct Gemm {
     if constexpr (Tl::kSplitK > 1) {
       store_partial<Tl, Sh::kM, Sh::kN>(acc, p.partial + (static_cast<int64_t>(split) * Sh::kBatch + batch) * Sh::kM * Sh::kN,
                                         m0, n0);
-      const int64_t tile = (static_cast<int64_t>(batch) * kTilesM + blockIdx.y) * kTilesN + blockIdx.x;
-      if (last_split_of_tile<Tl>(p.counters + tile)) reduce_tile<Gemm>(p, batch, m0, n0);
     } else {
       // The main loop ends on a barrier: the staging memory is free for the scratch.
       for_each_output<Tl, Acc>(acc, smem, [&](int r, int c, float (&v)[8]) {
@@ -767,11 +729,8 @@ struct Conv {
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What the epilogues' batch_offset sees: one batch.
   using EpiShape = gemm::Shape<1, 1, 1, kPixels, Sh::kM, kK>;
-  /// What reduce_tile walks: one batch of pixel rows of channel columns.
+  /// What SplitKReduce walks: one batch of pixel rows of channel columns.
   static constexpr int kBatches = 1, kRows = kPixels, kCols = Sh::kM;
-  static constexpr int kTilesX = (kPixels + Tl::kBM - 1) / Tl::kBM, kTilesY = (Sh::kM + Tl::kBN - 1) / Tl::kBN;
-  /// Output tiles (split-K: Params::counters holds one int each).
-  static constexpr int64_t kTiles = static_cast<int64_t>(kTilesX) * kTilesY;
 
   struct Params {
     const T* __restrict__ X = nullptr;
@@ -779,10 +738,11 @@ struct Conv {
     TY* __restrict__ Y = nullptr;
     typename Epi::Params epilogue{};
     float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x pixels x M floats
-    int* __restrict__ counters = nullptr;   ///< split-K only: kTiles ints, 0 before and after a launch
   };
 
-  static dim3 grid() { return dim3(kTilesX, kTilesY, Tl::kSplitK); }
+  static dim3 grid() {
+    return dim3((kPixels + Tl::kBM - 1) / Tl::kBM, (Sh::kM + Tl::kBN - 1) / Tl::kBN, Tl::kSplitK);
+  }
   static dim3 block() { return dim3(kThreads); }
 
   /// The epilogue and store of output channels m .. m + 7 of pixel j, v the accumulators.
@@ -815,9 +775,6 @@ struct Conv {
     Mainloop<Tl, Acc>::run(la, lb, s0, s1, smem, acc);
     if constexpr (Tl::kSplitK > 1) {
       store_partial<Tl, kPixels, Sh::kM>(acc, p.partial + static_cast<int64_t>(split) * kPixels * Sh::kM, j0, m0);
-      if (last_split_of_tile<Tl>(p.counters + static_cast<int64_t>(blockIdx.y) * kTilesX + blockIdx.x)) {
-        reduce_tile<Conv>(p, 0, j0, m0);
-      }
     } else {
       for_each_output<Tl, Acc>(acc, smem, [&](int r, int c, float (&v)[8]) {
         if (j0 + r < kPixels) finish(p, 0, j0 + r, m0 + c, v);
@@ -826,7 +783,7 @@ struct Conv {
   }
 };
 
-/// \brief A kernel of the templates here (Gemm, Conv) for the template tests (the emitted
+/// \brief A kernel of the templates here (Gemm, Conv, SplitKReduce) for the template tests (the emitted
 /// code has an entry point per instantiation; the products' with at least 1 block per SM, as here).
 template <class K>
 __global__ void __launch_bounds__(K::kThreads, 1) kernel(typename K::Params p) {

@@ -123,9 +123,8 @@ KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::s
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params,
                            const std::string& simt_comment, const std::function<std::string(const TileConfig&)>& simt_decl) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
-  // One variant per arch whose tactic differs (one for all when none does); a split-K variant
-  // writes its partial sums to the workspace and counts arrivals on its tile counters, the last
-  // block of each tile adding them (one launch).
+  // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
+  // two launches: the product's partial sums into the workspace, then SplitKReduce.
   KernelLaunches r;
   for (const auto& [sm, tactic] : arch_variants(k)) {
     const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
@@ -137,15 +136,17 @@ KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::s
     const TcTile t = tc_tile_of(k, tactic);
     const std::string type = decl(t);
     std::vector<LaunchParam> p = params;
-    std::string split;
     if (t.split_k > 1) {
       if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
-      if (k.counters.dtype != DType::int32) throw Error("internal: kernel " + k.id + " splits K without tile counters");
       p.push_back({"partial", ctx.ptr(k.workspace, false)});
-      p.push_back({"counters", ctx.ptr(k.counters, false)});
-      split = fmt::format("; each tile's last split adds the {} partial sums in order, then the epilogue", t.split_k);
     }
-    r.launches.push_back(Launch{comment + ", tile " + t.name() + on + split, type, p, sm, t.smem_bytes(), 1});
+    Launch main{comment + ", tile " + t.name() + on, type, p, sm, t.smem_bytes(), 1};
+    r.launches.push_back(main);
+    if (t.split_k > 1) {
+      r.launches.push_back(Launch{fmt::format("the {} partial sums of {} added in order, then the epilogue{}", t.split_k,
+                                              k.id, on),
+                                  "mc::tc::SplitKReduce<" + type + ">", p, sm, 0});
+    }
   }
   return r;
 }

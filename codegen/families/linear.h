@@ -63,9 +63,9 @@ std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k);
 
 /// \brief The launches of a tensor-core kernel: one of decl(the tile of k.tactic); with
 /// k.arch_tactic, an arch variant per planned arch (Launch::min_sm: the device runs the tactic of
-/// the newest planned arch not above its own, the oldest's below them). A tile that splits K is
-/// still one launch: its blocks write their partial sums to k.workspace (Params::partial) and count
-/// on k.counters (Params::counters), the last of each tile adding them. Each launch raises
+/// the newest planned arch not above its own, the oldest's below them). A tile that splits K is two
+/// launches: the product writing its partial sums to k.workspace (Params::partial), then
+/// mc::tc::SplitKReduce of the same type adding them and running the epilogue. Each launch raises
 /// its dynamic shared memory to the type's kSmemBytes (Launch::dynamic_smem). Each comment is
 /// `comment` and the tile. A variant whose tactic is a SIMT tile (BF16 below sm_80: the schedule's
 /// tensor_cores_on) is one launch of simt_decl(tile) with the same params, commented `simt_comment`

@@ -20,29 +20,10 @@ namespace {
 
 // ---- the model's constants --------------------------------------------------------------------
 
-// Calibration: measured on H100 SXM 2026-11-26 (bench/results/2026-11-26-h100/resnet50_b1.kernels.md
-// and bert_b1.kernels.md: Nsight Compute per kernel, caches flushed; resnet50 --fp16 batch 1 ran its
-// 85 launches in 425 us of CUDA-graph replay against 584 us summed under ncu, a factor 0.73). A
-// least-squares fit of measured = fixed x launches + scale x (the model's largest term) over the
-// tensor-core kernels gives about 2.0-2.7 us per launch and a scale of 5-6 under ncu; the constants
-// below are those times 0.73, the graph's factor, rounded: the estimate is an in-graph time.
-// Fitted on batch-1 kernels of 3-19 us, none compute bound and none streaming enough bytes to
-// show the DRAM rate (their 'memory bound' ones are latency-limited too): the compute and DRAM
-// rates stay the datasheets'. Two constants, the launch cost and the K chain's scale:
-
-/// Fixed cost per kernel launch, in microseconds: the launch and the ramp of a grid (first blocks
-/// scheduled, the last one drained). The smallest kernels (elementwise, softmax: 0.4 us of modelled
-/// work) measure 2.75-3.7 us under ncu; the tensor-core fit gives 2.0-2.7 us per launch; x 0.73 in
-/// a graph (measured on H100 SXM 2026-11-26, bench/results/2026-11-26-h100/resnet50_b1.kernels.md).
-constexpr double kLaunchUs = 1.6;
-/// How much longer a kernel of a single round of blocks (at most one wave) takes over its K-slice
-/// chain than the slices' latency says: its loads are cold (from DRAM) and no queued block overlaps
-/// its cp.async waits (batch 1: 1-2 blocks per SM, one round). Kernels of several rounds keep
-/// the modelled latency (each round's loads overlap the previous one's work). The latency-bound
-/// tensor-core kernels (one round each) measure 6.1-6.3 x their term beyond the fixed cost under
-/// ncu, x 0.73 in a graph (measured on H100 SXM 2026-11-26,
-/// bench/results/2026-11-26-h100/{resnet50,bert}_b1.kernels.md).
-constexpr double kLatencyScale = 4.5;
+/// Launch overhead per kernel launch, in microseconds: back-to-back launches in a replayed CUDA
+/// graph (what the emitted program's --bench measures) cost about 1 us each; stream launches
+/// without a graph cost 2-3 us.
+constexpr double kLaunchUs = 1.0;
 /// A global load's latency under load, ns (DRAM ~500-700 cycles at 1.4-2 GHz on the parts of
 /// target.cpp; L2 hits are faster, so this is the pessimistic end for weights read once).
 constexpr double kMemoryLatencyNs = 400;
@@ -244,13 +225,11 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   // stages - 1 slices in flight hiding part of it), else one memory round trip.
   const double rounds = std::ceil(e.waves);
   const double slice_us = kMemoryLatencyNs * 1e-3 / std::max(w.stages - 1, 1) + kSliceOverheadCycles / clock_hz * 1e6;
-  // A single round's chain takes kLatencyScale times as long (cold loads, nothing queued to overlap them).
-  e.latency_us = w.k_slices > 0 ? (rounds > 1 ? rounds : kLatencyScale) * static_cast<double>(w.k_slices) * slice_us
-                                : rounds * kMemoryLatencyNs * 1e-3;
-  // Split-K: the tile's last block reads the partial sums after its own: one more round trip.
+  e.latency_us = rounds * (w.k_slices > 0 ? static_cast<double>(w.k_slices) * slice_us : kMemoryLatencyNs * 1e-3);
+  // Split-K's reduction launch waits one memory round trip after the product.
   if (w.split_bytes > 0) e.latency_us += kMemoryLatencyNs * 1e-3;
 
-  e.launch_us = kLaunchUs;  // split-K too: its last blocks add the splits in the same launch
+  e.launch_us = kLaunchUs * (w.split_bytes > 0 ? 2 : 1);
   e.us = std::max({e.compute_us, e.memory_us, e.latency_us}) + e.launch_us;
   e.bound = largest_term(e);
   return e;

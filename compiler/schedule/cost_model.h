@@ -10,13 +10,10 @@
 //            down when too few SMs are active to draw it;
 //   latency  the K-slice chain: each round of resident blocks walks its K slices one after another,
 //            each waiting for its load (a memory latency divided by the stages in flight); kernels
-//            without a K loop wait one memory latency per round; a kernel of one round (at most
-//            a wave) exposes its chain: longer, by a constant measured on H100;
-//   launch   a fixed cost per launch (the launch and the grid's ramp; split-K is one launch too).
+//            without a K loop wait one memory latency per round;
+//   launch   a fixed launch overhead per launch (two with split-K).
 // us = max(compute, memory, latency) + launch; `bound` names the largest of the four. Split-K's
-// reduction (its partials written and read, one more round trip) is added to the memory and
-// latency terms. The launch cost and the K chain's scale are calibrated on the H100 measurements
-// of bench/results/2026-11-26-h100 (cost_model.cpp says how).
+// reduction (its partials written and read, its launch) is added to the memory and launch terms.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +37,8 @@ struct KernelWork {
   int regs_per_thread = 32;
   int64_t k_slices = 0;         ///< slices each block walks in sequence (0: no K loop)
   int stages = 2;               ///< pipeline stages of the K loop
-  /// Split-K: the FP32 partial bytes the reduction moves (written by every split, read by each
-  /// tile's last block); 0 without split-K.
+  /// Split-K: the FP32 partial bytes the reduction launch moves (written by the product, read by
+  /// the reduction); 0 without split-K.
   double split_bytes = 0;
   /// Bytes that move between launches through L2 (a buffer written by one launch and read by the
   /// next while it fits in L2: Winograd's transformed input and products), at kL2BandwidthRatio

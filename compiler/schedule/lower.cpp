@@ -554,16 +554,8 @@ void Lowering::place_workspaces() {
     const int last = streams_.stream.empty() ? at : streams_.concurrent_last({at});
     buffers_.push_back({k.id + " workspace", k.workspace_bytes, at, last, -1});
   }
-  // The split-K tile counters: one buffer live through the whole run (never reused: the runtime
-  // zeroes it once at create and the kernels leave it zero), each kernel's counters a slice of it.
-  int64_t counters = 0;
-  for (const Kernel& k : s_.kernels) counters += k.tile_counters;
-  const std::size_t counter_buffer = buffers_.size();
-  if (counters > 0) {
-    buffers_.push_back({"split-K tile counters", counters * 4, 0, static_cast<int>(s_.kernels.size()) - 1, -1});
-  }
   if (buffers_.size() == before.size()) return;
-  // The arena planned again with the workspaces and counters (placed around the old plan they would grow it),
+  // The arena planned again with the workspaces (placed around the old plan they would grow it),
   // and every kernel's arena views moved with their buffers: a view lies in the one buffer live at
   // its kernel that holds its first byte.
   plan_buffers();
@@ -583,18 +575,7 @@ void Lowering::place_workspaces() {
     for (TensorView& v : s_.kernels[i].inputs) move(v, static_cast<int>(i));
     for (TensorView& v : s_.kernels[i].outputs) move(v, static_cast<int>(i));
   }
-  if (counters > 0) {
-    const LiveBuffer& c = buffers_[counter_buffer];
-    s_.counters_offset = c.offset;
-    s_.counters_bytes = c.bytes;
-    int64_t at = c.offset;
-    for (Kernel& k : s_.kernels) {
-      if (k.tile_counters <= 0) continue;
-      k.counters = TensorView{c.name, DType::int32, {k.tile_counters}, {1}, Space::arena, 0, at};
-      at += k.tile_counters * 4;
-    }
-  }
-  for (std::size_t b = before.size(); b < counter_buffer; ++b) {  // the workspaces
+  for (std::size_t b = before.size(); b < buffers_.size(); ++b) {
     Kernel& k = s_.kernels[static_cast<std::size_t>(buffers_[b].first)];
     k.workspace = TensorView{buffers_[b].name, DType::float32, {k.workspace_bytes / 4}, {1}, Space::arena, 0,
                              buffers_[b].offset};

@@ -103,8 +103,7 @@ class Lowering {
   void transform_winograd_weights();
   /// Stores t in the weights blob as `value` (identical data once); returns its offset.
   int64_t store_weight(const std::string& value, const Tensor& t);
-  /// The workspaces the tactics ask for (Kernel::workspace_bytes), live while their kernel runs, and
-  /// the split-K tile counters (Kernel::tile_counters), one buffer live through the whole run: the
+  /// The workspaces the tactics ask for (Kernel::workspace_bytes), live while their kernel runs: the
   /// arena planned again with them, every kernel's arena views moved with their buffers.
   void place_workspaces();
   /// plan_memory over buffers_ (offsets set, the plan checked) and the Schedule's arena fields.

@@ -92,11 +92,6 @@ struct Kernel {
   /// stage places it at (dtype undefined when the kernel needs none).
   int64_t workspace_bytes = 0;
   TensorView workspace{"", DType::undefined, {}, {}, Space::arena, 0, 0};
-  /// Split-K: the output tiles whose last-arriving block adds the splits (one int counter each,
-  /// the most any arch's tactic needs; 0 without a split), and the view of its counters in the
-  /// schedule's counter region (Schedule::counters_offset: zeroed at create, never reused).
-  int64_t tile_counters = 0;
-  TensorView counters{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
   /// it waits on before it starts (ids of Schedule's events), and the event recorded after it (-1:
   /// none, no kernel on another stream waits for it).
@@ -162,10 +157,6 @@ struct Schedule {
   std::vector<WeightEntry> weights;
   int64_t weights_bytes = 0;
   int64_t arena_bytes = 0;              ///< after liveness planning
-  /// The split-K tile counters (Kernel::counters) at [counters_offset, + counters_bytes) of the
-  /// arena: a buffer live through the whole run, so nothing else reuses it; the runtime zeroes it
-  /// at create and each kernel's last block leaves its counters at 0 (ModelInfo::zeroed_*).
-  int64_t counters_offset = 0, counters_bytes = 0;
   int64_t activation_bytes_total = 0;   ///< sum of every activation's size (what no reuse would need)
   int64_t arena_max_live_bytes = 0;     ///< the arena's lower bound (schedule/memory_plan.h)
   int64_t arena_alignment = 0;          ///< every buffer's offset and size are rounded to this

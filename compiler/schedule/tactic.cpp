@@ -28,10 +28,6 @@ int64_t TcTile::workspace_bytes(int64_t batch, int64_t M, int64_t N) const {
   return split_k > 1 ? int64_t{split_k} * batch * M * N * 4 : 0;
 }
 
-int64_t TcTile::tile_counters(int64_t batch, int64_t M, int64_t N) const {
-  return split_k > 1 ? batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn) : 0;
-}
-
 std::string TcTile::name() const {
   return fmt::format("{}x{}x{} w{}x{} {}{} {} stages{}", bm, bn, bk, warps_m, warps_n, int8 ? "INT8 " : "",
                      async ? "cp.async" : "register-staged", stages,

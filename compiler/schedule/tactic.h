@@ -35,9 +35,8 @@ struct TcTile {
   /// registers), 2..4 with cp.async (sm_80 and newer).
   int stages = 2;
   /// 1: none. Otherwise K's slices are split into split_k parts of ceil(slices / split_k) slices
-  /// each (every part at least 2), each part a block of its own (grid z); the last block of each
-  /// output tile to finish adds the parts' FP32 partial sums in part order (deterministic) and
-  /// applies the epilogue, in the same launch.
+  /// each (every part at least 2), each part a block of its own (grid z), and a second launch adds
+  /// the parts' FP32 partial sums in part order (deterministic) and applies the epilogue.
   int split_k = 1;
   /// The INT8 kernels (templates/tensor_core_int8.cuh: 8-bit operands, mma m16n8k32, INT32
   /// accumulators): BK counts 8-bit elements (a multiple of 32) and a stage is [X][BK + 16] bytes.
@@ -50,9 +49,6 @@ struct TcTile {
   int smem_bytes() const;
   /// The split-K workspace: split_k x batch x M x N FP32 partial sums (0 without a split).
   int64_t workspace_bytes(int64_t batch, int64_t M, int64_t N) const;
-  /// Split-K: the output tiles, batch x ceil(M / bm) x ceil(N / bn), one arrival counter each
-  /// (templates/tensor_core.cuh kTiles; 0 without a split).
-  int64_t tile_counters(int64_t batch, int64_t M, int64_t N) const;
   std::string name() const;  ///< "128x64x32 w2x2 cp.async 3 stages" (+ " split-K 4" when split)
   bool operator==(const TcTile& o) const;
   bool operator!=(const TcTile& o) const { return !(*this == o); }

@@ -74,7 +74,7 @@ struct TcProblem {
 /// (2x1), 32x64 (1x2), 32x32 (1x1); slices 32 deep, and 64 where K >= kDeepSliceMinK (256);
 /// 2 stages on sm_75, 2..4 on sm_80 and newer (cp.async); split-K from 1 up to the largest factor
 /// that leaves every split at least 2 slices (split_leaves_two_slices), its FP32 partials and
-/// the last block's round trip in the estimate (one launch: the tile's last block adds the splits). Tiles whose shared memory exceeds target.smem_per_block are
+/// second launch in the estimate. Tiles whose shared memory exceeds target.smem_per_block are
 /// skipped. Ties (estimates within 2%) keep the larger tile, then fewer stages, then split 1. FP16 accumulators with
 /// target.fp16_accumulate. `why` receives the tile, the estimate and, for a kernel with fewer
 /// blocks than SMs and no split, why not.

@@ -73,7 +73,7 @@ TileConfig tile_of(const Kernel& k) {
 TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why) {
   // A chain of K slices on a few SMs is what fills no GPU at batch 1: a candidate with a block for
   // every SM comes first, then one that splits K, then the rest (each class by estimated time),
-  // even where the model finds split-K's partials and extra round trip not worth it.
+  // even where the model finds split-K's partials and second launch not worth it.
   auto rank = [&](const TcTile& t, const Estimate& e) { return e.blocks >= target.sm_count ? 0 : t.split_k > 1 ? 1 : 2; };
   std::optional<TcTile> best, fastest;
   Estimate best_e, fastest_e;
@@ -161,12 +161,10 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
   bool differ = false;
   for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
   if (differ) k.arch_tactic = per;
-  k.workspace_bytes = 0;  // the split-K partial sums and tile counters: the most any arch's tensor-core tactic needs
-  k.tile_counters = 0;
+  k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tensor-core tactic needs
   for (const auto& [sm, tactic] : per) {
     if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
       k.workspace_bytes = std::max(k.workspace_bytes, t->workspace_bytes(p.batch, p.M, p.N));
-      k.tile_counters = std::max(k.tile_counters, t->tile_counters(p.batch, p.M, p.N));
     }
   }
   return first_why + others;

@@ -102,7 +102,6 @@ std::string plan_winograd(Kernel& k, const ConvGeometry& g, const std::vector<Ta
   const bool differ = std::any_of(per.begin(), per.end(), [&](const auto& e) { return e.second != k.tactic; });
   k.arch_tactic = differ ? per : std::map<int, Tactic>{};
   k.workspace_bytes = p.workspace_bytes();
-  k.tile_counters = 0;  // its GEMMs never split K
   const TcTile first = std::get<WinogradTactic>(k.tactic).gemm;
   return fmt::format("Winograd F(2x2,3x3){}: {} tiles of 2x2, 16 GEMMs of {}x{}x{} on tile {} ({})",
                      forced ? " (--winograd always)" : "", p.tiles, p.tiles, g.M, g.C, first.name(), versus);

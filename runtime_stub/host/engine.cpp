@@ -894,23 +894,6 @@ void reset_block(Engine& E) {
 
 void fault(const std::string& message) { throw KernelError(message); }
 
-namespace {
-thread_local BlockOrder tl_block_order = BlockOrder::forward;
-thread_local uint64_t tl_block_seed = 0;
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
-void set_block_order(BlockOrder order, uint64_t seed) {
-  tl_block_order = order;
-  tl_block_seed = seed;
-}
-
 void run_grid(const KernelCall& call) {
   Engine& E = engine();
   if (E.running) throw KernelError("host emulation: a kernel launched another kernel (not supported)");
@@ -929,52 +912,42 @@ void run_grid(const KernelCall& call) {
   blockDim = b;
   gridDim = g;
   E.running = true;
-  const uint64_t blocks = uint64_t{g.x} * g.y * g.z;
-  std::vector<uint64_t> order;  // the blocks' linear indices, when not in x, y, z order
-  if (tl_block_order != BlockOrder::forward) {
-    order.resize(blocks);
-    for (uint64_t i = 0; i < blocks; ++i) order[i] = tl_block_order == BlockOrder::reverse ? blocks - 1 - i : i;
-    if (tl_block_order == BlockOrder::shuffled) {
-      for (uint64_t i = blocks; i > 1; --i) std::swap(order[i - 1], order[splitmix64(tl_block_seed) % i]);
-    }
-  }
-  for (uint64_t i = 0; i < blocks; ++i) {
-    const uint64_t linear = order.empty() ? i : order[i];
-    const unsigned bx = static_cast<unsigned>(linear % g.x), by = static_cast<unsigned>((linear / g.x) % g.y),
-                   bz = static_cast<unsigned>(linear / (uint64_t{g.x} * g.y));
-    blockIdx = uint3{bx, by, bz};
-    reset_block(E);
-    if (call.dynamic_smem_bytes) std::memset(tl_dynamic_smem, 0xff, call.dynamic_smem_bytes);
-    Fiber* f = take_fiber(E);
-    f->ctx = start_on(f);
-    E.starting = f;
-    asan_leave(&E.main_asan_fake_stack, stack_bottom(f), f->stack_bytes);
-    bctx::jump_fcontext(f->ctx, &E.main_ctx);  // back here when the block is done or failed
-    asan_arrived(E.main_asan_fake_stack, nullptr, nullptr);
-    if (E.error) {
-      std::exception_ptr err = E.error;
-      const Thread* th = E.error_thread;
-      E.error = nullptr;
-      E.running = false;
-      E.in_collective = false;
-      E.free_fibers = E.fibers;  // abandon every fiber of the failed block
-      drop_copies(E);
-      std::string msg = "host emulation: kernel fault in " + kernel_name(call.kernel) + ", block (" + std::to_string(bx) + "," + std::to_string(by) + "," +
-                        std::to_string(bz) + ") of grid (" + std::to_string(g.x) + "," + std::to_string(g.y) + "," +
-                        std::to_string(g.z) + "), block size (" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
-                        std::to_string(b.z) + ")";
-      if (th) msg += ", " + thread_name(*th);
-      try {
-        std::rethrow_exception(err);
-      } catch (const KernelError& e) {
-        throw KernelError(msg + ": " + e.what());
-      } catch (const std::exception& e) {
-        throw KernelError(msg + ": exception in kernel code: " + e.what());
-      } catch (...) {
-        throw KernelError(msg + ": unknown exception in kernel code");
+  for (unsigned bz = 0; bz < g.z; ++bz)
+    for (unsigned by = 0; by < g.y; ++by)
+      for (unsigned bx = 0; bx < g.x; ++bx) {
+        blockIdx = uint3{bx, by, bz};
+        reset_block(E);
+        if (call.dynamic_smem_bytes) std::memset(tl_dynamic_smem, 0xff, call.dynamic_smem_bytes);
+        Fiber* f = take_fiber(E);
+        f->ctx = start_on(f);
+        E.starting = f;
+        asan_leave(&E.main_asan_fake_stack, stack_bottom(f), f->stack_bytes);
+        bctx::jump_fcontext(f->ctx, &E.main_ctx);  // back here when the block is done or failed
+        asan_arrived(E.main_asan_fake_stack, nullptr, nullptr);
+        if (E.error) {
+          std::exception_ptr err = E.error;
+          const Thread* th = E.error_thread;
+          E.error = nullptr;
+          E.running = false;
+          E.in_collective = false;
+          E.free_fibers = E.fibers;  // abandon every fiber of the failed block
+          drop_copies(E);
+          std::string msg = "host emulation: kernel fault in " + kernel_name(call.kernel) + ", block (" + std::to_string(bx) + "," + std::to_string(by) + "," +
+                            std::to_string(bz) + ") of grid (" + std::to_string(g.x) + "," + std::to_string(g.y) + "," +
+                            std::to_string(g.z) + "), block size (" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+                            std::to_string(b.z) + ")";
+          if (th) msg += ", " + thread_name(*th);
+          try {
+            std::rethrow_exception(err);
+          } catch (const KernelError& e) {
+            throw KernelError(msg + ": " + e.what());
+          } catch (const std::exception& e) {
+            throw KernelError(msg + ": exception in kernel code: " + e.what());
+          } catch (...) {
+            throw KernelError(msg + ": unknown exception in kernel code");
+          }
+        }
       }
-    }
-  }
   E.running = false;
 }
 

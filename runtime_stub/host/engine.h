@@ -1,6 +1,6 @@
 // runtime_stub/host/engine.h — the interface between kernel code and the fiber engine (engine.cpp).
 //
-// How a launch runs: blocks one after another, in x, y, z order (set_block_order: reversed or shuffled). Within a block every CUDA thread
+// How a launch runs: blocks one after another, in x, y, z order. Within a block every CUDA thread
 // is a fiber (Boost.Context fcontext, a few ns a switch). A fiber runs its thread until the thread
 // waits (__syncthreads, a warp collective) or ends; a fiber whose thread ended takes the next
 // unstarted thread of the block itself, so a kernel that never waits runs a whole block in one
@@ -85,14 +85,6 @@ struct KernelCall {
 
 /// \brief Runs a launch now on this host thread (validated already). Throws KernelError on a fault.
 void run_grid(const KernelCall& call);
-
-/// \brief The order run_grid runs a launch's blocks in, on this host thread: x, y, z order (forward,
-/// the default), the reverse, or a permutation drawn from `seed` (shuffled; splitmix64, a new one
-/// per launch). A GPU runs blocks in no particular order: a kernel whose blocks communicate (the
-/// split-K tile's last block, templates/tensor_core.cuh) must give the same result in every order,
-/// and the tests run it in several.
-enum class BlockOrder { forward, reverse, shuffled };
-void set_block_order(BlockOrder order, uint64_t seed = 0);
 
 /// \brief Block barrier; returns how many threads passed a non-zero predicate.
 int block_barrier(int predicate, const char* what, const char* file, int line);

@@ -230,9 +230,6 @@ inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) 
 }
 template <class T>
 inline T __ldg(const T* p) { return *p; }
-/// Loads through L2 only (ld.global.cg): one address space here, a plain load.
-template <class T>
-inline T __ldcg(const T* p) { return *p; }
 
 // CUDA's min/max overloads (global, for device and host code alike).
 #define MC_MINMAX(T)                               \

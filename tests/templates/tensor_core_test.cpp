@@ -65,46 +65,24 @@ std::vector<float> to_floats(const std::vector<TY>& y) {
   return r;
 }
 
-/// Launches K (raising its shared memory limit as the emitted prepare function does) writing `y`.
-/// With split-K: into a NaN-filled workspace (a partial sum the reduction reads but no split wrote
-/// shows) with zeroed tile counters, three times on the same counters: blocks in x, y, z order,
-/// reversed (split 0 of each tile arrives last) and shuffled. Each run must leave every counter at
-/// 0 (the next launch, or graph replay, starts from zero) and write the same bits as the first
-/// (the splits are added in split order, whatever the arrival order).
-template <class K, class Out>
-void launch_tc(typename K::Params p, std::vector<Out>& y) {
+/// Launches K (raising its shared memory limit as the emitted prepare function does); with split-K,
+/// into a NaN-filled workspace (a partial sum the reduction reads but no split wrote shows), then
+/// SplitKReduce<K>.
+template <class K>
+void launch_tc(typename K::Params p) {
   REQUIRE(cudaFuncSetAttribute(mc::tc::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
           cudaSuccess);
-  auto run = [&] {
-    REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  };
+  std::vector<float> partial;
   if constexpr (K::Tl::kSplitK > 1) {
-    std::vector<float> partial(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols,
-                               std::nanf(""));
-    std::vector<int> counters(static_cast<std::size_t>(K::kTiles), 0);
+    partial.assign(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols, std::nanf(""));
     p.partial = partial.data();
-    p.counters = counters.data();
-    const std::vector<Out> initial = y;
-    std::vector<Out> first;
-    using mc::host::BlockOrder;
-    for (const BlockOrder order : {BlockOrder::forward, BlockOrder::reverse, BlockOrder::shuffled}) {
-      INFO("block order " << static_cast<int>(order));
-      y = initial;
-      std::fill(partial.begin(), partial.end(), std::nanf(""));
-      mc::host::set_block_order(order, 0x5eed + K::kTiles);
-      run();
-      mc::host::set_block_order(BlockOrder::forward);
-      CHECK(std::count(counters.begin(), counters.end(), 0) == K::kTiles);
-      if (first.empty()) {
-        first = y;
-      } else {
-        CHECK(std::memcmp(first.data(), y.data(), y.size() * sizeof(Out)) == 0);
-      }
-    }
-  } else {
-    run();
   }
+  REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
+  if constexpr (K::Tl::kSplitK > 1) {
+    using R = mc::tc::SplitKReduce<K>;
+    REQUIRE(mc::launch(mc::tc::kernel<R>, R::grid(), R::block(), 0, cudaStream_t{}, p) == cudaSuccess);
+  }
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 }
 
 /// Runs tc::Gemm<__half, TY, Acc, ..., Tl, Epi> on the node's inputs x0 (A) and x1 (B); returns Y as floats.
@@ -113,7 +91,7 @@ std::vector<float> run_gemm(OneNode& t, int64_t y_size, const typename Epi::Para
   using K = mc::tc::Gemm<__half, TY, Acc, Sh, SA, SB, SY, Tl, Epi>;
   const std::vector<__half> a = halves(t.feeds.at("x0")), b = halves(t.feeds.at("x1"));
   std::vector<TY> y = out_buffer<TY>(y_size);
-  launch_tc<K>({a.data(), b.data(), y.data(), epi}, y);
+  launch_tc<K>({a.data(), b.data(), y.data(), epi});
   return to_floats(y);
 }
 
@@ -410,7 +388,7 @@ std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
   if (t.feeds.count("x3")) residual = pitched(t.feeds.at("x3"), Yp, std::nanf(""));
   const int64_t pixels = want.numel() / want.shape()[1];
   std::vector<TY> y = out_buffer<TY>(pixels * Yp);
-  launch_tc<K>({x.data(), w.data(), y.data(), make_epi(bias.data(), residual.empty() ? nullptr : residual.data())}, y);
+  launch_tc<K>({x.data(), w.data(), y.data(), make_epi(bias.data(), residual.empty() ? nullptr : residual.data())});
   return unpitched(y, want.shape(), Yp);
 }
 
@@ -635,18 +613,14 @@ std::vector<modelc::Target> targets(std::initializer_list<const char*> archs) {
   return r;
 }
 
-/// What the tactics stage does after the tactic: a split-K kernel's workspace and tile counters
-/// placed in the arena.
+/// What the tactics stage does after the tactic: a split-K kernel's workspace placed in the arena.
 void place_workspace(modelc::Kernel& k) {
   if (k.workspace_bytes > 0) {
     k.workspace = modelc::TensorView{"ws", DType::float32, {k.workspace_bytes / 4}, {1}, modelc::Space::arena, 0, 1024};
   }
-  if (k.tile_counters > 0) {
-    k.counters = modelc::TensorView{"counters", DType::int32, {k.tile_counters}, {1}, modelc::Space::arena, 0, 256};
-  }
 }
 
-/// Launches of arch variant `sm`: one, split-K or not.
+/// Launches of arch variant `sm`: the product, then its SplitKReduce when the tile splits K.
 std::vector<modelc::Launch> variant(const modelc::KernelLaunches& e, int sm) {
   std::vector<modelc::Launch> r;
   for (const modelc::Launch& l : e.launches) {
@@ -682,31 +656,22 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     place_workspace(k);
     const modelc::KernelLaunches e = f.emit(k, HalfContext{});
     INFO(modelc::test::launch_text(e));
-    // An arch variant per planned arch, one launch each; a variant that splits K gets the workspace
-    // and the tile counters as params.
+    // An arch variant per planned arch; a variant that splits K adds its reduction, which reads the
+    // workspace through the same params.
     const modelc::linear::TcTile t90 = modelc::linear::tc_tile_of(k, k.arch_tactic.at(90));
     const std::vector<modelc::Launch> v75 = variant(e, 75), v90 = variant(e, 90);
     REQUIRE(e.launches.size() == v75.size() + v90.size());
     REQUIRE(v75.size() == 1);
     CHECK(v75[0].type.find("mc::tc::Gemm<__half, __half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
-    REQUIRE(v90.size() == 1u);
+    REQUIRE(v90.size() == (t90.split_k > 1 ? 2u : 1u));
     CHECK(v90[0].type.find("mc::tc::Gemm<__half, ") == 0);
     CHECK(v90[0].type != v75[0].type);
     CHECK(v90[0].dynamic_smem == t90.smem_bytes());
     if (t90.split_k > 1) {
-      const std::vector<modelc::LaunchParam>& ps = v90[0].params;
-      REQUIRE(ps.size() >= 2);
-      CHECK(ps[ps.size() - 2].field == "partial");
-      CHECK(ps[ps.size() - 2].value == "ws");  // the workspace view, through the context (HalfContext: its name)
-      CHECK(ps.back().field == "counters");
-      CHECK(ps.back().value == "counters");
+      CHECK(v90[1].type == "mc::tc::SplitKReduce<" + v90[0].type + ">");
+      CHECK(v90[1].params.back().field == "partial");
+      CHECK(v90[1].params.back().value == "ws");  // the workspace view, through the context (HalfContext: its name)
       CHECK(k.workspace_bytes == int64_t{t90.split_k} * 256 * 192 * 4);
-      const modelc::linear::TcTile t75 = modelc::linear::tc_tile_of(k, k.arch_tactic.at(75));
-      CHECK(k.tile_counters == std::max(t90.tile_counters(1, 256, 192), t75.tile_counters(1, 256, 192)));
-      CHECK(t90.tile_counters(1, 256, 192) == (256 + t90.bm - 1) / t90.bm * ((192 + t90.bn - 1) / t90.bn));
-      CHECK(v90[0].comment.find("last split adds") != std::string::npos);
-    } else {
-      CHECK(k.tile_counters == 0);
     }
   }
   SUBCASE("one arch: one instantiation; --fp16-accumulate gives a __half accumulator") {
@@ -920,52 +885,6 @@ TEST_CASE("tensor-core conv: 3x3 on 7x7 pixels with split-K and 3 stages (layer4
               kRtol, kAtol);
 }
 
-namespace {
-
-/// Split-K sweep, one split factor S: a batched MatMul [3, 45, 331] x [3, 331, 37] (odd M, N, K:
-/// 11 slices of 32, so S = 7..9 leave the last splits empty) and a 3x3 conv of 2 images of 5x7
-/// (24 channels in, 20 out at a pitch of 24; bias) on tiles of several row and column tiles each.
-/// launch_tc runs each in three block orders (split 0 of each tile arriving last, then shuffled),
-/// compares their bits and checks the counters come back to 0.
-template <int S>
-void split_sweep_case(uint64_t seed) {
-  INFO("split " << S);
-  using mc::tc::Tile;
-  {
-    OneNode t("MatMul", 13, {hrandom({3, 45, 331}, seed), hrandom({3, 331, 37}, seed + 1)});
-    const Tensor want = t.reference()[0];
-    using Sh = mc::gemm::Shape<1, 1, 3, 45, 37, 331>;
-    using SA = mc::gemm::Strides<0, 0, 45 * 331, 331, 1>;
-    using SB = mc::gemm::Strides<0, 0, 331 * 37, 37, 1>;
-    using SY = mc::gemm::Strides<0, 0, 45 * 37, 37, 1>;
-    check_lowering<Sh, SA, SB, SY>(modelc::linear::lower_gemm(t.kernel("gemm")));
-    using Tl = Tile<32, 32, 32, 1, 1, true, 3, S>;
-    check_close(run_gemm<__half, float, Sh, SA, SB, SY, Tl, mc::gemm::EpilogueIdentity>(t, want.numel(), {}), want,
-                kRtol, kAtol);
-  }
-  {
-    OneNode t("Conv", 11, {hrandom({2, 24, 5, 7}, seed + 2), hrandom({20, 24, 3, 3}, seed + 3, 0.25),
-                           hrandom({20}, seed + 4)});
-    t.n->set_attr_ints("pads", {1, 1, 1, 1});
-    const Tensor want = t.reference()[0];
-    using Sh = mc::conv::Shape<2, 24, 20, 1, Dims3<1, 5, 7>, Dims3<1, 3, 3>, Dims3<1, 5, 7>, Dims3<1, 1, 1>,
-                               Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
-    using Tl = Tile<32, 16, 32, 2, 1, S % 2 == 0, 2, S>;  // register staging for odd S
-    check_close(run_conv<Sh, 24, 24, Tl, BiasEpi, __half>(t, want, bias_params), want, kRtol, kAtol);
-  }
-}
-
-template <int... S>
-void split_sweep(std::integer_sequence<int, S...>) {
-  (split_sweep_case<S + 2>(300 + 10 * S), ...);
-}
-
-}  // namespace
-
-TEST_CASE("tensor-core split-K in one launch: splits 2..9, batched odd GEMM and conv, any block order, same bits") {
-  split_sweep(std::make_integer_sequence<int, 8>{});
-}
-
 // ---- Winograd F(2x2, 3x3) (templates/winograd.cuh, schedule/winograd.h) -------------------------
 
 namespace {
@@ -1005,7 +924,7 @@ std::vector<float> run_winograd(OneNode& t, const Tensor& want, MakeEpi make_epi
   REQUIRE(mc::launch(mc::tc::kernel<In>, In::grid(), In::block(), 0, cudaStream_t{}, typename In::Params{x.data(), v.data()}) ==
           cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  launch_tc<Products>({v.data(), u.data(), m.data()}, m);
+  launch_tc<Products>({v.data(), u.data(), m.data()});
   typename Out::Params p{};
   p.Y = y.data();
   p.epilogue = make_epi(bias.data(), residual.empty() ? nullptr : residual.data());

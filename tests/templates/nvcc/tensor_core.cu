@@ -83,12 +83,14 @@ MC_INSTANTIATE(C<Conv3d, 16, 32, T32x64<true>>);
 MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv7x7, 8, 64, T128x64<true>, Bias, true>);
 MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv7x7, 8, 64, T32x64<false>, Bias, true>);
 
-// cp.async stages and split-K (one kernel: the tile's last block adds the splits), sm_75's register
-// staging with a split.
+// cp.async stages and split-K (the product and its reduction), sm_75's register staging with a split.
 using S4 = tc::Tile<64, 64, 32, 2, 2, true, 4, 4>;
 using S3 = tc::Tile<128, 128, 32, 2, 2, true, 3, 1>;
 using R2 = tc::Tile<64, 32, 64, 2, 1, false, 2, 3>;
 MC_INSTANTIATE(G<S4, __half, float, SA, SB, FusedGelu>);
+MC_INSTANTIATE(tc::SplitKReduce<G<S4, __half, float, SA, SB, FusedGelu>>);
 MC_INSTANTIATE(G<S3>);
 MC_INSTANTIATE(C<Conv3x3, 128, 128, S4, FusedRelu>);
+MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, S4, FusedRelu>>);
 MC_INSTANTIATE(C<Conv3x3, 128, 128, R2>);
+MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, R2>>);
