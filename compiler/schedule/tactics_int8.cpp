@@ -67,7 +67,7 @@ void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   const int64_t pixels = g.N * g.out_pixels();
   TcProblem p{1, pixels, g.M, d.K, kernel_bytes(k)};
   p.int8 = true;
-  const std::string why = plan_tc_archs(k, targets, p);
+  const std::string why = plan_tc_archs(k, targets, p, DType::int8, {});  // int8: tensor cores on every target
   const std::string depth = d.compact ? fmt::format("compact: {} taps x {} channels, W rows of {}", d.taps, g.C, d.row)
                                       : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
   k.note = fmt::format("{}: INT8 implicit GEMM on tensor cores (mma.sync s8), M {} (pixels) N {} (channels) K {} ({}); {}; {}",
@@ -83,7 +83,7 @@ void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   k.fallback_reason.clear();
   TcProblem p{1, g.M, g.N, g.K, kernel_bytes(k)};
   p.int8 = true;
-  const std::string why = plan_tc_archs(k, targets, p);
+  const std::string why = plan_tc_archs(k, targets, p, DType::int8, {});  // int8: tensor cores on every target
   for (const auto& [sm, tactic] : k.arch_tactic) check_grid(k, TileConfig{tc_tile_of(k, tactic).bm, 64, 8, 4, 8}, g.M);
   check_grid(k, TileConfig{tc_tile_of(k, k.tactic).bm, 64, 8, 4, 8}, g.M);
   k.note = fmt::format("INT8 GEMM on tensor cores (mma.sync s8), M {} N {} K {} (B stored [N, K]); {}; {}", g.M, g.N, g.K,
