@@ -73,10 +73,11 @@ struct IsInf {
 
 /// Mod: integers exactly, with the divisor's sign (kFmod false, Python's %) or the dividend's
 /// (kFmod true, C's %); a zero divisor, an error in the reference, gives 0 here (a kernel cannot
-/// report it and must not trap). Floats (always kFmod) by fmodf, exact.
+/// report it and must not trap). Floats (always kFmod) by fmodf (fmod for double), exact.
 template <bool kFmod>
 struct Mod {
   __device__ float operator()(float a, float b) const { return fmodf(a, b); }
+  __device__ double operator()(double a, double b) const { return fmod(a, b); }
   __device__ int64_t operator()(int64_t a, int64_t b) const {
     if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 overflows; the remainder is 0
     const int64_t r = a % b;

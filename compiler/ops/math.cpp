@@ -93,7 +93,7 @@ double sign_of(double x) {
 
 // Mod: every numeric type (float ones only with fmod = 1), + bfloat16 from 13.
 void validate_mod(const Node& n) {
-  same_type_inputs({{10, kFloat16_32 | kInts}, {13, kFloats | kInts}})(n);
+  same_type_inputs({{10, kFloat16_32 | kFloat64 | kInts}, {13, kFloats | kFloat64 | kInts}})(n);
   const bool fmod = mod_is_fmod(n);
   if (!fmod && is_float(n.input(0).dtype())) {
     throw n.error("attribute 'fmod' is 0 for " + std::string(dtype_name(n.input(0).dtype())) +

@@ -55,7 +55,7 @@ std::vector<Tensor> eval_trilu(const Node& n, const TensorRefs& in) {
 // ---- CumSum -----------------------------------------------------------------------
 
 void validate_cumsum(const Node& n) {
-  require_types(n, 0, {{11, dtype_bit(DType::float32) | kInt32_64}, {14, kFloats | kInt32_64}});
+  require_types(n, 0, {{11, dtype_bit(DType::float32) | kFloat64 | kInt32_64}, {14, kFloats | kFloat64 | kInt32_64}});
   require_types(n, 1, {{11, kInt32_64}});
   for (const char* a : {"exclusive", "reverse"}) {
     const int64_t v = n.attr_int(a, 0);
