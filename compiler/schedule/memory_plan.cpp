@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <random>
 
 #include "support/error.h"
 
@@ -122,6 +123,22 @@ MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment) {
       for (const LiveBuffer& b : buffers) best_offsets.push_back(b.offset);
     }
     if (plan.arena_bytes <= plan.max_live_bytes) break;
+  }
+  // Where no named order reaches the bound (tiny_rnn in FP16: 1.10x, its bound found by shuffles):
+  // seeded random orders, Fisher-Yates over std::mt19937_64, whose sequence the standard fixes, so
+  // the plan is the same on every run and standard library.
+  constexpr int kShuffles = 64;
+  std::mt19937_64 rng(0x6d6f64656c63ull);
+  std::vector<std::size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  for (int t = 0; t < kShuffles && plan.arena_bytes > plan.max_live_bytes; ++t) {
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
+    const int64_t arena = place_first_fit(buffers, order, alignment);
+    if (arena < plan.arena_bytes) {
+      plan.arena_bytes = arena;
+      plan.order = "seeded shuffle " + std::to_string(t + 1);
+      for (std::size_t i = 0; i < buffers.size(); ++i) best_offsets[i] = buffers[i].offset;
+    }
   }
   for (std::size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = best_offsets[i];
   return plan;

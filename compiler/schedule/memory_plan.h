@@ -37,8 +37,8 @@ int64_t max_live_bytes(const std::vector<LiveBuffer>& buffers, int64_t alignment
 
 /// \brief Sets every buffer's offset by first fit (each at the lowest aligned offset where it
 /// overlaps no placed buffer whose interval intersects its own) in a few orders (largest first,
-/// by lifetime, by bytes x lifetime, earliest first, longest-lived first), keeping the smallest
-/// arena. Deterministic
+/// by lifetime, by bytes x lifetime, earliest first, longest-lived first; then, while the arena is
+/// above the max-live bound, up to 64 seeded shuffles), keeping the smallest arena. Deterministic
 /// for the same input. Throws Error for an interval with last < first.
 MemoryPlan plan_memory(std::vector<LiveBuffer>& buffers, int64_t alignment = 256);
 
