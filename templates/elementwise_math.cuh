@@ -78,6 +78,8 @@ template <bool kFmod>
 struct Mod {
   __device__ float operator()(float a, float b) const { return fmodf(a, b); }
   __device__ double operator()(double a, double b) const { return fmod(a, b); }
+  // uint64 computes in uint64_t (its values above INT64_MAX): no sign, the remainder as it is.
+  __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return b == 0 ? 0 : a % b; }
   __device__ int64_t operator()(int64_t a, int64_t b) const {
     if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 overflows; the remainder is 0
     const int64_t r = a % b;
