@@ -280,7 +280,8 @@ def bad_inputs(a):
     problems += attempt(f("truncated.pb"), 1, [f"input '{inp.name}'", f("truncated.pb")])
     problems += attempt(f("shape.npy"), 1, [f"input '{inp.name}' expects float32[{shape_txt}]",
                                             f"holds float32[{'x'.join(map(str, wrong_shape))}]", f("shape.npy")])
-    problems += attempt(f("dtype.npy"), 1, [f"input '{inp.name}'", "dtype '<f8' is not supported", f("dtype.npy")])
+    problems += attempt(f("dtype.npy"), 1, [f"input '{inp.name}' expects float32[{shape_txt}]", "holds float64",
+                                            "convert the data to float32", f("dtype.npy")])
     problems += attempt(f("int.npy"), 1, [f"input '{inp.name}' expects float32[{shape_txt}]", "holds int32",
                                           "convert the data to float32"])
     problems += attempt(f("truncated.npy"), 1, [f"input '{inp.name}'", "truncated .npy file", f("truncated.npy")])
