@@ -299,7 +299,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   // A BF16 model (bfloat16 tensors of its own: a BF16 export) is checked at --bf16's tolerances
   // unless they are given: its reference and its program round to bfloat16 at every op's output,
   // each where its own FP32 or double arithmetic puts the value.
-  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load));
+  // (With batch profiles, the model at the largest batch: the element types are every batch's.)
+  const std::vector<int64_t> batches = batch_profiles(v.load);
+  const std::unique_ptr<Graph> g = load_onnx(v.model, load_options(v.load, batches.size() > 1 ? batches.back() : 0));
   const std::vector<Value*> values = g->values();
   const bool bf16_model =
       std::any_of(values.begin(), values.end(), [](const Value* x) { return x->dtype() == DType::bfloat16; });
@@ -339,7 +341,6 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
 
   // Where the program's runs live: <folder>/verify, or <folder>/verify/batch<N> per batch checked.
   const fs::path verify_dir = fs::path(dir) / "verify";
-  const std::vector<int64_t> batches = batch_profiles(v.load);
   const bool profiled = batches.size() > 1;
 
   // The seeded random inputs of `g` (--io-fp16: rounded to FP16, the program reads FP16 files).
@@ -638,8 +639,7 @@ void register_verify(CLI::App& app, RunFn& run) {
   sub->add_option("-j,--jobs", v->jobs, "parallel build jobs (default: the number of cores)")->type_name("N");
   add_load_flags(*sub, v->load);
   sub->callback([v, &run, rtol, atol, l2] {
-    load_options(v->load);  // usage errors now, before any work
-    batch_profiles(v->load);
+    batch_profiles(v->load);  // usage errors now, before any work
     check_precision_flags(v->precision);
     v->rtol_given = rtol->count() > 0;
     v->atol_given = atol->count() > 0;
