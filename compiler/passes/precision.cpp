@@ -288,6 +288,10 @@ bool precision(Graph& g, const PassOptions& o) {
         Value* half = g.add_value(out->name() + suffix(out->dtype()));
         half->set_type(out->dtype(), out->shape());
         out->set_dtype(before_types[static_cast<std::size_t>(k)]);
+        if (out->is_constant()) {  // a folded output (an If's constant branch): each keeps its own type's data
+          half->set_constant(out->constant());
+          out->set_constant(out->constant().cast(out->dtype()));
+        }
         n->set_output(k, half);
         rw.cast(half, out, next_node(g, n));
         rw.add_version(out, half->dtype(), half);
