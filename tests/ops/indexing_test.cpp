@@ -99,8 +99,10 @@ TEST_CASE("ScatterElements and Scatter: axis, reductions in index order, duplica
     CHECK(values(t.run1()) == std::vector<double>{1, 6, 3, 4, 5});
   }
   {  // mul, max, min on integers (exact), negative indices
-    for (const auto& [red, want] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+    for (const auto& c : std::vector<std::pair<std::string, std::vector<int64_t>>>{
              {"mul", {1, 2, 3, 4, 50}}, {"max", {1, 2, 3, 4, 10}}, {"min", {1, 2, 3, 4, 1}}}) {
+      const std::string& red = c.first;  // (CAPTURE of a structured binding is C++20: clang refuses it)
+      const std::vector<int64_t>& want = c.second;
       CAPTURE(red);
       OneNode t("ScatterElements", 18,
                 {i64({5}, {1, 2, 3, 4, 5}), i64({2}, {-1, 4}), i64({2}, {10, 1})});

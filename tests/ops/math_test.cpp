@@ -56,7 +56,8 @@ TEST_CASE("trigonometric and hyperbolic functions") {
       {"Acos", std::acos}, {"Atan", std::atan}, {"Sinh", std::sinh},   {"Cosh", std::cosh},
       {"Asinh", std::asinh}, {"Atanh", std::atanh}};
   for (const auto& [op, f] : fns) {
-    CAPTURE(op);
+    const std::string what(op);  // CAPTURE of a structured binding is C++20 (clang refuses it)
+    CAPTURE(what);
     std::vector<double> want;
     for (double v : x.to_f64()) want.push_back(f(v));
     check_close(unary(op, 9, x), want);
@@ -163,7 +164,8 @@ TEST_CASE("the smooth activations are epilogue activations with the same functio
   };
   const Tensor x = f32({6}, {-4, -1, -0.25f, 0, 0.75f, 3});
   for (const auto& [op, opset, attrs, kind] : cases) {
-    CAPTURE(op);
+    const std::string what(op);  // CAPTURE of a structured binding is C++20 (clang refuses it)
+    CAPTURE(what);
     OneNode t(op, opset, {x});
     if (attrs) attrs(*t.n);
     const std::vector<double> y = t.run1().to_f64();

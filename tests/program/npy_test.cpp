@@ -653,7 +653,8 @@ TEST_CASE("npy.h: float64 and the 16-, 32- and 64-bit integer types in .npy and 
   for (const auto& [descr, dtype] : std::vector<std::pair<std::string, int>>{
            {"<f8", mc_npy::kFloat64}, {"<i2", mc_npy::kInt16}, {"<u2", mc_npy::kUint16},
            {"<u4", mc_npy::kUint32}, {"<u8", mc_npy::kUint64}}) {
-    CAPTURE(descr);
+    const std::string what(descr);  // CAPTURE of a structured binding is C++20 (clang refuses it)
+    CAPTURE(what);
     const std::size_t n = 3 * mc_npy::dtype_size(dtype);
     const mc_npy::Array b = mc_npy::decode_npy(
         npy_bytes(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (3,), }", std::string(n, '\x01')),
