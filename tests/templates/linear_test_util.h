@@ -65,6 +65,14 @@ inline Tensor random(Shape s, uint64_t seed) {
   return Tensor::from_f64(DType::float32, std::move(s), v);
 }
 
+/// Random values in [-scale, scale) that `storage` (float16, bfloat16) represents exactly, as float32:
+/// the reference then sees what a kernel reading that storage sees.
+inline Tensor random_in(DType storage, Shape s, uint64_t seed, double scale = 1.0) {
+  std::vector<double> v = random(s, seed).to_f64();
+  for (double& x : v) x *= scale;
+  return Tensor::from_f64(DType::float32, std::move(s), v).cast(storage).cast(DType::float32);
+}
+
 /// Random floats with many exact ties (small integers), to exercise MaxPool's first-max rule.
 inline Tensor random_ties(Shape s, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -32,13 +32,8 @@ using T128x64 = mc::tc::Tile<128, 64, 32, 2, 2, A>;
 // BF16 outputs round once (2^-9 relative); float outputs are the FP32 sum of exact products.
 constexpr double kRtol = 1e-2, kAtol = 1e-3;
 
-/// Random values in [-scale, scale) that bfloat16 represents exactly (the reference sees what the
-/// kernel sees).
 Tensor brandom(Shape s, uint64_t seed, double scale = 1.0) {
-  Tensor t = random(std::move(s), seed);
-  std::vector<double> v = t.to_f64();
-  for (double& x : v) x *= scale;
-  return Tensor::from_f64(DType::float32, t.shape(), v).cast(DType::bfloat16).cast(DType::float32);
+  return random_in(DType::bfloat16, std::move(s), seed, scale);  // bfloat16 represents them exactly
 }
 
 std::vector<bf16> bf16s(const Tensor& t) {

@@ -35,12 +35,8 @@ using T32x64 = mc::tc::Tile<32, 64, 32, 1, 4, A>;
 
 constexpr double kRtol = 1e-2, kAtol = 1e-3;
 
-/// Random values in [-1, 1) that FP16 represents exactly (the reference then sees what the kernel sees).
 Tensor hrandom(Shape s, uint64_t seed, double scale = 1.0) {
-  Tensor t = random(std::move(s), seed);
-  std::vector<double> v = t.to_f64();
-  for (double& x : v) x *= scale;
-  return Tensor::from_f64(DType::float32, t.shape(), v).cast(DType::float16).cast(DType::float32);
+  return random_in(DType::float16, std::move(s), seed, scale);  // float16 represents them exactly
 }
 
 std::vector<__half> halves(const Tensor& t) {
