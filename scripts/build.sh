@@ -13,5 +13,7 @@ if [[ "${1:-}" == --sanitize ]]; then
   set -- -DMODELC_SANITIZE=ON "$@"
   export CC=clang-14 CXX=clang++-14  # read by the first configure of build-asan/
 fi
+# ccache, where installed, makes rebuilds of other checkouts (worktrees, fresh clones) cheap.
+if command -v ccache >/dev/null 2>&1; then set -- -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache "$@"; fi
 cmake -S . -B "$dir" "$@" >/dev/null || { echo "build.sh: cmake configure failed (rerun: cmake -S . -B $dir $*)" >&2; exit 1; }
 cmake --build "$dir" -j "${JOBS:-$(nproc)}"
