@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh — sets up, builds, and runs every test (unit, conformance, e2e).
 # Extra arguments go to ctest, e.g. scripts/test.sh -R conformance.
+# Tests labelled `long` (big models, long randomized sweeps: documented commands, not CI) are left
+# out; `scripts/test.sh --long [CTEST_ARGS...]` runs them too.
 #
 #   scripts/test.sh --sanitize [CTEST_ARGS...]   the ASan + UBSan build instead (clang-14, in
 #       build-asan/; README.md, "Fuzzing and sanitizers") and its tests, `ctest -L sanitize`: the
@@ -16,9 +18,14 @@ if [[ "${1:-}" == --sanitize ]]; then
   # Two at a time: the fuzz targets and most tests are single-threaded (the corpus takes both slots).
   exec ctest --output-on-failure -j2 -L sanitize "$@"
 fi
+long=(-LE long)
+if [[ "${1:-}" == --long ]]; then
+  shift
+  long=()
+fi
 scripts/setup.sh
 scripts/build.sh
 cd build
 # Two at a time: tests that share files are ordered by FIXTURES and RESOURCE_LOCK; the corpus takes
 # both slots (PROCESSORS 2).
-ctest --output-on-failure -j2 "$@"
+ctest --output-on-failure -j2 "${long[@]}" "$@"
