@@ -1,6 +1,8 @@
 // tests/templates/sm90a/hopper_gemm.cu — instantiates templates/hopper_gemm.cuh for nvcc and sm_90a
 // (no run): the Hopper engine's GEMMs (FP16 128x128x64 and 128x256x64, BF16 with an N-major B, INT8
-// s8 and u8) and convolutions (FP16 3x3, 3x3 s2, INT8 1x1 / 3x3) with fused epilogues.
+// s8) and convolutions (FP16 3x3 s2, INT8 3x3) with fused epilogues. (docs/hopper.md's table also
+// measured an INT8 u8 GEMM on one consumer and an FP16 3x3 s1 convolution; left out of the ctest for
+// its time: ptxas takes about 4 s a kernel.)
 // template_ptx_hopper reads its PTX (ptx/check_wgmma.sh): every kernel must issue wgmma.mma_async
 // and cp.async.bulk.tensor, and ptxas -v must report no stack frame and no spills. Not in the
 // nvcc/ glob: those files build for sm_75 and sm_90, where the sm_90a instructions trap.
@@ -31,16 +33,12 @@ using GemmBf = hopper::Gemm<tc::MmaBF16, bf16, gemm::Shape<1, 1, 48, 128, 128, 6
                             BiasBf>;
 using GemmS8 = hopper::Gemm<tc::MmaS8<int8_t>, int8_t, gemm::Shape<1, 1, 1, 1024, 1024, 1024>, gemm::Strides<0, 0, 0, 1024, 1>,
                             gemm::Strides<0, 0, 0, 1, 1024>, gemm::Strides<0, 0, 0, 1024, 1>, Tile<128, 128, 128, 4>, QuantZp>;
-using GemmU8 = hopper::Gemm<tc::MmaS8<uint8_t>, int8_t, gemm::Shape<1, 1, 1, 512, 256, 2048>, gemm::Strides<0, 0, 0, 2048, 1>,
-                            gemm::Strides<0, 0, 0, 1, 2048>, gemm::Strides<0, 0, 0, 256, 1>, Tile<128, 64, 128, 5, Swizzle::b128, 1>,
-                            QuantZp>;
 
 // resnet50 at batch 32: layer2's 3x3 (28 x 28 x 128), layer1's strided downsample-like 3x3 s2.
 using Res3x3 = conv::Shape<32, 128, 128, 1, Dims3<1, 28, 28>, Dims3<1, 3, 3>, Dims3<1, 28, 28>, Dims3<1, 1, 1>, Dims3<0, 1, 1>,
                            Dims3<1, 1, 1>>;
 using Res3x3s2 = conv::Shape<32, 256, 256, 1, Dims3<1, 28, 28>, Dims3<1, 3, 3>, Dims3<1, 14, 14>, Dims3<1, 2, 2>,
                              Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
-using ConvF16 = hopper::Conv<tc::MmaF16<float>, __half, Res3x3, 128, 128, Tile<128, 128, 64, 4>, ConvEpi, 8, 16>;
 using ConvF16s2 = hopper::Conv<tc::MmaF16<float>, __half, Res3x3s2, 256, 256, Tile<128, 128, 64, 4>, ConvEpi, 8, 16>;
 using ConvS8 = hopper::Conv<tc::MmaS8<int8_t>, int8_t, Res3x3, 128, 128, Tile<128, 128, 128, 4>, Quant, 8, 16>;
 
@@ -54,8 +52,6 @@ void all() {
   instantiate<Gemm4k>();
   instantiate<GemmBf>();
   instantiate<GemmS8>();
-  instantiate<GemmU8>();
-  instantiate<ConvF16>();
   instantiate<ConvF16s2>();
   instantiate<ConvS8>();
 }
