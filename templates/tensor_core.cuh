@@ -92,8 +92,8 @@ struct CpAsyncPipeline {
     MC_UNROLL
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < slices) {
-        stage_slice(la, (s0 + s) * BK, a_stage(s));
-        stage_slice(lb, (s0 + s) * BK, b_stage(s));
+        la.async((s0 + s) * BK, a_stage(s));
+        lb.async((s0 + s) * BK, b_stage(s));
       }
       cp_async_commit();
     }
@@ -102,8 +102,8 @@ struct CpAsyncPipeline {
       cp_async_wait<kStages - 2>();
       __syncthreads();
       if (s + kStages - 1 < slices) {
-        stage_slice(la, (s0 + s + kStages - 1) * BK, a_stage(load_stage));
-        stage_slice(lb, (s0 + s + kStages - 1) * BK, b_stage(load_stage));
+        la.async((s0 + s + kStages - 1) * BK, a_stage(load_stage));
+        lb.async((s0 + s + kStages - 1) * BK, b_stage(load_stage));
       }
       cp_async_commit();
       compute(stage);
@@ -255,6 +255,17 @@ struct MmaS8 : MmaFacts<TAElem, int8_t, int> {
   }
 };
 
+/// \brief acc += a x b, one m16n8k16 MMA on 16-bit operands T (the policies' mma on a bare register
+/// array: for templates that run a loop of their own over tc's loaders and fragments).
+template <class T, class AccRegs>
+__device__ __forceinline__ void mma(AccRegs& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+  if constexpr (std::is_same<T, bf16>::value) {
+    mma_m16n8k16_bf16(acc, a, b, acc);
+  } else {
+    mma_m16n8k16(acc, a, b, acc);
+  }
+}
+
 /// \brief The MMA policy of 16-bit operands T with accumulators Acc (what tc::Gemm / Conv name).
 template <class T, class Acc>
 struct Mma16 {
@@ -324,10 +335,24 @@ __device__ __forceinline__ void store_chunks(const Chunk<T> (&r)[Map::kCount], T
   }
 }
 
+/// \brief A loader's chunks (in registers) to a stage.
+template <class L>
+__device__ __forceinline__ void store_slice(const L& l, const typename L::Regs (&r)[L::kCount], typename L::Elem* stage) {
+  store_chunks<typename L::Map, typename L::Layout, L::kNT>(r, stage, l.tid);
+}
+/// \brief Slice k0 of a loader's operand to a stage element by element through registers
+/// (synchronously): the async() of an operand that is not whole 16-byte chunks.
+template <class L>
+__device__ __forceinline__ void stage_through_registers(const L& l, int k0, typename L::Elem* stage) {
+  typename L::Regs r[L::kCount];
+  l.load(k0, r);
+  store_slice(l, r, stage);
+}
+
 // ---- operand loaders --------------------------------------------------------------------------
 // Interface: Elem, kKFast, kVector, Map (Chunks), Layout (StageLayout), kCount, kNT, Regs
-// (Chunk<Elem>), tid; load(k0, Regs[kCount]) (registers), async(k0, stage) (cp.async, kVector
-// only). store_slice and stage_slice (after them) are the rest.
+// (Chunk<Elem>), tid; load(k0, Regs[kCount]) (registers), async(k0, stage) (cp.async where kVector,
+// else through registers); store_slice (above) writes registers to a stage.
 
 /// \brief A strided matrix operand of T: element (x, k) at base[x * SX + k * SK], 0 outside X x K.
 /// Vec: 16-byte loads are allowed when the strides permit (the caller's base is 16-byte aligned).
@@ -370,14 +395,18 @@ struct OperandLoader {
       }
     }
   }
-  /// The slice's chunks straight to shared memory (kVector operands; stage_slice for the others).
+  /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
   __device__ __forceinline__ void async(int k0, T* stage) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const T* p;
-      const int n = where(k0, i, p);
-      const int c = tid + i * NT;
-      cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * static_cast<int>(sizeof(T)));
+    if constexpr (!kVector) {
+      stage_through_registers(*this, k0, stage);
+    } else {
+      MC_UNROLL
+      for (int i = 0; i < kCount; ++i) {
+        const T* p;
+        const int n = where(k0, i, p);
+        const int c = tid + i * NT;
+        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * static_cast<int>(sizeof(T)));
+      }
     }
   }
 };
@@ -478,41 +507,27 @@ struct Im2colLoader {
       }
     }
   }
-  /// The slice's chunks straight to shared memory (kVector; stage_slice for the element-wise form).
+  /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
   __device__ __forceinline__ void async(int k0, T* stage) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const int c = tid + i * NT;
-      int off = 0, avail = 0;
-      const int w = at(i, k0 + Map::k(c), off, avail);
-      T* dst = stage + Layout::offset(Map::x(c), Map::k(c));
-      if (kPad && w == 0 && pad != 0) {
-        st_shared(reinterpret_cast<uint4*>(dst), splat(pad));
-      } else {
-        const int n = w > 0 ? (avail < V ? (avail > 0 ? avail : 0) : V) : 0;
-        cp_async_16(dst, w > 0 ? x + off : x, n * static_cast<int>(sizeof(T)));
+    if constexpr (kVector) {
+      MC_UNROLL
+      for (int i = 0; i < kCount; ++i) {
+        const int c = tid + i * NT;
+        int off = 0, avail = 0;
+        const int w = at(i, k0 + Map::k(c), off, avail);
+        T* dst = stage + Layout::offset(Map::x(c), Map::k(c));
+        if (kPad && w == 0 && pad != 0) {
+          st_shared(reinterpret_cast<uint4*>(dst), splat(pad));
+        } else {
+          const int n = w > 0 ? (avail < V ? (avail > 0 ? avail : 0) : V) : 0;
+          cp_async_16(dst, w > 0 ? x + off : x, n * static_cast<int>(sizeof(T)));
+        }
       }
+    } else {
+      stage_through_registers(*this, k0, stage);
     }
   }
 };
-
-/// \brief A loader's chunks (in registers) to a stage.
-template <class L>
-__device__ __forceinline__ void store_slice(const L& l, const typename L::Regs (&r)[L::kCount], typename L::Elem* stage) {
-  store_chunks<typename L::Map, typename L::Layout, L::kNT>(r, stage, l.tid);
-}
-/// \brief Slice k0 of a loader's operand to a stage: cp.async where it allows 16-byte chunks, else
-/// element by element through registers (synchronously).
-template <class L>
-__device__ __forceinline__ void stage_slice(const L& l, int k0, typename L::Elem* stage) {
-  if constexpr (L::kVector) {
-    l.async(k0, stage);
-  } else {
-    typename L::Regs r[L::kCount];
-    l.load(k0, r);
-    store_slice(l, r, stage);
-  }
-}
 
 // ---- the main loop ----------------------------------------------------------------------------
 
