@@ -447,6 +447,15 @@ __attribute__((always_inline)) inline void wait_here(Engine& E, Thread& th) {
   }
 }
 
+// The current thread waits in `kind` at what / file:line (for deadlock reports) until released.
+void wait_in(Engine& E, Thread& th, WaitKind kind, const char* what, const char* file, int line) {
+  th.wait = kind;
+  th.what = what;
+  th.file = file;
+  th.line = line;
+  wait_here(E, th);
+}
+
 void complete_group(Engine& E, Warp& w, int gi, int self_lane);
 
 // Completes the group if every lane it needs has arrived; returns whether it did.
@@ -1042,11 +1051,7 @@ int block_barrier(int predicate, const char* what, const char* file, int line) {
     return E.bar_result;
   }
   E.bar_waiters[E.bar_arrived - 1] = th.linear;
-  th.wait = WaitKind::block;
-  th.what = what;
-  th.file = file;
-  th.line = line;
-  wait_here(E, th);
+  wait_in(E, th, WaitKind::block, what, file, line);
   return E.bar_result;  // not overwritten before every thread (this one too) reaches the next barrier
 }
 
@@ -1144,11 +1149,7 @@ void sleep_on(Engine& E, const void* channel, std::string detail, const char* wh
   Thread& th = *E.current;
   th.channel = channel;
   th.detail = std::move(detail);
-  th.wait = WaitKind::sleep;
-  th.what = what;
-  th.file = file;
-  th.line = line;
-  wait_here(E, th);
+  wait_in(E, th, WaitKind::sleep, what, file, line);
 }
 
 void wake_all(Engine& E, const void* channel) {
@@ -1242,11 +1243,7 @@ void warpgroup_collective(CompleteFn complete, void* arg, const char* what, cons
     return;
   }
   g.waiters[g.arrived - 1] = th.linear;
-  th.wait = WaitKind::warpgroup;
-  th.what = what;
-  th.file = file;
-  th.line = line;
-  wait_here(E, th);
+  wait_in(E, th, WaitKind::warpgroup, what, file, line);
 }
 
 void wgmma_fence() { my_warpgroup(engine(), "wgmma.fence").fenced = true; }
