@@ -13,7 +13,8 @@
 // group's threads round-robin (chunk c = lane + i x kGroup: consecutive threads read consecutive 16
 // bytes), each thread keeps its kPer chunks of h in registers (kPer x 8 floats), so every operand
 // is read once. Loads and stores are 16-byte vectors (two for float): N and every row stride are
-// multiples of 8 elements and the bases 16-byte aligned (static_assert / the caller's arena).
+// multiples of 8 elements and the bases 16-byte aligned (static_assert / the caller's arena; the
+// loads are gemm::load8's, which would fall back to element loads on an unaligned base).
 // Reductions: warp shuffles within a group of up to 32, shared memory across the warps of a larger
 // group (Tiling::all_reduce: a fixed order, deterministic).
 //
@@ -29,6 +30,7 @@
 
 #include <type_traits>
 
+#include "gemm.cuh"
 #include "reduce.cuh"
 
 namespace mc {
@@ -61,20 +63,6 @@ struct NoCols {
 };
 
 enum class Norm { layer, rms };
-
-/// \brief 8 elements of T at p (16-byte aligned) as floats: one 16-byte load (two for float).
-template <class T>
-__device__ __forceinline__ void load8(const T* p, float (&out)[8]) {
-  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "resnorm: 16- or 32-bit elements");
-  union {
-    uint4 v[sizeof(T) / 2];
-    T t[8];
-  } u;
-  MC_UNROLL
-  for (int q = 0; q < static_cast<int>(sizeof(T) / 2); ++q) u.v[q] = reinterpret_cast<const uint4*>(p)[q];
-  MC_UNROLL
-  for (int e = 0; e < 8; ++e) out[e] = reduction::Elem<T>::load(u.t[e]);
-}
 
 /// \brief 8 floats rounded to T, stored at p (16-byte aligned) with 16-byte stores.
 template <class T>
@@ -144,16 +132,16 @@ struct ResidualNorm {
     for (int i = 0; i < kPer; ++i) {
       const int c = (lane + i * Tl::kGroup) * 8;
       if (active && (kChunks % Tl::kGroup == 0 || c < N)) {
-        load8(p.x + static_cast<int64_t>(row) * X::kLd + c, h[i]);
+        gemm::load8(p.x + static_cast<int64_t>(row) * X::kLd + c, 1, h[i]);
         if constexpr (Bias::kPresent) {
           float b[8];
-          load8(p.bias + c, b);
+          gemm::load8(p.bias + c, 1, b);
           MC_UNROLL
           for (int e = 0; e < 8; ++e) h[i][e] += b[e];
         }
         if constexpr (R::kPresent) {
           float r[8];
-          load8(p.residual + static_cast<int64_t>(row) * R::kLd + c, r);
+          gemm::load8(p.residual + static_cast<int64_t>(row) * R::kLd + c, 1, r);
           MC_UNROLL
           for (int e = 0; e < 8; ++e) h[i][e] += r[e];
         }
@@ -191,12 +179,12 @@ struct ResidualNorm {
       const int c = (lane + i * Tl::kGroup) * 8;
       if (kChunks % Tl::kGroup == 0 || c < N) {
         float gm[8], y[8];
-        load8(p.gamma + c, gm);
+        gemm::load8(p.gamma + c, 1, gm);
         MC_UNROLL
         for (int e = 0; e < 8; ++e) y[e] = (h[i][e] - mean) * inv_std * gm[e];
         if constexpr (Beta::kPresent) {
           float bt[8];
-          load8(p.beta + c, bt);
+          gemm::load8(p.beta + c, 1, bt);
           MC_UNROLL
           for (int e = 0; e < 8; ++e) y[e] += bt[e];
         }

@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "frontend/onnx_import.h"
 #include "ops/attention.h"
@@ -29,31 +28,13 @@
 #include "pipeline/pipeline.h"
 #include "reference/interpreter.h"
 #include "support/build_paths.h"
+#include "tests/passes/graph_data.h"
 
 using namespace modelc;
 
 namespace {
 
-std::vector<double> randoms(int64_t n, uint64_t seed, double lo = -1, double hi = 1) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
-}
-
-/// max |a - b| / max |a| (NaN anywhere fails).
-double rel_diff(const Tensor& a, const Tensor& b) {
-  const std::vector<double> x = a.to_f64(), y = b.to_f64();
-  REQUIRE(x.size() == y.size());
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) || std::isnan(y[i])) return INFINITY;
-    num = std::max(num, std::fabs(x[i] - y[i]));
-    den = std::max(den, std::fabs(x[i]));
-  }
-  return den == 0 ? num : num / den;
-}
+using test::max_rel_diff;
 
 std::map<std::string, int> op_counts(const Graph& g) {
   std::map<std::string, int> r;
@@ -76,8 +57,9 @@ struct Builder {
     g.add_input(v);
     return v;
   }
+  /// A weight: sin((0.37 + 0.11 k) (i + 1)) x scale for the k-th weight made (test::ramp).
   Value* w(const std::string& name, Shape s, double scale = 0.5) {
-    std::vector<double> v = randoms(num_elements(s), seed++);
+    std::vector<double> v = test::ramp(s, 0.37 + 0.11 * static_cast<double>(seed++)).to_f64();
     for (double& x : v) x *= scale;
     return g.add_constant(name, Tensor::from_f64(DType::float32, s, v), true);
   }
@@ -137,7 +119,7 @@ std::vector<AttentionOutcome> fuse_checked(Graph& g, const PassOptions& o = fp16
   ops::infer_graph(g);
   for (const Value* v : g.values()) CHECK_MESSAGE(v->type_str() == types[v], v->name());
   const TensorMap after = run_reference(g, in);
-  for (const auto& entry : before) CHECK_MESSAGE(rel_diff(entry.second, after.at(entry.first)) <= 1e-6, entry.first);
+  for (const auto& entry : before) CHECK_MESSAGE(max_rel_diff(entry.second, after.at(entry.first)) <= 1e-6, entry.first);
   return out;
 }
 
@@ -508,7 +490,7 @@ ModelRun run_model(const std::string& path) {
   for (const auto& [op, n] : r.after) ops_after += " " + op + " " + std::to_string(n);
   MESSAGE(path << ":" << ops_after);
   const TensorMap after = run_reference(*g, in);
-  for (const auto& entry : before) CHECK_MESSAGE(rel_diff(entry.second, after.at(entry.first)) <= 1e-6, entry.first);
+  for (const auto& entry : before) CHECK_MESSAGE(max_rel_diff(entry.second, after.at(entry.first)) <= 1e-6, entry.first);
   return r;
 }
 

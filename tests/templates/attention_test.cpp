@@ -24,35 +24,16 @@
 #include <type_traits>
 #include <vector>
 
+#include "narrow_float_test_util.h"
 #include "templates/attention.cuh"
 
 namespace {
 
 using mc::attn::Plant;
 
-template <class T>
-T to_t(double x) {
-  if constexpr (std::is_same<T, __half>::value) {
-    return __float2half(static_cast<float>(x));
-  } else if constexpr (std::is_same<T, mc::bf16>::value) {
-    return mc::bf16(static_cast<float>(x));
-  } else {
-    return static_cast<T>(x);
-  }
-}
-template <class T>
-double to_d(T x) {
-  return static_cast<double>(static_cast<float>(x));
-}
-
-/// n elements of T uniform in [-scale, scale) (rounded to T: the reference reads them back).
-template <class T>
-std::vector<T> random_t(std::size_t n, std::mt19937_64& rng, double scale) {
-  std::uniform_real_distribution<double> u(-scale, scale);
-  std::vector<T> r(n);
-  for (T& x : r) x = to_t<T>(u(rng));
-  return r;
-}
+using narrow_float::random_t;
+using narrow_float::to_d;
+using narrow_float::to_t;
 
 /// The elements a [batch][head][seq][d] view with strides (sb, sh, ss) reaches, for a buffer size.
 inline std::size_t extent(int b, int h, int s, int d, int64_t sb, int64_t sh, int64_t ss) {
@@ -124,14 +105,14 @@ Outcome run_attention(uint64_t seed, bool packed, int64_t o_size, double qk_scal
   if (packed) {
     // Q at 0, K at H D, V at (H + Hkv) D of each row of the packed product.
     const std::size_t n = std::max({nq, nk + static_cast<std::size_t>(H * D), nv + static_cast<std::size_t>((H + Hkv) * D)});
-    qkv = random_t<T>(n, rng, 1.5);
+    qkv = random_t<T>(n, rng, -1.5, 1.5);
     qp = qkv.data();
     kp = qkv.data() + H * D;
     vp = qkv.data() + (H + Hkv) * D;
   } else {
-    qb = random_t<T>(nq, rng, 1.5);
-    kb = random_t<T>(nk, rng, 1.5);
-    vb = random_t<T>(nv, rng, 1.0);
+    qb = random_t<T>(nq, rng, -1.5, 1.5);
+    kb = random_t<T>(nk, rng, -1.5, 1.5);
+    vb = random_t<T>(nv, rng, -1.0, 1.0);
     qp = qb.data();
     kp = kb.data();
     vp = vb.data();
@@ -161,7 +142,7 @@ Outcome run_attention(uint64_t seed, bool packed, int64_t o_size, double qk_scal
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 
   constexpr bool kBf16 = std::is_same<T, mc::bf16>::value;
-  const double u = kBf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  const double u = narrow_float::unit_roundoff<T>();
   const double sub = kBf16 ? 0.0 : std::ldexp(1.0, -25);  // FP16's subnormal spacing / 2
   Outcome r;
   std::vector<bool> in_view(o.size(), false);

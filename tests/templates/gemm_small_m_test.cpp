@@ -16,33 +16,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "narrow_float_test_util.h"
 #include "templates/gemm_small_m.cuh"
 
 namespace {
 
-template <class T>
-T to_t(double x) {
-  if constexpr (std::is_same<T, __half>::value) {
-    return __float2half(static_cast<float>(x));
-  } else if constexpr (std::is_same<T, mc::bf16>::value) {
-    return mc::bf16(static_cast<float>(x));
-  } else {
-    return static_cast<T>(x);
-  }
-}
-template <class T>
-double to_d(T x) {
-  return static_cast<double>(static_cast<float>(x));
-}
-
-template <class T>
-std::vector<T> random_t(std::size_t n, uint64_t seed, double scale = 1.0) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  std::vector<T> r(n);
-  for (T& x : r) x = to_t<T>(u(rng));
-  return r;
-}
+using narrow_float::random_t;
+using narrow_float::to_d;
+using narrow_float::to_t;
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
@@ -66,7 +47,7 @@ int run_small_m(uint64_t seed, bool act_gelu, int runs = 1) {
   p.tickets = tickets.empty() ? nullptr : tickets.data();
   REQUIRE(cudaFuncSetAttribute(mc::smallm::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
           cudaSuccess);
-  const double u = std::is_same<T, mc::bf16>::value ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  const double u = narrow_float::unit_roundoff<T>();
   int bad = 0;
   std::vector<T> first;
   for (int run = 0; run < runs; ++run) {

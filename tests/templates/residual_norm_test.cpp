@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "narrow_float_test_util.h"
 #include "templates/residual_norm.cuh"
 
 namespace {
@@ -25,31 +26,12 @@ using mc::resnorm::NoRows;
 using mc::resnorm::Norm;
 using mc::resnorm::Rows;
 
-template <class T>
-T to_t(double x) {
-  if constexpr (std::is_same<T, __half>::value) {
-    return __float2half(static_cast<float>(x));
-  } else if constexpr (std::is_same<T, mc::bf16>::value) {
-    return mc::bf16(static_cast<float>(x));
-  } else {
-    return static_cast<T>(x);
-  }
-}
-template <class T>
-double to_d(T x) {
-  return static_cast<double>(static_cast<float>(x));
-}
+using narrow_float::random_t;
+using narrow_float::to_d;
+using narrow_float::to_t;
 template <class T>
 double unit() {
-  return std::is_same<T, __half>::value ? std::ldexp(1.0, -11) : std::is_same<T, mc::bf16>::value ? std::ldexp(1.0, -8) : 0.0;
-}
-
-template <class T>
-std::vector<T> random_t(std::size_t n, std::mt19937_64& rng, double lo, double hi) {
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<T> r(n);
-  for (T& x : r) x = to_t<T>(u(rng));
-  return r;
+  return narrow_float::unit_roundoff<T>();
 }
 
 /// Runs K = ResidualNorm<M, N, X, R, Bias, Gamma, Beta, Y, Sum, Tl, Kind> on random data against the
