@@ -9,7 +9,8 @@
 // query length != key length; Q, K, V read out of one packed QKV buffer [B, S, 3 H D] and O written
 // heads-interleaved [B, S, H D] (or into a padded buffer whose gaps must stay untouched); padding
 // masks with -inf (a fully masked batch gives NaN rows, as the unfused softmax), relative position
-// biases, shifted-window masks indexed by batch % windows, causal top-left and bottom-right,
+// biases, shifted-window masks indexed by batch % windows, causal top-left, bottom-right and with a
+// negative offset (rows that see no key: NaN),
 // grouped-query heads; FP16 and BF16; 1..4 warps, 1 or 2 row tiles a warp, 2..4 stages. Planted
 // faults (a P fragment element from the wrong lane, the output not rescaled when the running max
 // grows) must fail the same check. The long sweep (4100 keys, D = 128 at 1000) is skipped in the
@@ -314,6 +315,20 @@ TEST_CASE("attention: D 40 (a multiple of 8, not 16), grouped-query heads (4 on 
   using K = mc::attn::Attention<__half, Sh, VQ, VK, VK, VO, Tile<32, 16, 2, 4>, NoBias, NoBias, M>;
   require_pass(run_attention<K, Sh, VQ, VK, VK, VO, M, NoBias, NoBias, __half>(9, false, int64_t{B} * Sq * (H * D + 8),
                                                                             1.0 / std::sqrt(40.0)));
+}
+
+TEST_CASE("attention: causal with a negative offset (Sq 20 > Skv 12): the first rows see no key and are NaN") {
+  constexpr int B = 1, H = 2, Sq = 20, Skv = 12, D = 16;
+  using Sh = Shape<B, H, Sq, Skv, D>;
+  using VQ = Bhsd<Sq, H, D>;
+  using VK = Bhsd<Skv, H, D>;
+  using M = Causal<-4>;
+  using K = mc::attn::Attention<__half, Sh, VQ, VK, VK, VQ, Tile<16, 16, 1, 2>, NoBias, NoBias, M>;
+  require_pass(run_attention<K, Sh, VQ, VK, VK, VQ, M, NoBias, NoBias, __half>(13, false, int64_t{B} * H * Sq * D, 0.25));
+  // Offset -16: the first block's 16 rows see no key at all (it runs no key tile).
+  using M16 = Causal<-16>;
+  using K16 = mc::attn::Attention<__half, Sh, VQ, VK, VK, VQ, Tile<16, 16, 1, 2>, NoBias, NoBias, M16>;
+  require_pass(run_attention<K16, Sh, VQ, VK, VK, VQ, M16, NoBias, NoBias, __half>(14, false, int64_t{B} * H * Sq * D, 0.25));
 }
 
 TEST_CASE("attention: 4 warps of 32 rows, Q fragments from shared memory, causal with a padding mask in BF16 bias storage (FP16)") {
