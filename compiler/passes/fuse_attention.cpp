@@ -607,6 +607,7 @@ Match match_at(Node& sm) {
   auto kt = trace_back(&qk->input(1));
   auto vt = trace_back(&pv->input(1));
   if (!qt || !kt || !vt) throw Refused{"Q, K or V is not a strided view of the value it reads"};
+  if (qt->view.rank() < 2 || kt->view.rank() < 2 || vt->view.rank() < 2) throw Refused{"a product of a 1-D operand"};
   if (vt->factor != 1.0) throw Refused{"V is scaled"};
   scale *= qt->factor * kt->factor;
   const int64_t D = qt->view.shape.back();

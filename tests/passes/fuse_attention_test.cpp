@@ -331,6 +331,14 @@ TEST_CASE("fuse_attention: what the kernel cannot take stays unfused, with the r
     REQUIRE(out.size() == 1);
     CHECK(out[0].reason.find("not a strided view") != std::string::npos);
   }
+  SUBCASE("a 1-D query") {
+    Builder b;
+    Value* s = b.node("MatMul", "qk", {b.in("q", {8}), b.transpose(b.in("k", {2, 4, 8}), {0, 2, 1}, "k.T")});
+    b.finish(b.node("MatMul", "pv", {b.softmax(s, "softmax"), b.in("v", {2, 4, 8})}));
+    const auto out = fuse_checked(b.g);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].reason.find("1-D") != std::string::npos);
+  }
   SUBCASE("three bias terms") {
     const int64_t S = 4, H = 2, D = 8;
     Builder b;
