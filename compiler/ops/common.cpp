@@ -128,6 +128,23 @@ void require_dtype(const Node& n, int i, std::initializer_list<DType> allowed) {
 }
 
 Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType out) {
+  const DType od = out == DType::undefined ? x.dtype() : out;
+  if (x.dtype() == DType::float32 && od == DType::float32) {
+    // float32 to float32 with no double copy of the tensor: each element widened, f, rounded once
+    // (what to_f64 and from_f64 give).
+    Tensor y(DType::float32, x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.mutable_data<float>();
+    const int64_t count = x.numel();
+    const reference::Split pieces(count, int64_t{1} << 14);
+    reference::parallel_for(
+        pieces.pieces,
+        [&](int64_t t) {
+          for (int64_t i = pieces.begin(t); i < pieces.end(t); ++i) dst[i] = static_cast<float>(f(static_cast<double>(src[i])));
+        },
+        count * 8);
+    return y;
+  }
   std::vector<double> v = x.to_f64();
   // Threads over pieces of the elements (reference/parallel.h); each element is its own.
   const int64_t count = static_cast<int64_t>(v.size());
@@ -213,6 +230,17 @@ Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::fu
       r[static_cast<std::size_t>(k)] = fi(va[static_cast<std::size_t>(ia)], vb[static_cast<std::size_t>(ib)]);
     });
     return Tensor::from_i64(od, s, r);
+  }
+  if (a.dtype() == DType::float32 && b.dtype() == DType::float32 && od == DType::float32) {
+    // float32 operands and result: no double copies (each element widened, f, rounded once).
+    Tensor y(DType::float32, s);
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.mutable_data<float>();
+    for_each_broadcast(s, a.shape(), b.shape(), [&](int64_t k, int64_t ia, int64_t ib) {
+      py[k] = static_cast<float>(f(static_cast<double>(pa[ia]), static_cast<double>(pb[ib])));
+    });
+    return y;
   }
   const std::vector<double> va = a.to_f64(), vb = b.to_f64();
   std::vector<double> r(count);

@@ -64,12 +64,17 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
   const WindowGeometry g = pool_geometry(n);
   const Window3 q = g.padded3();
   const bool col_major = n.attr_int("storage_order", 0) != 0;
-  const std::vector<double> x = in[0]->to_f64();
   const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
-  std::vector<double> y(static_cast<std::size_t>(planes * out_sz));
+  // float32 is compared and stored as it is (a maximum needs no widening); other types as doubles.
+  const bool f32 = in[0]->dtype() == DType::float32;
+  const std::vector<double> xd = f32 ? std::vector<double>() : in[0]->to_f64();
+  std::vector<double> y(f32 ? 0 : static_cast<std::size_t>(planes * out_sz));
+  Tensor yf = f32 ? Tensor(DType::float32, g.output_shape()) : Tensor();
+  float* yfp = f32 ? yf.mutable_data<float>() : nullptr;
+  const float* xf = f32 ? in[0]->data<float>() : nullptr;
   // The Indices only when the node has that output.
   const bool want_indices = n.has_output(1);
-  std::vector<int64_t> ind(want_indices ? y.size() : 0);
+  std::vector<int64_t> ind(want_indices ? static_cast<std::size_t>(planes * out_sz) : 0);
   // Column-major (storage_order=1) strides of the original spatial dims, as 3-D.
   std::array<int64_t, 3> cm{0, 0, 0};
   {
@@ -82,8 +87,10 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
   }
   const std::vector<Taps> xtaps = row_taps(q);
   // Threads over planes (reference/parallel.h): each writes its own.
-  reference::parallel_items(planes, out_sz * q.k_size(), [&](int64_t p) {
-    const double* xp = x.data() + p * in_sz;
+  auto plane = [&](auto tag, int64_t p) {
+    using T = decltype(tag);
+    const T* xp = (f32 ? reinterpret_cast<const T*>(xf) : reinterpret_cast<const T*>(xd.data())) + p * in_sz;
+    T* yp = (f32 ? reinterpret_cast<T*>(yfp) : reinterpret_cast<T*>(y.data()));
     int64_t o = p * out_sz;
     for (int64_t oz = 0; oz < q.out[0]; ++oz) {
       const Taps tz = taps(q, 0, oz);
@@ -91,13 +98,13 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
         const Taps ty = taps(q, 1, oy);
         for (int64_t ox = 0; ox < q.out[2]; ++ox, ++o) {
           const Taps& tx = xtaps[static_cast<std::size_t>(ox)];
-          double best = 0.0;
+          T best = 0;
           int64_t bz = -1, by = -1, bx = -1;
           for (int64_t a = 0; a < tz.count; ++a) {
             const int64_t iz = tz.pos + a * q.dilation[0];
             for (int64_t b = 0; b < ty.count; ++b) {
               const int64_t iy = ty.pos + b * q.dilation[1];
-              const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
+              const T* row = xp + (iz * q.in[1] + iy) * q.in[2];
               for (int64_t c = 0; c < tx.count; ++c) {
                 const int64_t ix = tx.pos + c * q.dilation[2];
                 if (bx < 0 || row[ix] > best) {
@@ -111,7 +118,7 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
           }
           // A window entirely in the padding (possible only with pads >= the
           // window) gives 0 and index -1, like the ONNX reference.
-          y[o] = best;
+          yp[o] = best;
           if (want_indices) {
             ind[o] = bx < 0 ? -1
                             : p * in_sz + (col_major ? bz * cm[0] + by * cm[1] + bx * cm[2]
@@ -120,9 +127,17 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
         }
       }
     }
+  };
+  reference::parallel_items(planes, out_sz * q.k_size(), [&](int64_t p) {
+    if (f32) {
+      plane(float{}, p);
+    } else {
+      plane(double{}, p);
+    }
   });
   const Shape ys = g.output_shape();
-  return {Tensor::from_f64(in[0]->dtype(), ys, y), want_indices ? Tensor::from_i64(DType::int64, ys, ind) : Tensor()};
+  return {f32 ? yf : Tensor::from_f64(in[0]->dtype(), ys, y),
+          want_indices ? Tensor::from_i64(DType::int64, ys, ind) : Tensor()};
 }
 
 // count_include_pad=0 divides by the taps inside the input; =1 by the taps

@@ -196,6 +196,87 @@ void conv_direct(const ops::Window3& q, const Src* x, S x_zero, const S* w, cons
       q.N * q.M * out_sz * Cg * k_sz);
 }
 
+/// Stride-1 convolutions of 1 or 2 spatial dims, per task a band of output rows: the band's input
+/// rows, zero-padded and widened to S, are copied once; then each tap (ky, kx) is one product of the
+/// tap's weights [mb x Cg] with a shifted view of the band (its rows the channels, its columns the
+/// output positions counted over the padded width), accumulated in C. No im2col matrix (9 times the
+/// input for a 3x3): the shift is a pointer offset. C's columns past the output width are the
+/// padded width's extra columns, computed and dropped.
+template <class S, class Src, class Dst>
+void conv_shifted(const ops::Window3& q, const Src* x, S x_zero, const S* w, const S* bias, Dst* y) {
+  const int64_t Cg = q.Cg(), Mg = q.Mg(), in_sz = q.in_size(), out_sz = q.out_size(), k_sz = q.k_size();
+  const int64_t kh = q.kernel[1], kw = q.kernel[2], dh = q.dilation[1], dw = q.dilation[2];
+  const int64_t Wp = q.in[2] + q.pad[2] + q.pad_end[2];  // padded width; out[2] = Wp - (kw - 1) * dw
+  const int64_t slack = (kw - 1) * dw;                   // the last row's shifted view runs this far past it
+  // The weights per group and tap: Wt[grp][tap] is [Mg x Cg], row-major.
+  std::vector<S> wt(static_cast<std::size_t>(q.M * Cg * k_sz));
+  for (int64_t m = 0; m < q.M; ++m) {
+    const int64_t grp = m / Mg, mi = m % Mg;
+    for (int64_t c = 0; c < Cg; ++c) {
+      for (int64_t k = 0; k < k_sz; ++k) {
+        wt[static_cast<std::size_t>(((grp * k_sz + k) * Mg + mi) * Cg + c)] = w[(m * Cg + c) * k_sz + k];
+      }
+    }
+  }
+  // At least 4 rows a band where the rows allow (a band copies kh - 1 rows more than it computes).
+  const int64_t rows_per_band =
+      std::max<int64_t>(1, std::min(q.out[1], std::max<int64_t>(4, 2 * kTileElements / (std::max(Cg, Mg) * Wp))));
+  const Split bands(q.out[1], rows_per_band);
+  const int64_t mb = channel_block(Mg, q.N * q.G * bands.pieces);
+  const Split blocks(Mg, mb);
+  const int64_t tasks = q.N * q.G * blocks.pieces * bands.pieces;
+  parallel_for(
+      tasks,
+      [&](int64_t t) {
+        const int64_t band = t % bands.pieces;
+        const int64_t blk = (t / bands.pieces) % blocks.pieces;
+        const int64_t grp = (t / (bands.pieces * blocks.pieces)) % q.G;
+        const int64_t nb = t / (bands.pieces * blocks.pieces * q.G);
+        const int64_t oy0 = bands.begin(band), R = bands.end(band) - oy0;
+        const int64_t m0 = blocks.begin(blk), rows = blocks.end(blk) - m0;
+        const int64_t band_rows = R + (kh - 1) * dh;
+        const int64_t plane = band_rows * Wp + slack;
+        const int64_t cols = R * Wp;
+        Scratch<S> band_scratch(0), out_scratch(1);
+        S* bp = band_scratch.get(static_cast<std::size_t>(Cg * plane));
+        for (int64_t c = 0; c < Cg; ++c) {
+          const Src* xc = x + (nb * q.C + grp * Cg + c) * in_sz;
+          S* dst = bp + c * plane;
+          for (int64_t r = 0; r < band_rows; ++r) {
+            const int64_t iy = oy0 - q.pad[1] + r;
+            S* d = dst + r * Wp;
+            if (iy < 0 || iy >= q.in[1]) {
+              std::fill(d, d + Wp, S(0));
+              continue;
+            }
+            const Src* row = xc + iy * q.in[2];
+            std::fill(d, d + q.pad[2], S(0));
+            for (int64_t ix = 0; ix < q.in[2]; ++ix) d[q.pad[2] + ix] = static_cast<S>(row[ix]) - x_zero;
+            std::fill(d + q.pad[2] + q.in[2], d + Wp, S(0));
+          }
+          std::fill(dst + band_rows * Wp, dst + plane, S(0));
+        }
+        S* C = out_scratch.get(static_cast<std::size_t>(rows * cols));
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            const int64_t k = ky * kw + kx;
+            gemm(false, false, rows, cols, Cg, S(1), wt.data() + ((grp * k_sz + k) * Mg + m0) * Cg, Cg,
+                 bp + ky * dh * Wp + kx * dw, plane, k == 0 ? S(0) : S(1), C, cols);
+          }
+        }
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t m = grp * Mg + m0 + i;
+          const S b = bias ? bias[m] : S(0);
+          for (int64_t r = 0; r < R; ++r) {
+            Dst* yp = y + (nb * q.M + m) * out_sz + (oy0 + r) * q.out[2];
+            const S* cp = C + i * cols + r * Wp;
+            for (int64_t j = 0; j < q.out[2]; ++j) store(yp[j], cp[j] + b);
+          }
+        }
+      },
+      q.N * q.M * out_sz * Cg * k_sz);
+}
+
 bool is_pointwise(const ops::Window3& q) {
   for (int d = 0; d < 3; ++d) {
     if (q.kernel[d] != 1 || q.stride[d] != 1 || q.pad[d] != 0) return false;
@@ -245,6 +326,15 @@ void conv_forward(const ops::Window3& q, const Src* x, S x_zero, const S* w, con
   if (q.N * q.M * out_sz == 0) return;
   if (Mg <= 4 || Kg == 0) {
     conv_direct(q, x, x_zero, w, bias, y);
+    return;
+  }
+  const bool stride_1 = q.stride[0] == 1 && q.stride[1] == 1 && q.stride[2] == 1;
+  // One padded row of every channel must fit a task's buffers (a very wide row takes im2col, which
+  // cuts any row).
+  const int64_t row = (q.in[2] + q.pad[2] + q.pad_end[2]) * std::max(Cg, Mg);
+  if (stride_1 && q.in[0] == 1 && q.kernel[0] == 1 && q.pad[0] == 0 && q.pad_end[0] == 0 && q.k_size() > 1 &&
+      row <= 4 * kTileElements) {
+    conv_shifted(q, x, x_zero, w, bias, y);
     return;
   }
   // Per task: one image, one group, a block of output channels, a tile of output positions;

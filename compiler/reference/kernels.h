@@ -39,7 +39,10 @@ void gemm(bool t_a, bool t_b, int64_t M, int64_t N, int64_t K, float alpha, cons
 /// X is read as Src (float, double, uint8_t, int8_t), W is [M, Cg * k] of S (double: the float64
 /// path; float: the float32 path), bias null or M values of S, Y [N, M, out] written as Dst (float,
 /// double, int32_t, int64_t; an integer Dst takes the exact integer the double holds, wrapping to
-/// int32 as the ONNX accumulators do). Threads over (n, output channels, output positions).
+/// int32 as the ONNX accumulators do). Threads over (n, output channels, output positions). Three
+/// ways, by shape: stride 1 in 1 or 2 dims, one product per tap over a shifted view of the padded
+/// input (no im2col matrix); few output channels per group (depthwise), taps streamed along the
+/// rows; anything else, im2col tiles times the weights.
 template <class S, class Src, class Dst>
 void conv_forward(const ops::Window3& q, const Src* x, S x_zero, const S* w, const S* bias, Dst* y);
 

@@ -1,5 +1,5 @@
 // reference/kernels.h: convolutions, transposed convolutions and matrix products against loops
-// written from their definitions (im2col and direct paths, groups, strides, dilations, pads, 1 to 3
+// written from their definitions (im2col, shifted-view and direct paths, groups, strides, dilations, pads, 1 to 3
 // spatial dims), the float32 path within float32's rounding, the integer products exact, and every
 // result the same to the bit for 1 thread and several.
 #include <doctest/doctest.h>
@@ -140,6 +140,12 @@ const ConvCase kCases[] = {
     // 1-D and 3-D
     {1, 2, 5, 7, 1, {1, 1, 19}, {1, 1, 4}, {1, 1, 2}, {1, 1, 1}, {0, 0, 3}, {0, 0, 1}},
     {3, 1, 4, 6, 2, {5, 6, 7}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0}, {0, 1, 1}},
+    // stride 1 (the shifted-view path): dilated, asymmetric pads, groups; and 1-D
+    {2, 1, 8, 16, 2, {1, 9, 10}, {1, 3, 3}, {1, 1, 1}, {1, 2, 1}, {0, 2, 0}, {0, 1, 2}},
+    {2, 3, 5, 8, 1, {1, 70, 6}, {1, 2, 4}, {1, 1, 1}, {1, 1, 2}, {0, 0, 3}, {0, 1, 0}},
+    {1, 1, 6, 9, 1, {1, 1, 23}, {1, 1, 5}, {1, 1, 1}, {1, 1, 1}, {0, 0, 2}, {0, 0, 2}},
+    // rows wide enough for several bands of output rows
+    {2, 1, 64, 32, 1, {1, 40, 300}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
     // a window wider than the input (whole rows of padding)
     {2, 1, 3, 9, 1, {1, 2, 3}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
 };
