@@ -134,6 +134,19 @@ void im2col(const ops::Window3& q, const Src* x, S x_zero, int64_t Cg, int64_t o
   }
 }
 
+/// Per kernel column kx, the positions i in [lo, hi) of a row of `count` whose tap i*s - p + kx*d
+/// lands inside a row of `limit` (a convolution: output positions against the input row; a
+/// transposed one: input positions against the output row).
+void row_ranges(const ops::Window3& q, int64_t count, int64_t limit, std::vector<int64_t>& lo, std::vector<int64_t>& hi) {
+  lo.resize(static_cast<std::size_t>(q.kernel[2]));
+  hi.resize(static_cast<std::size_t>(q.kernel[2]));
+  for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
+    const int64_t shift = kx * q.dilation[2] - q.pad[2];
+    lo[static_cast<std::size_t>(kx)] = std::max<int64_t>(0, ops::ceil_div(-shift, q.stride[2]));
+    hi[static_cast<std::size_t>(kx)] = std::min<int64_t>(count, ops::floor_div(limit - 1 - shift, q.stride[2]) + 1);
+  }
+}
+
 /// Few output channels per group (depthwise and the like): per (n, m) plane and tile of output
 /// rows, the taps streamed along the rows into an accumulator that stays in cache.
 template <class S, class Src, class Dst>
@@ -143,12 +156,8 @@ void conv_direct(const ops::Window3& q, const Src* x, S x_zero, const S* w, cons
   const int64_t rows_per_tile = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, q.out[2]));
   const Split tiles(rows, rows_per_tile);
   // Valid output x range per kernel column: ix = ox*s - p + kx*d in [0, in).
-  std::vector<int64_t> ox_lo(static_cast<std::size_t>(q.kernel[2])), ox_hi(static_cast<std::size_t>(q.kernel[2]));
-  for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-    const int64_t shift = kx * q.dilation[2] - q.pad[2];
-    ox_lo[static_cast<std::size_t>(kx)] = std::max<int64_t>(0, ops::ceil_div(-shift, q.stride[2]));
-    ox_hi[static_cast<std::size_t>(kx)] = std::min<int64_t>(q.out[2], ops::floor_div(q.in[2] - 1 - shift, q.stride[2]) + 1);
-  }
+  std::vector<int64_t> ox_lo, ox_hi;
+  row_ranges(q, q.out[2], q.in[2], ox_lo, ox_hi);
   const int64_t tasks = q.N * q.M * tiles.pieces;
   parallel_for(
       tasks,
@@ -401,12 +410,8 @@ void conv_transpose(const ops::Window3& q, const Src* x, const S* w, const S* bi
   const int64_t T = column_tile(Cg, mb * k_sz, in_sz);
   const Split tiles(in_sz, T);
   // Valid input x range per kernel column: ox = ix*s - p + kx*d in [0, out).
-  std::vector<int64_t> ix_lo(static_cast<std::size_t>(q.kernel[2])), ix_hi(static_cast<std::size_t>(q.kernel[2]));
-  for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-    const int64_t shift = kx * q.dilation[2] - q.pad[2];
-    ix_lo[static_cast<std::size_t>(kx)] = std::max<int64_t>(0, ops::ceil_div(-shift, q.stride[2]));
-    ix_hi[static_cast<std::size_t>(kx)] = std::min<int64_t>(q.in[2], ops::floor_div(q.out[2] - 1 - shift, q.stride[2]) + 1);
-  }
+  std::vector<int64_t> ix_lo, ix_hi;
+  row_ranges(q, q.in[2], q.out[2], ix_lo, ix_hi);
   const int64_t tasks = q.N * q.G * blocks.pieces;
   parallel_for(
       tasks,
