@@ -152,7 +152,6 @@ CalibrationData load_calibration_data(const Graph& g, const std::string& spec, i
     for (const fs::path& f : files) plan.push_back({{inputs[0], f}});
   } else {
     for (const fs::path& dir : dirs) {
-      if (max_samples > 0 && static_cast<int64_t>(plan.size()) >= max_samples) break;
       std::map<std::string, fs::path> by_stem;
       for (const auto& e : fs::directory_iterator(dir, ec)) {
         if (tensor_file(e.path())) by_stem[e.path().stem().string()] = e.path();
