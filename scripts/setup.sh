@@ -16,6 +16,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev libboost-context-dev
   libclang-14-dev
+  libopenblas-dev
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision python3-numpy
 )
