@@ -123,6 +123,8 @@ def library_path(emulation=None):
     return os.path.join(here, "lib%s%s.so" % (NAME, "_emu" if emulation else ""))
 
 
+@C_API@
+
 _libraries = {}
 _libraries_lock = threading.Lock()
 
@@ -142,28 +144,8 @@ def _load(path):
             lib = ctypes.CDLL(path)
         except OSError as e:
             raise Error("cannot load %s: %s" % (path, e)) from None
-        c_int, c_char_p, c_void_p, c_size_t = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
-        pp = ctypes.POINTER(c_void_p)
-        protos = {
-            "create": (c_int, [ctypes.POINTER(c_void_p), c_int]),
-            "run": (c_int, [c_void_p, pp, pp, c_void_p]),
-            "run_host": (c_int, [c_void_p, pp, pp]),
-            "error": (c_char_p, [c_void_p]),
-            "destroy": (None, [c_void_p]),
-            "num_inputs": (c_int, []),
-            "num_outputs": (c_int, []),
-            "input_name": (c_char_p, [c_int]),
-            "input_dtype": (c_int, [c_int]),
-            "input_rank": (c_int, [c_int]),
-            "input_shape": (ctypes.POINTER(ctypes.c_int64), [c_int]),
-            "output_name": (c_char_p, [c_int]),
-            "output_dtype": (c_int, [c_int]),
-            "output_rank": (c_int, [c_int]),
-            "output_shape": (ctypes.POINTER(ctypes.c_int64), [c_int]),
-            "workspace_bytes": (c_size_t, []),
-        }
         api = {}
-        for name, (restype, argtypes) in protos.items():
+        for name, (restype, argtypes) in _c_api().items():
             try:
                 f = getattr(lib, "%s_%s" % (NAME, name))
             except AttributeError:
@@ -171,11 +153,6 @@ def _load(path):
                             % (path, NAME, name, __file__)) from None
             f.restype, f.argtypes = restype, argtypes
             api[name] = f
-        # Present only in a model compiled with --weights-file.
-        f = getattr(lib, "%s_create_with_weights" % NAME, None)
-        if f is not None:
-            f.restype, f.argtypes = c_int, [ctypes.POINTER(c_void_p), c_int, c_char_p]
-        api["create_with_weights"] = f
         _libraries[path] = (lib, api)
         return _libraries[path]
 
@@ -501,7 +478,7 @@ class Model(object):
         self.outputs = _tensors(self._api, "output")
         self.workspace_bytes = int(self._api["workspace_bytes"]())
         ctx = ctypes.c_void_p()
-        create_with_weights = self._api["create_with_weights"]
+        create_with_weights = self._api.get("create_with_weights")  # only with --weights-file
         if create_with_weights is not None:
             if weights is None:
                 weights = os.path.join(os.path.dirname(self.library), "%s_weights.bin" % NAME)
