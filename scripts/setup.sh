@@ -19,6 +19,7 @@ PACKAGES=(
   libopenblas-dev
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision python3-numpy
+  python3-distributed python3-dask
 )
 
 SANITIZE_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
