@@ -33,9 +33,10 @@
 // Epilogue and store: tensor_core.cuh's (for_each_output, epilogue8: bias, activation, residual in
 // FP32; __half outputs clamped to +-65504), Y NHWC with pitch Yp, channels >= M never written.
 //
-// Fallback (the schedule's, not here): 3-D convolutions, and kernels whose smem would exceed the
-// target's limit. Depthwise convolutions (Cg = 1) take conv_depthwise.cuh: here F would be 8
-// (Mg = 1), an MMA of 7/8 zeros.
+// Fallback (the schedule's, not here): where the shared memory of a stage (kGroups A slices and
+// one B slice) exceeds the target's limit at every tile. Depthwise convolutions (Cg = 1) take
+// conv_depthwise.cuh: here F would be 8 (Mg = 1), an MMA of 7/8 zeros. (The geometry is 3-D
+// throughout, as tc::Conv's; the tests run 2-D.)
 #pragma once
 
 #include "tensor_core.cuh"
@@ -218,8 +219,8 @@ struct ConvGrouped {
   /// The epilogue and store of output channels m .. m + 7 of pixel j (as tc::Conv's).
   __device__ __forceinline__ static void finish(const Params& p, int j, int m, float (&v)[8]) {
     const int row = j * Yp;
-    const Out8<TY> out =
-        epilogue8<Epi, EpiShape, gemm::ChannelAxis::row, Sh::kM, TY>(p.epilogue, v, m, gemm::Coord{0, m, j, row + m}, 1);
+    const Out8<TY> out = epilogue8<Epi, EpiShape, gemm::ChannelAxis::row, Sh::kM, TY>(p.epilogue, v, m,
+                                                                                       gemm::Coord{0, m, j, row + m}, 1);
     if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
       store8(p.Y + row + m, out);
     } else {
@@ -240,7 +241,9 @@ struct ConvGrouped {
     auto a_stage = [&](int stage, int g) {
       return reinterpret_cast<T*>(smem + stage * kStageBytes + g * LA::Layout::kBytes);
     };
-    auto b_stage = [&](int stage) { return reinterpret_cast<T*>(smem + stage * kStageBytes + kGroups * LA::Layout::kBytes); };
+    auto b_stage = [&](int stage) {
+      return reinterpret_cast<T*>(smem + stage * kStageBytes + kGroups * LA::Layout::kBytes);
+    };
     auto load = [&](int slice, int stage) {
       MC_UNROLL
       for (int g = 0; g < kGroups; ++g) la.template load<kAsync>(sg0 + g, slice * Tl::kBK, a_stage(stage, g));

@@ -77,7 +77,8 @@ void check_dw(uint64_t seed) {
   constexpr int kXP = XP ? XP : C, kYP = YP ? YP : C;
   INFO("C " << C << " " << H << "x" << W << " batch " << N << ", " << K << "x" << K << " s" << S << " d" << D << " p"
             << P << ", tile " << Tl::kTH << "x" << Tl::kTW << "x" << Tl::kCB << " CV " << Tl::kCV << " RHxRW "
-            << Tl::kRH << "x" << Tl::kRW << std::string(Tl::kAsync ? " cp.async" : "") << ", pitches " << kXP << " " << kYP
+            << Tl::kRH << "x" << Tl::kRW << std::string(Tl::kAsync ? " cp.async" : "") << ", pitches " << kXP << " "
+            << kYP
             << ", seed " << seed);
   const Tensor x = random_exact<T>({N, C, H, W}, seed), w = random_exact<T>({C, 1, K, K}, seed + 1, 0.5),
                b = random_exact<T>({C}, seed + 2, 0.5), r = random_exact<T>({N, C, OH, OW}, seed + 3);
@@ -148,7 +149,8 @@ TEST_CASE("depthwise tiled sweep: more shapes and seeds" * doctest::skip()) {
     check_dw<__half, float, 1, 72, 15, 15, 7, 2, 1, 3, Tile<4, 4, 64, 2, 1, 2, true>, Epi::bias>(seed + 10);
     check_dw<__half, __half, 1, 40, 12, 13, 7, 1, 1, 3, Tile<8, 8, 32, 2, 2, 4, false>, Epi::bias>(seed + 20);
     check_dw<__half, __half, 1, 16, 10, 10, 3, 2, 1, 1, Tile<4, 4, 16, 8, 1, 1, true>, Epi::bias>(seed + 30);
-    check_dw<mc::bf16, float, 1, 12, 14, 14, 5, 1, 2, 4, Tile<8, 4, 16, 4, 2, 2, true>, Epi::hard_swish, 16, 16>(seed + 40);
+    check_dw<mc::bf16, float, 1, 12, 14, 14, 5, 1, 2, 4, Tile<8, 4, 16, 4, 2, 2, true>, Epi::hard_swish, 16, 16>(
+        seed + 40);
     check_dw<mc::bf16, float, 2, 64, 7, 7, 3, 1, 1, 1, Tile<8, 8, 64, 8, 4, 2, false>, Epi::residual_relu>(seed + 50);
     check_dw<__half, float, 1, 8, 5, 6, 5, 1, 1, 2, Tile<8, 8, 8, 2, 1, 1, true>, Epi::hard_swish, 8, 16>(seed + 60);
     check_dw<__half, float, 1, 33, 9, 9, 3, 1, 3, 3, Tile<8, 8, 32, 4, 1, 4, true>, Epi::bias, 40, 40>(seed + 70);

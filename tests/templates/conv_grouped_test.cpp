@@ -100,9 +100,12 @@ TEST_CASE("grouped tensor-core sweep: more shapes and seeds" * doctest::skip()) 
     check_grouped<__half, __half, 2, 64, 64, 16, 7, 7, 3, 2, 1, 1, Tile<64, 64, 32, 2, 2, true, 3>, true>(seed);
     check_grouped<__half, __half, 1, 64, 64, 32, 6, 6, 3, 1, 1, 1, Tile<32, 64, 32, 1, 2, false>, false>(seed + 10);
     check_grouped<__half, float, 1, 48, 96, 6, 7, 5, 3, 1, 1, 1, Tile<64, 32, 32, 2, 1, true, 4>, false>(seed + 20);
-    check_grouped<mc::bf16, mc::bf16, 1, 120, 120, 1, 5, 5, 3, 1, 1, 1, Tile<32, 64, 32, 1, 2, true, 2>, true>(seed + 30);
-    check_grouped<mc::bf16, float, 1, 40, 40, 5, 8, 8, 1, 1, 1, 0, Tile<64, 32, 16, 2, 1, true, 3>, false, 48, 48>(seed + 40);
-    check_grouped<__half, __half, 1, 28, 42, 7, 8, 7, 3, 2, 1, 1, Tile<32, 32, 16, 1, 2, true, 2>, false, 32, 48>(seed + 50);
+    check_grouped<mc::bf16, mc::bf16, 1, 120, 120, 1, 5, 5, 3, 1, 1, 1, Tile<32, 64, 32, 1, 2, true, 2>, true>(
+        seed + 30);
+    check_grouped<mc::bf16, float, 1, 40, 40, 5, 8, 8, 1, 1, 1, 0, Tile<64, 32, 16, 2, 1, true, 3>, false, 48, 48>(
+        seed + 40);
+    check_grouped<__half, __half, 1, 28, 42, 7, 8, 7, 3, 2, 1, 1, Tile<32, 32, 16, 1, 2, true, 2>, false, 32, 48>(
+        seed + 50);
     check_grouped<__half, __half, 1, 15, 15, 5, 6, 6, 3, 1, 1, 1, Tile<32, 32, 32, 1, 2, false>, true>(seed + 60);
     check_grouped<__half, __half, 1, 96, 96, 3, 5, 5, 5, 1, 1, 2, Tile<32, 32, 32, 1, 2, true, 3>, false>(seed + 70);
   }

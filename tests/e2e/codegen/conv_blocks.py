@@ -13,12 +13,17 @@ One model (onnx.helper, opset 17, small shapes), x [1, 16, 12, 12] through, in o
              depthwise 3x3 + BN + SiLU, squeeze-and-excite (96 -> 10 -> 96, SiLU, Sigmoid), project
              1x1 (96 -> 40) + BN, residual Add
     mbconv3: MobileNetV3's: expand 1x1 (40 -> 120) + HardSwish, depthwise 5x5 stride 2 + HardSwish,
-             squeeze-and-excite with HardSigmoid (120 -> 32 -> 120), project 1x1 (120 -> 48)
+             squeeze-and-excite with HardSigmoid (120 -> 20 -> 120: in INT8 a one-pixel buffer of 20
+             channels, unpadded, which the INT8 convolution reads in its compact K form), project
+             1x1 (120 -> 48)
     regnety: RegNetY's: 1x1 (48 -> 72) + BN + Relu, grouped 3x3 stride 2 (group width 24: 3 groups)
              + BN + Relu, squeeze-and-excite (72 -> 12 -> 72), 1x1 (72 -> 72) + BN, shortcut 1x1
              stride 2 (48 -> 72) + BN, Add, Relu
 
-Each precision compiles it (`--arch sm_80`) and runs `modelc verify --emulate`, which must pass at
+First the issue's repro itself, x [1, 3, 8, 8] -> Conv (3 -> 240) -> GlobalAveragePool -> Conv (240 -> 10)
+-> Relu -> Conv (10 -> 240) -> Sigmoid -> Mul, must compile with --fp16 --arch sm_90, --bf16 --arch
+sm_80, --fp16 --arch sm_75 and --int8 (compile only). Then each precision compiles the blocks
+(`--arch sm_80`) and runs `modelc verify --emulate`, which must pass at
 the precision's defaults (INT8: against the INT8 simulation, --calibrate random:4); FP16 and BF16
 are also judged against the reference's simulation of the same precision (`run-reference --fp16`
 / `--bf16` on the same inputs): relative L2 error against FP32 at most 1.25x the simulation's +
@@ -115,7 +120,7 @@ def build(path):
     # mbconv3: hard-swish, depthwise 5x5 stride 2, hard-sigmoid SE.
     h = m.hswish(m.conv(y, 40, 120, prefix="expand3"))
     h = m.hswish(m.conv(h, 120, 120, k=5, stride=2, group=120, prefix="dw5"))
-    h = m.se(h, 120, 32, m.relu, m.hsigmoid)
+    h = m.se(h, 120, 20, m.relu, m.hsigmoid)
     y = m.conv(h, 120, 48, prefix="project3")
     # regnety: 1x1, grouped 3x3 stride 2, SE, 1x1, shortcut, Add, Relu.
     h = m.relu(m.bn(m.conv(y, 48, 72, bias=False, prefix="ry_a"), 72))
@@ -125,11 +130,30 @@ def build(path):
     s = m.bn(m.conv(y, 48, 72, stride=2, bias=False, prefix="ry_short"), 72)
     y = m.relu(m.node("Add", [h, s], "ry_add"))
     m.nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
-    graph = helper.make_graph(m.nodes, "conv_blocks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 72, 3, 3])], m.inits)
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 72, 3, 3])
+    graph = helper.make_graph(m.nodes, "conv_blocks", [x_info], [y_info], m.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="conv_blocks.py")
     onnx.checker.check_model(model)
     model = onnx.shape_inference.infer_shapes(model)
+    onnx.save(model, path)
+
+
+REPRO_FLAGS = [["--fp16", "--arch", "sm_90"], ["--bf16", "--arch", "sm_80"], ["--fp16", "--arch", "sm_75"],
+               ["--int8", "--calibrate", "random:2", "--arch", "sm_90"]]
+
+
+def build_repro(path):
+    """Issue 30's squeeze-and-excite repro at its own widths."""
+    m = Model()
+    y = m.conv("x", 3, 240, k=3, prefix="c0")
+    y = m.se(y, 240, 10, m.relu, m.sigmoid)
+    m.nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 240, 8, 8])
+    graph = helper.make_graph(m.nodes, "se_repro", [x_info], [y_info], m.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="conv_blocks.py")
+    onnx.checker.check_model(model)
     onnx.save(model, path)
 
 
@@ -137,6 +161,12 @@ def main():
     def add(ap):
         ap.add_argument("--precisions", default="fp16,bf16,int8")
     a = arguments(__doc__, add)
+    repro = os.path.join(a.work, "se_repro.onnx")
+    build_repro(repro)
+    for i, flags in enumerate(REPRO_FLAGS):
+        rc, _ = run([a.modelc, repro, "-o", os.path.join(a.work, f"repro_{i}")] + flags)
+        if rc != 0:
+            fail(f"the issue's repro: modelc {' '.join(flags)} exited with {rc}")
     model = os.path.join(a.work, "conv_blocks.onnx")
     build(model)
     for p in a.precisions.split(","):

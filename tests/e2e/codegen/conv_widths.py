@@ -27,8 +27,12 @@ Paths (each a compile and `modelc verify --emulate`, which must pass at the prec
   fp32   the default layout in FP32 (NHWC, unpadded)
 A compile that fails (an internal error above all) fails the test, naming the branch's draw.
 
-ctest runs a fixed seeded sample (codegen_conv_widths: a few branches, the paths that differ most);
-codegen_conv_widths_sweep (label long) runs every path on more branches and seeds.
+ctest runs a fixed seeded sample (codegen_conv_widths: 6 branches, the FP16 path; BF16 and INT8 run
+in conv_blocks.py); codegen_conv_widths_sweep (label long) runs every path on 12 branches and 8
+seeds:
+
+    tests/e2e/codegen/conv_widths.py --modelc build/modelc --work /tmp/conv_widths_sweep \
+        --paths fp16,bf16,int8,nchw,fp32 --branches 12 --seeds 1,2,3,4,5,6,7,8
 """
 
 import json

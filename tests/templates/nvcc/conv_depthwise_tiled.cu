@@ -14,10 +14,10 @@ namespace {
 using namespace mc;
 using conv::Dims3;
 
-template <int C, int H, int K, int S, int Dl = 1, int N = 1>
-using Dw = conv::Shape<N, C, C, C, Dims3<1, H, H>, Dims3<1, K, K>,
-                       Dims3<1, (H + 2 * (K / 2) * Dl - ((K - 1) * Dl + 1)) / S + 1, (H + 2 * (K / 2) * Dl - ((K - 1) * Dl + 1)) / S + 1>,
-                       Dims3<1, S, S>, Dims3<0, (K / 2) * Dl, (K / 2) * Dl>, Dims3<1, Dl, Dl>>;
+// A K x K depthwise convolution on H x H, pads (K / 2) Dl: the output is ceil(H / S) square.
+template <int C, int H, int K, int S, int Dl = 1, int N = 1, int O = (H - 1) / S + 1>
+using Dw = conv::Shape<N, C, C, C, Dims3<1, H, H>, Dims3<1, K, K>, Dims3<1, O, O>, Dims3<1, S, S>,
+                       Dims3<0, (K / 2) * Dl, (K / 2) * Dl>, Dims3<1, Dl, Dl>>;
 
 template <class T>
 using Bias = gemm::EpilogueBias<T>;
