@@ -195,9 +195,17 @@ struct ConvGrouped {
   static_assert(Cp >= Sh::kC && Yp >= Sh::kM, "tc::ConvGrouped: a channel pitch below the channel count");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kPixels = Sh::kN * Sh::OutDims::kSize;
-  /// Super-groups a block's BN channels touch at most (BN / 8 n8 tiles, each in one).
-  static constexpr int kGroupsSpan = (Tl::kBN - 8) / SG::kMs + 2;
-  static constexpr int kGroups = kGroupsSpan < Tl::kBN / 8 ? kGroupsSpan : Tl::kBN / 8;
+  /// The most super-groups one block's channels touch (1 where BN divides Ms, BN / Ms where Ms
+  /// divides BN): the A slices of a stage.
+  static constexpr int groups_touched() {
+    int most = 1;
+    for (int n0 = 0; n0 < Sh::kM; n0 += Tl::kBN) {
+      const int last = (n0 + Tl::kBN < Sh::kM ? n0 + Tl::kBN : Sh::kM) - 1;
+      most = last / SG::kMs - n0 / SG::kMs + 1 > most ? last / SG::kMs - n0 / SG::kMs + 1 : most;
+    }
+    return most;
+  }
+  static constexpr int kGroups = groups_touched();
   using LA = GroupedIm2col<T, Sh, Cp, Tl::kBK, Tl::kBM, kThreads>;
   using LB = GroupedWeights<T, Sh, Tl::kBK, Tl::kBN, kThreads>;
   static constexpr bool kAsync = Tl::kAsync && LA::kVector;  ///< cp.async staging (else one stage)
@@ -244,9 +252,14 @@ struct ConvGrouped {
     auto b_stage = [&](int stage) {
       return reinterpret_cast<T*>(smem + stage * kStageBytes + kGroups * LA::Layout::kBytes);
     };
+    // The super-groups of channels n0 .. min(n0 + BN, M) - 1 (an n8 tile past M reads a stage
+    // clamped below kGroups: its sums are never stored).
+    const int groups = ((n0 + Tl::kBN < Sh::kM ? n0 + Tl::kBN : Sh::kM) - 1) / SG::kMs - sg0 + 1;
     auto load = [&](int slice, int stage) {
       MC_UNROLL
-      for (int g = 0; g < kGroups; ++g) la.template load<kAsync>(sg0 + g, slice * Tl::kBK, a_stage(stage, g));
+      for (int g = 0; g < kGroups; ++g) {
+        if (g < groups) la.template load<kAsync>(sg0 + g, slice * Tl::kBK, a_stage(stage, g));
+      }
       lb.template load<kAsync>(slice * Tl::kBK, b_stage(stage));
     };
 
