@@ -7,7 +7,8 @@ on the host emulation (run by ctest, see CMakeLists.txt beside).
 
 A model (onnx.helper, opset 17) of --branches independent branches, each with its own input and
 output, is one emulated build per path; every branch draws (from --seed) its channel counts from
-1..72, its groups (1, depthwise, or a common divisor of its channel counts), kernel sizes 1..7,
+1..72, its groups (1; depthwise, multiplier 1 or 2; or grouped: a divisor of the input channels,
+and any count of outputs a group), kernel sizes 1..7,
 strides 1..2, dilations 1..2 and pads, from one of:
 
     chain:   x [N, C0, H, W] -> Conv (C0 -> C1) [+ Relu] -> Conv (C1 -> C2) [+ residual Add] -> y
@@ -60,16 +61,17 @@ def divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def draw_groups(rng, cin, cout):
-    """1 (half the time), depthwise (groups = C, when C divides the output channels), or a common
-    divisor of the channel counts."""
+def draw_channels(rng, cin):
+    """(output channels, groups): one group (45%), depthwise (groups = C, multiplier 1 or 2: 25%),
+    or grouped (a divisor of C above 1 where there is one, and 1..72 / groups outputs a group)."""
     r = rng.random()
-    if r < 0.5:
-        return 1
-    if r < 0.75 and cout % cin == 0:
-        return cin
-    common = [d for d in divisors(cin) if cout % d == 0]
-    return int(rng.choice(common))
+    if r < 0.45:
+        return int(rng.integers(1, MAX_CHANNELS + 1)), 1
+    if r < 0.7:
+        mult = 2 if rng.random() < 0.25 and 2 * cin <= MAX_CHANNELS else 1
+        return mult * cin, cin
+    groups = int(rng.choice([d for d in divisors(cin) if d > 1] or [1]))
+    return groups * int(rng.integers(1, MAX_CHANNELS // groups + 1)), groups
 
 
 def draw_conv(rng, cin, size):
@@ -83,8 +85,7 @@ def draw_conv(rng, cin, size):
     if min(out) < 1:  # too small a plane for the window: pad it out
         pads = [span - 1] * 4
         out = [(size[i] + 2 * (span - 1) - span) // stride + 1 for i in range(2)]
-    cout = int(rng.integers(1, MAX_CHANNELS + 1))
-    groups = draw_groups(rng, cin, cout)
+    cout, groups = draw_channels(rng, cin)
     attrs = dict(kernel_shape=[k, k], strides=[stride, stride], dilations=[dilation, dilation], pads=pads,
                  group=groups)
     return attrs, cout, out
