@@ -83,7 +83,8 @@ std::vector<float> unpitched(const std::vector<T>& y, const Shape& nchw, int64_t
   for (int64_t n = 0; n < N; ++n)
     for (int64_t p = 0; p < P; ++p)
       for (int64_t c = 0; c < pitch; ++c) {
-        const float v = static_cast<float>(narrow_float::to_d(y[static_cast<std::size_t>((n * P + p) * pitch + c)]));
+        const T& e = y[static_cast<std::size_t>((n * P + p) * pitch + c)];
+        const float v = static_cast<float>(narrow_float::to_d(e));
         if (c < C) {
           r[static_cast<std::size_t>((n * C + c) * P + p)] = v;
         } else {
