@@ -178,19 +178,22 @@ Tensor reduce_floats(const Tensor& x, Reduction r, const std::vector<bool>& redu
   std::vector<double> acc(out_n, init);
   const double count = static_cast<double>(taps.size());
   reference::parallel_items(static_cast<int64_t>(out_n), 2 * static_cast<int64_t>(taps.size()), [&](int64_t k) {
-    const double* src = v.data() + base[static_cast<std::size_t>(k)];
+    // Indexes, not a pointer: with nothing reduced over (an empty axis) v is empty and its data()
+    // may be null while base[k] is not 0.
+    const int64_t b0 = base[static_cast<std::size_t>(k)];
+    const auto src = [&](int64_t t) { return v[static_cast<std::size_t>(b0 + t)]; };
     double a = init;
     // LogSumExp: shift by the largest finite-or-infinite element so exp never overflows.
     double shift = 0.0;
     if (r == Reduction::log_sum_exp) {
       double m = -inf;
       for (int64_t t : taps) {
-        if (src[t] > m) m = src[t];
+        if (src(t) > m) m = src(t);
       }
       shift = std::isfinite(m) ? m : 0.0;
     }
     for (int64_t t : taps) {
-      const double e = src[t];
+      const double e = src(t);
       switch (r) {
         case Reduction::sum:
         case Reduction::mean:
