@@ -114,9 +114,9 @@ std::string type_of(const ModelTensor& t) {
   return std::string(dtype_name(t.dtype)) + "[" + dims + "]";
 }
 
-std::string join(const std::vector<int>& v, const std::string& sep) {
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
-  for (int x : v) s += (s.empty() ? "" : sep) + std::to_string(x);
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
 }
 

@@ -30,7 +30,7 @@ namespace modelc {
 struct EmbedInfo {
   std::string name;                  ///< the symbol prefix and file stem
   std::string source;                ///< the model's file name
-  std::vector<int> archs;            ///< ascending compute capabilities (75, 90)
+  std::vector<std::string> archs;    ///< ascending compute capabilities ("75", "90", "90a")
   std::vector<std::string> parts;    ///< the sources beside NAME.cu (the Makefile's: NAME_part0.cu, ...)
   bool weights_file = false;         ///< --weights-file: no NAME_weights.S, the .bin read at create
   std::vector<ModelTensor> inputs, outputs;

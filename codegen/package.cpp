@@ -108,19 +108,31 @@ void for_each_blob_piece(const Schedule& s, F&& out) {
   pad(s.weights_bytes);
 }
 
-std::vector<int> sorted_archs(const Schedule& s) {
-  std::set<int> a;
+/// The compute capabilities of --arch as the Makefile's ARCHS spells them ("75", "90a"), ascending.
+std::vector<std::string> sorted_archs(const Schedule& s) {
+  std::set<std::pair<int, bool>> a;
   for (const std::string& x : s.archs) {
     if (x.size() < 4 || x.compare(0, 3, "sm_") != 0) throw Error("internal: arch '" + x + "'");
-    a.insert(std::stoi(x.substr(3)));
+    a.insert({std::stoi(x.substr(3)), x.back() == 'a'});
   }
   if (a.empty()) throw Error("internal: no --arch");
-  return {a.begin(), a.end()};
+  std::vector<std::string> r;
+  for (const auto& x : a) r.push_back(std::to_string(x.first) + (x.second ? "a" : ""));
+  return r;
 }
 
-std::string join_ints(const std::vector<int>& v, const std::string& sep) {
+/// The arch whose PTX the binary embeds: the newest that is not arch-specific (sm_90a's PTX would
+/// run on 9.0 only), 0 for none.
+int ptx_arch(const std::vector<std::string>& archs) {
+  int p = 0;
+  for (const std::string& a : archs)
+    if (a.back() != 'a') p = std::stoi(a);
+  return p;
+}
+
+std::string join_words(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
-  for (int x : v) s += (s.empty() ? "" : sep) + std::to_string(x);
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
 }
 
@@ -141,7 +153,7 @@ struct Model {
   const EmitOptions& o;
   std::string name;
   std::string source;  // file name only
-  std::vector<int> archs;
+  std::vector<std::string> archs;  ///< "75", "90a"
   std::vector<std::vector<const Kernel*>> parts;  // empty: the kernels are in NAME.cu (one profile)
   uint64_t checksum = 0;
   std::vector<ProfileUnit> profiles;  ///< ascending batch; one without batch profiles
@@ -385,8 +397,8 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
        {"SOURCE", comment(m.source)},
        {"SUMMARY", summary},
        {"KERNEL_INCLUDES", code ? "#include \"" + n + "_weights.h\"\n" + includes_of(code->headers) : ""},
-       {"ARCHS", join_ints(m.archs, "_")},
-       {"PTX_ARCH", std::to_string(m.archs.back())},
+       {"ARCHS", join_words(m.archs, "_")},
+       {"PTX_ARCH", std::to_string(ptx_arch(m.archs))},
        {"EMBEDDED_WEIGHTS", embedded},
        {"KERNELS", c},
        {"TENSOR_TABLES", tensor_table(s.inputs, "Input", m.multi()) + tensor_table(s.outputs, "Output", m.multi())},
@@ -635,7 +647,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
   for (const std::string& f : extra_sources) part_list += (part_list.empty() ? "" : " ") + f;
   std::string makefile = read_text_file(data / "Makefile.gen");
   makefile = replace_all(makefile, "@NAME@", n);
-  makefile = replace_all(makefile, "@ARCHS@", join_ints(m.archs, " "));
+  makefile = replace_all(makefile, "@ARCHS@", join_words(m.archs, " "));
   makefile = replace_all(makefile, "@PARTS@", part_list);
   makefile = replace_all(makefile, "@WEIGHTS_EMBEDDED@", o.weights_file ? "0" : "1");
   makefile = replace_all(makefile, "@SOURCE@", m.source);

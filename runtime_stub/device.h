@@ -33,6 +33,14 @@
 //   mc::bf16                    bfloat16 storage, explicit conversions from and to float (below)
 //   mc::mma_m16n8k32<TA>(d, a, b, c) mc::mma_m8n8k16<TA>(d, a, b, c): 8-bit tensor-core products
 //   (TA int8_t / uint8_t A, int8 B, INT32 accumulators; layouts below)
+//   Hopper (sm_90; wgmma and setmaxnreg sm_90a; the emulation: host/hopper.h): mc::smem_address(p)
+//   mc::mbarrier_init / arrive / arrive_expect_tx / wait(bar, parity) mc::fence_mbarrier_init()
+//   mc::TensorMap mc::make_tensor_map (host) mc::tma_load<Rank>(dst, map, bar, coords)
+//   mc::tma_store<Rank>(map, src, coords) mc::bulk_commit() mc::bulk_wait<N>() mc::fence_proxy_async()
+//   mc::wgmma_fence() mc::wgmma_commit() mc::wgmma_wait<N>() mc::wgmma_fence_operand(d)
+//   mc::wgmma_m64k16<N, T, TransA, TransB>(d, desc_a, desc_b, accumulate) mc::wgmma_m64k32<N, TA>(...)
+//   mc::Swizzle mc::wgmma_descriptor(address, lbo, sbo, swizzle) mc::setmaxnreg_inc<R>() _dec<R>()
+//   mc::grid_flag_set(flag, v) mc::grid_flag_wait(flag, v)   __grid_constant__
 //   mc::lane_id() mc::warp_id() mc::thread_rank()   linear thread numbering helpers
 //   MC_UNROLL / MC_UNROLL_N(n)  #pragma unroll that g++ accepts without -Wunknown-pragmas
 //   MC_DEVICE_ARCH             __CUDA_ARCH__ in device code, 0 on the host and in the emulation
@@ -41,6 +49,7 @@
 
 #if defined(__CUDACC__)
 
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -59,7 +68,11 @@
 #define MC_DEVICE_ARCH 0
 #endif
 
+#include "wgmma_ptx.h"
+
 namespace mc {
+
+struct bf16;  // below, after the emulation's branch
 
 /// \brief The block's dynamic shared memory (16-byte aligned), as T*.
 template <class T>
@@ -288,6 +301,275 @@ __device__ __forceinline__ void mma_m16n8k32(int (&d)[4], const unsigned (&a)[4]
 #endif
 }
 
+// ---- Hopper (sm_90; wgmma and setmaxnreg: sm_90a) ----------------------------------------------
+// Compiled for an older arch (or plain sm_90 for the sm_90a instructions) these trap: nothing launches
+// a Hopper kernel there (the runtime checks the device at create). The PTX ISA sections they follow:
+// "mbarrier", "cp.async.bulk.tensor", "Asynchronous Warpgroup Level Matrix Multiply-Accumulate",
+// "setmaxnreg", "membar/fence". What the emulation checks of each: host/hopper.h.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MC_SM90 1
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MC_SM90A 1
+#endif
+#endif
+
+/// \brief A TMA tensor map (CUtensorMap: 128 bytes, 64-byte aligned), built on the host
+/// (make_tensor_map) and passed to kernels inside a __grid_constant__ parameter. (Before CUDA 12 an
+/// opaque stand-in: make_tensor_map then says cudaErrorNotSupported.)
+#if CUDA_VERSION >= 12000
+using TensorMap = CUtensorMap;
+#else
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+#endif
+
+/// \brief fence.proxy.async.shared::cta: this thread's generic-proxy shared-memory writes become
+/// visible to the async proxy (TMA, wgmma) — before the barrier that hands them over.
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(MC_SM90)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+/// \brief mbarrier.init: an mbarrier (8 bytes of shared memory) expecting `count` arrivals a phase.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, unsigned count) {
+#if defined(MC_SM90)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+#else
+  (void)bar, (void)count;
+  __trap();
+#endif
+}
+/// \brief fence.mbarrier_init: the initialised mbarriers become visible to the async proxy (TMA's
+/// complete_tx); then a block barrier before anyone uses them.
+__device__ __forceinline__ void fence_mbarrier_init() {
+#if defined(MC_SM90)
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// \brief mbarrier.arrive: one arrival on the current phase.
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+#if defined(MC_SM90)
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+#else
+  (void)bar;
+  __trap();
+#endif
+}
+/// \brief mbarrier.arrive.expect_tx: one arrival, and `bytes` more transaction bytes expected (the
+/// TMA copies of this phase complete them).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
+#if defined(MC_SM90)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes) : "memory");
+#else
+  (void)bar, (void)bytes;
+  __trap();
+#endif
+}
+/// \brief Waits until the phase of the given parity has completed (mbarrier.try_wait.parity in a
+/// loop: the phase in progress has the other parity).
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, unsigned parity) {
+#if defined(MC_SM90)
+  asm volatile(
+      "{\n.reg .pred done;\nwait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+#else
+  (void)bar, (void)parity;
+  __trap();
+#endif
+}
+
+/// \brief cp.async.bulk.tensor (tiled): the box of `map` at coordinates c (innermost first) into
+/// shared memory at dst (128-byte aligned), completing its bytes on `bar`. Out-of-bounds elements
+/// are zeros. Rank 2..5: the number of coordinates.
+template <int Rank>
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* map, uint64_t* bar, const int (&c)[Rank]) {
+  static_assert(Rank >= 2 && Rank <= 5, "mc::tma_load: rank 2..5");
+#if defined(MC_SM90)
+  const unsigned d = smem_address(dst), b = smem_address(bar);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (Rank == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]) : "memory");
+  } else if constexpr (Rank == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  } else if constexpr (Rank == 4) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  } else {
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n"
+                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+  }
+#else
+  (void)dst, (void)map, (void)bar, (void)c;
+  __trap();
+#endif
+}
+/// \brief cp.async.bulk.tensor (tiled) store: the box at coordinates c from shared memory at src
+/// (laid out as tma_load writes it) to `map`'s tensor; elements out of bounds are not written. One
+/// bulk group per bulk_commit; bulk_wait<N> waits until at most N groups are still reading src.
+template <int Rank>
+__device__ __forceinline__ void tma_store(const TensorMap* map, const void* src, const int (&c)[Rank]) {
+  static_assert(Rank >= 2 && Rank <= 5, "mc::tma_store: rank 2..5");
+#if defined(MC_SM90)
+  const unsigned s = smem_address(src);
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+  if constexpr (Rank == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+  } else if constexpr (Rank == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  } else if constexpr (Rank == 4) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  } else {
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+  }
+#else
+  (void)map, (void)src, (void)c;
+  __trap();
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#if defined(MC_SM90)
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+#if defined(MC_SM90)
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// \brief wgmma.fence: before a warpgroup's first wgmma and after its accumulators were touched.
+__device__ __forceinline__ void wgmma_fence() {
+#if defined(MC_SM90A)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// \brief wgmma.commit_group: the warpgroup's uncommitted wgmma operations become one group.
+__device__ __forceinline__ void wgmma_commit() {
+#if defined(MC_SM90A)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// \brief wgmma.wait_group N: until at most N committed groups are pending. The accumulators of the
+/// groups it covers may be read only after it (then wgmma_fence_operand on them).
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+#if defined(MC_SM90A)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#else
+  __trap();
+#endif
+}
+/// \brief Keeps the compiler from moving accesses of the accumulator registers across the wgmma
+/// instructions around it (it sees no dependence between them and wgmma.wait_group).
+template <class Acc, int R>
+__device__ __forceinline__ void wgmma_fence_operand(Acc (&d)[R]) {
+  MC_UNROLL
+  for (int i = 0; i < R; ++i) {
+    if constexpr (sizeof(Acc) == 4 && std::is_same<Acc, float>::value) {
+      asm volatile("" : "+f"(d[i])::"memory");
+    } else {
+      asm volatile("" : "+r"(d[i])::"memory");
+    }
+  }
+}
+/// \brief wgmma.mma_async m64nNk16: d (64 x N, FP32, the warpgroup's fragments: thread t of the
+/// warpgroup holds d[i] at row 16 (t / 32) + g + 8 ((i / 2) % 2), column 8 (i / 4) + 2 q + i % 2,
+/// g = lane / 4, q = lane % 4) = A (64 x 16) x B (16 x N) (+ d when accumulate), T __half or bf16; A and B in
+/// shared memory by their descriptors (TransA: A M-major, else K-major; TransB: B N-major, else
+/// K-major). Asynchronous: complete at the wgmma_wait that covers its commit group.
+template <int N, class T, bool TransA = false, bool TransB = false>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, bf16>::value, "mc::wgmma_m64k16: __half or bf16");
+#if defined(MC_SM90A)
+  if constexpr (std::is_same<T, __half>::value) {
+    ptx::Wgmma<N>::template f16<TransA ? 1 : 0, TransB ? 1 : 0>(d, desc_a, desc_b, accumulate ? 1 : 0);
+  } else {
+    ptx::Wgmma<N>::template bf16<TransA ? 1 : 0, TransB ? 1 : 0>(d, desc_a, desc_b, accumulate ? 1 : 0);
+  }
+#else
+  (void)d, (void)desc_a, (void)desc_b, (void)accumulate;
+  __trap();
+#endif
+}
+/// \brief wgmma.mma_async m64nNk32 on 8-bit operands: d (INT32) = A (64 x 32, TA int8_t .s8 or
+/// uint8_t .u8) x B (32 x N, int8) (+ d); both K-major (8-bit operands cannot be transposed).
+template <int N, class TA>
+__device__ __forceinline__ void wgmma_m64k32(int (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+  static_assert(std::is_same<TA, int8_t>::value || std::is_same<TA, uint8_t>::value, "mc::wgmma_m64k32: int8_t or uint8_t A");
+#if defined(MC_SM90A)
+  if constexpr (std::is_same<TA, int8_t>::value) {
+    ptx::Wgmma<N>::s8(d, desc_a, desc_b, accumulate ? 1 : 0);
+  } else {
+    ptx::Wgmma<N>::u8(d, desc_a, desc_b, accumulate ? 1 : 0);
+  }
+#else
+  (void)d, (void)desc_a, (void)desc_b, (void)accumulate;
+  __trap();
+#endif
+}
+/// \brief setmaxnreg.inc / .dec: the warpgroup's registers per thread become R (24..256, a multiple of
+/// 8). Effective only with a register cap at entry (__launch_bounds__(threads, 1)).
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(R >= 24 && R <= 256 && R % 8 == 0, "mc::setmaxnreg: 24..256, a multiple of 8");
+#if defined(MC_SM90A)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+#else
+  __trap();
+#endif
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(R >= 24 && R <= 256 && R % 8 == 0, "mc::setmaxnreg: 24..256, a multiple of 8");
+#if defined(MC_SM90A)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+#else
+  __trap();
+#endif
+}
+
+/// \brief Grid flags (stream-K's hand-over between blocks of one launch): set releases the block's
+/// earlier global writes with the flag; wait spins until the flag holds v, acquiring them. Only
+/// blocks resident together may wait for each other (a persistent grid).
+__device__ __forceinline__ void grid_flag_set(unsigned* flag, unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(v) : "memory");
+#else
+  *flag = v;
+#endif
+}
+__device__ __forceinline__ void grid_flag_wait(const unsigned* flag, unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  unsigned x;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
+  } while (x != v);
+#else
+  while (*static_cast<const volatile unsigned*>(flag) != v) {
+  }
+#endif
+}
+
 /// \brief A shared-memory store and load that the emulation's race check sees (plain accesses on a
 /// GPU). Templates touch shared memory only through these, cp.async and ldmatrix.
 template <class T>
@@ -366,5 +648,70 @@ __device__ __forceinline__ unsigned thread_rank() {
 __device__ __forceinline__ unsigned lane_id() { return thread_rank() & 31u; }
 /// \brief The thread's warp in its block.
 __device__ __forceinline__ unsigned warp_id() { return thread_rank() >> 5; }
+
+// ---- Hopper: shared-memory layouts, descriptors and tensor maps (both builds) ------------------
+
+/// \brief A shared-memory swizzle (TMA tensor maps, wgmma descriptors): within each row of `span`
+/// bytes (32, 64 or 128), 16-byte chunk c of row r (rows numbered by address bits 7 and up) moves
+/// to chunk c ^ (r mod span / 16): address bits [4, 4 + log2(span / 16)) XOR bits [7, ...). The
+/// pattern repeats every 8 x span bytes, and lines up with the tiles only when they start at such
+/// a boundary (1024 bytes for 128-byte rows).
+enum class Swizzle : int { none = 0, b32 = 32, b64 = 64, b128 = 128 };
+
+/// \brief The wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"): bits 0-13
+/// the start address, 16-29 the leading-dimension byte offset, 32-45 the stride-dimension byte offset
+/// (each in 16-byte units), 49-51 the base offset (0 when the swizzle pattern starts at its
+/// boundary, which the templates keep), 62-63 the swizzle (0 none, 1 128-byte, 2 64-byte, 3 32-byte).
+/// What LBO and SBO mean for each layout: host/hopper.h (smem_matrix_address).
+__host__ __device__ constexpr uint64_t wgmma_descriptor(unsigned address, unsigned lbo, unsigned sbo, Swizzle sw,
+                                                        unsigned base_offset = 0) {
+  return static_cast<uint64_t>((address & 0x3ffffu) >> 4) | (static_cast<uint64_t>((lbo & 0x3ffffu) >> 4) << 16) |
+         (static_cast<uint64_t>((sbo & 0x3ffffu) >> 4) << 32) | (static_cast<uint64_t>(base_offset & 7u) << 49) |
+         (static_cast<uint64_t>(sw == Swizzle::b128 ? 1 : sw == Swizzle::b64 ? 2 : sw == Swizzle::b32 ? 3 : 0) << 62);
+}
+
+#if defined(__CUDACC__) && CUDA_VERSION < 12000
+inline cudaError_t make_tensor_map(TensorMap*, int, int, const void*, const uint64_t*, const uint64_t*, const uint32_t*,
+                                   const uint32_t*, Swizzle) {
+  return cudaErrorNotSupported;  // no tensor maps before CUDA 12
+}
+#elif defined(__CUDACC__)
+/// \brief Builds a tiled TMA tensor map on the host (cuTensorMapEncodeTiled, reached through the
+/// runtime's driver entry point: no -lcuda): `rank` dims of elements of elem_bytes (1, 2 or 4) at
+/// `global` (16-byte aligned), dims[i] elements along dim i (innermost first), strides[i] the byte
+/// stride of dim i + 1 (multiples of 16), a box of box[i] elements, traversal steps
+/// element_strides[i] (1..8; the innermost ignored), out-of-bounds elements read as zeros. Returns
+/// cudaErrorInvalidValue where the driver refuses the map, cudaErrorNotSupported without the entry
+/// point (a driver older than CUDA 12).
+inline cudaError_t make_tensor_map(TensorMap* map, int elem_bytes, int rank, const void* global, const uint64_t* dims,
+                                   const uint64_t* strides, const uint32_t* box, const uint32_t* element_strides, Swizzle sw) {
+  using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                              const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Encode encode = nullptr;
+  if (!encode) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found);
+#endif
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn) return cudaErrorNotSupported;
+    encode = reinterpret_cast<Encode>(fn);
+  }
+  const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  const CUtensorMapSwizzle swizzle = sw == Swizzle::b128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : sw == Swizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                     : sw == Swizzle::b32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                          : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const CUresult r = encode(map, type, static_cast<cuuint32_t>(rank), const_cast<void*>(global), dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+#endif
 
 }  // namespace mc

@@ -219,13 +219,19 @@ inline uint64_t checksum64(const unsigned char* p, size_t n) {
   return h;
 }
 
-/// "75_86" -> {75, 86}.
+/// \brief Marks an arch-specific image in parse_archs' numbers: 90 | kArchSpecific is sm_90a, whose
+/// SASS (wgmma, setmaxnreg: the Hopper engine) runs on compute capability 9.0 only.
+constexpr int kArchSpecific = 1 << 16;
+
+/// "75_86" -> {75, 86}; "75_90a" -> {75, 90 | kArchSpecific}.
 inline std::vector<int> parse_archs(const char* archs) {
   std::vector<int> r;
   int v = -1;
   for (const char* p = archs; ; ++p) {
     if (*p >= '0' && *p <= '9') {
       v = (v < 0 ? 0 : v * 10) + (*p - '0');
+    } else if (*p == 'a' && v >= 0) {
+      v |= kArchSpecific;
     } else {
       if (v >= 0) r.push_back(v);
       v = -1;
@@ -235,20 +241,23 @@ inline std::vector<int> parse_archs(const char* archs) {
   return r;
 }
 
-/// "sm_75, sm_86" (+ " and PTX for compute_86").
+/// "sm_75, sm_86" (+ " and PTX for compute_86"); an arch-specific image is "sm_90a".
 inline std::string arch_list(const std::vector<int>& archs, int ptx_arch) {
   std::string s;
-  for (size_t i = 0; i < archs.size(); ++i) s += (i ? ", sm_" : "sm_") + std::to_string(archs[i]);
+  for (size_t i = 0; i < archs.size(); ++i)
+    s += (i ? ", sm_" : "sm_") + std::to_string(archs[i] & ~kArchSpecific) + ((archs[i] & kArchSpecific) ? "a" : "");
   if (ptx_arch > 0) s += " and PTX for compute_" + std::to_string(ptx_arch);
   return s;
 }
 
 /// \brief Whether a device of compute capability major.minor runs a binary with SASS for `archs`
-/// and PTX for `ptx_arch`: SASS runs on the same major version and an equal or newer minor; PTX
-/// is compiled by the driver for its own arch or any newer one.
+/// and PTX for `ptx_arch`: SASS runs on the same major version and an equal or newer minor (an
+/// arch-specific image: on its own compute capability only); PTX is compiled by the driver for its
+/// own arch or any newer one.
 inline bool arch_supported(int major, int minor, const std::vector<int>& archs, int ptx_arch) {
   for (int a : archs) {
-    if (a / 10 == major && a % 10 <= minor) return true;
+    const int sm = a & ~kArchSpecific;
+    if ((a & kArchSpecific) ? sm == major * 10 + minor : sm / 10 == major && sm % 10 <= minor) return true;
   }
   return ptx_arch > 0 && major * 10 + minor >= ptx_arch;
 }

@@ -133,6 +133,7 @@ template <class T, class Sh, int BK, int BN, int NT>
 struct GroupedWeights {
   using SG = SuperGroups<Sh>;
   static constexpr bool kKFast = true;  // staged [BN][BK + 8] (ldmatrix_offset)
+  static constexpr int V = chunk_elems<sizeof(T)>();  ///< elements a 16-byte chunk (ldmatrix_offset)
   static constexpr int kRow = SG::kTaps * Sh::kCg;  ///< W's row: one output channel
   static constexpr bool kVector = SG::kF == 1 && kRow % 8 == 0;
   using Map = Chunks<BN, BK, true, NT>;

@@ -1,52 +1,65 @@
-// templates/tensor_core.cuh — the tensor-core GEMM and implicit-GEMM convolution (sm_75 and newer):
-// mma.sync m16n8k16 on 16-bit operands of type T, FP16 (__half; two m16n8k8 on sm_75:
-// runtime_stub/device.h) or BF16 (mc::bf16; sm_80 and newer), fragments loaded with ldmatrix, an
-// FP32 (or, FP16 only, with --fp16-accumulate, FP16) accumulator. The two types share everything
-// but the MMA instruction (tc::mma): 2 bytes an element, 8 to a 16-byte chunk, the same ldmatrix
-// and fragment layouts.
+// templates/tensor_core.cuh — the tensor-core main loop (sm_75 and newer) and the FP16 / BF16 GEMM and
+// implicit-GEMM convolution on it; templates/tensor_core_int8.cuh runs the INT8 products on the same
+// main loop. One main loop, parameterised by two policies:
+//   the MMA policy (Mma): the operands' element types and width, k per instruction, the ldmatrix
+//     form, the accumulator type and the instruction: MmaF16<Acc> (mma.sync m16n8k16 on __half,
+//     FP32 or, with --fp16-accumulate, FP16 accumulators; two m16n8k8 on sm_75), MmaBF16 (m16n8k16
+//     .bf16, FP32, sm_80 and newer), MmaS8<TA> (m16n8k32 on 8-bit A (int8_t / uint8_t) and int8 B,
+//     INT32 accumulators; four m8n8k16 on sm_75): runtime_stub/device.h;
+//   the pipeline policy (Tile::Pipeline): CpAsyncPipeline<Stages> (sm_80+) or RegisterPipeline
+//     (sm_75), below. (The Hopper engine, templates/hopper_gemm.cuh, keeps its TMA + mbarrier ring
+//     and wgmma in a warp-specialized kernel of its own: its consumers never stage through
+//     registers or issue ldmatrix, so it shares the epilogue, not this loop.)
+// Everything else is counted in 16-byte chunks, which is what makes one loop serve every width: a
+// chunk is 8 16-bit or 16 8-bit elements, an MMA consumes two chunks of k (32 bytes: k16 or k32),
+// and ldmatrix moves 8 rows of one chunk per matrix; an 8-bit 16 x 32 A tile is, in bytes, the
+// 16-bit 16 x 16 one, so the same ldmatrix.x4 (.b16) delivers the m16n8k32 fragments.
 //
 // The main loop (Mainloop): a block computes a BM x BN tile of the GEMM; its warps form a
 // kWarpsM x kWarpsN grid, each warp owning (BM / kWarpsM) x (BN / kWarpsN) outputs as a grid of
 // m16n8 MMA tiles (Accum: the lane's accumulator registers). The K loop walks BK-deep slices (BK a
-// multiple of 16); each slice of A (BM x BK) and B (BK x BN) is staged in shared memory, every row
-// padded by 8 halves (16 bytes): the 8 rows an ldmatrix phase reads then start in distinct bank
-// groups, and the 16-byte chunk stores are conflict-free. An operand is staged in its own
-// contiguous direction (StageLayout: k-fast [X][BK + 8] or x-fast [BK][X + 8]); ldmatrix reads the
-// k-fast form as is and the x-fast form with .trans, so a transposed operand costs nothing. Per 16
-// of k a warp issues one ldmatrix.x4 per 16 rows of A and per 16 columns of B, then one mma per
+// multiple of the MMA's k); each slice of A (BM x BK) and B (BK x BN) is staged in shared memory,
+// every row padded by one chunk (16 bytes): the 8 rows an ldmatrix phase reads then start in
+// distinct bank groups, and the 16-byte chunk stores are conflict-free. An operand is staged in its
+// own contiguous direction (StageLayout: k-fast [X][BK + chunk] or x-fast [BK][X + chunk]);
+// ldmatrix reads the k-fast form as is and the x-fast form with .trans, so a transposed 16-bit
+// operand costs nothing (8-bit operands are always staged k-fast: .trans moves 16-bit pairs). Per
+// MMA k a warp issues one ldmatrix.x4 per 16 rows of A and per 16 columns of B, then one mma per
 // m16n8 tile. Stage addresses are computed (stage x bytes per stage), never indexed pointers: no
 // local memory.
 //
-// Staging (Tile's kAsync, kStages):
+// Staging (Tile's kAsync, kStages: the pipeline policy):
 //   async (sm_80+): kStages stages in flight; slice s + kStages - 1 goes global -> shared with
 //     mc::cp_async_16 (its src-size zero-fills what lies outside the matrix) while slice s is
 //     computed; one commit group per slice, cp_async_wait<kStages - 2> and one barrier per slice.
 //   registers (sm_75): two stages; the next slice's chunks are loaded into registers before the
 //     slice's MMAs are issued and written to the other stage after them.
-// An operand whose contiguous dim allows 16-byte loads (stride 1, the other strides multiples of
-// 8 halves) is read in 16-byte vectors; any other operand is read element by element, masked
-// (always through registers), and still runs on tensor cores. Out-of-range elements read 0, so
-// any M, N, K works. The shared memory is dynamic (kSmemBytes; above 48 KiB the emitted prepare
-// function raises the kernel's limit at create), and every access to it goes through cp.async,
-// ldmatrix or mc::st_shared / ld_shared: the emulation's race check sees them all.
+// An operand whose contiguous dim allows 16-byte loads (stride 1, the other strides whole chunks)
+// is read in 16-byte vectors; any other operand is read element by element, masked (always
+// through registers), and still runs on tensor cores. Out-of-range elements read 0, so any M, N,
+// K works. The shared memory is dynamic (kSmemBytes; above 48 KiB the emitted prepare function
+// raises the kernel's limit at create), and every access to it goes through cp.async, ldmatrix or
+// mc::st_shared / ld_shared: the emulation's race check sees them all.
 //
 // Split-K (Tile's kSplitK > 1): grid z also walks the splits of the K slices (split_slices); each
-// block writes its FP32 partial sums to Params::partial, and a second launch, SplitKReduce, adds
-// the splits in order (the same bits on every run: no atomics) and runs the epilogue.
+// block writes its partial sums (FP32, or INT32 for the integer MMA) to Params::partial, and a
+// second launch, SplitKReduce, adds the splits in order (the same bits on every run: no atomics)
+// and runs the epilogue.
 //
 // Epilogue: per 16-row band of its tile each warp writes its accumulators to its own shared scratch
-// (FP32), then each lane takes runs of 8 consecutive columns of one row (for_each_output) and the
-// kernel's finish() applies the gemm.cuh epilogue (EpilogueIdentity / Linear / Bias / Fused: bias,
-// activation, residual; gemm::apply8 reads bias and residual 16 bytes at a time) in FP32 and
-// stores TY: a cast (to __half: finite values clamped to +-65504 first), with one or two 16-byte
-// stores where the output is contiguous along the columns, element stores otherwise. A
-// horizontally fused kernel (EpilogueRanges) stores each channel in its range's output instead.
+// (FP32 / INT32), then each lane takes runs of 8 consecutive columns of one row (for_each_output)
+// and the kernel's finisher applies its epilogue. Here (FP16 / BF16): the gemm.cuh epilogue
+// (EpilogueIdentity / Linear / Bias / Fused: bias, activation, residual; gemm::apply8 reads bias
+// and residual 16 bytes at a time) in FP32, storing TY: a cast (to __half: finite values clamped
+// to +-65504 first), with one or two 16-byte stores where the output is contiguous along the
+// columns, element stores otherwise. A horizontally fused kernel (EpilogueRanges) stores each
+// channel in its range's output instead.
 //
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
-// or, in the compact-K form, over the C channels only: K = taps x C, W's rows padded to a multiple
-// of 8), and SplitKReduce of either. Each follows the kernel contract of codegen/launch.h (Params,
+// or, in the compact-K form, over the C channels only: K = taps x C, W's rows padded to a whole
+// chunk), and SplitKReduce of either. Each follows the kernel contract of codegen/launch.h (Params,
 // kThreads, kSmemBytes, grid(), block(), run); the emitted code gives every instantiation an entry
 // point of its own, the tests use mc::tc::kernel<K>.
 #pragma once
@@ -57,12 +70,92 @@
 namespace mc {
 namespace tc {
 
+// ---- pipeline policies --------------------------------------------------------------------------
+// Interface: kStages; run(la, lb, s0, s1, a_stage, b_stage, compute): stages the K slices [s0, s1)
+// of both operands (loaders below) in shared memory (a_stage(i), b_stage(i): stage i's slices) and
+// calls compute(stage) once per slice, in order, when the slice is in `stage`. Ends on a barrier,
+// every copy landed: the caller may reuse the shared memory.
+
+/// \brief cp.async staging (sm_80+): Stages - 1 slices in flight ahead of the one computed.
+template <int Stages>
+struct CpAsyncPipeline {
+  static_assert(Stages >= 2 && Stages <= 6, "tc::CpAsyncPipeline: 2..6 stages");
+  static constexpr int kStages = Stages;
+
+  template <int BK, class LA, class LB, class AStage, class BStage, class Compute>
+  __device__ __forceinline__ static void run(const LA& la, const LB& lb, int s0, int s1, AStage a_stage, BStage b_stage,
+                                             Compute compute) {
+    // One commit group per slice (empty past the end, so the group count stays simple), one
+    // barrier per slice: the stage loaded in iteration s was last read in iteration s - 1, which
+    // every thread has left at the barrier.
+    const int slices = s1 - s0;
+    MC_UNROLL
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < slices) {
+        la.async((s0 + s) * BK, a_stage(s));
+        lb.async((s0 + s) * BK, b_stage(s));
+      }
+      cp_async_commit();
+    }
+    int stage = 0, load_stage = kStages - 1;
+    for (int s = 0; s < slices; ++s) {
+      cp_async_wait<kStages - 2>();
+      __syncthreads();
+      if (s + kStages - 1 < slices) {
+        la.async((s0 + s + kStages - 1) * BK, a_stage(load_stage));
+        lb.async((s0 + s + kStages - 1) * BK, b_stage(load_stage));
+      }
+      cp_async_commit();
+      compute(stage);
+      stage = stage + 1 == kStages ? 0 : stage + 1;
+      load_stage = load_stage + 1 == kStages ? 0 : load_stage + 1;
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+};
+
+/// \brief Register staging (sm_75, no cp.async): two stages; the next slice is loaded into registers
+/// before the slice's MMAs are issued and stored to the other stage after them.
+struct RegisterPipeline {
+  static constexpr int kStages = 2;
+
+  template <int BK, class LA, class LB, class AStage, class BStage, class Compute>
+  __device__ __forceinline__ static void run(const LA& la, const LB& lb, int s0, int s1, AStage a_stage, BStage b_stage,
+                                             Compute compute) {
+    const int slices = s1 - s0;
+    typename LA::Regs ra[LA::kCount];
+    typename LB::Regs rb[LB::kCount];
+    if (slices > 0) {
+      la.load(s0 * BK, ra);
+      lb.load(s0 * BK, rb);
+      store_slice(la, ra, a_stage(0));
+      store_slice(lb, rb, b_stage(0));
+    }
+    __syncthreads();
+    for (int s = 0; s < slices; ++s) {
+      const int cur = s & 1;
+      const bool more = s + 1 < slices;
+      if (more) {
+        la.load((s0 + s + 1) * BK, ra);
+        lb.load((s0 + s + 1) * BK, rb);
+      }
+      compute(cur);
+      if (more) {
+        store_slice(la, ra, a_stage(cur ^ 1));
+        store_slice(lb, rb, b_stage(cur ^ 1));
+      }
+      __syncthreads();
+    }
+  }
+};
 
 // ---- tiles -----------------------------------------------------------------------------------
 
 /// \brief A block tile BM x BN x BK run by WarpsM x WarpsN warps. Async: cp.async staging in Stages
-/// stages (sm_80+); otherwise register staging in two. SplitK: the K slices split into SplitK
-/// parts, each a block of its own (grid z), their FP32 partial sums added by SplitKReduce.
+/// stages (sm_80+); otherwise register staging in two (Pipeline: the policy). SplitK: the K slices
+/// split into SplitK parts, each a block of its own (grid z), their partial sums added by
+/// SplitKReduce. BK counts elements: a multiple of the MMA's k (16; 32 for 8-bit operands).
 template <int BM, int BN, int BK, int WarpsM, int WarpsN, bool Async, int Stages = 2, int SplitK = 1>
 struct Tile {
   static constexpr int kBM = BM, kBN = BN, kBK = BK;
@@ -78,125 +171,20 @@ struct Tile {
   static_assert(Async ? Stages >= 2 && Stages <= 6 : Stages == 2,
                 "tc::Tile: 2..6 cp.async stages, or two register-staged ones");
   static_assert(SplitK >= 1, "tc::Tile: SplitK >= 1");
+  using Pipeline = typename std::conditional<Async, CpAsyncPipeline<Stages>, RegisterPipeline>::type;
 };
 
-/// \brief Shared-memory layout of one stage of an operand slice of X (rows m of A, or columns n
-/// of B) by BK: k-fast [X][BK + 8] or x-fast [BK][X + 8], in 16-bit elements.
-template <int X, int BK, bool KFast>
-struct StageLayout {
-  static constexpr int kLd = KFast ? BK + 8 : X + 8;
-  static constexpr int kElems = KFast ? X * kLd : BK * kLd;
-  static constexpr int kBytes = kElems * 2;  // a multiple of 32: X and BK are multiples of 16
-  __device__ __forceinline__ static int offset(int x, int k) { return KFast ? x * kLd + k : k * kLd + x; }
-};
-
-/// \brief The chunks (8 consecutive elements along the fast dim) of an X x BK slice, spread over NT
-/// threads: chunk c = tid + i * NT. Consecutive threads take consecutive chunks along the fast dim.
-template <int X, int BK, bool KFast, int NT>
-struct Chunks {
-  static constexpr int kPerSlice = X * BK / 8;
-  static_assert(kPerSlice % NT == 0, "tc::Chunks: the slice must split evenly over the threads");
-  static constexpr int kCount = kPerSlice / NT;
-  __device__ __forceinline__ static int x(int c) { return KFast ? c / (BK / 8) : (c % (X / 8)) * 8; }
-  __device__ __forceinline__ static int k(int c) { return KFast ? (c % (BK / 8)) * 8 : c / (X / 8); }
-};
-
-/// \brief 8 elements of T (__half or bf16) in registers (one 16-byte chunk): moved as one uint4, built
-/// element-wise (a union: the two views alias by definition).
-template <class T>
-union Chunk {
-  static_assert(sizeof(T) == 2, "tc::Chunk: 16-bit elements");
-  uint4 v;
-  T h[8];
-};
-
-/// \brief acc += a x b: one m16n8k16 MMA of the fragments a (A, 16 x 16) and b (B, 16 x 8) of T
-/// elements: FP16 (mc::mma_m16n8k16, FP32 or FP16 accumulators) or BF16 (mc::mma_m16n8k16_bf16, FP32
-/// accumulators, sm_80 and newer).
-template <class T, class AccRegs>
-__device__ __forceinline__ void mma(AccRegs& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
-  if constexpr (std::is_same<T, bf16>::value) {
-    mma_m16n8k16_bf16(acc, a, b, acc);
-  } else {
-    static_assert(std::is_same<T, __half>::value, "tc: operands are __half or mc::bf16");
-    mma_m16n8k16(acc, a, b, acc);
-  }
-}
-
-// ---- operand loaders --------------------------------------------------------------------------
-// Interface: kKFast, kVector, Layout (StageLayout), kCount; load(k0, Chunk[kCount]) (registers),
-// store(Chunk[kCount], stage), async(k0, stage) (cp.async where kVector, else load + store).
-
-/// \brief A strided matrix operand of T: element (x, k) at base[x * SX + k * SK], 0 outside X x K.
-/// Vec: 16-byte loads are allowed when the strides permit (the caller's base is 16-byte aligned).
-template <class T, int X, int K, int64_t SX, int64_t SK, int BK, int BX, int NT, bool Vec>
-struct OperandLoader {
-  using Elem = T;
-  static constexpr bool kKFast = !(SX == 1 && SK != 1);
-  static constexpr int64_t kSFast = kKFast ? SK : SX, kSSlow = kKFast ? SX : SK;
-  static constexpr int kFast = kKFast ? K : X, kSlow = kKFast ? X : K;
-  static constexpr bool kVector = Vec && kSFast == 1 && kSSlow % 8 == 0;
-  using Map = Chunks<BX, BK, kKFast, NT>;
-  using Layout = StageLayout<BX, BK, kKFast>;
-  static constexpr int kCount = Map::kCount;
-  const T* base;  ///< the operand for this block's batch
-  int x0;         ///< first x of this block
-  int tid;
-
-  /// Chunk i of slice k0: its fast / slow global coordinates and the element pointer of its start.
-  __device__ __forceinline__ void where(int k0, int i, int& f, int& s, const T*& p) const {
-    const int c = tid + i * NT;
-    const int gx = x0 + Map::x(c), gk = k0 + Map::k(c);
-    f = kKFast ? gk : gx;
-    s = kKFast ? gx : gk;
-    p = base + static_cast<int64_t>(gx) * SX + static_cast<int64_t>(gk) * SK;
-  }
-  __device__ __forceinline__ void load(int k0, Chunk<T> (&r)[kCount]) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      int f, s;
-      const T* p;
-      where(k0, i, f, s, p);
-      const int n = s < kSlow ? (kFast - f < 8 ? (kFast - f > 0 ? kFast - f : 0) : 8) : 0;
-      if (kVector && n == 8) {
-        r[i].v = *reinterpret_cast<const uint4*>(p);
-      } else {
-        MC_UNROLL
-        for (int e = 0; e < 8; ++e) r[i].h[e] = e < n ? p[e * kSFast] : static_cast<T>(0.0f);
-      }
-    }
-  }
-  __device__ __forceinline__ void store(const Chunk<T> (&r)[kCount], T* stage) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const int c = tid + i * NT;
-      st_shared(reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c))), r[i].v);
-    }
-  }
-  __device__ __forceinline__ void async(int k0, T* stage) const {
-    if constexpr (kVector) {
-      MC_UNROLL
-      for (int i = 0; i < kCount; ++i) {
-        int f, s;
-        const T* p;
-        where(k0, i, f, s, p);
-        const int n = s < kSlow ? (kFast - f < 8 ? (kFast - f > 0 ? kFast - f : 0) : 8) : 0;
-        const int c = tid + i * NT;
-        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * 2);
-      }
-    } else {
-      Chunk<T> r[kCount];
-      load(k0, r);
-      store(r, stage);
-    }
-  }
-};
-
-// ---- the main loop ----------------------------------------------------------------------------
+// ---- MMA policies -------------------------------------------------------------------------------
+// Interface: TA, TB (the operands' element types, one width), Acc (the accumulator as Accum takes
+// it), kK (k per instruction: two chunks), kTrans (ldmatrix .trans may read an x-fast stage: 16-bit
+// elements only), mma(acc, a, b): acc += a (16 x kK, ldmatrix.x4's four registers) x b (kK x 8);
+// and for the Hopper engine (templates/hopper_gemm.cuh) kWgmma (it has one) and
+// wgmma<N, TransB>(d, desc_a, desc_b, accumulate): the warpgroup's 64 x N product of the same k
+// (wgmma.mma_async m64nNk16 / m64nNk32), operands in shared memory by descriptor.
 
 /// \brief One m16n8 MMA tile's accumulators in a lane's registers (mma.sync's C/D fragment): FP32
-/// c0..c3, or FP16 pairs in two registers. get(e): element e at row g + 8 (e / 2), column
-/// 2 t + e % 2 of the tile (g = lane / 4, t = lane % 4).
+/// or INT32 c0..c3, or FP16 pairs in two registers. get(e): element e at row g + 8 (e / 2), column
+/// 2 t + e % 2 of the tile (g = lane / 4, t = lane % 4), as float (int for INT32).
 template <class Acc>
 struct Accum;
 template <>
@@ -211,55 +199,392 @@ struct Accum<__half> {
     return __half2float(__ushort_as_half(static_cast<unsigned short>(r[e / 2] >> (16 * (e % 2)))));
   }
 };
+template <>
+struct Accum<int> {
+  int r[4] = {0, 0, 0, 0};
+  __device__ __forceinline__ int get(int e) const { return r[e]; }
+};
 
-/// \brief Where lane `lane` points ldmatrix (.x4) for the 16 x 16 block of an operand staged as L
-/// (StageLayout) at x0 (rows m of A, columns n of B), k0. Matrix i = lane / 8 is the 8 x 8 quarter
-/// (x half, k half) = (i % 2, i / 2) for A (registers a0..a3) and (i / 2, i % 2) for B (b0 b1 of
-/// the first n8 tile, then of the second). k-fast staging holds rows of x: lane % 8 is the x row,
-/// read as is; x-fast staging holds rows of k: lane % 8 is the k row, read with .trans.
+/// \brief The types and facts of an MMA policy: k per instruction is two chunks (32 bytes) of k;
+/// ldmatrix .trans (an x-fast stage) for 16-bit operands only.
+template <class TAElem, class TBElem, class AccT, bool Wgmma = true>
+struct MmaFacts {
+  using TA = TAElem;
+  using TB = TBElem;
+  using Acc = AccT;
+  static constexpr int kK = 32 / static_cast<int>(sizeof(TAElem));
+  static constexpr bool kTrans = sizeof(TAElem) == 2;
+  static constexpr bool kWgmma = Wgmma;
+};
+
+/// \brief FP16 operands: mma.sync m16n8k16 (two m16n8k8 on sm_75), Acc float or __half (no wgmma:
+/// the Hopper engine accumulates in FP32).
+template <class AccT>
+struct MmaF16 : MmaFacts<__half, __half, AccT, std::is_same<AccT, float>::value> {
+  __device__ __forceinline__ static void mma(Accum<AccT>& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+    mma_m16n8k16(acc.r, a, b, acc.r);
+  }
+  template <int N, bool TransB>
+  __device__ __forceinline__ static void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    wgmma_m64k16<N, __half, false, TransB>(d, desc_a, desc_b, accumulate);
+  }
+};
+
+/// \brief BF16 operands: mma.sync m16n8k16 .bf16, FP32 accumulators (sm_80 and newer).
+struct MmaBF16 : MmaFacts<bf16, bf16, float> {
+  __device__ __forceinline__ static void mma(Accum<float>& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+    mma_m16n8k16_bf16(acc.r, a, b, acc.r);
+  }
+  template <int N, bool TransB>
+  __device__ __forceinline__ static void wgmma(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    wgmma_m64k16<N, bf16, false, TransB>(d, desc_a, desc_b, accumulate);
+  }
+};
+
+/// \brief 8-bit operands: mma.sync m16n8k32, A TAElem (int8_t .s8 / uint8_t .u8), B int8, INT32
+/// accumulators (wrapping; four m8n8k16 on sm_75).
+template <class TAElem>
+struct MmaS8 : MmaFacts<TAElem, int8_t, int> {
+  __device__ __forceinline__ static void mma(Accum<int>& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+    mma_m16n8k32<TAElem>(acc.r, a, b, acc.r);
+  }
+  template <int N, bool TransB>
+  __device__ __forceinline__ static void wgmma(int (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    static_assert(!TransB, "tc::MmaS8: 8-bit operands are K-major");
+    wgmma_m64k32<N, TAElem>(d, desc_a, desc_b, accumulate);
+  }
+};
+
+/// \brief acc += a x b, one m16n8k16 MMA on 16-bit operands T (the policies' mma on a bare register
+/// array: for templates that run a loop of their own over tc's loaders and fragments).
+template <class T, class AccRegs>
+__device__ __forceinline__ void mma(AccRegs& acc, const unsigned (&a)[4], const unsigned (&b)[2]) {
+  if constexpr (std::is_same<T, bf16>::value) {
+    mma_m16n8k16_bf16(acc, a, b, acc);
+  } else {
+    mma_m16n8k16(acc, a, b, acc);
+  }
+}
+
+/// \brief The MMA policy of 16-bit operands T with accumulators Acc (what tc::Gemm / Conv name).
+template <class T, class Acc>
+struct Mma16 {
+  static_assert(std::is_same<T, __half>::value || std::is_same<T, bf16>::value, "tc: operands are __half or mc::bf16");
+  static_assert(std::is_same<T, __half>::value || std::is_same<Acc, float>::value, "tc: BF16 operands accumulate in FP32");
+  using type = typename std::conditional<std::is_same<T, bf16>::value, MmaBF16, MmaF16<Acc>>::type;
+};
+
+// ---- staging ------------------------------------------------------------------------------------
+
+/// \brief Elements of E bytes in a 16-byte chunk.
+template <int E>
+constexpr int chunk_elems() {
+  return 16 / E;
+}
+
+/// \brief Shared-memory layout of one stage of an operand slice of X (rows m of A, or columns n
+/// of B) by BK, in elements of E bytes: k-fast [X][BK + chunk] or x-fast [BK][X + chunk].
+template <int X, int BK, bool KFast, int E = 2>
+struct StageLayout {
+  static constexpr int kLd = KFast ? BK + chunk_elems<E>() : X + chunk_elems<E>();
+  static constexpr int kElems = KFast ? X * kLd : BK * kLd;
+  static constexpr int kBytes = kElems * E;  // a multiple of 16: X and BK are multiples of 16
+  __device__ __forceinline__ static int offset(int x, int k) { return KFast ? x * kLd + k : k * kLd + x; }
+};
+
+/// \brief The chunks (V consecutive elements along the fast dim) of an X x BK slice, spread over NT
+/// threads: chunk c = tid + i * NT. Consecutive threads take consecutive chunks along the fast dim.
+template <int X, int BK, bool KFast, int NT, int V = 8>
+struct Chunks {
+  static constexpr int kPerSlice = X * BK / V;
+  static_assert(kPerSlice % NT == 0, "tc::Chunks: the slice must split evenly over the threads");
+  static constexpr int kCount = kPerSlice / NT;
+  __device__ __forceinline__ static int x(int c) { return KFast ? c / (BK / V) : (c % (X / V)) * V; }
+  __device__ __forceinline__ static int k(int c) { return KFast ? (c % (BK / V)) * V : c / (X / V); }
+};
+
+/// \brief One 16-byte chunk of T (__half, bf16: 8; int8_t, uint8_t: 16) in registers: moved as one
+/// uint4, built element-wise (a union: the two views alias by definition).
+template <class T>
+union Chunk {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 1, "tc::Chunk: 16- or 8-bit elements");
+  uint4 v;
+  T h[16 / sizeof(T)];
+};
+
+/// \brief 16 copies of a byte.
+__device__ __forceinline__ uint4 splat(unsigned char b) {
+  const unsigned w = 0x01010101u * b;
+  return make_uint4(w, w, w, w);
+}
+
+/// \brief How many of a chunk's V elements from `fast` on lie before `extent` (0..V).
+template <int V>
+__device__ __forceinline__ int inside(int extent, int fast) {
+  return extent - fast < V ? (extent - fast > 0 ? extent - fast : 0) : V;
+}
+
+/// \brief A thread's chunks of a slice (chunk i is c = tid + i NT of Map) to a stage laid out as
+/// Layout: one 16-byte store each.
+template <class Map, class Layout, int NT, class T>
+__device__ __forceinline__ void store_chunks(const Chunk<T> (&r)[Map::kCount], T* stage, int tid) {
+  MC_UNROLL
+  for (int i = 0; i < Map::kCount; ++i) {
+    const int c = tid + i * NT;
+    st_shared(reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c))), r[i].v);
+  }
+}
+
+/// \brief A loader's chunks (in registers) to a stage.
+template <class L>
+__device__ __forceinline__ void store_slice(const L& l, const typename L::Regs (&r)[L::kCount], typename L::Elem* stage) {
+  store_chunks<typename L::Map, typename L::Layout, L::kNT>(r, stage, l.tid);
+}
+/// \brief Slice k0 of a loader's operand to a stage element by element through registers
+/// (synchronously): the async() of an operand that is not whole 16-byte chunks.
+template <class L>
+__device__ __forceinline__ void stage_through_registers(const L& l, int k0, typename L::Elem* stage) {
+  typename L::Regs r[L::kCount];
+  l.load(k0, r);
+  store_slice(l, r, stage);
+}
+
+// ---- operand loaders --------------------------------------------------------------------------
+// Interface: Elem, kKFast, kVector, Map (Chunks), Layout (StageLayout), kCount, kNT, Regs
+// (Chunk<Elem>), tid; load(k0, Regs[kCount]) (registers), async(k0, stage) (cp.async where kVector,
+// else through registers); store_slice (above) writes registers to a stage.
+
+/// \brief A strided matrix operand of T: element (x, k) at base[x * SX + k * SK], 0 outside X x K.
+/// Vec: 16-byte loads are allowed when the strides permit (the caller's base is 16-byte aligned).
+/// Staged x-fast (read with ldmatrix .trans) when x is the contiguous dim of a 16-bit operand;
+/// k-fast otherwise (8-bit operands always: a transposed one is read element by element).
+template <class T, int X, int K, int64_t SX, int64_t SK, int BK, int BX, int NT, bool Vec>
+struct OperandLoader {
+  using Elem = T;
+  using Regs = Chunk<T>;
+  static constexpr int V = chunk_elems<sizeof(T)>();
+  static constexpr bool kKFast = sizeof(T) == 1 || !(SX == 1 && SK != 1);
+  static constexpr int64_t kSFast = kKFast ? SK : SX, kSSlow = kKFast ? SX : SK;
+  static constexpr int kFast = kKFast ? K : X, kSlow = kKFast ? X : K;
+  static constexpr bool kVector = Vec && kSFast == 1 && kSSlow % V == 0;
+  using Map = Chunks<BX, BK, kKFast, NT, V>;
+  using Layout = StageLayout<BX, BK, kKFast, sizeof(T)>;
+  static constexpr int kCount = Map::kCount, kNT = NT;
+  const T* base;  ///< the operand for this block's batch
+  int x0;         ///< first x of this block
+  int tid;
+
+  /// Chunk i of slice k0: how many of its elements lie inside, and the element pointer of its start.
+  __device__ __forceinline__ int where(int k0, int i, const T*& p) const {
+    const int c = tid + i * NT;
+    const int gx = x0 + Map::x(c), gk = k0 + Map::k(c);
+    const int f = kKFast ? gk : gx, s = kKFast ? gx : gk;
+    p = base + static_cast<int64_t>(gx) * SX + static_cast<int64_t>(gk) * SK;
+    return s < kSlow ? inside<V>(kFast, f) : 0;
+  }
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const T* p;
+      const int n = where(k0, i, p);
+      if (kVector && n == V) {
+        r[i].v = *reinterpret_cast<const uint4*>(p);
+      } else {
+        MC_UNROLL
+        for (int e = 0; e < V; ++e) r[i].h[e] = e < n ? p[e * kSFast] : static_cast<T>(0.0f);
+      }
+    }
+  }
+  /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
+  __device__ __forceinline__ void async(int k0, T* stage) const {
+    if constexpr (!kVector) {
+      stage_through_registers(*this, k0, stage);
+    } else {
+      MC_UNROLL
+      for (int i = 0; i < kCount; ++i) {
+        const T* p;
+        const int n = where(k0, i, p);
+        const int c = tid + i * NT;
+        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * static_cast<int>(sizeof(T)));
+      }
+    }
+  }
+};
+
+/// \brief Loads chunks of the im2col matrix of an NHWC X of T with channel pitch Cp: element (j, k)
+/// is X[n, id, ih, iw, c] for pixel j = (n, od, oh, ow) and k = (kd, kh, kw, c), c fastest over KC
+/// channels per tap: Cp (padded: channels >= C read 0) or C (compact: k = tap x C + c, X still read
+/// at its pitch Cp); zero past the last pixel or tap. A tap in the padding reads 0, or with kPad
+/// (8-bit operands with a zero point) the byte `pad` (the zero point: a real zero). 16-byte loads
+/// where a chunk is one tap's channels (KC = Cp, a whole number of chunks); element by element
+/// otherwise.
+template <class T, class Sh, int Cp, int KC, int BK, int BX, int NT, bool kPad = false>
+struct Im2colLoader {
+  using Elem = T;
+  using Regs = Chunk<T>;
+  using I = typename Sh::InDims;
+  using KD = typename Sh::KernelDims;
+  using O = typename Sh::OutDims;
+  using S = typename Sh::StrideDims;
+  using P = typename Sh::PadDims;
+  using Dl = typename Sh::DilationDims;
+  static constexpr int V = chunk_elems<sizeof(T)>();
+  static constexpr bool kKFast = true;
+  static_assert(KC == Cp || KC == Sh::kC, "tc::Im2colLoader: k runs over the pitch or the channels");
+  static_assert(!kPad || sizeof(T) == 1, "tc::Im2colLoader: a padding value for 8-bit operands only");
+  static constexpr bool kVector = KC == Cp && Cp % V == 0;
+  static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * KC;
+  using Map = Chunks<BX, BK, true, NT, V>;
+  using Layout = StageLayout<BX, BK, true, sizeof(T)>;
+  static constexpr int kCount = Map::kCount, kNT = NT;
+
+  const T* x;
+  int tid;
+  unsigned char pad;     ///< kPad: what a tap in the padding reads
+  int pix_base[kCount];  ///< offset of the pixel's image in X; -1: past the last pixel
+  int id0[kCount], ih0[kCount], iw0[kCount];
+
+  __device__ __forceinline__ Im2colLoader(const T* x_, int j0, int tid_, unsigned char pad_ = 0)
+      : x(x_), tid(tid_), pad(pad_) {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const int j = j0 + Map::x(tid + i * NT);
+      const int n = j / O::kSize, o = j % O::kSize;
+      const int od = o / (O::kH * O::kW), oh = (o / O::kW) % O::kH, ow = o % O::kW;
+      pix_base[i] = j < kPixels ? n * I::kSize * Cp : -1;
+      id0[i] = od * S::kD - P::kD;
+      ih0[i] = oh * S::kH - P::kH;
+      iw0[i] = ow * S::kW - P::kW;
+    }
+  }
+
+  /// Where (chunk i, depth k) is: 1 inside the image (off its element offset, avail how many of
+  /// the channels c .. are data), 0 in the padding (a tap of a real pixel outside the image), -1
+  /// nowhere (k >= K or no pixel).
+  __device__ __forceinline__ int at(int i, int k, int& off, int& avail) const {
+    const int tap = k / KC, c = k % KC;
+    if (k >= kK || pix_base[i] < 0) return -1;
+    const int kd = tap / (KD::kH * KD::kW), kh = (tap / KD::kW) % KD::kH, kw = tap % KD::kW;
+    const int id = id0[i] + kd * Dl::kD, ih = ih0[i] + kh * Dl::kH, iw = iw0[i] + kw * Dl::kW;
+    const bool in_image = static_cast<unsigned>(id) < unsigned(I::kD) && static_cast<unsigned>(ih) < unsigned(I::kH) &&
+                          static_cast<unsigned>(iw) < unsigned(I::kW);
+    if (!in_image) return 0;
+    avail = Sh::kC - c;
+    off = pix_base[i] + ((id * I::kH + ih) * I::kW + iw) * Cp + c;
+    return 1;
+  }
+  /// What element e of a chunk reads where at() said w: data, the padding value, or zero.
+  __device__ __forceinline__ T element(int w, int off, bool data) const {
+    if (w > 0 && data) return x[off];
+    if constexpr (kPad) {
+      if (w == 0) return static_cast<T>(pad);
+    }
+    return static_cast<T>(0.0f);
+  }
+
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const int k = k0 + Map::k(tid + i * NT);
+      if constexpr (kVector) {
+        int off = 0, avail = 0;
+        const int w = at(i, k, off, avail);  // the chunk's channels share one tap (KC = Cp)
+        if (w > 0 && avail >= V) {
+          r[i].v = *reinterpret_cast<const uint4*>(x + off);
+        } else if (kPad && w == 0) {
+          r[i].v = splat(pad);
+        } else {
+          MC_UNROLL
+          for (int e = 0; e < V; ++e) r[i].h[e] = element(w, off + e, e < avail);
+        }
+      } else {
+        MC_UNROLL
+        for (int e = 0; e < V; ++e) {
+          int off = 0, avail = 0;
+          const int w = at(i, k + e, off, avail);
+          r[i].h[e] = element(w, off, avail > 0);
+        }
+      }
+    }
+  }
+  /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
+  __device__ __forceinline__ void async(int k0, T* stage) const {
+    if constexpr (kVector) {
+      MC_UNROLL
+      for (int i = 0; i < kCount; ++i) {
+        const int c = tid + i * NT;
+        int off = 0, avail = 0;
+        const int w = at(i, k0 + Map::k(c), off, avail);
+        T* dst = stage + Layout::offset(Map::x(c), Map::k(c));
+        if (kPad && w == 0 && pad != 0) {
+          st_shared(reinterpret_cast<uint4*>(dst), splat(pad));
+        } else {
+          const int n = w > 0 ? (avail < V ? (avail > 0 ? avail : 0) : V) : 0;
+          cp_async_16(dst, w > 0 ? x + off : x, n * static_cast<int>(sizeof(T)));
+        }
+      }
+    } else {
+      stage_through_registers(*this, k0, stage);
+    }
+  }
+};
+
+// ---- the main loop ----------------------------------------------------------------------------
+
+/// \brief Where lane `lane` points ldmatrix (.x4) for the 16 x (two chunks) block of an operand
+/// staged as L (StageLayout) at x0 (rows m of A, columns n of B), k0. Matrix i = lane / 8 is the
+/// 8 x chunk quarter (x half, k half) = (i % 2, i / 2) for A (registers a0..a3) and (i / 2, i % 2)
+/// for B (b0 b1 of the first n8 tile, then of the second). k-fast staging holds rows of x: lane % 8
+/// is the x row, read as is; x-fast staging (16-bit) holds rows of k: lane % 8 is the k row, read
+/// with .trans.
 template <class L, bool kIsA>
 __device__ __forceinline__ int ldmatrix_offset(int lane, int x0, int k0) {
   const int i = lane / 8, r = lane % 8;
   const int xh = kIsA ? i % 2 : i / 2, kh = kIsA ? i / 2 : i % 2;
-  return L::kKFast ? L::Layout::offset(x0 + xh * 8 + r, k0 + kh * 8) : L::Layout::offset(x0 + xh * 8, k0 + kh * 8 + r);
+  return L::kKFast ? L::Layout::offset(x0 + xh * 8 + r, k0 + kh * L::V)
+                   : L::Layout::offset(x0 + xh * L::V, k0 + kh * 8 + r);
 }
 
 /// \brief acc[i][j] += the warp's m16n8 tiles of A x B over the K slices [s0, s1) (slice s covers
-/// k in [s BK, (s + 1) BK)), on mma.sync m16n8k16 with ldmatrix fragment loads. Operands: the
-/// loaders' Elem (__half or bf16, both loaders alike); Acc: float or __half (FP16 operands only).
-/// `smem`: Tl::kStages stages, each A's slice then B's, at stage * kStageBytes (computed, never an
-/// array of stage pointers: no local memory). Ends on a barrier, every cp.async group drained: the
-/// caller may reuse the shared memory.
-template <class Tl, class Acc>
+/// k in [s BK, (s + 1) BK)), on the MMA policy Mma with ldmatrix fragment loads, staged by the
+/// pipeline policy Tl::Pipeline. Operands: the loaders' Elem (Mma::TA, Mma::TB). `smem`: the
+/// pipeline's stages, each A's slice then B's, at stage * kStageBytes (computed, never an array of
+/// stage pointers: no local memory). Ends on a barrier, every copy landed: the caller may reuse the
+/// shared memory.
+template <class Tl, class Mma>
 struct Mainloop {
+  using Frag = Accum<typename Mma::Acc>;
   template <class LA, class LB>
   static constexpr int stage_bytes() {
     return LA::Layout::kBytes + LB::Layout::kBytes;
   }
   template <class LA, class LB>
   static constexpr int smem_bytes() {
-    return Tl::kStages * stage_bytes<LA, LB>();
+    return Tl::Pipeline::kStages * stage_bytes<LA, LB>();
   }
 
   template <class LA, class LB>
   __device__ __forceinline__ static void run(const LA& la, const LB& lb, int s0, int s1, unsigned char* smem,
-                                             Accum<Acc> (&acc)[Tl::kFragM][Tl::kFragN]) {
-    using T = typename LA::Elem;
-    static_assert(std::is_same<T, typename LB::Elem>::value, "tc::Mainloop: A and B of one element type");
-    static_assert(std::is_same<T, __half>::value || std::is_same<Acc, float>::value,
-                  "tc::Mainloop: BF16 operands accumulate in FP32");
+                                             Frag (&acc)[Tl::kFragM][Tl::kFragN]) {
+    using TA = typename LA::Elem;
+    using TB = typename LB::Elem;
+    static_assert(std::is_same<TA, typename Mma::TA>::value && std::is_same<TB, typename Mma::TB>::value,
+                  "tc::Mainloop: the loaders' elements are the MMA's operands");
+    static_assert(sizeof(TA) == sizeof(TB) && Mma::kK == 2 * LA::V, "tc::Mainloop: an MMA takes two chunks of k");
+    static_assert(Tl::kBK % Mma::kK == 0, "tc::Mainloop: BK must be a multiple of the MMA's k");
+    static_assert(Mma::kTrans || (LA::kKFast && LB::kKFast), "tc::Mainloop: 8-bit operands are staged k-fast");
     constexpr int kStageBytes = LA::Layout::kBytes + LB::Layout::kBytes;  // stage_bytes (host-only constexpr)
     const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
     const int wm0 = (warp / Tl::kWarpsN) * Tl::kWarpTileM, wn0 = (warp % Tl::kWarpsN) * Tl::kWarpTileN;
     const int a_lane = ldmatrix_offset<LA, true>(lane, wm0, 0), b_lane = ldmatrix_offset<LB, false>(lane, wn0, 0);
-    auto a_stage = [&](int stage) { return reinterpret_cast<T*>(smem + stage * kStageBytes); };
-    auto b_stage = [&](int stage) { return reinterpret_cast<T*>(smem + stage * kStageBytes + LA::Layout::kBytes); };
+    auto a_stage = [&](int stage) { return reinterpret_cast<TA*>(smem + stage * kStageBytes); };
+    auto b_stage = [&](int stage) { return reinterpret_cast<TB*>(smem + stage * kStageBytes + LA::Layout::kBytes); };
 
     auto compute = [&](int stage) {
-      const T* sa = a_stage(stage) + a_lane;
-      const T* sb = b_stage(stage) + b_lane;
+      const TA* sa = a_stage(stage) + a_lane;
+      const TB* sb = b_stage(stage) + b_lane;
       MC_UNROLL
-      for (int kk = 0; kk < Tl::kBK; kk += 16) {
+      for (int kk = 0; kk < Tl::kBK; kk += Mma::kK) {
         unsigned a[Tl::kFragM][4], b[Tl::kFragN][2];
         MC_UNROLL
         for (int i = 0; i < Tl::kFragM; ++i) ldmatrix<4, !LA::kKFast>(a[i], sa + LA::Layout::offset(i * 16, kk));
@@ -275,63 +600,11 @@ struct Mainloop {
         MC_UNROLL
         for (int i = 0; i < Tl::kFragM; ++i) {
           MC_UNROLL
-          for (int j = 0; j < Tl::kFragN; ++j) tc::mma<T>(acc[i][j].r, a[i], b[j]);
+          for (int j = 0; j < Tl::kFragN; ++j) Mma::mma(acc[i][j], a[i], b[j]);
         }
       }
     };
-
-    const int slices = s1 - s0;
-    if constexpr (Tl::kAsync) {
-      // Stages - 1 slices in flight ahead of the one computed; one commit group per slice (empty
-      // past the end, so the group count stays simple), one barrier per slice: the stage loaded in
-      // iteration s was last read in iteration s - 1, which every thread has left at the barrier.
-      MC_UNROLL
-      for (int s = 0; s < Tl::kStages - 1; ++s) {
-        if (s < slices) {
-          la.async((s0 + s) * Tl::kBK, a_stage(s));
-          lb.async((s0 + s) * Tl::kBK, b_stage(s));
-        }
-        cp_async_commit();
-      }
-      int stage = 0, load_stage = Tl::kStages - 1;
-      for (int s = 0; s < slices; ++s) {
-        cp_async_wait<Tl::kStages - 2>();
-        __syncthreads();
-        if (s + Tl::kStages - 1 < slices) {
-          la.async((s0 + s + Tl::kStages - 1) * Tl::kBK, a_stage(load_stage));
-          lb.async((s0 + s + Tl::kStages - 1) * Tl::kBK, b_stage(load_stage));
-        }
-        cp_async_commit();
-        compute(stage);
-        stage = stage + 1 == Tl::kStages ? 0 : stage + 1;
-        load_stage = load_stage + 1 == Tl::kStages ? 0 : load_stage + 1;
-      }
-      cp_async_wait<0>();
-      __syncthreads();
-    } else {
-      Chunk<T> ra[LA::kCount], rb[LB::kCount];
-      if (slices > 0) {
-        la.load(s0 * Tl::kBK, ra);
-        lb.load(s0 * Tl::kBK, rb);
-        la.store(ra, a_stage(0));
-        lb.store(rb, b_stage(0));
-      }
-      __syncthreads();
-      for (int s = 0; s < slices; ++s) {
-        const int cur = s & 1;
-        const bool more = s + 1 < slices;
-        if (more) {
-          la.load((s0 + s + 1) * Tl::kBK, ra);
-          lb.load((s0 + s + 1) * Tl::kBK, rb);
-        }
-        compute(cur);
-        if (more) {
-          la.store(ra, a_stage(cur ^ 1));
-          lb.store(rb, b_stage(cur ^ 1));
-        }
-        __syncthreads();
-      }
-    }
+    Tl::Pipeline::template run<Tl::kBK>(la, lb, s0, s1, a_stage, b_stage, compute);
   }
 };
 
@@ -419,51 +692,85 @@ __device__ __forceinline__ Out8<TY> epilogue8(const typename Epi::Params& p, flo
   return out;
 }
 
-/// Shared memory of the epilogue's scratch: per warp 16 rows of the warp tile's columns (FP32),
-/// each padded by 4 (for_each_output).
+/// \brief The partial sums and scratch values of accumulators Acc: INT32 for the integer MMA, FP32
+/// otherwise (FP16 accumulators are widened).
+template <class Acc>
+using PartialOf = typename std::conditional<std::is_same<Acc, int>::value, int, float>::type;
+
+/// \brief Two and four values of V (float or int) as one shared-memory access.
+template <class V>
+struct Vectors;
+template <>
+struct Vectors<float> {
+  using Two = float2;
+  using Four = float4;
+  __device__ __forceinline__ static float2 two(float a, float b) { return make_float2(a, b); }
+};
+template <>
+struct Vectors<int> {
+  using Two = int2;
+  using Four = int4;
+  __device__ __forceinline__ static int2 two(int a, int b) { return make_int2(a, b); }
+};
+
+/// Shared memory of the epilogue's scratch: per warp 16 rows of the warp tile's columns (FP32 or
+/// INT32), each padded by 4 (for_each_output).
 template <class Tl>
 constexpr int scratch_bytes() {
   return Tl::kWarps * 16 * (Tl::kWarpTileN + 4) * 4;
 }
 
-/// \brief For each 16-row band of the warp's tile: the lanes' accumulators go to the warp's shared
-/// scratch (FP32), then each lane takes runs of 8 consecutive columns of one row and calls
-/// f(row, col, v[8]) with block-tile coordinates.
+/// \brief One warp's band of 16 rows by Cols columns (Cols / 8 m16n8 accumulator fragments in
+/// mma.sync's C layout: frag(j, e) is element e of fragment j, at row g + 8 (e / 2), column 8 j + 2 t
+/// + e % 2) through the warp's shared scratch (16 rows of Ld values): each lane then takes runs of 8
+/// consecutive columns of one row and calls f(row, col, v[8]). The scratch is the warp's own: warp
+/// collectives order its accesses.
+template <int Cols, int Ld, class V, class Frag, class F>
+__device__ __forceinline__ void band_out(const Frag& frag, V* scratch, const F& f) {
+  using Vec = Vectors<V>;
+  constexpr int kRuns = Cols / 8;
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+  MC_UNROLL
+  for (int j = 0; j < kRuns; ++j) {
+    st_shared(reinterpret_cast<typename Vec::Two*>(scratch + g * Ld + j * 8 + 2 * t), Vec::two(frag(j, 0), frag(j, 1)));
+    st_shared(reinterpret_cast<typename Vec::Two*>(scratch + (g + 8) * Ld + j * 8 + 2 * t), Vec::two(frag(j, 2), frag(j, 3)));
+  }
+  __syncwarp();
+  MC_UNROLL
+  for (int q = lane; q < 16 * kRuns; q += 32) {
+    const int r = q / kRuns, c = (q % kRuns) * 8;
+    const typename Vec::Four lo = ld_shared(reinterpret_cast<const typename Vec::Four*>(scratch + r * Ld + c));
+    const typename Vec::Four hi = ld_shared(reinterpret_cast<const typename Vec::Four*>(scratch + r * Ld + c + 4));
+    V v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    f(r, c, v);
+  }
+  __syncwarp();
+}
+
+/// \brief For each 16-row band of the warp's tile: band_out of its accumulators (FP32, or INT32:
+/// exact) through the warp's scratch in smem, f(row, col, v[8]) with block-tile coordinates.
 template <class Tl, class Acc, class F>
 __device__ __forceinline__ void for_each_output(const Accum<Acc> (&acc)[Tl::kFragM][Tl::kFragN], unsigned char* smem,
                                                 F&& f) {
-  constexpr int kLd = Tl::kWarpTileN + 4, kRuns = Tl::kWarpTileN / 8;  // as scratch_bytes
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  using V = PartialOf<Acc>;
+  constexpr int kLd = Tl::kWarpTileN + 4;  // as scratch_bytes
+  const int warp = static_cast<int>(threadIdx.x) / 32;
   const int wm0 = (warp / Tl::kWarpsN) * Tl::kWarpTileM, wn0 = (warp % Tl::kWarpsN) * Tl::kWarpTileN;
-  float* scratch = reinterpret_cast<float*>(smem) + warp * 16 * kLd;
-  const int g = lane / 4, t = lane % 4;
+  V* scratch = reinterpret_cast<V*>(smem) + warp * 16 * kLd;
   MC_UNROLL
   for (int i = 0; i < Tl::kFragM; ++i) {
-    MC_UNROLL
-    for (int j = 0; j < Tl::kFragN; ++j) {
-      st_shared(reinterpret_cast<float2*>(scratch + g * kLd + j * 8 + 2 * t), make_float2(acc[i][j].get(0), acc[i][j].get(1)));
-      st_shared(reinterpret_cast<float2*>(scratch + (g + 8) * kLd + j * 8 + 2 * t),
-                make_float2(acc[i][j].get(2), acc[i][j].get(3)));
-    }
-    __syncwarp();
-    MC_UNROLL
-    for (int q = lane; q < 16 * kRuns; q += 32) {
-      const int r = q / kRuns, c = (q % kRuns) * 8;
-      const float4 lo = ld_shared(reinterpret_cast<const float4*>(scratch + r * kLd + c));
-      const float4 hi = ld_shared(reinterpret_cast<const float4*>(scratch + r * kLd + c + 4));
-      float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-      f(wm0 + i * 16 + r, wn0 + c, v);
-    }
-    __syncwarp();
+    band_out<Tl::kWarpTileN, kLd>([&](int j, int e) { return acc[i][j].get(e); }, scratch,
+                                  [&](int r, int c, V (&v)[8]) { f(wm0 + i * 16 + r, wn0 + c, v); });
   }
 }
 
-/// \brief A split's FP32 partial sums, straight from the registers: element (m, n) of the block tile
-/// at partial[(m0 + m) * kN + n0 + n] for the rows below kM and columns below kN (8-byte stores of
-/// column pairs when kN is even).
+/// \brief A split's partial sums (FP32 or INT32), straight from the registers: element (m, n) of the
+/// block tile at partial[(m0 + m) * kN + n0 + n] for the rows below kM and columns below kN (8-byte
+/// stores of column pairs when kN is even).
 template <class Tl, int kM, int kN, class Acc>
-__device__ __forceinline__ void store_partial(const Accum<Acc> (&acc)[Tl::kFragM][Tl::kFragN], float* partial, int m0,
-                                              int n0) {
+__device__ __forceinline__ void store_partial(const Accum<Acc> (&acc)[Tl::kFragM][Tl::kFragN], PartialOf<Acc>* partial,
+                                              int m0, int n0) {
+  using Vec = Vectors<PartialOf<Acc>>;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wm0 = m0 + (warp / Tl::kWarpsN) * Tl::kWarpTileM, wn0 = n0 + (warp % Tl::kWarpsN) * Tl::kWarpTileN;
   const int g = lane / 4, t = lane % 4;
@@ -475,9 +782,9 @@ __device__ __forceinline__ void store_partial(const Accum<Acc> (&acc)[Tl::kFragM
       for (int h = 0; h < 2; ++h) {
         const int m = wm0 + i * 16 + g + 8 * h, n = wn0 + j * 8 + 2 * t;
         if (m >= kM) continue;
-        float* dst = partial + static_cast<int64_t>(m) * kN + n;
+        PartialOf<Acc>* dst = partial + static_cast<int64_t>(m) * kN + n;
         if (kN % 2 == 0 && n + 1 < kN) {
-          *reinterpret_cast<float2*>(dst) = make_float2(acc[i][j].get(2 * h), acc[i][j].get(2 * h + 1));
+          *reinterpret_cast<typename Vec::Two*>(dst) = Vec::two(acc[i][j].get(2 * h), acc[i][j].get(2 * h + 1));
         } else {
           if (n < kN) dst[0] = acc[i][j].get(2 * h);
           if (n + 1 < kN) dst[1] = acc[i][j].get(2 * h + 1);
@@ -489,9 +796,31 @@ __device__ __forceinline__ void store_partial(const Accum<Acc> (&acc)[Tl::kFragM
 
 constexpr int max_int(int a, int b) { return a > b ? a : b; }
 
-/// \brief The second launch of a split-K kernel K (a Gemm or Conv with Tile::kSplitK > 1): for each
-/// run of 8 columns of each row, the splits' partial sums added in split order (the same bits on
-/// every run), then K's epilogue and store (K::finish). Params are K's.
+/// \brief A block's product: the main loop over its split's K slices of A (la, kRows rows from m0) x
+/// B (lb, kCols columns from n0), then either the split's partial sums to `partial` (split-K) or,
+/// through the scratch, fin(batch, m, n, v[8]) for every run of 8 columns of its rows below kRows.
+template <class Tl, class Mma, int kRows, int kCols, class LA, class LB, class Fin>
+__device__ __forceinline__ void run_tile(const LA& la, const LB& lb, int k_extent, int split, int batch, int m0, int n0,
+                                         PartialOf<typename Mma::Acc>* partial, const Fin& fin) {
+  unsigned char* smem = dynamic_smem<unsigned char>();
+  Accum<typename Mma::Acc> acc[Tl::kFragM][Tl::kFragN];
+  int s0, s1;
+  split_slices<Tl>(k_extent, split, s0, s1);
+  Mainloop<Tl, Mma>::run(la, lb, s0, s1, smem, acc);
+  if constexpr (Tl::kSplitK > 1) {
+    store_partial<Tl, kRows, kCols>(acc, partial, m0, n0);
+  } else {
+    // The main loop ends on a barrier: the staging memory is free for the scratch.
+    for_each_output<Tl>(acc, smem, [&](int r, int c, PartialOf<typename Mma::Acc> (&v)[8]) {
+      if (m0 + r < kRows) fin(batch, m0 + r, n0 + c, v);
+    });
+  }
+}
+
+/// \brief The second launch of a split-K kernel K (a Gemm or Conv with Tile::kSplitK > 1, here or
+/// in tensor_core_int8.cuh): for each run of 8 columns of each row, the splits' partial sums
+/// (K::Partial: FP32 or INT32) added in split order (the same bits on every run), then K's epilogue
+/// and store (K::finisher). Params are K's.
 template <class K>
 struct SplitKReduce {
   static constexpr int kThreads = 256;
@@ -499,6 +828,7 @@ struct SplitKReduce {
   static constexpr int kRuns = (K::kCols + 7) / 8;
   static constexpr int64_t kItems = static_cast<int64_t>(K::kBatches) * K::kRows * kRuns;
   using Params = typename K::Params;
+  using V = typename K::Partial;
   static dim3 grid() { return dim3(static_cast<unsigned>((kItems + kThreads - 1) / kThreads)); }
   static dim3 block() { return dim3(kThreads); }
   __device__ static void run(const Params& p) {
@@ -507,18 +837,87 @@ struct SplitKReduce {
     const int n = static_cast<int>(item % kRuns) * 8, row = static_cast<int>((item / kRuns) % K::kRows);
     const int batch = static_cast<int>(item / (static_cast<int64_t>(kRuns) * K::kRows));
     constexpr int64_t kSplitStride = static_cast<int64_t>(K::kBatches) * K::kRows * K::kCols;
-    const float* src = p.partial + (static_cast<int64_t>(batch) * K::kRows + row) * K::kCols + n;
-    float v[8];
+    const V* src = p.partial + (static_cast<int64_t>(batch) * K::kRows + row) * K::kCols + n;
+    V v[8];
     MC_UNROLL
-    for (int e = 0; e < 8; ++e) v[e] = 0.0f;
+    for (int e = 0; e < 8; ++e) v[e] = V(0);
     for (int s = 0; s < K::Tl::kSplitK; ++s) {
       MC_UNROLL
       for (int e = 0; e < 8; ++e) {
         if (n + e < K::kCols) v[e] += src[s * kSplitStride + e];
       }
     }
-    K::finish(p, batch, row, n, v);
+    K::finisher(p)(batch, row, n, v);
   }
+};
+
+// ---- stores ---------------------------------------------------------------------------------------
+
+/// \brief The epilogue Epi and store of a GEMM's outputs (batch, m, n .. n + 7) in Y (TY, strides SY:
+/// rows m, columns n; 16-byte stores where the columns are contiguous and rows and batches lie at
+/// multiples of 8 elements; element stores otherwise; a ranged epilogue's own outputs), v the FP32
+/// accumulators. Shared by tc::Gemm and the Hopper engine's GEMM.
+template <class Sh, class SY, class Epi, class TY>
+__device__ __forceinline__ void finish_gemm(const typename Epi::Params& epi, TY* Y, int batch, int m, int n, float (&v)[8]) {
+  constexpr bool kVectorY =
+      SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
+  const int64_t row = SY::template batch_offset<Sh>(batch) + static_cast<int64_t>(m) * SY::kRow;
+  const Out8<TY> out = epilogue8<Epi, Sh, gemm::ChannelAxis::column, Sh::kN, TY>(
+      epi, v, n, gemm::Coord{batch, m, n, row + static_cast<int64_t>(n) * SY::kCol}, SY::kCol);
+  if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused product: the ranges' outputs
+    store_ranges<Epi, Sh::kN>(epi, n, batch, m, out);
+  } else if (kVectorY && n + 8 <= Sh::kN) {
+    store8(Y + row + n, out);
+  } else {
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) {
+      if (n + e < Sh::kN) Y[row + static_cast<int64_t>(n + e) * SY::kCol] = out.t[e];
+    }
+  }
+}
+
+/// \brief The epilogue Epi and store of a convolution's output channels m .. m + 7 of pixel j in Y
+/// (TY, NHWC with channel pitch Yp; 16-byte stores where Yp allows), v the FP32 accumulators; the
+/// epilogue sees Coord{0, channel, pixel, offset}. Shared by tc::Conv and the Hopper engine's.
+template <class Sh, int Yp, class Epi, class TY>
+__device__ __forceinline__ void finish_conv(const typename Epi::Params& epi, TY* Y, int j, int m, float (&v)[8]) {
+  using EpiShape = gemm::Shape<1, 1, 1, Sh::kN * Sh::OutDims::kSize, Sh::kM, 1>;  // one batch
+  const int row = j * Yp;
+  const Out8<TY> out = epilogue8<Epi, EpiShape, gemm::ChannelAxis::row, Sh::kM, TY>(epi, v, m, gemm::Coord{0, m, j, row + m}, 1);
+  if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused kernel: the ranges' outputs
+    store_ranges<Epi, Sh::kM>(epi, m, j / Sh::OutDims::kSize, j % Sh::OutDims::kSize, out);
+  } else if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
+    store8(Y + row + m, out);
+  } else {
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) {
+      if (m + e < Sh::kM) Y[row + m + e] = out.t[e];
+    }
+  }
+}
+
+// ---- parameters ----------------------------------------------------------------------------------
+
+/// \brief The parameters of a tensor-core product (the fields the emitted code sets by name): a
+/// GEMM's operands A and B or a convolution's X and W (Conv: the second pair's names), the output Y,
+/// the epilogue's, and the split-K partial sums (Partial: FP32, or INT32 for 8-bit operands).
+template <class TA, class TB, class TY, class Epi, class Partial, bool Conv = false>
+struct Params;
+template <class TA, class TB, class TY, class Epi, class Partial>
+struct Params<TA, TB, TY, Epi, Partial, false> {
+  const TA* __restrict__ A = nullptr;
+  const TB* __restrict__ B = nullptr;
+  TY* __restrict__ Y = nullptr;
+  typename Epi::Params epilogue{};
+  Partial* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x batch x M x N
+};
+template <class TX, class TW, class TY, class Epi, class Partial>
+struct Params<TX, TW, TY, Epi, Partial, true> {
+  const TX* __restrict__ X = nullptr;
+  const TW* __restrict__ W = nullptr;
+  TY* __restrict__ Y = nullptr;
+  typename Epi::Params epilogue{};
+  Partial* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x pixels x M
 };
 
 // ---- the batched GEMM -------------------------------------------------------------------------
@@ -535,6 +934,8 @@ struct SplitKReduce {
 template <class T, class TY, class Acc, class Sh, class SA, class SB, class SY, class TileT, class Epi>
 struct Gemm {
   using Tl = TileT;
+  using Mma = typename Mma16<T, Acc>::type;
+  using Partial = float;
   static_assert(!gemm::HasRanges<Epi>::value || (Sh::kB0 == 1 && Sh::kB1 == 1),
                 "tc::Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
@@ -542,21 +943,11 @@ struct Gemm {
                            SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>;
   using LB = OperandLoader<T, Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads,
                            SB::kS0 % 8 == 0 && SB::kS1 % 8 == 0 && SB::kS2 % 8 == 0>;
-  static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
-  /// 8 consecutive outputs of a row are one aligned vector (columns contiguous, rows and batches
-  /// at multiples of 8 elements).
-  static constexpr bool kVectorY =
-      SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
+  static constexpr int kSmemBytes = max_int(Mainloop<Tl, Mma>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What SplitKReduce walks: batches of rows of columns.
   static constexpr int kBatches = Sh::kBatch, kRows = Sh::kM, kCols = Sh::kN;
 
-  struct Params {
-    const T* __restrict__ A = nullptr;
-    const T* __restrict__ B = nullptr;
-    TY* __restrict__ Y = nullptr;
-    typename Epi::Params epilogue{};
-    float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x batch x M x N floats
-  };
+  using Params = tc::Params<T, T, TY, Epi, float>;
 
   static dim3 grid() {
     return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch * Tl::kSplitK);
@@ -565,142 +956,63 @@ struct Gemm {
 
   /// The epilogue and store of outputs (batch, m, n .. n + 7), v the accumulators.
   __device__ __forceinline__ static void finish(const Params& p, int batch, int m, int n, float (&v)[8]) {
-    const int64_t row = SY::template batch_offset<Sh>(batch) + static_cast<int64_t>(m) * SY::kRow;
-    const Out8<TY> out = epilogue8<Epi, Sh, gemm::ChannelAxis::column, Sh::kN, TY>(
-        p.epilogue, v, n, gemm::Coord{batch, m, n, row + static_cast<int64_t>(n) * SY::kCol}, SY::kCol);
-    if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused product: the ranges' outputs
-      store_ranges<Epi, Sh::kN>(p.epilogue, n, batch, m, out);
-    } else if (kVectorY && n + 8 <= Sh::kN) {
-      store8(p.Y + row + n, out);
-    } else {
-      MC_UNROLL
-      for (int e = 0; e < 8; ++e) {
-        if (n + e < Sh::kN) p.Y[row + static_cast<int64_t>(n + e) * SY::kCol] = out.t[e];
-      }
-    }
+    finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v);
+  }
+  /// finish, as run_tile and SplitKReduce call it.
+  __device__ __forceinline__ static auto finisher(const Params& p) {
+    return [&p](int batch, int m, int n, float (&v)[8]) { finish(p, batch, m, n, v); };
   }
 
   __device__ static void run(const Params& p) {
-    unsigned char* smem = dynamic_smem<unsigned char>();
     const int batch = static_cast<int>(blockIdx.z) / Tl::kSplitK, split = static_cast<int>(blockIdx.z) % Tl::kSplitK;
     const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, n0 = static_cast<int>(blockIdx.x) * Tl::kBN;
     const int tid = static_cast<int>(threadIdx.x);
     const LA la{p.A + SA::template batch_offset<Sh>(batch), m0, tid};
     const LB lb{p.B + SB::template batch_offset<Sh>(batch), n0, tid};
-    Accum<Acc> acc[Tl::kFragM][Tl::kFragN];
-    int s0, s1;
-    split_slices<Tl>(Sh::kK, split, s0, s1);
-    Mainloop<Tl, Acc>::run(la, lb, s0, s1, smem, acc);
-    if constexpr (Tl::kSplitK > 1) {
-      store_partial<Tl, Sh::kM, Sh::kN>(acc, p.partial + (static_cast<int64_t>(split) * Sh::kBatch + batch) * Sh::kM * Sh::kN,
-                                        m0, n0);
-    } else {
-      // The main loop ends on a barrier: the staging memory is free for the scratch.
-      for_each_output<Tl, Acc>(acc, smem, [&](int r, int c, float (&v)[8]) {
-        if (m0 + r < Sh::kM) finish(p, batch, m0 + r, n0 + c, v);
-      });
-    }
+    float* partial = nullptr;  // no offset from a null pointer without split-K
+    if constexpr (Tl::kSplitK > 1) partial = p.partial + (static_cast<int64_t>(split) * Sh::kBatch + batch) * Sh::kM * Sh::kN;
+    run_tile<Tl, Mma, Sh::kM, Sh::kN>(la, lb, Sh::kK, split, batch, m0, n0, partial, finisher(p));
   }
 };
 
 // ---- the implicit-GEMM convolution -------------------------------------------------------------
 
-/// \brief Loads chunks of the im2col matrix of an NHWC X with channel pitch Cp: element (j, k) is
-/// X[n, id, ih, iw, c] for pixel j = (n, od, oh, ow) and k = (kd, kh, kw, c), c fastest over KC
-/// channels per tap: Cp (padded: channels >= C read 0) or C (compact: k = tap x C + c, X still
-/// read at its pitch Cp); zero in the padding and past the last pixel or tap. 16-byte loads where
-/// a chunk is 8 channels of one tap (KC = Cp, a multiple of 8); element by element otherwise.
-template <class T, class Sh, int Cp, int KC, int BK, int BX, int NT>
-struct Im2colLoader {
-  using Elem = T;
-  using I = typename Sh::InDims;
-  using KD = typename Sh::KernelDims;
-  using O = typename Sh::OutDims;
-  using S = typename Sh::StrideDims;
-  using P = typename Sh::PadDims;
-  using Dl = typename Sh::DilationDims;
-  static constexpr bool kKFast = true;
-  static_assert(KC == Cp || KC == Sh::kC, "tc::Im2colLoader: k runs over the pitch or the channels");
-  static constexpr bool kVector = KC == Cp && Cp % 8 == 0;
-  static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * KC;
-  using Map = Chunks<BX, BK, true, NT>;
-  using Layout = StageLayout<BX, BK, true>;
-  static constexpr int kCount = Map::kCount;
+/// \brief A tensor-core convolution on MMA policy Mma, whatever its operands and epilogue (tc::Conv
+/// here, tc8::Conv): the implicit GEMM of Sh (rows: output pixels; columns: output channels; depth:
+/// taps x Cp, or taps x C in the compact form, W's rows then rounded up to a whole chunk), its
+/// loaders (kPad: padding taps read a value, the 8-bit zero point), shared memory, grid (pixel
+/// tiles, channel tiles, splits) and a block's product (product: the split's K slices, then the
+/// partial sums or fin on every run of 8 outputs).
+template <class Mma, class Sh, int Cp, class TileT, bool CompactK, bool kPad = false>
+struct ConvBase {
+  using Tl = TileT;
+  static_assert(Sh::kG == 1, "tc::Conv runs groups = 1 (grouped and depthwise convolutions are SIMT)");
+  static_assert(Cp >= Sh::kC, "tc::Conv: a channel pitch below the channel count");
+  static constexpr int kThreads = Tl::kThreads;
+  static constexpr int kPixels = Sh::kN * Sh::OutDims::kSize;
+  static constexpr int kK = Sh::KernelDims::kSize * (CompactK ? Sh::kC : Cp);  ///< the GEMM depth
+  static constexpr int kChunk = chunk_elems<sizeof(typename Mma::TA)>();
+  static constexpr int kKw = CompactK ? (kK + kChunk - 1) / kChunk * kChunk : kK;  ///< W's row pitch
+  using LA = Im2colLoader<typename Mma::TA, Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads, kPad>;
+  using LB = OperandLoader<typename Mma::TB, Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
+  static constexpr int kSmemBytes = max_int(Mainloop<Tl, Mma>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
+  /// What SplitKReduce walks: one batch of pixel rows of channel columns.
+  static constexpr int kBatches = 1, kRows = kPixels, kCols = Sh::kM;
 
-  const T* x;
-  int tid;
-  int pix_base[kCount];  ///< offset of the pixel's image in X; -1: past the last pixel
-  int id0[kCount], ih0[kCount], iw0[kCount];
+  static dim3 grid() {
+    return dim3((kPixels + Tl::kBM - 1) / Tl::kBM, (Sh::kM + Tl::kBN - 1) / Tl::kBN, Tl::kSplitK);
+  }
+  static dim3 block() { return dim3(kThreads); }
 
-  __device__ __forceinline__ Im2colLoader(const T* x_, int j0, int tid_) : x(x_), tid(tid_) {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const int j = j0 + Map::x(tid + i * NT);
-      const int n = j / O::kSize, o = j % O::kSize;
-      const int od = o / (O::kH * O::kW), oh = (o / O::kW) % O::kH, ow = o % O::kW;
-      pix_base[i] = j < kPixels ? n * I::kSize * Cp : -1;
-      id0[i] = od * S::kD - P::kD;
-      ih0[i] = oh * S::kH - P::kH;
-      iw0[i] = ow * S::kW - P::kW;
-    }
-  }
-
-  /// Element offset of (chunk i, depth k) in X and how many of the channels c .. c + avail are data.
-  __device__ __forceinline__ int at(int i, int k, int& avail) const {
-    const int tap = k / KC, c = k % KC;
-    const int kd = tap / (KD::kH * KD::kW), kh = (tap / KD::kW) % KD::kH, kw = tap % KD::kW;
-    const int id = id0[i] + kd * Dl::kD, ih = ih0[i] + kh * Dl::kH, iw = iw0[i] + kw * Dl::kW;
-    const bool inside = k < kK && pix_base[i] >= 0 && static_cast<unsigned>(id) < unsigned(I::kD) &&
-                        static_cast<unsigned>(ih) < unsigned(I::kH) && static_cast<unsigned>(iw) < unsigned(I::kW);
-    avail = inside ? Sh::kC - c : 0;
-    return inside ? pix_base[i] + ((id * I::kH + ih) * I::kW + iw) * Cp + c : 0;
-  }
-
-  __device__ __forceinline__ void load(int k0, Chunk<T> (&r)[kCount]) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const int k = k0 + Map::k(tid + i * NT);
-      if constexpr (kVector) {
-        int avail;
-        const int off = at(i, k, avail);  // the 8 channels share one tap (KC = Cp, Cp % 8 == 0)
-        if (avail >= 8) {
-          r[i].v = *reinterpret_cast<const uint4*>(x + off);
-        } else {
-          MC_UNROLL
-          for (int e = 0; e < 8; ++e) r[i].h[e] = e < avail ? x[off + e] : static_cast<T>(0.0f);
-        }
-      } else {
-        MC_UNROLL
-        for (int e = 0; e < 8; ++e) {
-          int avail;
-          const int off = at(i, k + e, avail);
-          r[i].h[e] = avail > 0 ? x[off] : static_cast<T>(0.0f);
-        }
-      }
-    }
-  }
-  __device__ __forceinline__ void store(const Chunk<T> (&r)[kCount], T* stage) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const int c = tid + i * NT;
-      st_shared(reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c))), r[i].v);
-    }
-  }
-  __device__ __forceinline__ void async(int k0, T* stage) const {
-    if constexpr (kVector) {
-      MC_UNROLL
-      for (int i = 0; i < kCount; ++i) {
-        const int c = tid + i * NT;
-        int avail;
-        const int off = at(i, k0 + Map::k(c), avail);
-        const int n = avail < 8 ? (avail > 0 ? avail : 0) : 8;
-        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), x + off, n * 2);
-      }
-    } else {
-      Chunk<T> r[kCount];
-      load(k0, r);
-      store(r, stage);
-    }
+  template <class Fin>
+  __device__ __forceinline__ static void product(const typename Mma::TA* X, const typename Mma::TB* W,
+                                                 PartialOf<typename Mma::Acc>* partial, unsigned char pad, const Fin& fin) {
+    const int j0 = static_cast<int>(blockIdx.x) * Tl::kBM, m0 = static_cast<int>(blockIdx.y) * Tl::kBN;
+    const int split = static_cast<int>(blockIdx.z);
+    const LA la(X, j0, static_cast<int>(threadIdx.x), pad);
+    const LB lb{W, m0, static_cast<int>(threadIdx.x)};
+    if constexpr (Tl::kSplitK > 1) partial += static_cast<int64_t>(split) * kPixels * Sh::kM;
+    run_tile<Tl, Mma, kPixels, Sh::kM>(la, lb, kK, split, 0, j0, m0, Tl::kSplitK > 1 ? partial : nullptr, fin);
   }
 };
 
@@ -716,71 +1028,22 @@ struct Im2colLoader {
 /// horizontally fused convolution) each channel goes to its range's output. Grid: (pixel tiles,
 /// channel tiles, splits).
 template <class T, class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false>
-struct Conv {
-  using Tl = TileT;
-  static_assert(Sh::kG == 1, "tc::Conv runs groups = 1 (grouped and depthwise convolutions are SIMT)");
-  static_assert(Cp >= Sh::kC && Yp >= Sh::kM, "tc::Conv: a channel pitch below the channel count");
-  static constexpr int kThreads = Tl::kThreads;
-  static constexpr int kPixels = Sh::kN * Sh::OutDims::kSize;
-  static constexpr int kK = Sh::KernelDims::kSize * (CompactK ? Sh::kC : Cp);  ///< the GEMM depth
-  static constexpr int kKw = CompactK ? (kK + 7) / 8 * 8 : kK;                 ///< W's row pitch
-  using LA = Im2colLoader<T, Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads>;
-  using LB = OperandLoader<T, Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
-  static constexpr int kSmemBytes = max_int(Mainloop<Tl, Acc>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
-  /// What the epilogues' batch_offset sees: one batch.
-  using EpiShape = gemm::Shape<1, 1, 1, kPixels, Sh::kM, kK>;
-  /// What SplitKReduce walks: one batch of pixel rows of channel columns.
-  static constexpr int kBatches = 1, kRows = kPixels, kCols = Sh::kM;
+struct Conv : ConvBase<typename Mma16<T, Acc>::type, Sh, Cp, TileT, CompactK> {
+  using Partial = float;
+  static_assert(Yp >= Sh::kM, "tc::Conv: an output channel pitch below the channel count");
 
-  struct Params {
-    const T* __restrict__ X = nullptr;
-    const T* __restrict__ W = nullptr;
-    TY* __restrict__ Y = nullptr;
-    typename Epi::Params epilogue{};
-    float* __restrict__ partial = nullptr;  ///< split-K only: kSplitK x pixels x M floats
-  };
-
-  static dim3 grid() {
-    return dim3((kPixels + Tl::kBM - 1) / Tl::kBM, (Sh::kM + Tl::kBN - 1) / Tl::kBN, Tl::kSplitK);
-  }
-  static dim3 block() { return dim3(kThreads); }
+  using Params = tc::Params<T, T, TY, Epi, float, true>;
 
   /// The epilogue and store of output channels m .. m + 7 of pixel j, v the accumulators.
   __device__ __forceinline__ static void finish(const Params& p, int, int j, int m, float (&v)[8]) {
-    const int row = j * Yp;
-    const Out8<TY> out =
-        epilogue8<Epi, EpiShape, gemm::ChannelAxis::row, Sh::kM, TY>(p.epilogue, v, m, gemm::Coord{0, m, j, row + m}, 1);
-    if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused kernel: the ranges' outputs
-      store_ranges<Epi, Sh::kM>(p.epilogue, m, j / Sh::OutDims::kSize, j % Sh::OutDims::kSize, out);
-    } else if (Yp % 8 == 0 && m + 8 <= Sh::kM) {
-      store8(p.Y + row + m, out);
-    } else {
-      MC_UNROLL
-      for (int e = 0; e < 8; ++e) {
-        if (m + e < Sh::kM) p.Y[row + m + e] = out.t[e];
-      }
-    }
+    finish_conv<Sh, Yp, Epi>(p.epilogue, p.Y, j, m, v);
+  }
+  /// finish, as run_tile and SplitKReduce call it.
+  __device__ __forceinline__ static auto finisher(const Params& p) {
+    return [&p](int batch, int j, int m, float (&v)[8]) { finish(p, batch, j, m, v); };
   }
 
-  __device__ static void run(const Params& p) {
-    unsigned char* smem = dynamic_smem<unsigned char>();
-    const int j0 = static_cast<int>(blockIdx.x) * Tl::kBM, m0 = static_cast<int>(blockIdx.y) * Tl::kBN;
-    const int split = static_cast<int>(blockIdx.z);
-    const int tid = static_cast<int>(threadIdx.x);
-    const LA la(p.X, j0, tid);
-    const LB lb{p.W, m0, tid};
-    Accum<Acc> acc[Tl::kFragM][Tl::kFragN];
-    int s0, s1;
-    split_slices<Tl>(kK, split, s0, s1);
-    Mainloop<Tl, Acc>::run(la, lb, s0, s1, smem, acc);
-    if constexpr (Tl::kSplitK > 1) {
-      store_partial<Tl, kPixels, Sh::kM>(acc, p.partial + static_cast<int64_t>(split) * kPixels * Sh::kM, j0, m0);
-    } else {
-      for_each_output<Tl, Acc>(acc, smem, [&](int r, int c, float (&v)[8]) {
-        if (j0 + r < kPixels) finish(p, 0, j0 + r, m0 + c, v);
-      });
-    }
-  }
+  __device__ static void run(const Params& p) { Conv::product(p.X, p.W, p.partial, 0, finisher(p)); }
 };
 
 /// \brief A kernel of the templates here (Gemm, Conv, SplitKReduce) for the template tests (the emitted

@@ -7,15 +7,20 @@
 namespace modelc {
 
 int arch_number(const std::string& arch) {
-  const bool form = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 && arch.size() <= 6 &&
-                    arch.find_first_not_of("0123456789", 3) == std::string::npos;
-  const int n = form ? std::stoi(arch.substr(3)) : 0;
-  if (!form || n < 75) {
+  // sm_XX, or sm_XXa (arch-specific features, sm_90a's wgmma: SASS for compute capability XX only)
+  const std::string digits = arch_specific(arch) ? arch.substr(0, arch.size() - 1) : arch;
+  const bool form = digits.size() > 3 && digits.compare(0, 3, "sm_") == 0 && digits.size() <= 6 &&
+                    digits.find_first_not_of("0123456789", 3) == std::string::npos;
+  const int n = form ? std::stoi(digits.substr(3)) : 0;
+  if (!form || n < 75 || (digits != arch && n < 90)) {
     throw Error("--arch '" + arch + "' is not a GPU architecture modelc targets",
-                "write sm_XX with XX >= 75 (compute capability 7.5 and newer), e.g. sm_75, sm_86, sm_90");
+                "write sm_XX with XX >= 75 (compute capability 7.5 and newer), e.g. sm_75, sm_86, sm_90, or sm_90a (the "
+                "Hopper engine: runs on compute capability 9.0 only)");
   }
   return n;
 }
+
+bool arch_specific(const std::string& arch) { return arch.size() > 4 && arch.back() == 'a'; }
 
 namespace {
 

@@ -40,8 +40,14 @@ struct Target {
 /// "auto" / "always" / "never" (PassOptions::winograd) -> Target::Winograd; Error otherwise.
 Target::Winograd parse_winograd(const std::string& s);
 
-/// "sm_86" -> 86. Throws Error for anything that is not sm_XX (XX >= 75: the oldest modelc targets).
+/// "sm_86" -> 86, "sm_90a" -> 90. Throws Error for anything that is not sm_XX (XX >= 75: the oldest
+/// modelc targets) or sm_XXa (XX >= 90).
 int arch_number(const std::string& arch);
+
+/// \brief Whether an --arch is arch-specific, sm_90a: SASS with the Hopper engine's instructions
+/// (wgmma, setmaxnreg) for compute capability 9.0 only, built with -gencode
+/// arch=compute_90a,code=sm_90a, no PTX of it. Its Target is sm_90's (the same chip).
+bool arch_specific(const std::string& arch);
 
 /// \brief The Target of an arch: the facts of the newest row of the table (sm_75 T4, sm_80 A100
 /// SXM4 80 GB, sm_86 A10, sm_89 L4, sm_90 H100 SXM5) whose SM number is at most the arch's, so

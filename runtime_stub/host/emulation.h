@@ -24,6 +24,7 @@
 #include "cuda_types.h"
 #include "engine.h"
 #include "half.h"
+#include "hopper.h"
 #include "intrinsics.h"
 #include "mma.h"
 #include "mma_int8.h"

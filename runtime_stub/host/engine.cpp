@@ -34,7 +34,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,7 +52,7 @@ constexpr int kMaxWarps = kMaxThreads / 32;
 constexpr size_t kGuardBytes = 64 * 1024;
 
 enum class State : uint8_t { unstarted, running, ready, waiting, exited };
-enum class WaitKind : uint8_t { none, block, warp };
+enum class WaitKind : uint8_t { none, block, warp, warpgroup, sleep };
 
 struct Fiber;
 
@@ -75,6 +77,13 @@ struct Thread {
   void* arg = nullptr;  // this lane's argument to the warp collective it waits in
   std::vector<AsyncCopy> copies;
   uint32_t next_group = 0;  // the id the uncommitted cp.async copies will get
+  // Hopper (host/hopper.h): what a sleeping thread waits for (an mbarrier phase), for deadlock
+  // reports; its bulk tensor stores not yet waited for (cp.async.bulk groups, oldest first; the last
+  // one open); its fence.proxy.async count (the proxy check).
+  const void* channel = nullptr;
+  std::string detail;
+  std::deque<std::vector<std::function<void()>>> bulk_groups;
+  uint16_t proxy_fences = 0;
 };
 
 struct Fiber {
@@ -104,6 +113,37 @@ struct Warp {
   Group groups[32];
   uint32_t sync_id = 0;
   unsigned sync_ring[kSyncRing] = {};
+};
+
+// A warpgroup (4 warps, the first a multiple of 4): its collective in progress (host/hopper.h's
+// wgmma and setmaxnreg) and its wgmma operations: issued but not committed, and the committed groups
+// not yet waited for (oldest first).
+struct WgmmaOp {
+  const void* regs;             // the accumulator registers it writes (its first lane's), for chaining
+  std::shared_ptr<void> result;  // what it computes, for the next operation on the same registers
+  std::function<void(bool)> complete;
+};
+struct Warpgroup {
+  int arrived = 0;
+  CompleteFn complete = nullptr;
+  const char* what = "";
+  void* args[128] = {};
+  int waiters[128] = {};
+  bool fenced = false;
+  std::vector<WgmmaOp> open;
+  std::deque<std::vector<WgmmaOp>> groups;
+};
+
+// An mbarrier object (PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier"):
+// its phase (completed phases so far), the expected arrival count, the pending arrivals and the
+// transaction bytes expected in the current phase, and the asynchronous copies that complete
+// transactions on it, queued until the phase completes (the latest moment a copy may land).
+struct MBarrier {
+  unsigned phase = 0, count = 0, pending = 0;
+  int64_t expected_tx = 0, queued_tx = 0;
+  std::vector<std::function<void()>> queued;
+  const char* file = "";
+  int line = 0;
 };
 
 struct ShuffleArg {
@@ -136,6 +176,11 @@ struct Cell {
   uint32_t epoch;
   uint16_t pending_who, pending_site;
   Access w[2], r[2];
+  // The proxy check (host/hopper.h): the thread that last wrote the word through the generic proxy
+  // (st_shared, a landed cp.async) in block gen_block, and its fence.proxy.async count then. Not
+  // reset by barriers: a barrier orders the proxies of nobody.
+  uint16_t gen_who, gen_fence;
+  uint32_t gen_block;
 };
 constexpr uintptr_t kPageBytes = 4096, kPageCells = kPageBytes / 4;
 struct Site {
@@ -181,6 +226,9 @@ struct Engine {
   int n_threads = 0;
   Thread threads[kMaxThreads];
   Warp warps[kMaxWarps];
+  Warpgroup warpgroups[kMaxWarps / 4];
+  std::unordered_map<uintptr_t, MBarrier> mbarriers;  // by address, this block's
+  uint32_t block_serial = 0;                           // one number per block run (the proxy check)
   int next_unstarted = 0;
   // ready threads, FIFO
   int ready[kMaxThreads];
@@ -361,7 +409,7 @@ std::string deadlock_message(Engine& E) {
     }
     std::string text = std::string(t.what) +
                        (t.wait == WaitKind::warp ? std::string(" (mask ") + hex(t.wait_mask) + ")" : std::string()) +
-                       " at " + where(t.file, t.line);
+                       (t.wait == WaitKind::sleep ? " (" + t.detail + ")" : std::string()) + " at " + where(t.file, t.line);
     Spot* s = nullptr;
     for (Spot& sp : spots)
       if (sp.text == text) s = &sp;
@@ -397,6 +445,15 @@ __attribute__((always_inline)) inline void wait_here(Engine& E, Thread& th) {
   } else {
     throw KernelError(deadlock_message(E));
   }
+}
+
+// The current thread waits in `kind` at what / file:line (for deadlock reports) until released.
+void wait_in(Engine& E, Thread& th, WaitKind kind, const char* what, const char* file, int line) {
+  th.wait = kind;
+  th.what = what;
+  th.file = file;
+  th.line = line;
+  wait_here(E, th);
 }
 
 void complete_group(Engine& E, Warp& w, int gi, int self_lane);
@@ -641,6 +698,11 @@ void track(Engine& E, uintptr_t p, size_t bytes, Track mode, uint16_t who, uint1
         c.epoch = E.epoch;
         c.w[0].who = c.w[1].who = c.r[0].who = c.r[1].who = 0;
       }
+      if ((mode == Track::land || mode == Track::write) && !(who & kWide)) {  // the proxy check
+        c.gen_who = who;
+        c.gen_fence = E.threads[thread_of(who)].proxy_fences;
+        c.gen_block = E.block_serial;
+      }
       if (mode == Track::land) {
         remove_bytes(c.r, mask);
         remove_bytes(c.w, mask);
@@ -794,8 +856,21 @@ std::string kernel_name(const void* fn) {
   return buf;
 }
 
+void run_bulk_groups(Thread& th, size_t keep);
+
 void thread_exit(Engine& E, Thread& th) {
   flush_copies(E, th, UINT32_MAX);  // outstanding copies still land
+  run_bulk_groups(th, 0);           // and bulk stores
+  if (th.linear / 128 * 128 + 128 <= E.n_threads) {
+    const Warpgroup& g = E.warpgroups[th.linear / 128];
+    if (g.arrived > 0)
+      fault("thread " + std::to_string(th.linear) + " exited while " + std::to_string(g.arrived) + " threads of its warpgroup wait in " +
+            g.what + " (it needs all 128)");
+    if (!g.open.empty() || !g.groups.empty())
+      fault("thread " + std::to_string(th.linear) + " exited with wgmma operations of its warpgroup not waited for (" +
+            std::to_string(g.open.size()) + " not committed, " + std::to_string(g.groups.size()) +
+            " committed groups): wgmma.wait_group before the accumulators are used, and before exit");
+  }
   th.state = State::exited;
   const int lane = th.linear & 31;
   Warp& w = E.warps[th.linear >> 5];
@@ -871,7 +946,18 @@ void reset_block(Engine& E) {
     t.fiber = nullptr;
     t.copies.clear();
     t.next_group = 0;
+    t.channel = nullptr;
+    t.bulk_groups.clear();
+    t.proxy_fences = 0;
   }
+  for (Warpgroup& g : E.warpgroups) {
+    g.arrived = 0;
+    g.fenced = false;
+    g.open.clear();
+    g.groups.clear();
+  }
+  E.mbarriers.clear();  // queued copies of a finished (or failed) block never land
+  ++E.block_serial;
   const int n_warps = (E.n_threads + 31) / 32;
   for (int w = 0; w < n_warps; ++w) {
     const int lanes = E.n_threads - w * 32 >= 32 ? 32 : E.n_threads - w * 32;
@@ -965,11 +1051,7 @@ int block_barrier(int predicate, const char* what, const char* file, int line) {
     return E.bar_result;
   }
   E.bar_waiters[E.bar_arrived - 1] = th.linear;
-  th.wait = WaitKind::block;
-  th.what = what;
-  th.file = file;
-  th.line = line;
-  wait_here(E, th);
+  wait_in(E, th, WaitKind::block, what, file, line);
   return E.bar_result;  // not overwritten before every thread (this one too) reaches the next barrier
 }
 
@@ -1047,6 +1129,316 @@ void warp_shared_access(int lane, const void* p, size_t bytes, size_t lines, siz
   for (size_t i = 0; i < lines; ++i)
     track(E, reinterpret_cast<uintptr_t>(p) + i * stride, bytes, write ? Track::write : Track::read, who, site,
           stamp_of(E, th) + 1);
+}
+
+// ---- Hopper: warpgroups, mbarriers, asynchronous operations (host/hopper.h) --------------------
+
+namespace {
+
+Warpgroup& my_warpgroup(Engine& E, const char* what) {
+  if (!E.running) throw KernelError(std::string(what) + " called outside a kernel");
+  const int wg = E.current->linear / 128;
+  if (wg * 128 + 128 > E.n_threads)
+    fault(std::string(what) + " needs a full warpgroup (4 warps, the first a multiple of 4); thread " +
+          std::to_string(E.current->linear) + "'s warpgroup has " + std::to_string(E.n_threads - wg * 128) + " threads");
+  return E.warpgroups[wg];
+}
+
+// The current thread sleeps until wake_all(channel) (detail: what it waits for, for deadlock reports).
+void sleep_on(Engine& E, const void* channel, std::string detail, const char* what, const char* file, int line) {
+  Thread& th = *E.current;
+  th.channel = channel;
+  th.detail = std::move(detail);
+  wait_in(E, th, WaitKind::sleep, what, file, line);
+}
+
+void wake_all(Engine& E, const void* channel) {
+  for (int i = 0; i < E.n_threads; ++i) {
+    Thread& t = E.threads[i];
+    if (t.state == State::waiting && t.wait == WaitKind::sleep && t.channel == channel) {
+      t.channel = nullptr;
+      push_ready(E, t);
+    }
+  }
+}
+
+MBarrier& mbarrier_of(Engine& E, void* bar, const char* what) {
+  if (!E.running) throw KernelError(std::string(what) + " called outside a kernel");
+  const auto it = E.mbarriers.find(reinterpret_cast<uintptr_t>(bar));
+  if (it == E.mbarriers.end()) {
+    const uintptr_t d = reinterpret_cast<uintptr_t>(tl_dynamic_smem), a = reinterpret_cast<uintptr_t>(bar);
+    const std::string at = a >= d && a < d + E.call->dynamic_smem_bytes ? byte_name(E, a) : "an address outside dynamic shared memory";
+    fault(std::string(what) + " on " + at + ", which is not an mbarrier initialised in this block (mc::mbarrier_init)");
+  }
+  return it->second;
+}
+
+std::string mbarrier_state(const Engine& E, const void* bar, const MBarrier& b) {
+  return "mbarrier at " + byte_name(E, reinterpret_cast<uintptr_t>(bar)) + ": phase " + std::to_string(b.phase) + " (parity " +
+         std::to_string(b.phase & 1) + ") in progress, " + std::to_string(b.pending) + " of " + std::to_string(b.count) +
+         " arrivals pending, " + std::to_string(b.expected_tx - b.queued_tx) + " transaction bytes expected and not issued";
+}
+
+// All arrivals in and every expected transaction byte issued by a queued copy: the phase may complete.
+bool completable(const MBarrier& b) { return b.pending == 0 && b.expected_tx == b.queued_tx; }
+
+void complete_phase(Engine& E, void* bar, MBarrier& b) {
+  std::vector<std::function<void()>> land;
+  land.swap(b.queued);
+  for (auto& f : land) f();  // the copies land now: what a waiter reads after the phase
+  b.pending = b.count;
+  b.expected_tx = b.queued_tx = 0;
+  ++b.phase;
+  wake_all(E, bar);
+}
+
+// After a change: a phase with nothing to land completes at once; one with copies to land, when a
+// thread waits for it (now, or when it comes to wait).
+void maybe_complete(Engine& E, void* bar, MBarrier& b) {
+  if (!completable(b)) return;
+  bool waiters = false;
+  for (int i = 0; i < E.n_threads && !waiters; ++i)
+    waiters = E.threads[i].state == State::waiting && E.threads[i].wait == WaitKind::sleep && E.threads[i].channel == bar;
+  if (b.queued.empty() || waiters) complete_phase(E, bar, b);
+}
+
+void run_bulk_groups(Thread& th, size_t keep) {
+  while (th.bulk_groups.size() > keep) {
+    std::vector<std::function<void()>> g;
+    g.swap(th.bulk_groups.front());
+    th.bulk_groups.pop_front();
+    for (auto& f : g) f();
+  }
+}
+
+}  // namespace
+
+void warpgroup_collective(CompleteFn complete, void* arg, const char* what, const char* file, int line) {
+  Engine& E = engine();
+  Warpgroup& g = my_warpgroup(E, what);
+  Thread& th = *E.current;
+  const int first = th.linear / 128 * 128;
+  for (int i = first; i < first + 128; ++i)
+    if (E.threads[i].state == State::exited)
+      fault(std::string(what) + " at " + where(file, line) + " needs all 128 threads of the warpgroup; thread " +
+            std::to_string(i) + " has exited");
+  if (g.arrived == 0) {
+    g.complete = complete;
+    g.what = what;
+  } else if (g.complete != complete) {
+    fault("warpgroup divergence: thread " + std::to_string(th.linear) + " calls " + what + " at " + where(file, line) + " while " +
+          std::to_string(g.arrived) + " threads of its warpgroup wait in " + g.what);
+  }
+  g.args[th.linear - first] = arg;
+  th.what = what;
+  th.file = file;
+  th.line = line;
+  if (++g.arrived == 128) {
+    const int n_waiters = g.arrived - 1;
+    g.arrived = 0;
+    void* args[128];
+    std::memcpy(args, g.args, sizeof args);
+    complete(args);  // may throw: the launch fails
+    for (int i = 0; i < n_waiters; ++i) push_ready(E, E.threads[g.waiters[i]]);
+    return;
+  }
+  g.waiters[g.arrived - 1] = th.linear;
+  wait_in(E, th, WaitKind::warpgroup, what, file, line);
+}
+
+void wgmma_fence() { my_warpgroup(engine(), "wgmma.fence").fenced = true; }
+
+std::shared_ptr<void> wgmma_pending_result(const void* regs) {
+  Warpgroup& g = my_warpgroup(engine(), "wgmma.mma_async");
+  for (auto op = g.open.rbegin(); op != g.open.rend(); ++op)
+    if (op->regs == regs) return op->result;
+  for (auto group = g.groups.rbegin(); group != g.groups.rend(); ++group)
+    for (auto op = group->rbegin(); op != group->rend(); ++op)
+      if (op->regs == regs) return op->result;
+  return nullptr;
+}
+
+void wgmma_issue(const void* regs, std::shared_ptr<void> result, std::function<void(bool)> complete) {
+  Engine& E = engine();
+  Warpgroup& g = my_warpgroup(E, "wgmma.mma_async");
+  if (!g.fenced)
+    fault("wgmma.mma_async at " + where(E.current->file, E.current->line) +
+          " without a wgmma.fence since the warpgroup's last wgmma.wait_group (the PTX ISA wants the fence before the first "
+          "wgmma and after the accumulator registers were accessed: mc::wgmma_fence)");
+  g.open.push_back(WgmmaOp{regs, std::move(result), std::move(complete)});
+}
+
+void wgmma_commit() {
+  Warpgroup& g = my_warpgroup(engine(), "wgmma.commit_group");
+  g.groups.emplace_back();
+  g.groups.back().swap(g.open);
+}
+
+void wgmma_wait(int pending_groups) {
+  Warpgroup& g = my_warpgroup(engine(), "wgmma.wait_group");
+  const size_t keep = static_cast<size_t>(pending_groups < 0 ? 0 : pending_groups);
+  while (g.groups.size() > keep) {
+    std::vector<WgmmaOp> group;
+    group.swap(g.groups.front());
+    g.groups.pop_front();
+    // In issue order (a chained operation reads its predecessor's result); the registers receive a
+    // result only from the last operation pending on them (until then they keep the poison).
+    for (size_t k = 0; k < group.size(); ++k) {
+      bool later = false;
+      for (size_t j = k + 1; j < group.size() && !later; ++j) later = group[j].regs == group[k].regs;
+      for (const auto& rest : g.groups)
+        for (const WgmmaOp& op : rest) later = later || op.regs == group[k].regs;
+      for (const WgmmaOp& op : g.open) later = later || op.regs == group[k].regs;
+      group[k].complete(!later);
+    }
+  }
+  g.fenced = false;
+}
+
+void mbarrier_init(void* bar, unsigned count, const char* file, int line) {
+  Engine& E = engine();
+  if (!E.running) throw KernelError("mc::mbarrier_init called outside a kernel");
+  if (reinterpret_cast<uintptr_t>(bar) % 8 != 0 || !in_shared(E, reinterpret_cast<uintptr_t>(bar)))
+    fault("mc::mbarrier_init at " + where(file, line) + ": an mbarrier is 8 bytes of shared memory, 8-byte aligned");
+  if (count < 1 || count > (1u << 20) - 1)
+    fault("mc::mbarrier_init at " + where(file, line) + ": expected count " + std::to_string(count) + " outside [1, 2^20 - 1]");
+  const auto it = E.mbarriers.find(reinterpret_cast<uintptr_t>(bar));
+  if (it != E.mbarriers.end() && !it->second.queued.empty())
+    fault("mc::mbarrier_init at " + where(file, line) + " re-initialises an mbarrier with copies in flight");
+  MBarrier& b = E.mbarriers[reinterpret_cast<uintptr_t>(bar)];
+  b = MBarrier{};
+  b.count = b.pending = count;
+  b.file = file;
+  b.line = line;
+  std::memcpy(bar, "mcMBARRI", 8);  // the object itself lives here (the emulation's state is the engine's)
+}
+
+void mbarrier_arrive(void* bar, unsigned count, uint32_t tx_bytes, const char* what, const char* file, int line) {
+  Engine& E = engine();
+  MBarrier& b = mbarrier_of(E, bar, what);
+  if (b.pending == 0 && !b.queued.empty() && completable(b)) complete_phase(E, bar, b);  // it completed already
+  if (count > b.pending)
+    fault(std::string(what) + " at " + where(file, line) + ": " + std::to_string(count) + " arrival(s) beyond the expected count (" +
+          mbarrier_state(E, bar, b) + ")");
+  b.pending -= count;
+  b.expected_tx += tx_bytes;
+  maybe_complete(E, bar, b);
+}
+
+void mbarrier_expect_tx(void* bar, uint32_t tx_bytes, const char* file, int line) {
+  Engine& E = engine();
+  (void)file, (void)line;
+  MBarrier& b = mbarrier_of(E, bar, "mc::mbarrier_expect_tx");
+  b.expected_tx += tx_bytes;
+}
+
+void mbarrier_wait(void* bar, unsigned parity, const char* file, int line) {
+  Engine& E = engine();
+  for (;;) {
+    MBarrier& b = mbarrier_of(E, bar, "mc::mbarrier_wait");
+    if ((b.phase & 1u) != (parity & 1u)) return;  // the phase of that parity has completed
+    if (completable(b)) {
+      complete_phase(E, bar, b);
+      continue;
+    }
+    sleep_on(E, bar, "parity " + std::to_string(parity & 1u) + "; " + mbarrier_state(E, bar, b), "mc::mbarrier_wait", file, line);
+  }
+}
+
+void mbarrier_complete_tx_later(void* bar, uint32_t tx_bytes, std::function<void()> land, const char* what, const char* file,
+                                int line) {
+  Engine& E = engine();
+  (void)file, (void)line;
+  MBarrier& b = mbarrier_of(E, bar, what);
+  b.queued.push_back(std::move(land));
+  b.queued_tx += tx_bytes;
+  maybe_complete(E, bar, b);
+}
+
+void bulk_issue(std::function<void()> op) {
+  Engine& E = engine();
+  if (!E.running) throw KernelError("cp.async.bulk called outside a kernel");
+  Thread& th = *E.current;
+  if (th.bulk_groups.empty()) th.bulk_groups.emplace_back();
+  th.bulk_groups.back().push_back(std::move(op));
+}
+
+void bulk_commit() {
+  Engine& E = engine();
+  if (!E.running) throw KernelError("cp.async.bulk.commit_group called outside a kernel");
+  Thread& th = *E.current;
+  if (th.bulk_groups.empty()) th.bulk_groups.emplace_back();
+  th.bulk_groups.emplace_back();  // the next, open group
+}
+
+void bulk_wait(int pending_groups) {
+  Engine& E = engine();
+  if (!E.running) throw KernelError("cp.async.bulk.wait_group called outside a kernel");
+  Thread& th = *E.current;
+  // The open (uncommitted) group is not waited for; of the committed ones, all but the newest n.
+  const size_t open = th.bulk_groups.empty() ? 0 : 1;
+  const size_t keep = static_cast<size_t>(pending_groups < 0 ? 0 : pending_groups) + open;
+  if (th.bulk_groups.size() <= keep) return;
+  std::vector<std::function<void()>> last;
+  if (open) {
+    last.swap(th.bulk_groups.back());
+    th.bulk_groups.pop_back();
+  }
+  run_bulk_groups(th, keep - open);
+  if (open) th.bulk_groups.push_back(std::move(last));
+}
+
+void fence_proxy_async() {
+  Engine& E = engine();
+  if (!E.running) throw KernelError("fence.proxy.async called outside a kernel");
+  ++E.current->proxy_fences;
+}
+
+void async_proxy_read(const void* p, size_t bytes, const char* what, const char* file, int line) {
+  Engine& E = engine();
+  if (!E.race_on || !E.running) return;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(p), end = a0 + bytes;
+  for (uintptr_t a = a0 & ~static_cast<uintptr_t>(3); a < end; a += 4) {
+    const Cell& c = cells_of(E, a / kPageBytes)[(a % kPageBytes) / 4];
+    if (c.gen_who == 0 || c.gen_block != E.block_serial) continue;
+    const Thread& writer = E.threads[thread_of(c.gen_who)];
+    if (writer.proxy_fences != c.gen_fence) continue;
+    if (!file) {  // the current thread's site (a collective's)
+      file = E.current->file;
+      line = E.current->line;
+    }
+    fault(std::string(what) + " at " + where(file, line) + " reads " + byte_name(E, a) + ", written by " +
+          thread_name(writer) + " through the generic proxy (st_shared, cp.async) with no fence.proxy.async in that thread since "
+          "(mc::fence_proxy_async before the barrier that hands the data to the tensor cores or the copy engine)");
+  }
+}
+
+void async_proxy_write(const void* p, size_t bytes) {
+  Engine& E = engine();
+  if (!E.race_on || !E.running) return;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(p), end = a0 + bytes;
+  for (uintptr_t a = a0 & ~static_cast<uintptr_t>(3); a < end; a += 4) cells_of(E, a / kPageBytes)[(a % kPageBytes) / 4].gen_who = 0;
+}
+
+unsigned shared_window_address(const void* p, const char* what) {
+  Engine& E = engine();
+  const uintptr_t d = reinterpret_cast<uintptr_t>(tl_dynamic_smem), a = reinterpret_cast<uintptr_t>(p);
+  if (!E.running || a < d || a >= d + E.call->dynamic_smem_bytes)
+    fault(std::string(what) + ": the address is not in the block's dynamic shared memory (the emulation maps only "
+                              "mc::dynamic_smem into the shared window)");
+  return static_cast<unsigned>(kSharedWindowBase + (a - d));
+}
+
+unsigned char* shared_window_pointer(unsigned address, size_t bytes, const char* what) {
+  Engine& E = engine();
+  const size_t n = E.running ? E.call->dynamic_smem_bytes : 0;
+  if (address < kSharedWindowBase || address - kSharedWindowBase > n || bytes > n - (address - kSharedWindowBase)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%#x", address);
+    fault(std::string(what) + ": shared-window address " + buf + " (+" + std::to_string(bytes) +
+          " bytes) lies outside the block's dynamic shared memory");
+  }
+  return tl_dynamic_smem + (address - kSharedWindowBase);
 }
 
 }  // namespace host

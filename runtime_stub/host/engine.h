@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -128,6 +129,52 @@ void shared_access(const void* p, size_t bytes, bool write, const char* what, co
 /// `bytes` bytes, `stride` bytes apart, from p. `lane` is the lane whose address it is, or -1 for
 /// the whole warp's (wmma) tile. Memory outside the block's shared memory is not tracked.
 void warp_shared_access(int lane, const void* p, size_t bytes, size_t lines, size_t stride, bool write);
+
+// ---- Hopper (host/hopper.h is the interface kernels see) ----
+// A warpgroup is 4 consecutive warps whose first is a multiple of 4 (threads 128 w .. 128 w + 127).
+// wgmma, setmaxnreg: collectives of the warpgroup's 128 threads (warpgroup_collective: complete runs
+// once, in the last thread to arrive, with each thread's arg indexed by its rank in the warpgroup).
+// wgmma operations are queued per warpgroup (issued, then committed in groups) and complete at the
+// wgmma.wait_group that covers them, in issue order; an mbarrier's asynchronous copies (TMA) are
+// queued on it and land when its phase completes, which for a phase with copies is when a thread
+// waits for it (the latest moment the PTX ISA allows); bulk tensor stores are queued per thread and
+// done at the cp.async.bulk.wait_group that covers them, or when the thread exits. A thread waiting
+// for an mbarrier phase sleeps: when no thread can run, the launch fails with a deadlock report
+// that names each waiter's barrier, parity and state. mbarrier waits do not order mc::st_shared /
+// ld_shared for the race check: kernels that hand data over through mbarriers do it through the
+// async proxy (TMA, wgmma), whose accesses the race check does not see; the proxy check does:
+// bytes written through the generic proxy (st_shared, cp.async) and read by wgmma or a bulk store
+// need a fence.proxy.async in the writing thread in between.
+void warpgroup_collective(CompleteFn complete, void* arg, const char* what, const char* file, int line);
+void wgmma_fence();
+/// \brief The result of the latest issued, not yet complete wgmma of this warpgroup on the registers
+/// `regs` (the input of the next one on them), or null.
+std::shared_ptr<void> wgmma_pending_result(const void* regs);
+/// \brief Queues a wgmma: complete(last) computes `result` and, when no later operation is pending on
+/// the same registers (last), writes it to them.
+void wgmma_issue(const void* regs, std::shared_ptr<void> result, std::function<void(bool)> complete);
+void wgmma_commit();
+void wgmma_wait(int pending_groups);
+void mbarrier_init(void* bar, unsigned count, const char* file, int line);
+void mbarrier_arrive(void* bar, unsigned count, uint32_t tx_bytes, const char* what, const char* file, int line);
+void mbarrier_expect_tx(void* bar, uint32_t tx_bytes, const char* file, int line);
+void mbarrier_wait(void* bar, unsigned parity, const char* file, int line);
+/// \brief An asynchronous copy completing tx_bytes transactions on bar; `land` does it (later).
+void mbarrier_complete_tx_later(void* bar, uint32_t tx_bytes, std::function<void()> land, const char* what,
+                                const char* file, int line);
+void bulk_issue(std::function<void()> op);
+void bulk_commit();
+void bulk_wait(int pending_groups);
+void fence_proxy_async();
+/// \brief The async proxy reads / writes [p, p + bytes) of shared memory (the proxy check).
+void async_proxy_read(const void* p, size_t bytes, const char* what, const char* file, int line);
+void async_proxy_write(const void* p, size_t bytes);
+/// \brief The shared-window address of dynamic shared memory byte 0. Not a multiple of 1024, so a
+/// kernel that swizzles must align its tiles itself (a GPU promises no more).
+constexpr unsigned kSharedWindowBase = 0x480;
+/// \brief The shared-window address of p (in dynamic shared memory), and back (checked).
+unsigned shared_window_address(const void* p, const char* what);
+unsigned char* shared_window_pointer(unsigned address, size_t bytes, const char* what);
 
 }  // namespace host
 }  // namespace mc

@@ -244,6 +244,15 @@ TEST_CASE("runtime: which compute capabilities a binary runs on") {
   CHECK(mc::arch_supported(8, 9, {86}, 0));      // SASS: same major, newer minor
   CHECK_FALSE(mc::arch_supported(8, 0, {86}, 0));
   CHECK(mc::arch_list(a, 90) == "sm_75, sm_90 and PTX for compute_90");
+  // sm_90a (the Hopper engine): its SASS runs on compute capability 9.0 only, and no PTX comes of it
+  const std::vector<int> h = mc::parse_archs("80_90a");
+  CHECK(h == std::vector<int>{80, 90 | mc::kArchSpecific});
+  CHECK(mc::arch_supported(9, 0, h, 80));
+  CHECK(mc::arch_supported(9, 0, {90 | mc::kArchSpecific}, 0));
+  CHECK_FALSE(mc::arch_supported(10, 0, {90 | mc::kArchSpecific}, 0));  // not on a newer major
+  CHECK_FALSE(mc::arch_supported(9, 1, {90 | mc::kArchSpecific}, 0));   // nor a newer minor
+  CHECK(mc::arch_supported(10, 0, h, 80));                               // the PTX of sm_80 does
+  CHECK(mc::arch_list(h, 80) == "sm_80, sm_90a and PTX for compute_80");
 }
 
 TEST_CASE("runtime: the checksum the emitter compiles in is the one create computes") {

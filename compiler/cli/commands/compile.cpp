@@ -124,15 +124,19 @@ Nvcc find_nvcc() {
   return n;
 }
 
-// "--arch sm_75,sm_86" -> {"sm_75", "sm_86"}: checked, deduplicated, ascending.
+// "--arch sm_75,sm_86" -> {"sm_75", "sm_86"}: checked, deduplicated, ascending (sm_90 before sm_90a).
 std::vector<std::string> parse_archs(const std::string& list, const Nvcc& nvcc) {
+  std::set<std::pair<int, bool>> archs;  // (number, arch-specific)
   std::set<int> numbers;
   for (std::size_t a = 0; a <= list.size();) {
     const std::size_t b = std::min(list.find(',', a), list.size());
     std::string item = list.substr(a, b - a);
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty()) numbers.insert(arch_number(item));
+    if (!item.empty()) {
+      archs.insert({arch_number(item), arch_specific(item)});
+      numbers.insert(arch_number(item));
+    }
     a = b + 1;
   }
   if (numbers.empty()) throw Error("--arch is empty", "give one or more GPU architectures: --arch sm_75,sm_86");
@@ -149,7 +153,7 @@ std::vector<std::string> parse_archs(const std::string& list, const Nvcc& nvcc) 
     }
   }
   std::vector<std::string> r;
-  for (int n : numbers) r.push_back("sm_" + std::to_string(n));
+  for (const auto& a : archs) r.push_back("sm_" + std::to_string(a.first) + (a.second ? "a" : ""));
   return r;
 }
 
