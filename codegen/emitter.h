@@ -71,8 +71,9 @@ std::map<std::string, std::string> render_profiles(const std::vector<const Sched
 /// The weights blob's bytes (entries at their offsets, zero padding), for tests.
 std::string weights_blob(const Schedule& s);
 
-/// Where modelc's templates/, runtime_stub/, embed/ and Makefile.gen are: $MODELC_DATA_DIR, else the
-/// source tree modelc was built from. Throws Error when they are not there.
+/// Where modelc's templates/, runtime_stub/, embed/ and Makefile.gen are: support/data_dir.h's
+/// modelc_data_dir() ($MODELC_DATA_DIR, an installed modelc's share/modelc, else the source tree
+/// modelc was built from). Throws Error when they are not there.
 std::string data_dir();
 
 /// \brief The names of the weights' offsets (NAME_weights.h): per WeightEntry, in order, `kW_` and
