@@ -5,29 +5,23 @@
 #include <cmath>
 #include <cstdio>
 
+#include "codegen/literals.h"
+
 namespace modelc {
 
 namespace {
 
-// Text for SVG: &, <, >, " escaped; control characters and bytes that are not UTF-8 as '?'.
+// Text for SVG: &, <, >, " escaped, control characters as '?', bytes that are not UTF-8 as U+FFFD.
 std::string xml(const std::string& s) {
   std::string r;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + static_cast<std::size_t>(len) <= s.size();
-    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) >> 6) == 2;
-    if (!ok || (len == 1 && (c < 0x20 || c == 0x7f))) {
-      r += '?';
-      ++i;
-      continue;
-    }
+  for (const char ch : valid_utf8(s)) {
+    const unsigned char c = static_cast<unsigned char>(ch);
     if (c == '&') r += "&amp;";
     else if (c == '<') r += "&lt;";
     else if (c == '>') r += "&gt;";
     else if (c == '"') r += "&quot;";
-    else r.append(s, i, static_cast<std::size_t>(len));
-    i += static_cast<std::size_t>(len);
+    else if (c < 0x20 || c == 0x7f) r += '?';
+    else r += ch;
   }
   return r;
 }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/literals.h"
 #include "codegen/report.h"
 #include "ir/dtype.h"
 #include "support/error.h"
@@ -29,26 +30,24 @@ namespace modelc {
 
 namespace {
 
-// Text for a DOT quoted string: '"' and '\' escaped; bytes that are not printable ASCII or valid
-// UTF-8 (names come from the model) become '?'; cut to `max` characters.
+// Text for a DOT quoted string: '"' and '\\' escaped, control characters as '?', bytes that are not
+// UTF-8 as U+FFFD (names come from the model); cut to `max` characters.
 std::string dot_text(const std::string& s, std::size_t max = 48) {
+  const std::string u = valid_utf8(s);
   std::string r;
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < s.size() && chars < max; ++chars) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-    if (!ok || (len == 1 && (c < 0x20 || c == 0x7f))) {
+  std::size_t chars = 0, i = 0;
+  for (; i < u.size() && chars < max; ++chars) {
+    const unsigned char c = static_cast<unsigned char>(u[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;  // valid_utf8's output
+    if (len == 1 && (c < 0x20 || c == 0x7f)) {
       r += '?';
-      i += 1;
-      continue;
+    } else {
+      if (c == '"' || c == '\\') r += '\\';
+      r.append(u, i, len);
     }
-    if (c == '"' || c == '\\') r += '\\';
-    r.append(s, i, static_cast<std::size_t>(len));
-    i += static_cast<std::size_t>(len);
+    i += len;
   }
-  if (chars == max && r.size() < s.size()) r += "...";
+  if (i < u.size()) r += "...";
   return r;
 }
 
