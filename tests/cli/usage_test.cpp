@@ -49,6 +49,9 @@ TEST_CASE("cli: a bad --arch or stage name is a usage error listing the valid on
   r = run_modelc(dir, "verify m.onnx --emulate --arch sm_60");
   CHECK(r.code == 2);
   CHECK(has(r.err, "sm_XX with XX >= 75"));
+  r = run_modelc(dir, "verify m.onnx --emulate --arch sm_75,sm_90");  // verify runs on one GPU
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "verify takes one architecture"));
   r = run_modelc(dir, "m.onnx --disable-pass fuse_epilog -o out");
   CHECK(r.code == 2);
   CHECK(has(r.err, "no stage named 'fuse_epilog'"));

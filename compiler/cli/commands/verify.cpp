@@ -559,7 +559,13 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (!pf.int8 && !pf.fp16 && !pf.bf16) return TensorMap();
     const std::unique_ptr<Graph> sim = g.clone();
     run_graph_stages(*sim, lo.passes);
-    return run_reference(*sim, feeds);
+    // --io-fp16 makes the inputs float16: the same values (already rounded to FP16), in that type.
+    TensorMap sim_feeds = feeds;
+    for (const Value* in : sim->inputs()) {
+      auto it = sim_feeds.find(in->name());
+      if (it != sim_feeds.end() && it->second.dtype() != in->dtype()) it->second = it->second.cast(in->dtype());
+    }
+    return run_reference(*sim, sim_feeds);
   };
 
   if (profiled) {
@@ -778,7 +784,12 @@ void register_verify(CLI::App& app, RunFn& run) {
   sub->callback([v, &run, rtol, atol, l2] {
     batch_profiles(v->load);  // usage errors now, before any work
     check_precision_flags(v->precision);
-    if (!v->arch.empty()) check_arch_usage(v->arch, true);
+    if (!v->arch.empty()) {
+      check_arch_usage(v->arch, true);
+      if (v->arch.find(',') != std::string::npos) {
+        throw CLI::ValidationError("--arch", "verify takes one architecture (the GPU it runs on), got '" + v->arch + "'");
+      }
+    }
     v->rtol_given = rtol->count() > 0;
     v->atol_given = atol->count() > 0;
     v->max_rel_l2_given = l2->count() > 0;
