@@ -1,4 +1,4 @@
-// codegen/emitter.h — Schedule -> the generated folder (README.md, "The generated program").
+// codegen/emitter.h — Schedule -> the generated folder (docs/OUTPUT.md).
 //
 //   NAME.h          the C API (Doxygen comments)
 //   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh — a longer libFuzzer run of one fuzz target (README.md, "Fuzzing and sanitizers").
+# scripts/fuzz.sh — a longer libFuzzer run of one fuzz target (docs/TESTING.md, "Fuzzing and sanitizers").
 #
 #   scripts/fuzz.sh TARGET [MINUTES] [LIBFUZZER_ARGS...]    TARGET: model, npy, pb, plugin or calibration;
 #                                                           MINUTES: 60

@@ -128,7 +128,7 @@ def onnxruntime_check(args, input_name, outputs):
             continue
         want = np.load(os.path.join(out_dir, f"{i}.npy"))
         got = np.load(os.path.join(args.work, sanitize(name) + ".npy"))
-        # An output modelc bounds statically (NonZero, NonMaxSuppression: README "Supported
+        # An output modelc bounds statically (NonZero, NonMaxSuppression: docs/LIMITS.md "Supported
         # operators") holds onnxruntime's values first, then -1.
         if (got.shape != want.shape and got.ndim == want.ndim and np.issubdtype(got.dtype, np.integer)
                 and all(a >= b for a, b in zip(got.shape, want.shape))):
