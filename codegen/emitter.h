@@ -10,12 +10,15 @@
 //                   kernels' pointers use
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
-//   CMakeLists.txt NAME.pc NAME_emu.pc NAME.map NAME.py README.md: embedding (codegen/embed.h)
+//   CMakeLists.txt NAME.pc NAME_emu.pc NAME.map NAME.py NAME_dask.py README.md: embedding (codegen/embed.h)
 // Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
 // per distinct instantiation, NAME_<kernel id> (extern "C": the symbol ptxas and the report name),
 // and a block of the enqueue function that sets the Params fields and launches it.
 // The folder is written into a temporary sibling folder and renamed into place, so an error
 // leaves no partial output. The same Schedule and options give byte-identical files.
+// The kernels' code is codegen/emitter.cpp's (kernel_code.h); the folder around it, filled into
+// the data folder's embed/*.in templates, is codegen/package.cpp's; the C API's functions come from
+// their one table, runtime_stub/c_api.def (codegen/c_api.h).
 #pragma once
 
 #include <filesystem>

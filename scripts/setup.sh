@@ -2,7 +2,7 @@
 # scripts/setup.sh — installs the Debian packages modelc needs.
 #
 #   scripts/setup.sh              what building modelc needs (scripts/demo.sh runs this)
-#   scripts/setup.sh --tests      and what its tests need: the ONNX test data, Python with onnx,
+#   scripts/setup.sh --tests      and what its tests need: the ONNX test data, Python with onnx, Dask,
 #                                 torch, torchvision and numpy, rsvg-convert (pictures rendered to
 #                                 PNG), node and npm, and onnxruntime-node from npm into build/ort
 #                                 (the e2e tests and `verify --ort` run models in it)
@@ -22,12 +22,14 @@ BUILD_PACKAGES=(
   cmake g++ make pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev libboost-context-dev
-  libclang-14-dev libgraphviz-dev
+  libclang-14-dev libgraphviz-dev libopenblas-dev
 )
-# The tests: data, the models' exporters, the PNG renderer, onnxruntime's runner.
+# The tests: data, the models' exporters, the PNG renderer, the Dask cluster tests (embed_dask_*),
+# onnxruntime's runner.
 TEST_PACKAGES=(
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision python3-numpy
+  python3-distributed python3-dask
   librsvg2-bin
 )
 SANITIZE_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
