@@ -3,7 +3,8 @@
 
     /usr/bin/python3 tests/docs/check_docs.py --modelc build/modelc --source .
 
-- every flag `modelc --help` and `modelc COMMAND --help` print is named in docs/CLI.md;
+- every flag `modelc --help` and `modelc COMMAND --help` print is named in docs/CLI.md, and every
+  flag of the generated program (runtime_stub/cli.h) in docs/OUTPUT.md;
 - every `modelc` flag README.md names is one of those (a flag of the generated program is one
   runtime_stub/cli.h parses);
 - every relative link of README.md and docs/*.md names a file that exists;
@@ -57,6 +58,11 @@ def main():
 
     with open(os.path.join(src, "runtime_stub", "cli.h")) as f:
         program_flags = set(re.findall(r'"(--[a-z][a-z0-9-]*)', f.read()))
+    with open(os.path.join(src, "docs", "OUTPUT.md")) as f:
+        output_doc = set(FLAG.findall(f.read()))
+    for flag in sorted(program_flags - {"--help"}):
+        if flag not in output_doc:
+            problems.append(f"docs/OUTPUT.md does not document the generated program's {flag} (runtime_stub/cli.h)")
     with open(os.path.join(src, "README.md")) as f:
         readme = f.read()
     # `cmake --install`, `ctest --output-on-failure`: other tools' flags.
