@@ -4,11 +4,16 @@
 // (tests/e2e/check_models.py) check the reference interpreter against the engine users trust.
 //
 //   node scripts/ort_run.js --ort PKG --model M.onnx --out DIR [--input NAME=FILE.npy]...
+//   node scripts/ort_run.js --bench --ort PKG --model M.onnx [--out DIR] [--input NAME=FILE.npy]...
 //
 // PKG is the onnxruntime-node package folder (build/ort/node_modules/onnxruntime-node, which
 // `scripts/setup.sh --tests` installs), or a folder holding node_modules/onnxruntime-node. Each
 // output i is written to DIR/i.npy (C order, the model's element type), and DIR/outputs.json lists
 // the output names in that order. One thread, every graph optimization off: the model as written.
+// --bench (bench/reference_speed.py) is the other side of a speed comparison instead: onnxruntime's
+// default session (its graph optimizations, its threads), inputs not given are zeros of their static
+// shape, --out optional, and one JSON line on stdout: {"load_s": session creation, "run_s": the run,
+// "outputs": [names]}.
 // Exit 0; 1 with "ort_run: error: ..." on stderr when the package, the model, an input or the run fails.
 'use strict';
 
@@ -76,17 +81,18 @@ function writeNpy(file, tensor) {
 
 async function main() {
   const args = process.argv.slice(2);
-  let pkg = '', model = '', out = '';
+  let pkg = '', model = '', out = '', bench = false;
   const inputs = [];
   for (let i = 0; i < args.length; ++i) {
     const a = args[i], v = args[i + 1];
-    if (a === '--ort' && v !== undefined) pkg = args[++i];
+    if (a === '--bench') bench = true;
+    else if (a === '--ort' && v !== undefined) pkg = args[++i];
     else if (a === '--model' && v !== undefined) model = args[++i];
     else if (a === '--out' && v !== undefined) out = args[++i];
     else if (a === '--input' && v !== undefined) inputs.push(args[++i]);
-    else fail('unknown argument ' + a + ' (usage: ort_run.js --ort PKG --model M.onnx --out DIR [--input NAME=FILE]...)');
+    else fail('unknown argument ' + a + ' (usage: ort_run.js [--bench] --ort PKG --model M.onnx --out DIR [--input NAME=FILE]...)');
   }
-  if (!pkg || !model || !out) fail('--ort, --model and --out are required');
+  if (!pkg || !model || !(out || bench)) fail('--ort, --model and --out are required');
   if (fs.existsSync(path.join(pkg, 'node_modules', 'onnxruntime-node'))) pkg = path.join(pkg, 'node_modules', 'onnxruntime-node');
   let ort;
   try {
@@ -102,23 +108,46 @@ async function main() {
     const t = readNpy(spec.slice(eq + 1));
     feeds[spec.slice(0, eq)] = new ort.Tensor(t.type, t.data, t.dims);
   }
+  const options = bench ? {executionProviders: ['cpu']}
+                        : {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', intraOpNumThreads: 1,
+                           interOpNumThreads: 1};
   let session;
+  const t0 = process.hrtime.bigint();
   try {
-    session = await ort.InferenceSession.create(model, {
-      executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1,
-    });
+    session = await ort.InferenceSession.create(model, options);
   } catch (e) {
     fail('onnxruntime cannot load ' + model + ': ' + e.message);
   }
+  const t1 = process.hrtime.bigint();
+  for (const name of Object.keys(feeds)) {
+    if (!session.inputNames.includes(name)) fail(name + ' is not an input of ' + model + ' (' + session.inputNames.join(', ') + ')');
+  }
+  for (const name of session.inputNames) {
+    if (feeds[name]) continue;
+    if (!bench) fail('no --input for ' + name);
+    // A benchmark run: zeros of the input's static shape (a symbolic dim as 1).
+    const meta = (session.inputMetadata || []).find(m => m.name === name);
+    if (!meta || !meta.shape) fail('input ' + name + ' has no --input and no static shape');
+    const dims = meta.shape.map(d => (typeof d === 'number' ? d : 1));
+    feeds[name] = new ort.Tensor('float32', new Float32Array(dims.reduce((a, d) => a * d, 1)), dims);
+  }
   let results;
+  const t2 = process.hrtime.bigint();
   try {
     results = await session.run(feeds);
   } catch (e) {
     fail('onnxruntime failed to run ' + model + ': ' + e.message);
   }
-  fs.mkdirSync(out, {recursive: true});
-  session.outputNames.forEach((name, i) => writeNpy(path.join(out, i + '.npy'), results[name]));
-  fs.writeFileSync(path.join(out, 'outputs.json'), JSON.stringify(session.outputNames) + '\n');
+  const t3 = process.hrtime.bigint();
+  if (out) {
+    fs.mkdirSync(out, {recursive: true});
+    session.outputNames.forEach((name, i) => writeNpy(path.join(out, i + '.npy'), results[name]));
+    fs.writeFileSync(path.join(out, 'outputs.json'), JSON.stringify(session.outputNames) + '\n');
+  }
+  if (bench) {
+    const sec = (a, b) => Number(b - a) / 1e9;
+    process.stdout.write(JSON.stringify({load_s: sec(t0, t1), run_s: sec(t2, t3), outputs: session.outputNames}) + '\n');
+  }
 }
 
 main().catch(e => fail(e && e.message ? e.message : String(e)));
