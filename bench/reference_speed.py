@@ -6,10 +6,11 @@ prints the ratios (issue 31: the reference within 3x of onnxruntime's wall time)
                                               [--repeat 3] [--check]
 
 Both sides are timed as whole processes, wall clock, model load included: `modelc run-reference
-MODEL --input NAME=FILE -o TMP` against `node bench/ort_run.js MODEL NAME=FILE` (session creation and
-one run). Each model runs --repeat times on each side, interleaved, and the fastest of each is
-kept (the machine is shared: the fastest run is the one least disturbed). ort_run.js also reports its
-session creation and run apart; they are printed beside the totals.
+MODEL --input NAME=FILE -o TMP` against `node scripts/ort_run.js --bench --model MODEL --input NAME=FILE`
+(onnxruntime's default session: its graph optimizations and threads; session creation and one run).
+Each model runs --repeat times on each side, interleaved, and the fastest of each is kept (the
+machine is shared: the fastest run is the one least disturbed). ort_run.js also reports its session
+creation and run apart; they are printed beside the totals.
 
 Models: the e2e exports in --models (build/models: the e2e_export* ctests, or models/
 export_torchvision.py) with their saved inputs (NAME.input.npy), the small models shipped in models/,
@@ -24,6 +25,7 @@ onnxruntime-node comes from npm: `npm install --ignore-scripts --prefix build/or
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,9 +156,10 @@ def main():
             mc_out = os.path.join(work, name + ".modelc")
             ort_out = os.path.join(work, name + ".ort")
             mc_cmd = [a.modelc, "run-reference", path, "-o", mc_out] + [x for p in pairs for x in ("--input", p)]
-            ort_cmd = ["node", os.path.join(HERE, "ort_run.js"), path, "--ort", ort] + pairs
+            ort_cmd = (["node", os.path.join(ROOT, "scripts", "ort_run.js"), "--bench", "--model", path, "--ort", ort]
+                       + [x for p in pairs for x in ("--input", p)])
             if a.check:
-                ort_cmd += ["-o", ort_out]
+                ort_cmd += ["--out", ort_out]
             mc_best = ort_best = None
             ort_split = None
             try:
@@ -175,10 +178,13 @@ def main():
                                                                   ort_split["load_s"], ort_split["run_s"])
             if a.check:
                 errs = []
-                for f in sorted(os.listdir(ort_out)):
-                    mine = os.path.join(mc_out, f)
+                # ort_run.js writes output i as i.npy (outputs.json names them), run-reference by name.
+                with open(os.path.join(ort_out, "outputs.json")) as f:
+                    names = json.load(f)
+                for i, out_name in enumerate(names):
+                    mine = os.path.join(mc_out, re.sub(r"[^A-Za-z0-9_.-]", "_", out_name) + ".npy")
                     if os.path.isfile(mine):
-                        errs.append(rel_l2(np.load(mine), np.load(os.path.join(ort_out, f))))
+                        errs.append(rel_l2(np.load(mine), np.load(os.path.join(ort_out, "%d.npy" % i))))
                 line += "   %s" % (" ".join("%.1e" % e for e in errs) if errs else "(no output names in common)")
             print(line, flush=True)
     return 1 if failed else 0

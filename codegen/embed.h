@@ -1,5 +1,5 @@
 // codegen/embed.h — the files of the generated folder that embed the model in other programs
-// (README.md, "Embedding"): how a C, C++ or Python program links it.
+// (docs/OUTPUT.md, "Embedding the model"): how a C, C++ or Python program links it.
 //
 //   CMakeLists.txt   the target NAME::NAME, by add_subdirectory or as an installed package
 //                    (find_package(NAME)); CUDA, or the host emulation with -DMODELC_EMULATION=ON

@@ -1,4 +1,4 @@
-// codegen/emitter.h — Schedule -> the generated folder (README.md, "The generated program").
+// codegen/emitter.h — Schedule -> the generated folder (docs/OUTPUT.md).
 //
 //   NAME.h          the C API (Doxygen comments)
 //   NAME.cu         the API, the model description, and, up to kMaxKernelsPerFile kernels, the
@@ -10,7 +10,7 @@
 //                   kernels' pointers use
 //   NAME_weights.bin + NAME_weights.S (.incbin), or with --weights-file the .bin read at create
 //   runtime/ kernels/ Makefile report.md report.json
-//   CMakeLists.txt NAME.pc NAME_emu.pc NAME.map NAME.py README.md: embedding (codegen/embed.h)
+//   CMakeLists.txt NAME.pc NAME_emu.pc NAME.map NAME.py NAME_dask.py README.md: embedding (codegen/embed.h)
 // Each kernel's launches (the families' KernelLaunches, codegen/launch.h) become an entry point
 // per distinct instantiation, NAME_<kernel id> (extern "C": the symbol ptxas and the report name),
 // and a block of the enqueue function that sets the Params fields and launches it.
@@ -74,8 +74,9 @@ std::map<std::string, std::string> render_profiles(const std::vector<const Sched
 /// The weights blob's bytes (entries at their offsets, zero padding), for tests.
 std::string weights_blob(const Schedule& s);
 
-/// Where modelc's templates/, runtime_stub/, embed/ and Makefile.gen are: $MODELC_DATA_DIR, else the
-/// source tree modelc was built from. Throws Error when they are not there.
+/// Where modelc's templates/, runtime_stub/, embed/ and Makefile.gen are: support/data_dir.h's
+/// modelc_data_dir() ($MODELC_DATA_DIR, an installed modelc's share/modelc, else the source tree
+/// modelc was built from). Throws Error when they are not there.
 std::string data_dir();
 
 /// \brief The names of the weights' offsets (NAME_weights.h): per WeightEntry, in order, `kW_` and

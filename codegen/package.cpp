@@ -28,8 +28,9 @@
 #include "codegen/kernel_code.h"
 #include "codegen/literals.h"
 #include "codegen/report.h"
+#include "codegen/report_graph.h"
 #include "schedule/profiles.h"
-#include "support/build_paths.h"
+#include "support/data_dir.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -497,8 +498,7 @@ std::string read_text_file(const fs::path& p) {
 }
 
 std::string data_dir() {
-  const char* env = std::getenv("MODELC_DATA_DIR");
-  const std::string dir = env && *env ? env : build_source_dir();
+  const std::string dir = modelc_data_dir();  // support/data_dir.h
   if (!fs::is_regular_file(fs::path(dir) / "Makefile.gen") || !fs::is_directory(fs::path(dir) / "runtime_stub")) {
     throw Error("modelc's data folder " + dir + " lacks Makefile.gen or runtime_stub/",
                 "set MODELC_DATA_DIR to the folder that holds templates/, runtime_stub/ and Makefile.gen");
@@ -658,15 +658,18 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
                       embed, files);
 
   if (!m.multi()) {
-    ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size()), launches[0]};
+    ReportInfo info{m.source, o.weights_file, static_cast<int>(m.parts.size()), launches[0], "report.svg"};
     files["report.json"] = report_json(s, info);
     files["report.md"] = report_markdown(s, info);
+    files["report.svg"] = report_graph_svg(s);
   } else {
     std::vector<ProfileReport> reports;
     for (std::size_t i = 0; i < m.profiles.size(); ++i) {
       const ProfileUnit& u = m.profiles[i];
-      reports.push_back({u.s, ReportInfo{m.source, o.weights_file, static_cast<int>(u.parts.size()), launches[i]},
+      const std::string svg = "report_b" + std::to_string(u.s->batch) + ".svg";  // each profile's kernel graph
+      reports.push_back({u.s, ReportInfo{m.source, o.weights_file, static_cast<int>(u.parts.size()), launches[i], svg},
                          u.parts.empty() ? std::vector<std::string>{u.prefix} : std::vector<std::string>{}});
+      files[svg] = report_graph_svg(*u.s);
       for (std::size_t p = 0; p < u.parts.size(); ++p) reports.back().sources.push_back(u.prefix + "_part" + std::to_string(p));
     }
     files["report.json"] = report_json_profiles(reports);

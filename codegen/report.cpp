@@ -1,4 +1,5 @@
 #include "codegen/report.h"
+#include "codegen/report_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -668,6 +669,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += info.parts ? " in " + std::to_string(info.parts) + " parts" : std::string();
   m += "; weights " + std::string(info.weights_file ? "read at create from " + s.name + "_weights.bin"
                                                     : "embedded in the binary") + ".\n\n";
+  if (!info.graph_svg.empty()) m += graph_link_markdown(info.graph_svg);
 
   m += "| tensor | name | type |\n|---|---|---|\n";
   for (const ModelTensor& t : s.inputs) m += "| input | " + cell(t.name) + " | " + type_text(t.dtype, t.shape) + " |\n";

@@ -18,6 +18,9 @@ struct ReportInfo {
   /// file has launches that one's). ptxas names them alike: `modelc resources` puts registers and
   /// shared memory per kernel into the report by these names (codegen/resources.h).
   std::map<std::string, std::vector<std::string>> launches;
+  /// The kernel graph's picture beside report.md (codegen/report_graph.h: "report.svg"), which
+  /// report.md links; "" for none.
+  std::string graph_svg;
 };
 
 /// \brief True for a convolution or matrix product (a kernel of the gemm or conv families, or of

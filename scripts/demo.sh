@@ -1,30 +1,28 @@
 #!/usr/bin/env bash
-# scripts/demo.sh — sets up, builds, and runs modelc's main job on a shipped model
-# (MODEL=models/tiny_mlp.onnx scripts/demo.sh for another one): inspect it, compile it to
-# CUDA C++ for sm_75 and sm_90 and build the binary with nvcc (when nvcc is installed),
-# build the CPU-emulation binary and run it against the reference interpreter's outputs; then
-# the same with --fp16 (tensor cores), verified on the emulation.
+# scripts/demo.sh — the first ten minutes: installs what building modelc needs (scripts/setup.sh;
+# the tests' packages are scripts/test.sh's), builds the modelc command alone, and runs its two
+# commands on a shipped model (MODEL=models/tiny_mlp.onnx scripts/demo.sh for another one):
+#   modelc MODEL                      compile to out/NAME/ (CUDA C++ for sm_75, a Makefile, report.md
+#                                     with its picture report.svg); with nvcc and a GPU, built too
+#   modelc verify MODEL --emulate     build the folder's CPU emulation, run it, compare with modelc's
+#                                     reference interpreter (on a GPU: the real program)
+#   ... --fp16                        the same with FP16 tensor cores, judged beside modelc's FP16
+#                                     simulation
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${MODEL:-models/tiny_cnn.onnx}
 NAME=$(basename "$MODEL" .onnx)
 scripts/setup.sh
-scripts/build.sh
+TARGETS=modelc scripts/build.sh
+if nvidia-smi >/dev/null 2>&1 && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
+  WHERE=()         # verify builds with nvcc for the local GPU
+  BUILD=(--build)
+else
+  WHERE=(--emulate)  # no GPU: the CPU emulation of the same code
+  BUILD=()
+fi
 set -x
 ./build/modelc inspect "$MODEL"
-if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
-  ./build/modelc "$MODEL" --arch sm_75,sm_90 -o "out/$NAME" --build
-else
-  ./build/modelc "$MODEL" --arch sm_75,sm_90 -o "out/$NAME"
-fi
-make -C "out/$NAME" emu -j"$(nproc)"
-./build/modelc run-reference "$MODEL" --input "input=models/$NAME.input.npy" -o "out/${NAME}_ref" 2>/dev/null ||
-  ./build/modelc run-reference "$MODEL" -o "out/${NAME}_ref"
-if nvidia-smi >/dev/null 2>&1; then BIN="out/$NAME/$NAME"; else BIN="out/$NAME/${NAME}_emu"; fi
-"$BIN" --input "input=models/$NAME.input.npy" --output-dir "out/${NAME}_out" --compare-dir "out/${NAME}_ref"
-# The same model in FP16: convolutions and matrix products on tensor cores (the report says which
-# and why not), checked on the emulation against the FP32 reference (relative L2 <= 1e-2).
-if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then BUILD=--build; else BUILD=; fi
-./build/modelc "$MODEL" --fp16 --arch sm_75,sm_90 -o "out/${NAME}_fp16" $BUILD
-sed -n '/^## Tensor cores/,/^|---/p' "out/${NAME}_fp16/report.md"
-./build/modelc verify "$MODEL" --emulate --fp16
+./build/modelc "$MODEL" -o "out/$NAME" "${BUILD[@]}"
+./build/modelc verify "$MODEL" "${WHERE[@]}"
+./build/modelc verify "$MODEL" "${WHERE[@]}" --fp16

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# scripts/test.sh — sets up, builds, and runs every test (unit, conformance, e2e).
+# scripts/test.sh — sets up (the tests' packages too: scripts/setup.sh --tests), builds, and runs
+# every test (unit, conformance, e2e).
 # Extra arguments go to ctest, e.g. scripts/test.sh -R conformance.
 # Tests labelled `long` (big models, long randomized sweeps: documented commands, not CI) are left
 # out; `scripts/test.sh --long [CTEST_ARGS...]` runs them too.
 #
 #   scripts/test.sh --sanitize [CTEST_ARGS...]   the ASan + UBSan build instead (clang-14, in
-#       build-asan/; README.md, "Fuzzing and sanitizers") and its tests, `ctest -L sanitize`: the
+#       build-asan/; docs/TESTING.md, "Fuzzing and sanitizers") and its tests, `ctest -L sanitize`: the
 #       unit tests, the fuzz regression replays and each fuzz target for MODELC_FUZZ_SECONDS (60).
 #       Any sanitizer report fails the test it happens in.
 set -euo pipefail
@@ -23,7 +24,7 @@ if [[ "${1:-}" == --long ]]; then
   shift
   long=()
 fi
-scripts/setup.sh
+scripts/setup.sh --tests
 scripts/build.sh
 cd build
 # Two at a time: tests that share files are ordered by FIXTURES and RESOURCE_LOCK; the corpus takes

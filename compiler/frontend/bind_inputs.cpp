@@ -4,12 +4,15 @@
 // shape tensor fed as an input (Reshape's shape, Slice's starts, Resize's scales, TopK's k, ...)
 // becomes known at compile time, and the ops reading it fold.
 #include <algorithm>
+#include <filesystem>
 #include <unordered_set>
 
 #include "frontend/import_detail.h"
 #include "io/tensor_io.h"
 #include "onnx/onnx_pb.h"
 #include "support/error.h"
+
+namespace fs = std::filesystem;
 
 namespace modelc::detail {
 
@@ -96,6 +99,11 @@ std::map<std::string, Tensor> bound_inputs(const onnx::GraphProto& g, const std:
     } catch (const Error& e) {
       // The reader names the file; say which --bind it was for.
       throw bind_error(path, "--bind input '" + name + "': " + e.message(), e.hint());
+    }
+    // What --input takes, --bind takes: numpy has no bfloat16, so a bfloat16 input's .npy holds
+    // float32, rounded to nearest even here as the program and run-reference round it.
+    if (declared == DType::bfloat16 && t.dtype() == DType::float32 && fs::path(path).extension() == ".npy") {
+      t = t.cast(DType::bfloat16);
     }
     const std::string holds = std::string(dtype_name(t.dtype())) + "[" + shape_str(t.shape()) + "]";
     const std::string declares = std::string(dtype_name(declared)) + "[" + declared_str(tt) + "]";

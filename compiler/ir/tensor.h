@@ -19,7 +19,7 @@ using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& s);
 /// \brief The most elements one tensor may have, 2^31 - 1: the GEMM, convolution and reduction
 /// kernels index a tensor's elements with 32-bit ints. The frontend refuses larger tensors and
-/// inputs, shape inference larger values (README, "Limits").
+/// inputs, shape inference larger values (docs/LIMITS.md).
 constexpr int64_t kMaxTensorElements = 2147483647;
 /// \brief Throws Error "`what` has more than 2147483647 elements ..." when `s` (dims >= 0) has
 /// more than kMaxTensorElements elements; the count cannot overflow on the way.

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "support/error.h"
+#include "support/json_limits.h"
 
 namespace modelc {
 
@@ -53,6 +55,13 @@ std::string CalibrationTable::to_json() const {
   return j.dump(1) + "\n";
 }
 
+// A cache may come from elsewhere (another machine, a download): it is bounded like a model. A
+// cache modelc writes holds one entry per tensor of a model, names as the model spells them, and
+// thresholds of float32 data; anything beyond these limits is not one.
+constexpr std::size_t kMaxCacheTensors = std::size_t{1} << 22;
+constexpr std::size_t kMaxCacheString = 1 << 16;
+constexpr int64_t kMaxCacheSamples = int64_t{1} << 31;
+
 CalibrationTable CalibrationTable::from_json(const std::string& text, const std::string& where) {
   auto bad = [&](const std::string& what) -> Error {
     Error::Where w;
@@ -60,6 +69,7 @@ CalibrationTable CalibrationTable::from_json(const std::string& text, const std:
     return Error(w, "not a modelc calibration cache: " + what,
                  "write one with --int8 --calibrate DIR (it is saved beside the output), or pass the right file");
   };
+  if (const std::string deep = json_nesting_problem(text); !deep.empty()) throw bad("it " + deep);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -69,18 +79,43 @@ CalibrationTable CalibrationTable::from_json(const std::string& text, const std:
   if (!j.is_object() || !j.contains("modelc_calibration") || j["modelc_calibration"] != 1) {
     throw bad("no \"modelc_calibration\": 1");
   }
+  // A string field, bounded (names in messages are cut to 80 bytes).
+  auto text_of = [&](const nlohmann::json& v, const std::string& field) {
+    std::string r = v.get<std::string>();
+    if (r.size() > kMaxCacheString) {
+      throw bad(field + " is " + std::to_string(r.size()) + " bytes long, more than " + std::to_string(kMaxCacheString));
+    }
+    return r;
+  };
+  auto shown = [](const std::string& name) { return name.size() > 80 ? name.substr(0, 80) + "..." : name; };
+  // A threshold or max of float32 data: 0, or from kMinCalibrationThreshold (a smaller scale has
+  // no finite float32 reciprocal) to FLT_MAX.
+  auto float_range = [](double v) {
+    return std::isfinite(v) && (v == 0 || (v >= kMinCalibrationThreshold && v <= std::numeric_limits<float>::max()));
+  };
   CalibrationTable t;
   try {
     t.method = parse_calibration_method(j.at("method").get<std::string>());
+    if (!j.at("samples").is_number_integer()) throw bad("\"samples\" is not an integer");
     t.samples = j.at("samples").get<int64_t>();
-    t.source = j.at("source").get<std::string>();
-    for (const auto& e : j.at("tensors")) {
-      const std::string name = e.at("name").get<std::string>();
+    if (t.samples < 0 || t.samples > kMaxCacheSamples) throw bad("\"samples\" is " + std::to_string(t.samples) + ", not a count");
+    t.source = text_of(j.at("source"), "\"source\"");
+    const nlohmann::json& list = j.at("tensors");
+    if (!list.is_array()) throw bad("\"tensors\" is not an array");
+    if (list.size() > kMaxCacheTensors) {
+      throw bad("\"tensors\" lists " + std::to_string(list.size()) + " tensors, more than " + std::to_string(kMaxCacheTensors));
+    }
+    for (const auto& e : list) {
+      const std::string name = text_of(e.at("name"), "a tensor's name");
+      if (name.empty()) throw bad("a tensor has an empty name");
       TensorCalibration c;
       c.threshold = e.at("threshold").get<double>();
       c.max = e.contains("max") ? e.at("max").get<double>() : c.threshold;
-      if (!std::isfinite(c.threshold) || c.threshold < 0) throw bad("tensor '" + name + "' has a threshold that is not finite and >= 0");
-      if (!t.tensors.emplace(name, c).second) throw bad("tensor '" + name + "' is listed twice");
+      if (!float_range(c.threshold) || c.threshold < 0) {
+        throw bad("tensor '" + shown(name) + "' has a threshold that is neither 0 nor in [127 x FLT_MIN (1.5e-36), FLT_MAX]");
+      }
+      if (!float_range(c.max) || c.max < 0) throw bad("tensor '" + shown(name) + "' has a max that is neither 0 nor in [127 x FLT_MIN (1.5e-36), FLT_MAX]");
+      if (!t.tensors.emplace(name, c).second) throw bad("tensor '" + shown(name) + "' is listed twice");
       t.order.push_back(name);
     }
   } catch (const Error&) {

@@ -29,6 +29,11 @@ const char* calibration_method_name(CalibrationMethod m);
 /// "entropy" / "percentile" / "max"; Error naming the accepted words otherwise.
 CalibrationMethod parse_calibration_method(const std::string& s);
 
+/// \brief The smallest positive threshold a cache may hold: its scale (threshold / 127) is then a
+/// normal float32, whose reciprocal is finite. A cache also holds thresholds and maxima of at most
+/// FLT_MAX (float32 data).
+constexpr double kMinCalibrationThreshold = 127.0 * 1.17549435082228750797e-38;  // 127 x FLT_MIN
+
 /// \brief One tensor's calibration.
 struct TensorCalibration {
   double threshold = 0;  ///< |x| mapped to 127

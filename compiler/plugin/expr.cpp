@@ -22,6 +22,7 @@ std::string Number::str() const {
 struct Expr::Node {
   enum class Kind { number, name, index, slice, call, unary, binary };
   Kind kind = Kind::number;
+  int depth = 1;                                 // levels of the tree from here down (kMaxDepth)
   Number value;                                  // number
   std::string name;                              // name, index/slice base, call's function, operator
   std::vector<std::shared_ptr<const Node>> args;  // index: [i]; slice: [begin or null, end or null]; call, unary, binary
@@ -34,6 +35,16 @@ using Kind = Expr::Node::Kind;
 
 const char* kFunctions = "rank, numel, itemsize, len, min, max, ceil_div";
 
+// A manifest comes from elsewhere, like a model: its expressions are bounded before anything
+// recurses over them. The parser, the name checks, the evaluator and the tree's destruction recurse
+// once per level, so a chain of 50,000 `1*1*...*1` (a tree 50,000 deep) overflowed the stack. A
+// real rule is a line: 4096 characters and 128 levels leave room for any of them.
+constexpr std::size_t kMaxLength = 4096;
+constexpr int kMaxDepth = 128;
+
+// An expression as messages quote it: a long one cut to its first 100 characters.
+std::string shown(const std::string& text) { return text.size() > 120 ? text.substr(0, 100) + "..." : text; }
+
 struct Token {
   enum class Type { number, ident, op, end } type = Type::end;
   std::string text;
@@ -44,7 +55,7 @@ std::vector<Token> tokenize(const std::string& s) {
   std::vector<Token> r;
   std::size_t i = 0;
   auto fail = [&](const std::string& what) {
-    throw Error(what + " at column " + std::to_string(i + 1) + " of '" + s + "'");
+    throw Error(what + " at column " + std::to_string(i + 1) + " of '" + shown(s) + "'");
   };
   while (i < s.size()) {
     const char c = s[i];
@@ -103,6 +114,16 @@ class Parser {
  public:
   Parser(const std::string& text, bool allow_slice) : text_(text), tokens_(tokenize(text)), allow_slice_(allow_slice) {}
 
+  // Entered by every production that recurses (a parenthesis, an argument, an index, a unary
+  // operator): the parser's own stack is bounded as the tree is.
+  struct Nesting {
+    Parser& p;
+    explicit Nesting(Parser& parser) : p(parser) {
+      if (++p.nesting_ > kMaxDepth) p.too_deep();
+    }
+    ~Nesting() { --p.nesting_; }
+  };
+
   NodeP parse() {
     if (peek().type == Token::Type::end) throw Error("the expression is empty");
     NodeP n = parse_or(true);
@@ -120,21 +141,34 @@ class Parser {
     return false;
   }
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(what + " at column " + std::to_string(peek().column) + " of '" + text_ + "'");
+    throw Error(what + " at column " + std::to_string(peek().column) + " of '" + shown(text_) + "'");
   }
   void expect(const char* op) {
     if (!accept(op)) fail(std::string("expected '") + op + "'" + (peek().type == Token::Type::end ? " at the end" : ""));
   }
-  static NodeP binary(const std::string& op, NodeP a, NodeP b) {
+  [[noreturn]] void too_deep() const {
+    fail("the expression nests more than " + std::to_string(kMaxDepth) + " levels (operators, parentheses, calls)");
+  }
+  // A node's depth from its arguments', refused past kMaxDepth (a left-associative chain deepens
+  // the tree without recursing in the parser).
+  NodeP sized(std::shared_ptr<Expr::Node> n) const {
+    for (const NodeP& a : n->args) {
+      if (a) n->depth = std::max(n->depth, a->depth + 1);
+    }
+    if (n->depth > kMaxDepth) too_deep();
+    return n;
+  }
+  NodeP binary(const std::string& op, NodeP a, NodeP b) const {
     auto n = std::make_shared<Expr::Node>();
     n->kind = Kind::binary;
     n->name = op;
     n->args = {std::move(a), std::move(b)};
-    return n;
+    return sized(std::move(n));
   }
 
   // `top`: this is the whole expression, where a slice may stand.
   NodeP parse_or(bool top = false) {
+    const Nesting nest(*this);
     NodeP a = parse_and(top);
     while (accept("||")) a = binary("||", a, parse_and());
     return a;
@@ -171,13 +205,14 @@ class Parser {
   NodeP parse_unary(bool top = false) {
     for (const char* op : {"-", "!", "+"}) {
       if (accept(op)) {
+        const Nesting nest(*this);
         NodeP a = parse_unary();
         if (std::string(op) == "+") return a;
         auto n = std::make_shared<Expr::Node>();
         n->kind = Kind::unary;
         n->name = op;
         n->args = {a};
-        return n;
+        return sized(std::move(n));
       }
     }
     return parse_primary(top);
@@ -213,7 +248,7 @@ class Parser {
           } while (accept(","));
           expect(")");
         }
-        return n;
+        return sized(std::move(n));
       }
       if (accept("[")) {
         NodeP begin, end;
@@ -228,13 +263,13 @@ class Parser {
           n->kind = Kind::slice;
           n->args = {begin, end};
           if (peek().type != Token::Type::end) fail("a slice X[a:b] stands only as a whole item of an output's shape");
-          return n;
+          return sized(std::move(n));
         }
         if (!begin) fail("expected an index");
         expect("]");
         n->kind = Kind::index;
         n->args = {begin};
-        return n;
+        return sized(std::move(n));
       }
       n->kind = Kind::name;
       return n;
@@ -251,12 +286,13 @@ class Parser {
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
   bool allow_slice_ = false;
+  int nesting_ = 0;
 };
 
 // ---- name checks ------------------------------------------------------------------------------
 
 void check_names(const Expr::Node& n, const Names& names, const std::string& text) {
-  auto fail = [&](const std::string& what) { throw Error(what + " in '" + text + "'"); };
+  auto fail = [&](const std::string& what) { throw Error(what + " in '" + shown(text) + "'"); };
   auto is_tensor = [&](const std::string& s) { return names.tensors.count(s) != 0; };
   auto is_list = [&](const std::string& s) { return names.lists.count(s) != 0; };
   auto bare_arg = [&](std::size_t i) -> const std::string* {
@@ -312,7 +348,7 @@ class Evaluator {
  public:
   Evaluator(const Scope& s, const std::string& text) : s_(s), text_(text) {}
 
-  [[noreturn]] void fail(const std::string& what) const { throw Error(what + " (in '" + text_ + "')"); }
+  [[noreturn]] void fail(const std::string& what) const { throw Error(what + " (in '" + shown(text_) + "')"); }
 
   const Shape& tensor(const std::string& name) const {
     const Shape* shape = s_.tensor(name);
@@ -462,6 +498,10 @@ class Evaluator {
 }  // namespace
 
 Expr Expr::parse(const std::string& text, const Names& names, bool allow_slice) {
+  if (text.size() > kMaxLength) {
+    throw Error("the expression is " + std::to_string(text.size()) + " characters long, more than the " +
+                std::to_string(kMaxLength) + " an expression may have ('" + shown(text) + "')");
+  }
   Expr e;
   e.text_ = text;
   Parser p(text, allow_slice);
@@ -488,7 +528,7 @@ Number Expr::eval(const Scope& s) const {
 
 int64_t Expr::eval_int(const Scope& s, const std::string& what) const {
   const Number v = eval(s);
-  if (v.is_float) throw Error(what + " must be an integer, '" + text_ + "' is " + v.str());
+  if (v.is_float) throw Error(what + " must be an integer, '" + shown(text_) + "' is " + v.str());
   return v.i;
 }
 

@@ -18,6 +18,7 @@
 
 #include "ops/registry.h"
 #include "plugin/runner.h"
+#include "support/json_limits.h"
 
 namespace fs = std::filesystem;
 
@@ -708,6 +709,9 @@ const Plugin& load_plugin(const std::string& path) {
   State& s = state();
   if (auto it = s.by_manifest.find(canonical); it != s.by_manifest.end()) return *it->second;
 
+  if (const std::string deep = json_nesting_problem(text); !deep.empty()) {
+    throw file_error(manifest, "the plugin's manifest " + deep, "a manifest's deepest field, ops[i].inputs[j].dtypes, is 6 levels deep (docs/PLUGINS.md)");
+  }
   Json j;
   try {
     j = Json::parse(text, nullptr, true, /*ignore_comments=*/true);

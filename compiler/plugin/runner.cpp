@@ -21,7 +21,7 @@
 #include <map>
 #include <sstream>
 
-#include "support/build_paths.h"
+#include "support/data_dir.h"
 
 extern char** environ;
 
@@ -151,11 +151,9 @@ std::string compiler() {
   return s;
 }
 
-// modelc's templates/ and runtime_stub/ (the emitter's data folder: $MODELC_DATA_DIR, else the
-// source tree modelc was built from).
+// modelc's templates/ and runtime_stub/ (the emitter's data folder, support/data_dir.h).
 std::string data_dir() {
-  const char* env = std::getenv("MODELC_DATA_DIR");
-  const std::string dir = env && *env ? env : build_source_dir();
+  const std::string dir = modelc_data_dir();
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(dir) / "templates" / "plugin.cuh", ec) ||
       !fs::is_regular_file(fs::path(dir) / "runtime_stub" / "host" / "engine.cpp", ec)) {

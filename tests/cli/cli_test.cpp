@@ -262,11 +262,11 @@ TEST_CASE("cli: modelc passes lists the pipeline; the stage flags take its names
   CHECK(has(r.err, "  k0 elementwise Relu"));
 
   r = run_modelc(dir, "m.onnx -o bad --disable-pass layout");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);  // a usage error, listing the stages
   CHECK(has(r.err, "--disable-pass: stage 'layout' is needed to build a program"));
   CHECK(has(r.err, "fold_boundary_casts"));  // the hint lists the optional stages
   r = run_modelc(dir, "m.onnx -o bad --print-after no_such_stage");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(has(r.err, "--print-after: no stage named 'no_such_stage'"));
   CHECK(has(r.err, "memory_plan"));
   CHECK_FALSE(std::filesystem::exists(dir.path / "bad"));

@@ -17,24 +17,26 @@ using namespace modelc::test;
 TEST_CASE("compile command: flags are checked before anything is written") {
   TempDir dir;
   write_bytes(dir / "m.onnx", serialize(relu_model({"2", "3"})));
+  // A bad --arch or stage name is a usage error (exit 2) naming the valid ones.
   Result r = run_modelc(dir, "m.onnx --arch sm_70");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(has(r.err, "sm_70"));
+  CHECK(has(r.err, "sm_XX with XX >= 75"));
   CHECK(has(r.err, "hint: "));
   r = run_modelc(dir, "m.onnx --arch ''");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   r = run_modelc(dir, "m.onnx --name 9lives");
   CHECK(r.code == 1);
   CHECK(has(r.err, "--name '9lives'"));
   r = run_modelc(dir, "m.onnx --name int");
   CHECK(r.code == 1);
   r = run_modelc(dir, "m.onnx --disable-pass no_such_pass");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(has(r.err, "no_such_pass"));
   r = run_modelc(dir, "m.onnx --print-after no_such_pass");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   r = run_modelc(dir, "--disable-pass simplify,no_such_pass m.onnx");  // the model is not taken as a pass
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(has(r.err, "'no_such_pass'"));
   r = run_modelc(dir, "m.onnx --shape x");
   CHECK(r.code == 2);

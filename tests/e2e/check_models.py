@@ -8,6 +8,11 @@
         With --fp16 it runs `modelc run-reference --fp16` (the FP16 simulation: the precision pass,
         every FP16 op's output rounded to float16) and the limit is the issue's 1e-2; with --bf16
         the BF16 simulation, limit 5e-2 (verify --bf16's); the output must be finite either way.
+        With --ort PKG (the onnxruntime-node package folder; the ctests pass it) the model also runs in
+        onnxruntime (scripts/ort_run.js under node) on the same input, and each output of
+        run-reference must agree with onnxruntime's: relative L2 <= 1e-4, or every element within
+        1e-5 x the output's range (a near-zero output); integer outputs exactly. A disagreement
+        fails naming the model.
     check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
         runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
     check_models.py tensor-cores --modelc BIN --model M.onnx --work DIR [--max-kernels N] [--arch A] [--bf16]
@@ -96,7 +101,65 @@ def reference(args):
         print(f"{verdict}: {os.path.basename(args.model)} '{name}'{what}: relative L2 "
               f"error {rel:.3e} (limit {limit:.0e}), max abs err "
               f"{abs(g.flat[worst] - w.flat[worst]) if g.size else 0:.3e} at flat index {worst}, run-reference {secs:.1f} s")
+    if args.ort:
+        failed += onnxruntime_check(args, inputs[0], outputs)
     return 1 if failed else 0
+
+
+def onnxruntime_check(args, input_name, outputs):
+    """The model in onnxruntime on the same input, against run-reference's outputs; the failures."""
+    pkg = args.ort
+    if not os.path.isfile(os.path.join(pkg, "package.json")):
+        sys.exit(f"FAIL: onnxruntime-node is not installed at {pkg} (scripts/setup.sh --tests installs it: "
+                 f"npm install --ignore-scripts --prefix build/ort onnxruntime-node)")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "ort_run.js")
+    out_dir = os.path.join(args.work, "onnxruntime")
+    rc, out, secs = run(["node", script, "--ort", pkg, "--model", args.model, "--out", out_dir,
+                         "--input", f"{input_name}={args.input}"])
+    if rc != 0:
+        print(out, end="")
+        sys.exit(f"FAIL: onnxruntime could not run {os.path.basename(args.model)} (exit {rc})")
+    import json
+    with open(os.path.join(out_dir, "outputs.json")) as f:
+        names = json.load(f)
+    failed = 0
+    for i, name in enumerate(names):
+        if name not in outputs:
+            continue
+        want = np.load(os.path.join(out_dir, f"{i}.npy"))
+        got = np.load(os.path.join(args.work, sanitize(name) + ".npy"))
+        # An output modelc bounds statically (NonZero, NonMaxSuppression: docs/LIMITS.md "Supported
+        # operators") holds onnxruntime's values first, then -1.
+        if (got.shape != want.shape and got.ndim == want.ndim and np.issubdtype(got.dtype, np.integer)
+                and all(a >= b for a, b in zip(got.shape, want.shape))):
+            lead = tuple(slice(0, b) for b in want.shape)
+            rest = np.ones(got.shape, dtype=bool)
+            rest[lead] = False
+            if np.all(got[rest] == -1):
+                got = got[lead]
+        if got.shape != want.shape:
+            print(f"FAIL: {os.path.basename(args.model)} '{name}': the reference interpreter gives {list(got.shape)}, "
+                  f"onnxruntime {list(want.shape)}")
+            failed += 1
+            continue
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        if np.issubdtype(want.dtype, np.integer) or want.dtype == np.bool_:
+            ok, what = bool(np.array_equal(g, w)), "integers equal" if np.array_equal(g, w) else "integers differ"
+        else:
+            rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
+            finite = w[np.isfinite(w)]
+            span = float(finite.max() - finite.min()) if finite.size else 0.0
+            worst = float(np.max(np.abs(g - w))) if g.size else 0.0
+            by_range = bool(np.all(np.isfinite(g) == np.isfinite(w))) and worst <= 1e-5 * span
+            ok = rel <= 1e-4 or by_range
+            what = (f"relative L2 {rel:.3e} (limit 1e-4), max abs diff {worst:.3e}"
+                    + (f" (within 1e-5 x the range {span:.3g})" if rel > 1e-4 and by_range else ""))
+        failed += not ok
+        print(f"{'ok' if ok else 'FAIL'}: {os.path.basename(args.model)} '{name}': the reference interpreter against "
+              f"onnxruntime: {what}, onnxruntime {secs:.1f} s")
+    if failed:
+        print(f"FAIL: onnxruntime and modelc's reference interpreter disagree on {os.path.basename(args.model)}")
+    return failed
 
 
 def inspect(args):
@@ -286,6 +349,7 @@ def main():
     r.add_argument("--bf16", action="store_true", help="run-reference --bf16 (default limit 5e-2)")
     r.add_argument("--max-rel-l2", type=float, default=None,
                    help="limit (default 1e-4; 1e-2 with --fp16, 5e-2 with --bf16)")
+    r.add_argument("--ort", help="the onnxruntime-node package folder: run the model in onnxruntime too")
     i = sub.add_parser("inspect", help="modelc inspect exits 0 on every model")
     i.add_argument("--modelc", required=True)
     i.add_argument("models", nargs="+")

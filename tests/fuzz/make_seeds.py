@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the small seed inputs of the fuzz targets (tests/fuzz/README.md).
+"""Writes the small seed inputs of the fuzz targets (docs/TESTING.md, "Fuzzing and sanitizers").
 
     /usr/bin/python3 tests/fuzz/make_seeds.py [--out DIR]
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "frontend/onnx_import.h"
+#include "reference/interpreter.h"
 
 namespace CLI { class App; class Option; }
 
@@ -151,6 +152,17 @@ std::string list_ops_text(bool markdown);
 /// when the report or the ptxas logs are missing.
 int run_resources(const std::string& dir, const std::string& objects, bool check, std::ostream& out);
 
+/// \brief onnxruntime's outputs of a model (onnxruntime.cpp).
+struct OnnxRuntimeRun {
+  TensorMap outputs;    ///< by output name
+  std::string version;  ///< onnxruntime-node's version ("1.30.0"); "" when unknown
+};
+/// \brief Runs the model file `model` with onnxruntime (scripts/ort_run.js under node, the
+/// onnxruntime-node package support/data_dir.h finds) on `feeds` and the inputs of `g` that --bind
+/// made constants, its files under `work` (replaced). Throws Error when node, the package or the
+/// run fails, naming what to install.
+OnnxRuntimeRun run_onnxruntime(const std::string& model, const Graph& g, const TensorMap& feeds, const std::string& work);
+
 /// `modelc verify`'s options (see verify.cpp).
 struct VerifyOptions {
   std::string model;
@@ -165,10 +177,21 @@ struct VerifyOptions {
   /// --rtol, --atol, --max-rel-l2 given (register_verify): a BF16 model takes --bf16's defaults for
   /// the others (verify.cpp).
   bool rtol_given = false, atol_given = false, max_rel_l2_given = false;
-  /// --int8 without --max-rel-l2: an output passes when its relative L2 error is at most 1.25 x
-  /// that of the INT8 simulation (run-reference --int8, same scales) + 1e-3, and no NaN / Inf: the
-  /// kernels are faithful to the scales (issue 11's criterion).
-  bool int8_against_simulation = false;
+  /// --int8, --fp16 or --bf16 without --max-rel-l2 (register_verify sets it): an output passes when
+  /// its relative L2 error is at most 1.25 x that of modelc's simulation of the precision
+  /// (run-reference --int8 / --fp16 / --bf16, the same graph stages) + a floor (1e-3; BF16 8e-3),
+  /// for FP16 and BF16 its relative L2 distance from the simulation's output too, and no NaN / Inf:
+  /// the kernels are faithful to what the precision computes (issue 11's criterion for INT8, issue
+  /// 28's for FP16 and BF16).
+  bool against_simulation = false;
+  /// An output also passes when every element is within range_tol x the reference's range (its
+  /// largest finite value minus its smallest) and no NaN / Inf is new: a near-zero output makes the
+  /// relative L2 error meaningless. -1 (the default): by precision, 1e-5 for FP32, 2^-10 for FP16,
+  /// 2^-7 for BF16 and INT8 (the storage type's rounding at 1.0); 0: off. Float outputs only.
+  double range_tol = -1;
+  /// --ort: the model run by onnxruntime too (run_onnxruntime); the reference interpreter must agree
+  /// with it (relative L2 at most 1e-4, or every element within 1e-5 x the range).
+  bool ort = false;
   PrecisionFlags precision;    ///< --fp16 ...: the program is compiled with the precision pass
   std::string layout = "auto"; ///< --layout: LowerOptions::layout (schedule/layout.h)
   int streams = 0;             ///< --streams: LowerOptions::streams (0: automatic)
@@ -179,10 +202,16 @@ struct VerifyOptions {
   LoadFlags load;
   /// For tests: LowerOptions::family_substitutes.
   std::map<std::string, std::string> family_substitutes;
+  /// For tests: called with the emitted folder before it is built (a planted bug the comparison
+  /// must catch); one batch only.
+  std::function<void(const std::string& dir)> patch_emitted;
 };
+/// `modelc verify`'s exit status when an output does not match (or, with --ort, the reference
+/// interpreter and onnxruntime disagree): distinct from an error's 1 and a usage error's 2.
+constexpr int kExitMismatch = 3;
 /// \brief Emits, builds and runs the model and compares its outputs with the reference
-/// interpreter's, printing a line per output to `out`. 0 when every output passes, 1 otherwise;
-/// throws Error when it cannot get that far.
+/// interpreter's, printing a line per output to `out`. 0 when every output passes, kExitMismatch
+/// otherwise; throws Error when it cannot get that far.
 int verify_model(const VerifyOptions& v, std::ostream& out);
 
 // ---- the compile command's pieces (compile.cpp), for commands that emit and build -------
@@ -196,6 +225,9 @@ void check_model_name(const std::string& name);
 /// one the installed nvcc can target (`nvcc --list-gpu-arch`; Error listing those it can). Without
 /// nvcc they are not checked (a note on stderr unless `quiet`).
 std::vector<std::string> checked_archs(const std::string& list, bool quiet);
+/// \brief checked_archs in a command's parse callback: a bad --arch is a usage error (exit 2), its
+/// message naming the architectures modelc (and the installed nvcc) takes.
+void check_arch_usage(const std::string& list, bool quiet);
 /// The nvcc modelc builds with ($NVCC, PATH, /usr/local/cuda/bin); "" when there is none.
 std::string find_nvcc_path();
 /// Runs make in an emitted folder (`emu`: NAME_emu with g++; else `all`: NAME with nvcc) with

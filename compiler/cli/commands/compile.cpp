@@ -90,7 +90,7 @@ struct Nvcc {
   std::string version;    ///< "release 13.0" or ""
 };
 
-Nvcc find_nvcc() {
+Nvcc find_nvcc_uncached() {
   Nvcc n;
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("NVCC"); env && *env) candidates.push_back(env);
@@ -122,6 +122,17 @@ Nvcc find_nvcc() {
     if (r != std::string::npos) n.version = line.substr(r, line.find(',', r) - r);
   });
   return n;
+}
+
+// Once per NVCC and PATH: the command's parse callback checks --arch (a usage error), the run again.
+Nvcc find_nvcc() {
+  static std::map<std::string, Nvcc> found;
+  const char* env = std::getenv("NVCC");
+  const char* path = std::getenv("PATH");
+  const std::string key = std::string(env ? env : "") + '\n' + (path ? path : "");
+  auto it = found.find(key);
+  if (it == found.end()) it = found.emplace(key, find_nvcc_uncached()).first;
+  return it->second;
 }
 
 // "--arch sm_75,sm_86" -> {"sm_75", "sm_86"}: checked, deduplicated, ascending (sm_90 before sm_90a).
@@ -194,6 +205,14 @@ std::vector<std::string> checked_archs(const std::string& list, bool quiet) {
     std::cerr << "note: nvcc was not found (PATH, /usr/local/cuda/bin): --arch was not checked against a compiler\n";
   }
   return archs;
+}
+
+void check_arch_usage(const std::string& list, bool quiet) {
+  try {
+    checked_archs(list, quiet);
+  } catch (const Error& e) {
+    throw CLI::ValidationError(e.message() + (e.hint().empty() ? "" : "; " + e.hint()));
+  }
 }
 
 std::string find_nvcc_path() { return find_nvcc().path; }
@@ -405,6 +424,16 @@ void register_compile(CLI::App& app, RunFn& run) {
     if (c->model.empty() || run) return;
     check_precision_flags(c->precision);
     batch_profiles(c->load);  // usage errors now, before any work
+    check_arch_usage(c->arch, true);
+    // A stage name --disable-pass or --print-after does not know is a usage error naming the stages.
+    PassOptions stages;
+    stages.disabled = {c->disable_pass.begin(), c->disable_pass.end()};
+    stages.print_after = {c->print_after.begin(), c->print_after.end()};
+    try {
+      check_stage_flags(stages);
+    } catch (const Error& e) {
+      throw CLI::ValidationError(e.message() + "; " + e.hint());
+    }
     run = [c] { return run_compile(*c); };
   });
 }

@@ -1,5 +1,6 @@
 // compiler/cli/commands/run_reference.cpp — `modelc run-reference MODEL.onnx
-// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 | --bf16 | --int8 ...] [--keep-fp32 NODE,...] [--layers]`:
+// [--input NAME=FILE.npy|.pb]... [-o DIR] [--seed S] [--fp16 | --bf16 | --int8 ...] [--keep-fp32 NODE,...]
+// [--layers [--plot FILE.svg]]`:
 // runs the reference interpreter and writes every output as DIR/<sanitized name>.npy (a bfloat16
 // output as float32: exact). Inputs not given are seeded random; a bfloat16 input reads a .pb, or a
 // float32 .npy rounded to nearest even. Nothing is written unless the whole run succeeds.
@@ -12,7 +13,8 @@
 // on the same inputs and prints, per output, the relative L2 error ||fp16 - fp32|| / ||fp32||,
 // the largest absolute difference and the count of NaN/Inf where the FP32 value is finite.
 // --layers adds that line for every node output both runs have (same value name and shape),
-// in graph order: the error accumulated up to that layer (where it grows, and by how much).
+// in graph order: the error accumulated up to that layer (where it grows, and by how much);
+// --plot FILE.svg draws the same as a plot (codegen/error_plot.h).
 // --bf16 does the same for the BF16 program (bfloat16 storage, `modelc MODEL.onnx --bf16`).
 //
 // --int8 [--calibrate DIR|random:N [--calibrate-max N] | --calibration-cache FILE] [--calibration METHOD]
@@ -34,6 +36,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.h"
+#include "codegen/error_plot.h"
 #include "io/tensor_io.h"
 #include "ops/quantize.h"
 #include "passes/calibration.h"
@@ -57,6 +60,7 @@ struct RunReference {
   bool bf16 = false;                   ///< simulate the BF16 program, compare with FP32
   std::vector<std::string> keep_fp32;  ///< --keep-fp32 (with --fp16, --bf16 or --int8)
   bool layers = false;                 ///< --layers: the error of every node output (with --fp16, --bf16 or --int8)
+  std::string plot;                    ///< --plot FILE.svg: --layers as a plot
   PrecisionFlags int8;                 ///< --int8 and its calibration flags: simulate the INT8 program
 };
 
@@ -173,6 +177,7 @@ int run_run_reference(const RunReference& a) {
   // --fp16 / --bf16 / --int8: the FP32 run first (same passes, no precision), then the simulated
   // program's.
   std::vector<std::string> fp16_lines;
+  std::vector<LayerError> layer_errors;  // --layers, for --plot
   const bool int8 = a.int8.int8;
   const bool simulate = a.fp16 || a.bf16 || int8;
   const std::string T = a.bf16 ? "BF16" : "FP16";
@@ -228,8 +233,10 @@ int run_run_reference(const RunReference& a) {
           } else if (!is_float(got.dtype())) {
             continue;
           }
+          const Deviation dev = deviation(got, it->second);
           fp16_lines.push_back("  " + n.op() + " " + n.name() + " -> " + name + " " + dtype_name(outs[i].dtype()) +
-                               scale + "  " + deviation_text(deviation(got, it->second)));
+                               scale + "  " + deviation_text(dev));
+          layer_errors.push_back({n.op() + " " + n.name() + " -> " + name, dev.rel_l2, dev.max_abs, dev.nonfinite > 0});
         }
       };
     }
@@ -292,6 +299,14 @@ int run_run_reference(const RunReference& a) {
                     (out.at(v->name()).dtype() == DType::bfloat16 ? " (as float32)" : ""));
     files.emplace_back(path, std::move(bytes));
   }
+  if (!a.plot.empty()) {
+    // FP16's and BF16's limits are verify's relative L2 defaults of issue 1; INT8 has none of its own.
+    const double limit = int8 ? 0 : a.bf16 ? kBf16MaxRelL2 : 1e-2;
+    const std::string what = int8 ? "INT8" : T;
+    files.emplace_back(a.plot, layer_error_svg(std::filesystem::path(a.model).filename().string() + ": " + what + " simulation against FP32, per layer",
+                                               layer_errors, limit));
+    lines.push_back("  the error per layer (" + std::to_string(layer_errors.size()) + " layers)  -> " + a.plot);
+  }
   std::error_code ec;
   std::filesystem::create_directories(a.out_dir, ec);
   if (ec) {
@@ -337,9 +352,13 @@ void register_run_reference(CLI::App& app, RunFn& run) {
       ->type_name("NODE,...")
       ->allow_extra_args(false)
       ->delimiter(',');
-  sub->add_flag("--layers", a->layers,
-                "with --fp16, --bf16 or --int8: print the error of every node output, in graph order (INT8 values "
-                "dequantized)");
+  CLI::Option* layers = sub->add_flag(
+      "--layers", a->layers,
+      "with --fp16, --bf16 or --int8: print the error of every node output, in graph order (INT8 values "
+      "dequantized)");
+  sub->add_option("--plot", a->plot, "with --layers: also draw the error per layer as an SVG plot")
+      ->type_name("FILE.svg")
+      ->needs(layers);
   CLI::Option* int8 = sub->add_flag(
       "--int8", a->int8.int8,
       "simulate the INT8 program (the precision pass with --int8's calibration, INT8 products computed exactly), "

@@ -2,7 +2,7 @@
 // [--inputs DIR] [--rtol R] [--atol A] [--keep DIR] [--seed S] [--name NAME] [-j N]
 // [--shape NAME=DIMS]... [--batch N | --batch N,M,...] [--fp16 [--fp16-accumulate] [--io-fp16] | --bf16 | --int8 ...]
 // [--keep-fp32 NODE,...]
-// [--max-rel-l2 L] [--layout auto|nchw] [--streams N]`:
+// [--max-rel-l2 L] [--range-tol F] [--ort] [--layout auto|nchw] [--streams N]`:
 //
 //  1. loads the model and runs the reference interpreter on the inputs: the files DIR/<input>.npy
 //     (--inputs; the input name with characters other than [A-Za-z0-9_.-] as '_'), or seeded
@@ -26,13 +26,29 @@
 //
 // --fp16 (with --fp16-accumulate, --io-fp16, --keep-fp32 as on the compile command) compiles the
 // program with the precision pass and compares it with the FP32 reference of the original model.
-// Its defaults are the issue's: an output passes when its relative L2 error is at most
-// --max-rel-l2 (1e-2) and it has no NaN or Inf where the reference is finite; the element-wise
-// mismatches at --rtol 1e-2, --atol 1e-3 are printed too. --io-fp16: the program reads the inputs
-// rounded to FP16 (the reference reads the same rounded values) and its FP16 outputs are widened
-// for the comparison. --bf16 compiles the BF16 program likewise; its defaults scale FP16's by
-// bfloat16's coarser rounding (8 mantissa bits against 11: 2^-8 against 2^-11 relative, 8x), the
-// relative L2 error at most 5e-2, rtol 5e-2, atol 1e-2 (kBf16MaxRelL2, ...).
+// It is judged beside modelc's own simulation of FP16 (run-reference --fp16: the same graph
+// stages, the interpreter rounding every FP16 op's output), as --int8 is beside the INT8
+// simulation (issue 11): an output passes when its relative L2 error is at most 1.25 x the
+// simulation's + 1e-3, its relative L2 distance from the simulation's output too, and it has no
+// NaN or Inf where the reference is finite (--max-rel-l2 L replaces that with rel L2 <= L); the
+// element-wise mismatches at --rtol 1e-2, --atol 1e-3 are printed too. The distance from the
+// simulation is what catches a kernel that is slightly off: the program and the simulation round
+// the same weights and outputs, so a faithful program is far closer to the simulation than either
+// is to FP32 (PP-OCRv4's detector at 320x320: 0.0088 against 0.075), and one kernel's output
+// scaled by 1.01 puts it 0.19 away while its error against FP32 (0.093) stays within the limit. --io-fp16: the program reads the inputs rounded to FP16 (the reference reads the
+// same rounded values) and its FP16 outputs are widened for the comparison. --bf16 likewise, beside
+// the BF16 simulation with a floor of 8e-3 (bfloat16 rounds to 8 mantissa bits against float16's
+// 11, 8x coarser); rtol 5e-2, atol 1e-2 are shown.
+//
+// Every comparison (FP32 too) also passes where every element is within an absolute tolerance set
+// from the output's range (--range-tol F: F x (max - min) of the reference, default 1e-5, FP16 2^-10,
+// BF16 and INT8 2^-7): a near-zero output (a detector's [0, 1] map, mostly 0) makes the relative L2
+// error meaningless, while its largest difference says what the user sees. Each output's line ends
+// with the rule that decided ("[PASS by rel L2 ...]", "[PASS by range: ...]", "[FAIL: ...]").
+//
+// --ort runs the model in onnxruntime (onnxruntime-node, run_onnxruntime) on the same inputs: the
+// reference interpreter must agree with it (rel L2 <= 1e-4, or every element within 1e-5 x the
+// range), else verify fails saying so.
 //
 // A model with bfloat16 inputs or outputs (a BF16 export) reads and writes them as float32 .npy
 // files (numpy has no bfloat16; bfloat16 -> float32 is exact, and the program rounds a float32
@@ -40,7 +56,9 @@
 // and the comparison widens the program's bfloat16 outputs to float32. Such a model is checked at
 // --bf16's tolerances unless they are given (its reference and its program round to bfloat16 at
 // every op's output).
-// Exit status: 0 when every output passes, 1 when one fails or anything goes wrong (an Error).
+// Exit status (docs/CLI.md): 0 when every output passes, 3 (kExitMismatch) when one does not (or,
+// with --ort, the reference and onnxruntime disagree), 1 when anything goes wrong (an Error), 2 for
+// a usage error.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -68,6 +86,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/profiles.h"
+#include "cli/commands/verdict.h"
 #include "codegen/emitter.h"
 #include "io/tensor_io.h"
 #include "passes/calibration.h"
@@ -250,6 +269,12 @@ mc_npy::Array widen_half(const mc_npy::Array& a) {
   return r;
 }
 
+std::string sci(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", x);
+  return b;
+}
+
 }  // namespace
 
 int verify_model(const VerifyOptions& v, std::ostream& out) {
@@ -312,17 +337,28 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     if (!v.max_rel_l2_given) max_rel_l2 = kBf16MaxRelL2;
     if (precision_text.empty()) precision_text = " (a BF16 model: --bf16's tolerances)";
   }
+  // The simulation the program is judged beside (--int8, --fp16, --bf16 without --max-rel-l2): its
+  // name, and the floor added to 1.25 x its error (BF16's rounding is 8x FP16's).
+  const std::string sim_name = pf.int8 ? "INT8" : pf.bf16 ? "BF16" : "FP16";
+  const std::string sim_flag = pf.int8 ? "--int8" : pf.bf16 ? "--bf16" : "--fp16";
+  const double sim_floor = pf.bf16 && !pf.int8 ? 8e-3 : 1e-3;
+  const std::string sim_floor_text = pf.bf16 && !pf.int8 ? "8e-3" : "1e-3";
+  const bool against_simulation = v.against_simulation && (pf.int8 || pf.fp16 || pf.bf16);
+  // The range rule's factor: the storage type's rounding at 1.0 (VerifyOptions::range_tol).
+  const double range_tol =
+      v.range_tol >= 0 ? v.range_tol : default_range_tol(pf.fp16, pf.bf16 || (bf16_model && !pf.fp16), pf.int8);
   std::ostringstream criterion;
-  if (v.int8_against_simulation) {
-    criterion << "rel L2 <= 1.25 x the INT8 simulation's (run-reference --int8) + 1e-3 and no NaN/Inf where the "
-                 "reference is finite (mismatches at rtol "
-              << rtol << ", atol " << atol << " shown)";
+  if (against_simulation) {
+    criterion << "rel L2 <= 1.25 x the " << sim_name << " simulation's (run-reference " << sim_flag << ") + "
+              << sim_floor_text << (pf.int8 ? "" : ", from FP32 and from the simulation,")
+              << " and no NaN/Inf where the reference is finite";
   } else if (max_rel_l2 > 0) {
-    criterion << "rel L2 <= " << max_rel_l2 << " and no NaN/Inf where the reference is finite (mismatches at rtol "
-              << rtol << ", atol " << atol << " shown)";
+    criterion << "rel L2 <= " << max_rel_l2 << " and no NaN/Inf where the reference is finite";
   } else {
     criterion << "rtol " << rtol << ", atol " << atol;
   }
+  if (range_tol > 0) criterion << "; or every element within " << sci(range_tol) << " x the reference's range";
+  if (against_simulation || max_rel_l2 > 0) criterion << " (mismatches at rtol " << rtol << ", atol " << atol << " shown)";
   out << "verify " << v.model << " on " << target_text << precision_text << ", " << criterion.str() << "\n";
   LowerOptions lo;
   apply_precision_flags(pf, lo.passes);
@@ -412,8 +448,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     }
     return seconds_since(t0);
   };
-  // Compares each output file of work/outputs with the reference, a line each; the failures.
-  // `simulated`: --int8's simulation outputs (null without --int8), beside which the program is judged.
+  // Compares each output file of work/outputs with the reference, a line each; the failures. Each
+  // line ends with the rule that decided, in brackets. `simulated`: the simulation's outputs (null
+  // or empty without --int8, --fp16, --bf16), beside which the program is judged.
   auto compare_outputs = [&](const fs::path& work, const TensorMap& reference, const std::vector<std::string>& output_names,
                              const std::string& indent, const TensorMap* simulated) {
     const std::vector<std::string> files = mc_npy::output_file_names(output_names);
@@ -424,31 +461,80 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       const mc_npy::Array want = mc_npy::widen_bfloat16(to_array(reference.at(output_names[i])));
       mc_npy::Comparison c;
       std::size_t nonfinite = 0;
+      RangeCheck range;
+      mc_npy::Array got;
       try {
-        mc_npy::Array got = mc_npy::read(path, want.dtype, want.shape);
+        got = mc_npy::read(path, want.dtype, want.shape);
         if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
         c = mc_npy::compare(got, want, rtol, atol);
         nonfinite = new_nonfinite(got, want);
+        range = range_check(got, want, range_tol);
       } catch (const mc_npy::Error& e) {
         c.problem = std::string("cannot read the program's output: ") + e.what();
       }
-      std::string int8_text;
-      if (simulated && !simulated->empty() && c.problem.empty()) {
-        const mc_npy::Comparison sim = mc_npy::compare(to_array(simulated->at(output_names[i])), want, rtol, atol);
-        const double limit = 1.25 * sim.rel_l2 + 1e-3;
+      // The main rule: beside the simulation, the relative L2 limit, or rtol / atol (compare's).
+      std::string sim_text, rule;
+      bool main_pass = c.pass;
+      if (simulated && simulated->count(output_names[i]) && c.problem.empty()) {
+        // (a simulation output of another type or shape is an internal fault: compare says so below)
+        mc_npy::Array simulation = mc_npy::widen_bfloat16(to_array(simulated->at(output_names[i])));
+        if (simulation.dtype == mc_npy::kFloat16 && want.dtype == mc_npy::kFloat32) simulation = widen_half(simulation);
+        const mc_npy::Comparison sim = mc_npy::compare(simulation, want, rtol, atol);
+        const double limit = 1.25 * sim.rel_l2 + sim_floor;
         char b[200];
-        std::snprintf(b, sizeof b, "  INT8 simulation rel L2 %.4e, limit 1.25 x + 1e-3 = %.4e, program / simulation %.4f",
-                      sim.rel_l2, limit, sim.rel_l2 > 0 ? c.rel_l2 / sim.rel_l2 : 0.0);
-        int8_text = b;
-        if (v.int8_against_simulation) c.pass = nonfinite == 0 && c.rel_l2 <= limit;
+        std::snprintf(b, sizeof b, "  %s simulation rel L2 %.4e, limit 1.25 x + %s = %.4e, program / simulation %.4f",
+                      sim_name.c_str(), sim.rel_l2, sim_floor_text.c_str(), limit,
+                      sim.rel_l2 > 0 ? c.rel_l2 / sim.rel_l2 : 0.0);
+        sim_text = b;
+        if (against_simulation) {
+          // The error against FP32 within the simulation's (issue 11's rule), and for FP16 / BF16 the
+          // program within as much of the simulation itself: both round the same weights and the same
+          // ops' outputs to 16 bits, so a faithful program sits much closer to the simulation than
+          // either to FP32 (PP-OCRv4's detector: 0.0088 from it, 0.075 from FP32), where a kernel off
+          // by 1% does not (0.19 from it, 0.093 from FP32: within 1.25 x the simulation's 0.082).
+          const bool near_fp32 = nonfinite == 0 && c.rel_l2 <= limit;
+          rule = "rel L2 " + sci(c.rel_l2) + (near_fp32 ? " <= " : " > ") + "1.25 x the " + sim_name +
+                 " simulation's " + sci(sim.rel_l2) + " + " + sim_floor_text;
+          main_pass = near_fp32;
+          if (!pf.int8) {
+            const mc_npy::Comparison from_sim = mc_npy::compare(got, simulation, rtol, atol);
+            const bool near_sim = from_sim.problem.empty() && from_sim.rel_l2 <= limit;
+            rule += std::string(near_sim ? ", and " : ", but ") + sci(from_sim.rel_l2) + " from the simulation" +
+                    (near_sim ? "" : " > " + sci(limit));
+            main_pass = main_pass && near_sim;
+          }
+        }
       }
-      if (!v.int8_against_simulation && max_rel_l2 > 0 && c.problem.empty()) {
-        c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
+      if (!against_simulation && max_rel_l2 > 0 && c.problem.empty()) {
+        main_pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
+        rule = "rel L2 " + sci(c.rel_l2) + (main_pass ? " <= " : " > ") + sci(max_rel_l2);
+      }
+      if (rule.empty() && c.problem.empty()) {
+        rule = c.pass ? "no element off at rtol " + sci(rtol) + ", atol " + sci(atol)
+                      : std::to_string(c.mismatches) + " elements off at rtol " + sci(rtol) + ", atol " + sci(atol);
+      }
+      if (nonfinite && c.problem.empty()) rule += ", " + std::to_string(nonfinite) + " NaN/Inf new";
+      // The range rule: passes what the main rule does not when every element is close.
+      const bool range_pass = range.applies && range.pass && nonfinite == 0;
+      std::string range_text;
+      if (range.applies) {
+        range_text = std::string(range.pass ? "every element within " : "an element off by ") +
+                     (range.pass ? sci(range.tolerance) : sci(range.worst) + " > " + sci(range.tolerance)) + " (" +
+                     sci(range_tol) + " x the reference's range " + sci(range.range) + ")";
+      }
+      c.pass = c.problem.empty() && (main_pass || range_pass);
+      std::string decided;
+      if (c.problem.empty()) {
+        if (main_pass) decided = "PASS by " + rule;
+        else if (range_pass) decided = "PASS by range: " + range_text + "; " + rule;
+        else decided = "FAIL: " + rule + (range.applies ? "; " + range_text : std::string());
       }
       failed += !c.pass;
       out << indent << mc_npy::comparison_line(output_names[i], want, c);
       if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
-      out << int8_text << "\n";
+      out << sim_text;
+      if (!decided.empty()) out << "  [" << decided << "]";
+      out << "\n";
     }
     return failed;
   };
@@ -467,6 +553,21 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   EmitOptions eo;
   eo.source = v.model;
 
+  // --int8, --fp16, --bf16: the simulation's outputs (the graph stages with the same options and,
+  // for INT8, the same scales, then the reference interpreter); empty otherwise.
+  auto simulate = [&](const Graph& g, const TensorMap& feeds) {
+    if (!pf.int8 && !pf.fp16 && !pf.bf16) return TensorMap();
+    const std::unique_ptr<Graph> sim = g.clone();
+    run_graph_stages(*sim, lo.passes);
+    // --io-fp16 makes the inputs float16: the same values (already rounded to FP16), in that type.
+    TensorMap sim_feeds = feeds;
+    for (const Value* in : sim->inputs()) {
+      auto it = sim_feeds.find(in->name());
+      if (it != sim_feeds.end() && it->second.dtype() != in->dtype()) it->second = it->second.cast(in->dtype());
+    }
+    return run_reference(*sim, sim_feeds);
+  };
+
   if (profiled) {
     // Batch profiles: one build; each profile's batch checked, and below each the batch one less
     // (the next profile up runs it, padded), each against the reference at that batch.
@@ -474,6 +575,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       throw Error("--inputs gives the inputs of one batch; verify of batch profiles draws seeded random inputs at "
                   "each batch it checks", "verify one batch with --batch N --inputs DIR");
     }
+    if (v.ort) throw Error("--ort checks one batch", "verify one batch with --ort --batch N");
     if (pf.int8) {
       throw Error("--int8 with batch profiles (--batch " + v.load.batch +
                       "): the calibration samples are one batch's inputs",
@@ -510,14 +612,15 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       const int64_t runs_on = *std::lower_bound(batches.begin(), batches.end(), b);
       out << "batch " << b << " (profile " << runs_on << (runs_on > b ? ", padded" : "") << "): reference "
           << secs(reference_s) << ", program " << secs(ran) << "\n";
-      failed += compare_outputs(work, reference, output_names, "  ", nullptr);
+      const TensorMap simulated = simulate(*g, feeds);
+      failed += compare_outputs(work, reference, output_names, "  ", &simulated);
       total += static_cast<int>(output_names.size());
       checked += (checked.empty() ? "" : ", ") + std::to_string(b);
     }
     out << (failed ? "FAIL" : "PASS") << ": " << total - failed << " of " << total
         << " outputs match the reference at batches " << checked << " (" << criterion.str() << "; inputs random, seed "
         << v.seed << "); " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
-    return failed ? 1 : 0;
+    return failed ? kExitMismatch : 0;
   }
 
   // 1. Inputs and the reference (the model was loaded above).
@@ -568,12 +671,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   // simulation's outputs (the graph stages with the same scales, then the reference interpreter).
   const std::shared_ptr<const CalibrationTable> calibration = calibration_for(pf, *g, lo.passes, out);
   lo.passes.calibration = calibration.get();
-  TensorMap simulated;
-  if (pf.int8) {
-    const std::unique_ptr<Graph> sim = g->clone();
-    run_graph_stages(*sim, lo.passes);
-    simulated = run_reference(*sim, feeds);
-  }
+  const TensorMap simulated = simulate(*g, feeds);
   std::vector<std::string> output_names, input_names;
   names_of(*g, input_names, output_names);
 
@@ -586,7 +684,40 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   write_run_files(verify_dir, feeds, reference, output_names, input_files);
   out << "  inputs " << inputs_text << "; reference interpreter " << secs(reference_s) << "\n";
 
+  // --ort: the reference interpreter against onnxruntime on the same inputs, before any build.
+  int ort_failed = 0;
+  if (v.ort) {
+    t0 = std::chrono::steady_clock::now();
+    const OnnxRuntimeRun ort = run_onnxruntime(v.model, *g, feeds, (verify_dir / "onnxruntime").string());
+    out << "onnxruntime" << (ort.version.empty() ? "" : " " + ort.version) << " " << secs(seconds_since(t0))
+        << ": the reference interpreter against it (rel L2 <= 1e-4, or every element within 1e-5 x the range)\n";
+    for (const std::string& o : output_names) {
+      const auto it = ort.outputs.find(o);
+      if (it == ort.outputs.end()) throw Error("--ort: onnxruntime gave no output '" + o + "'");
+      const mc_npy::Array want = mc_npy::widen_bfloat16(to_array(it->second));
+      const mc_npy::Array got = mc_npy::widen_bfloat16(to_array(reference.at(o)));
+      mc_npy::Comparison c = mc_npy::compare(got, want, 1e-3, 1e-5);
+      const RangeCheck range = range_check(got, want, 1e-5);
+      const std::size_t nonfinite = new_nonfinite(got, want);
+      const bool l2 = c.problem.empty() && nonfinite == 0 && c.rel_l2 <= 1e-4;
+      c.pass = c.problem.empty() && (l2 || (range.applies && range.pass && nonfinite == 0));
+      ort_failed += !c.pass;
+      out << "  " << mc_npy::comparison_line(o, want, c) << "  ["
+          << (!c.problem.empty() ? "FAIL"
+              : l2               ? "PASS by rel L2 " + sci(c.rel_l2) + " <= 1e-4"
+              : c.pass           ? "PASS by range: every element within " + sci(range.tolerance)
+                                 : "FAIL: rel L2 " + sci(c.rel_l2) + " > 1e-4" +
+                                       (range.applies ? "; an element off by " + sci(range.worst) : std::string()))
+          << "]\n";
+    }
+    if (ort_failed) {
+      out << "the reference interpreter and onnxruntime disagree on " << ort_failed << " of " << output_names.size()
+          << " outputs of " << v.model << "\n";
+    }
+  }
+
   // 3. Build.
+  if (v.patch_emitted) v.patch_emitted(emitted.dir);
   const std::string binary = build(emitted);
 
   // 4. Run.
@@ -598,9 +729,12 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   const int failed = compare_outputs(verify_dir, reference, output_names, "  ", &simulated);
   const int n = static_cast<int>(output_names.size());
   out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference ("
-      << criterion.str() << "); " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir)
-      << "\n";
-  return failed ? 1 : 0;
+      << criterion.str() << ")" << (v.ort ? ort_failed ? "; onnxruntime disagrees with the reference on " +
+                                                           std::to_string(ort_failed)
+                                                     : std::string("; onnxruntime agrees with the reference")
+                                          : std::string())
+      << "; " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
+  return failed || ort_failed ? kExitMismatch : 0;
 }
 
 void register_verify(CLI::App& app, RunFn& run) {
@@ -625,7 +759,8 @@ void register_verify(CLI::App& app, RunFn& run) {
                           ->check(CLI::NonNegativeNumber);
   CLI::Option* l2 = sub->add_option("--max-rel-l2", v->max_rel_l2,
                                     "pass on the relative L2 error (at most L) and no NaN/Inf where the reference is "
-                                    "finite instead of on rtol/atol (--fp16: 1e-2; --bf16: 5e-2; 0: rtol/atol decide)")
+                                    "finite, instead of beside modelc's simulation (--fp16, --bf16, --int8: at most "
+                                    "1.25 x its error + a floor) or on rtol/atol (FP32)")
                         ->type_name("L")
                         ->check(CLI::NonNegativeNumber);
   add_precision_flags(*sub, v->precision);
@@ -637,26 +772,39 @@ void register_verify(CLI::App& app, RunFn& run) {
       ->type_name("NAME");
   sub->add_option("--seed", v->seed, "seed of the random inputs")->type_name("S")->capture_default_str();
   sub->add_option("-j,--jobs", v->jobs, "parallel build jobs (default: the number of cores)")->type_name("N");
+  sub->add_option("--range-tol", v->range_tol,
+                  "an output also passes when every element is within F x the reference's range (max - min) "
+                  "(default: 1e-5; --fp16: 2^-10; --bf16, --int8: 2^-7; 0: off)")
+      ->type_name("F")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--ort", v->ort,
+                "run the model with onnxruntime too (onnxruntime-node: scripts/setup.sh --tests, or MODELC_ORT_DIR); "
+                "the reference must agree with it (rel L2 <= 1e-4)");
   add_load_flags(*sub, v->load);
   sub->callback([v, &run, rtol, atol, l2] {
     batch_profiles(v->load);  // usage errors now, before any work
     check_precision_flags(v->precision);
+    if (!v->arch.empty()) {
+      check_arch_usage(v->arch, true);
+      if (v->arch.find(',') != std::string::npos) {
+        throw CLI::ValidationError("--arch", "verify takes one architecture (the GPU it runs on), got '" + v->arch + "'");
+      }
+    }
     v->rtol_given = rtol->count() > 0;
     v->atol_given = atol->count() > 0;
     v->max_rel_l2_given = l2->count() > 0;
-    if (v->precision.int8) {  // issue 11: faithful to the INT8 simulation, unless a limit is given
+    // Issues 11 and 28: faithful to modelc's simulation of the precision, unless a limit is given.
+    v->against_simulation = l2->count() == 0 && (v->precision.int8 || v->precision.fp16 || v->precision.bf16);
+    if (v->precision.int8) {
       if (rtol->count() == 0) v->rtol = 1e-1;
       if (atol->count() == 0) v->atol = 1e-2;
-      v->int8_against_simulation = l2->count() == 0;
-    } else if (v->precision.fp16) {  // the issue's FP16 tolerances, unless given
+    } else if (v->precision.fp16) {  // the element-wise tolerances shown beside (issue 1's)
       if (rtol->count() == 0) v->rtol = 1e-2;
       if (atol->count() == 0) v->atol = 1e-3;
-      if (l2->count() == 0) v->max_rel_l2 = 1e-2;
     }
     if (v->precision.bf16) {  // bfloat16's: see the file comment
       if (rtol->count() == 0) v->rtol = kBf16Rtol;
       if (atol->count() == 0) v->atol = kBf16Atol;
-      if (l2->count() == 0) v->max_rel_l2 = kBf16MaxRelL2;
     }
     run = [v] { return verify_model(*v, std::cout); };
   });

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
 
     cli::VerifyOptions v = fp16_options(model, work / "overflow");
     std::string out = run_verify(v, &code, &err);
-    check(code == 1, "overflow --fp16: exit 1", out + err);
+    check(code == cli::kExitMismatch, "overflow --fp16: exit 3", out + err);
     check(has(out, "NaN/Inf where the reference is finite: ") && !has(out, "NaN/Inf where the reference is finite: 0"),
           "overflow --fp16: Inf counted", out);
     check(has(out, "FAIL: 0 of 1 outputs match the reference"), "overflow --fp16: summary", out);

@@ -5,7 +5,7 @@
 //   - random inputs: every output PASSes, exit 0; the folder kept with --keep has the inputs,
 //     the program's outputs and the reference's outputs, and the program reruns the comparison;
 //   - --inputs DIR: the given data is used (the reference outputs follow it);
-//   - a family that computes wrong results: FAIL lines with the first mismatch, exit 1;
+//   - a family that computes wrong results: FAIL lines with the first mismatch, exit 3 (kExitMismatch);
 //   - a bad --inputs file: an Error naming the input and the file.
 // usage: verify_sample WORK_DIR
 #include <sys/wait.h>
@@ -139,12 +139,12 @@ int main(int argc, char** argv) {
   const Tensor ref = read_npy((kept / "verify/reference/z.npy").string());
   check(ref.to_f64()[0] == 100.0, "--inputs: the reference ran on the given data");
 
-  // 3. Wrong results: FAIL, exit 1.
+  // 3. Wrong results: FAIL, exit 3 (a failed comparison, not an error).
   cli::VerifyOptions wrong = v;
   wrong.family_substitutes = {{"elementwise", "test_wrong"}};
   wrong.keep = (work / "wrong").string();
   out = run_verify(wrong, &code, &err);
-  check(code == 1, "wrong family: exit 1", out + err);
+  check(code == cli::kExitMismatch, "wrong family: exit 3", out + err);
   check(has(out, "y:0  float32[2x3x4]  max_abs 0.5") && has(out, "mismatches 24/24  FAIL (first mismatch at [0,0,0]"),
         "wrong family: y:0 FAILs with its first mismatch", out);
   check(has(out, "z  float32[2x3x4]  max_abs 0  max_rel 0  rel_l2 0  mismatches 0/24  PASS"), "wrong family: z passes",
