@@ -235,6 +235,7 @@ std::string python_prototypes(const ApiModel& m) {
       {"size_t", "c.c_size_t"},
       {"const char*", "c.c_char_p"},
       {"const int64_t*", "c.POINTER(c.c_int64)"},
+      {"float*", "c.POINTER(c.c_float)"},
       {"void*", "c.c_void_p"},
       {"const void*", "c.c_void_p"},
       {"cudaStream_t", "c.c_void_p"},

@@ -110,6 +110,10 @@ class ViewPointers : public EmitContext {
 /// The bytes of a file (the data folder's, a generated folder's report); Error when it cannot be read.
 std::string read_text_file(const std::filesystem::path& p);
 
+/// \brief Replaces the file `p` with `text`: written beside it, then renamed over it (a reader never
+/// sees half of it); Error when it cannot be written.
+void write_text_file(const std::filesystem::path& p, const std::string& text);
+
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);
 

@@ -28,7 +28,9 @@
 #include "codegen/kernel_code.h"
 #include "codegen/literals.h"
 #include "codegen/report.h"
+#include "schedule/cost_model.h"
 #include "schedule/profiles.h"
+#include "schedule/target.h"
 #include "support/build_paths.h"
 #include "support/error.h"
 
@@ -370,12 +372,17 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
     c += "\n";
   }
 
-  std::string profiles;
+  std::string profiles, kernel_tables;
   for (std::size_t i = 0; i < m.profiles.size(); ++i) {
     const ProfileUnit& u = m.profiles[i];
+    const std::string ids = "kKernelIds" + std::to_string(i);
+    std::string list;
+    for (const Kernel& k : u.s->kernels) list += (list.empty() ? "" : ", ") + c_string(k.id);
+    kernel_tables += "const char* const " + ids + "[] = {" + (list.empty() ? "nullptr};  // none\n" : list + "};\n");
     profiles += "    {" + std::to_string(u.batch) + ", " + std::to_string(u.s->arena_bytes) + "u, " + u.prefix +
                 "_enqueue, " + std::to_string(u.s->streams) + ", " + std::to_string(u.s->events) + ", " +
-                (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + "},\n";
+                (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + ", " +
+                std::to_string(u.s->kernels.size()) + ", " + ids + "},\n";
   }
   char sum[32];
   std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));
@@ -390,6 +397,7 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
        {"EMBEDDED_WEIGHTS", embedded},
        {"KERNELS", c},
        {"TENSOR_TABLES", tensor_table(s.inputs, "Input", m.multi()) + tensor_table(s.outputs, "Output", m.multi())},
+       {"KERNEL_TABLES", kernel_tables},
        {"PROFILES", profiles},
        {"ARENA_BYTES", std::to_string(m.arena_bytes())},
        {"ARENA_NOTE", m.multi() ? " (the largest profile's)" : ""},
@@ -402,10 +410,78 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
        {"DEFINITIONS", api_definitions(api_model(m))}});
 }
 
-// NAME_main.cu (embed/model_main.cu.in): runtime/cli.h's table of the C API.
+// "%.6g" of a figure of the estimates' table.
+std::string figure(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+// The rate a kernel's FLOPs run at with `tactic` for the roofline (runtime/profile.h): its work's
+// engine (schedule/cost_model.h), a Winograd kernel's GEMMs on tensor cores.
+std::string roofline_engine(const Kernel& k, const Tactic& tactic) {
+  if (std::holds_alternative<WinogradTactic>(tactic)) return "tensor_core";
+  return kernel_work(k, tactic).engine;
+}
+
+// NAME_main.cu's view of the kernels for --profile (runtime/profile.h mc_cli::Estimates): each
+// --arch target's rates and, per profile and kernel, its id, family, tactic and the cost model's
+// estimate on each target (the first's is report.json's "estimate").
+std::string estimates_table(const Model& m) {
+  const std::vector<Target> targets = targets_for(m.s.archs, false);
+  std::string s = "// The cost model's view of the kernels, for --profile (runtime/profile.h): each --arch target's rates\n"
+                  "// (compiler/schedule/target.cpp), and per kernel its estimate on each target with the tactic chosen\n"
+                  "// there (report.json's \"estimate\" is the first target's).\n";
+  s += "const mc_cli::TargetRates kTargets[] = {\n";
+  for (const Target& t : targets) {
+    s += "    {" + std::to_string(t.sm) + ", " + c_string(t.part) + ", " + figure(t.dram_gbps) + ", " +
+         figure(t.tc_fp16_tflops) + ", " + figure(t.tc_int8_tops) + ", " + figure(t.fp32_tflops) + "},\n";
+  }
+  s += "};\n// {sm, part, DRAM GB/s, FP16 tensor-core TFLOPS, INT8 tensor-core TOPS, FP32 TFLOPS}\n";
+  std::string profiles;
+  for (std::size_t i = 0; i < m.profiles.size(); ++i) {
+    const Schedule& p = *m.profiles[i].s;
+    const std::string n = std::to_string(i);
+    std::string estimates, kernels;
+    for (std::size_t k = 0; k < p.kernels.size(); ++k) {
+      const Kernel& kernel = p.kernels[k];
+      for (std::size_t t = 0; t < targets.size(); ++t) {
+        const auto at = kernel.arch_tactic.find(targets[t].sm);
+        const Tactic& tactic = at != kernel.arch_tactic.end() ? at->second : kernel.tactic;
+        const Estimate e = t == 0 ? kernel.estimate : estimate_kernel(kernel, targets[t]);
+        estimates += "    {" + figure(e.us) + ", " + figure(e.flops) + ", " + figure(e.bytes) + ", " +
+                     c_string(roofline_engine(kernel, tactic)) + "},  // " + comment(kernel.id) + " sm_" +
+                     std::to_string(targets[t].sm) + "\n";
+      }
+      std::string tactic;
+      for (const auto& [key, value] : tactic_fields(kernel.tactic)) {
+        tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
+      }
+      kernels += "    {" + c_string(kernel.id) + ", " + c_string(kernel.family) + ", " + c_string(tactic) + ", kEstimates" +
+                 n + " + " + std::to_string(k * targets.size()) + "},\n";
+    }
+    if (p.kernels.empty()) {
+      estimates = "    {0, 0, 0, \"\"},  // none\n";
+      kernels = "    {\"\", \"\", \"\", kEstimates" + n + "},  // none\n";
+    }
+    s += "// Batch profile " + std::to_string(i) + ": {us, FLOPs, bytes, engine} per kernel and target.\n";
+    s += "const mc_cli::KernelEstimate kEstimates" + n + "[] = {\n" + estimates + "};\n";
+    s += "const mc_cli::KernelFacts kKernels" + n + "[] = {\n" + kernels + "};\n";
+    profiles += "    {" + std::to_string(p.kernels.size()) + ", kKernels" + n + "},\n";
+  }
+  s += "const mc_cli::ProfileFacts kProfileFacts[] = {\n" + profiles + "};\n";
+  s += "const mc_cli::Estimates kEstimates = {" + std::to_string(targets.size()) + ", kTargets, " +
+       std::to_string(m.profiles.size()) + ", kProfileFacts};\n";
+  return s;
+}
+
+// NAME_main.cu (embed/model_main.cu.in): runtime/cli.h's table of the C API, and the estimates.
 std::string cli_file(const Model& m, const fs::path& embed) {
   return render_embed_template(embed, "model_main.cu.in",
-                               {{"NAME", m.name}, {"WRAPPERS", cli_wrappers(api_model(m))}, {"TABLE", cli_table(api_model(m))}});
+                               {{"NAME", m.name},
+                                {"WRAPPERS", cli_wrappers(api_model(m))},
+                                {"ESTIMATES", estimates_table(m)},
+                                {"TABLE", cli_table(api_model(m))}});
 }
 
 std::string weights_header(const Model& m, const WeightNames& names, const fs::path& embed) {
@@ -482,6 +558,16 @@ std::string read_text_file(const fs::path& p) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+void write_text_file(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) throw Error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, p);
 }
 
 std::string data_dir() {
@@ -586,7 +672,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     if (u.parts.empty()) {
       std::vector<const Kernel*> all;
       for (const Kernel& k : u.s->kernels) all.push_back(&k);
-      KernelCode code = kernel_code(u.prefix, all, pointers);
+      KernelCode code = kernel_code(u.prefix, all, pointers, 0);
       headers.insert(code.headers.begin(), code.headers.end());
       own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i] = code.launches;
@@ -601,8 +687,10 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
       }
       continue;
     }
+    int first = 0;  // the part's first kernel's index in the profile
     for (std::size_t p = 0; p < u.parts.size(); ++p) {
-      const KernelCode code = kernel_code(u.prefix, u.parts[p], pointers);
+      const KernelCode code = kernel_code(u.prefix, u.parts[p], pointers, first);
+      first += static_cast<int>(u.parts[p].size());
       headers.insert(code.headers.begin(), code.headers.end());
       own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i].insert(code.launches.begin(), code.launches.end());

@@ -2,7 +2,8 @@
 // the model's table of C API functions). Header-only; host code only.
 //
 //   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]
-//          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
+//          [--weights FILE] [--bench N] [--warmup N] [--profile [N]] [--export-times FILE.json]
+//          [--compare-dir DIR] [--rtol R] [--atol A]
 //
 //   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
 //                       shape must be the model's exactly, except that a bfloat16 input reads a
@@ -32,6 +33,14 @@
 //   --bench N           after the run, time N more runs (CUDA graph replays of NAME_run on device
 //                       buffers, CUDA events around each) and print median, p10 and p90 latency
 //   --warmup N          untimed runs before --bench's timed ones (default 10)
+//   --profile [N]       after the run, time each kernel (NAME_time_kernels: N runs outside the CUDA
+//                       graph, default 10, CUDA events around each kernel, medians) and print a table
+//                       keyed to report.json's kernel ids: family, measured us, the cost model's
+//                       estimate, their ratio, the share of the total, the fraction of the kernel's
+//                       roofline bound it achieves, the tactic; kernels above 5 us under 20% of their
+//                       bound are flagged (runtime/profile.h)
+//   --export-times F    with --profile (or alone: --profile 10), the same as JSON into F
+//                       (schema "modelc-times/1", runtime/profile.h; `modelc report DIR --times F`)
 //   --compare-dir DIR   compare each output with DIR/<same file name>.npy (max_abs, max_rel,
 //                       relative L2, mismatches, PASS/FAIL; see compare.h; a bfloat16 output as
 //                       float32, against a float32 file), with --rtol R
@@ -67,6 +76,7 @@
 #include "device.h"
 #include "model_api.h"
 #include "npy.h"
+#include "profile.h"
 
 namespace mc_cli {
 
@@ -91,14 +101,20 @@ struct Args {
   std::string weights;              ///< "" : the model's default
   long bench = 0;                   ///< 0: no benchmark
   long warmup = 10;
+  long profile = 0;                 ///< --profile N: runs per kernel time; 0: no profile
+  std::string export_times;         ///< --export-times FILE ("" : none)
   bool help = false;
 };
+
+/// \brief --profile's runs when no N follows it.
+constexpr long kDefaultProfileRuns = 10;
 
 /// \brief The usage text (the program's name in it is `program`).
 inline std::string usage(const std::string& program) {
   return "usage: " + program +
          " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]\n"
-         "       [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
+         "       [--weights FILE] [--bench N] [--warmup N] [--profile [N]] [--export-times FILE.json]\n"
+         "       [--compare-dir DIR] [--rtol R] [--atol A]\n"
          "  --input NAME=FILE   data for input NAME (.npy or ONNX TensorProto .pb); others are seeded random\n"
          "  --output-dir DIR    write each output as DIR/<output name>.npy (default: .)\n"
          "  --seed S            seed of the random inputs (default 0)\n"
@@ -109,6 +125,9 @@ inline std::string usage(const std::string& program) {
          "                      (default: NAME_weights.bin next to the executable)\n"
          "  --bench N           time N runs (CUDA graph replays): median, p10, p90 latency\n"
          "  --warmup N          untimed runs before the timed ones (default 10)\n"
+         "  --profile [N]       time each kernel: N runs outside the CUDA graph (default 10), medians,\n"
+         "                      beside the cost model's estimates and the kernels' roofline bounds\n"
+         "  --export-times F    the --profile table as JSON into F (implies --profile)\n"
          "  --compare-dir DIR   compare each output with DIR/<output name>.npy\n"
          "  --rtol R, --atol A  mismatch when |got - expected| > A + R * |expected| (default 1e-3, 1e-5)\n"
          "exit codes: 0 ok, 1 usage or bad input file, 2 runtime/CUDA error, 3 comparison failed\n";
@@ -202,8 +221,14 @@ inline Args parse_args(int argc, char** argv) {
       a.help = true;
       continue;
     }
+    if (opt == "--profile") {  // an optional value: --profile, --profile N, --profile=N
+      const bool next_is_count = !has_value && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
+      if (next_is_count) value = argv[++i];
+      a.profile = has_value || next_is_count ? detail::parse_long(opt, value, 1, 1000000L) : kDefaultProfileRuns;
+      continue;
+    }
     static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights", "--bench",
-                                          "--warmup", "--compare-dir", "--rtol", "--atol", "--batch"};
+                                          "--warmup", "--compare-dir", "--rtol", "--atol", "--batch", "--export-times"};
     bool known = false;
     for (const char* k : kValued) known = known || opt == k;
     if (!known) {
@@ -226,6 +251,10 @@ inline Args parse_args(int argc, char** argv) {
     } else if (opt == "--weights") {
       if (value.empty()) detail::usage_fail("--weights is empty");
       a.weights = value;
+    } else if (opt == "--export-times") {
+      if (value.empty()) detail::usage_fail("--export-times is empty");
+      a.export_times = value;
+
     } else if (opt == "--seed") {
       a.seed = detail::parse_u64(opt, value);
     } else if (opt == "--device") {
@@ -244,6 +273,7 @@ inline Args parse_args(int argc, char** argv) {
       have_atol = true;
     }
   }
+  if (!a.export_times.empty() && a.profile == 0) a.profile = kDefaultProfileRuns;
   if ((have_rtol || have_atol) && a.compare_dir.empty() && !a.help) {
     detail::usage_fail(std::string(have_rtol ? "--rtol" : "--atol") + " needs --compare-dir DIR");
   }
@@ -562,7 +592,38 @@ inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const
   return b;
 }
 
-inline int run(const Model& m, const Args& args) {
+// --profile: each kernel of the profile that runs `batch` timed (NAME_time_kernels) on the host
+// inputs `in`; prints the table and writes --export-times' JSON.
+inline void profile_kernels(const Context& c, const Args& args, const std::vector<const void*>& in, int64_t batch,
+                            const Estimates* estimates) {
+  const Model& m = c.m;
+  const int p = m.profile_for_batch ? m.profile_for_batch(batch) : 0;
+  const int n = m.num_kernels ? m.num_kernels(p) : -1;
+  if (!m.time_kernels || !m.kernel_id || n < 0) {
+    throw Failure{kExitRuntime, std::string("--profile: the library of '") + m.name + "' cannot time its kernels"};
+  }
+  std::vector<std::string> ids;
+  for (int k = 0; k < n; ++k) ids.push_back(m.kernel_id(p, k) ? m.kernel_id(p, k) : "?");
+  std::vector<float> us(static_cast<std::size_t>(n > 0 ? n : 1), 0.0f);
+  if (const int rc = m.time_kernels(c.ctx, batch, in.data(), static_cast<int>(args.profile), us.data())) {
+    c.fail(std::string(m.name) + "_time_kernels", rc);
+  }
+  us.resize(static_cast<std::size_t>(n));
+  ProfileReport r = make_profile_report(m.name, ids, us, estimates, p, device_facts(args.device));
+  r.batch = batch;
+  r.runs = static_cast<int>(args.profile);
+  std::printf("%s", profile_text(r).c_str());
+  if (!args.export_times.empty()) {
+    try {
+      mc_npy::write_file_atomic(args.export_times, profile_json(r));
+    } catch (const mc_npy::Error& e) {
+      throw Failure{kExitRuntime, std::string("--export-times: ") + e.what()};
+    }
+    std::printf("  -> %s\n", args.export_times.c_str());
+  }
+}
+
+inline int run(const Model& m, const Args& args, const Estimates* estimates = nullptr) {
   // 1. Everything read from files first: a bad file stops the program before any work or output.
   std::vector<std::string> sources;
   int64_t batch = 0;
@@ -641,6 +702,9 @@ inline int run(const Model& m, const Args& args) {
                 b.min, b.mean);
   }
 
+  // 3b. Per-kernel times.
+  if (args.profile > 0) profile_kernels(c, args, in_ptr, batch, estimates);
+
   // 4. Outputs, each written atomically.
   make_dirs(args.output_dir);
   std::printf("outputs\n");
@@ -676,8 +740,9 @@ inline int run(const Model& m, const Args& args) {
 }  // namespace detail
 
 /// \brief The whole program: parses argv, runs the model, writes/compares outputs; returns the
-/// exit code (see the file comment). Errors go to stderr as "error: ...".
-inline int main(int argc, char** argv, const Model& m) {
+/// exit code (see the file comment). Errors go to stderr as "error: ...". `estimates`: the cost
+/// model's view of the kernels (NAME_main.cu's table) that --profile prints beside the times.
+inline int main(int argc, char** argv, const Model& m, const Estimates* estimates = nullptr) {
   const std::string program = argc > 0 && argv[0] ? argv[0] : m.name;
   try {
     Args args;
@@ -691,7 +756,7 @@ inline int main(int argc, char** argv, const Model& m) {
       std::printf("%s: the model '%s' compiled by modelc\n%s", program.c_str(), m.name, usage(program).c_str());
       return kExitOk;
     }
-    return detail::run(m, args);
+    return detail::run(m, args, estimates);
   } catch (const Failure& f) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", f.message.c_str());

@@ -106,6 +106,22 @@ inline int cuda_fail(Status& s, cudaError_t e, const char* expr, const char* fil
 /// \brief MC_LAUNCH on stream `s` (a kernel on one of the context's other streams).
 #define MC_LAUNCH_ON(s, ...) MC_CHECK(::mc::launch_on(s, __VA_ARGS__))
 
+/// \brief Before and after the launches of kernel `k` (its index in the profile) on stream `s`, in
+/// an enqueue function: the run's probe sees the kernel (mc::Probe); nothing happens without one,
+/// as in every run the CUDA graph captured.
+#define MC_KERNEL_BEGIN(k, s)                                                                    \
+  do {                                                                                          \
+    if (mc_bindings.probe) {                                                                    \
+      if (const int mc_probe_error_ = mc_bindings.probe->begin(mc_status, k, s)) return mc_probe_error_; \
+    }                                                                                           \
+  } while (0)
+#define MC_KERNEL_END(k, s)                                                                      \
+  do {                                                                                          \
+    if (mc_bindings.probe) {                                                                    \
+      if (const int mc_probe_error_ = mc_bindings.probe->end(mc_status, k, s)) return mc_probe_error_; \
+    }                                                                                           \
+  } while (0)
+
 namespace mc {
 
 /// mc::launch with the stream first (what MC_LAUNCH expands to).
@@ -114,6 +130,18 @@ inline cudaError_t launch_on(cudaStream_t stream, void (*kernel)(KArgs...), dim3
                              size_t dynamic_smem_bytes, Args&&... args) {
   return launch(kernel, grid, block, dynamic_smem_bytes, stream, std::forward<Args>(args)...);
 }
+
+/// \brief Sees a run kernel by kernel: the enqueue functions call begin before a kernel's launches
+/// and end after them (MC_KERNEL_BEGIN / MC_KERNEL_END, on the kernel's stream) when
+/// Bindings::probe is set. Only the runs outside the CUDA graph set it (Context::time_kernels and
+/// run_taps): a captured graph has none of it, so the normal run pays nothing for it. `kernel` is
+/// the kernel's index in its profile (Profile::kernel_ids).
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual int begin(Status& mc_status, int kernel, cudaStream_t stream) = 0;
+  virtual int end(Status& mc_status, int kernel, cudaStream_t stream) = 0;
+};
 
 /// \brief The buffers a run reads and writes (what the emitted code's pointers are built from).
 struct Bindings {
@@ -128,6 +156,8 @@ struct Bindings {
   /// on, streams[1..] the context's own; events[] the context's events (disable-timing).
   const cudaStream_t* streams = nullptr;
   const cudaEvent_t* events = nullptr;
+  /// A run kernel by kernel (outside the CUDA graph): who sees each kernel; null otherwise.
+  Probe* probe = nullptr;
 };
 
 /// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
@@ -159,6 +189,8 @@ struct Profile {
   int num_streams;        ///< the caller's and num_streams - 1 of the context's own (schedule/streams.h)
   int num_events;
   PrepareFn prepare;      ///< null when no kernel needs preparing
+  int num_kernels;        ///< the kernels enqueue runs, in order
+  const char* const* kernel_ids;  ///< their ids (report.json's "id": "k7"), num_kernels of them
 };
 
 /// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
@@ -349,6 +381,14 @@ class Context {
   int run_host_batch(int64_t batch, const void* const* inputs, void* const* outputs) {
     status_.clear();
     return guarded(status_, [&] { return run_host_impl(batch, inputs, outputs); });
+  }
+
+  /// \brief Times each kernel of the profile that runs `batch` items: one untimed run through the
+  /// graph, then `runs` runs outside it on the context's own buffers (host `inputs` copied in),
+  /// kernel by kernel (KernelTimer); us[k] gets kernel k's median in microseconds.
+  int time_kernels(int64_t batch, const void* const* inputs, int runs, float* us) {
+    status_.clear();
+    return guarded(status_, [&] { return time_kernels_impl(batch, inputs, runs, us); });
   }
 
  private:
@@ -661,6 +701,100 @@ class Context {
     r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
     if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Runs profile p's enqueue function directly on the context's own buffers with `probe` seeing
+  // each kernel, and waits for it (the join brings every stream's work back to stream_).
+  int run_probed(int p, Probe* probe) {
+    Status& mc_status = status_;
+    streams_[0] = stream_;
+    const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_),
+                     own_inputs_.data(), own_outputs_.data(), sm_, streams_.data(), events_.data(), probe};
+    const int r = model_.profiles[p].enqueue(status_, b, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Copies host `inputs` at `batch` into the context's buffers for a run of profile *p (chosen for
+  // the batch) outside the graph.
+  int prepare_probed_run(int64_t batch, const void* const* inputs, int* p) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = choose_profile(batch, p);
+    if (r == kOk && model_.num_inputs > 0 && !inputs) r = status_.fail(kBadArgument, "the inputs array is null");
+    for (int i = 0; r == kOk && i < model_.num_inputs; ++i) {
+      if (!inputs[i] && bytes_at(model_, model_.inputs[i], batch) > 0) {
+        r = status_.fail(kBadArgument, "input " + std::to_string(i) + " ('" + model_.inputs[i].name + "') is a null pointer");
+      }
+    }
+    if (r != kOk) return r;
+    r = copy_in(batch, model_.profiles[*p].batch, inputs, cudaMemcpyHostToDevice, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Two CUDA events around each kernel on its stream, waited for at its end, so the next kernel
+  // starts on an idle device: each time is the kernel's own launches.
+  class KernelTimer : public Probe {
+   public:
+    ~KernelTimer() override {
+      if (start_) cudaEventDestroy(start_);
+      if (stop_) cudaEventDestroy(stop_);
+    }
+    int init(Status& mc_status, int kernels) {
+      MC_CHECK(cudaEventCreate(&start_));
+      MC_CHECK(cudaEventCreate(&stop_));
+      us_.assign(static_cast<size_t>(kernels), {});
+      return kOk;
+    }
+    int begin(Status& mc_status, int, cudaStream_t stream) override {
+      MC_CHECK(cudaEventRecord(start_, stream));
+      return kOk;
+    }
+    int end(Status& mc_status, int kernel, cudaStream_t stream) override {
+      MC_CHECK(cudaEventRecord(stop_, stream));
+      MC_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      MC_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      if (kernel >= 0 && static_cast<size_t>(kernel) < us_.size()) us_[static_cast<size_t>(kernel)].push_back(ms * 1000.0f);
+      return kOk;
+    }
+    // Kernel k's median (the mean of the middle two of an even count; 0 when it never ran).
+    float median(size_t k) const {
+      std::vector<float> t = us_[k];
+      if (t.empty()) return 0;
+      std::sort(t.begin(), t.end());
+      const size_t n = t.size();
+      return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
+    }
+
+   private:
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+    std::vector<std::vector<float>> us_;
+  };
+
+  int time_kernels_impl(int64_t batch, const void* const* inputs, int runs, float* us) {
+    Status& mc_status = status_;
+    if (runs < 1) return status_.fail(kBadArgument, "time_kernels: runs is " + std::to_string(runs) + " (at least 1)");
+    if (!us) return status_.fail(kBadArgument, "time_kernels: the times array is null");
+    int r = check_ready();
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    int p = -1;
+    r = prepare_probed_run(batch, inputs, &p);
+    if (r != kOk) return r;
+    // An untimed run first: the kernels' first launches (module loading, cold caches) are not timed.
+    MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream_));
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    KernelTimer timer;
+    r = timer.init(status_, model_.profiles[p].num_kernels);
+    for (int i = 0; r == kOk && i < runs; ++i) r = run_probed(p, &timer);
+    if (r != kOk) return r;
+    for (int k = 0; k < model_.profiles[p].num_kernels; ++k) us[k] = timer.median(static_cast<size_t>(k));
     return kOk;
   }
 

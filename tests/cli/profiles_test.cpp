@@ -166,8 +166,12 @@ TEST_CASE("profiles: one schedule per batch, one weights blob, the batched tenso
   CHECK_FALSE(files.count("m_part0.cu"));
   const std::string& cu = files.at("m.cu");
   CHECK(has(cu, "const mc::Profile kProfiles[] = {"));
-  CHECK(has(cu, "{1, " + std::to_string(s1.arena_bytes) + "u, m_b1_enqueue, 1, 0, nullptr},"));
-  CHECK(has(cu, "{4, " + std::to_string(s4.arena_bytes) + "u, m_b4_enqueue, 1, 0, nullptr},"));
+  // Each profile's kernels and their ids (NAME_kernel_id, --profile).
+  CHECK(has(cu, "{1, " + std::to_string(s1.arena_bytes) + "u, m_b1_enqueue, 1, 0, nullptr, " +
+                    std::to_string(s1.kernels.size()) + ", kKernelIds0},"));
+  CHECK(has(cu, "{4, " + std::to_string(s4.arena_bytes) + "u, m_b4_enqueue, 1, 0, nullptr, " +
+                    std::to_string(s4.kernels.size()) + ", kKernelIds1},"));
+  CHECK(has(cu, "const char* const kKernelIds1[] = {\"" + s4.kernels.front().id + "\""));
   CHECK(has(cu, "int m_run_batch(m_ctx* ctx, int64_t batch,"));
   CHECK(has(files.at("m_b4.cu"), "extern \"C\" __global__ void"));
   CHECK(has(files.at("m_b4.cu"), "m_b4_k0("));

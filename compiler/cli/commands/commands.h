@@ -36,6 +36,7 @@ void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
 void register_verify(CLI::App& app, RunFn& run);
 void register_resources(CLI::App& app, RunFn& run);
+void register_report(CLI::App& app, RunFn& run);
 void register_passes(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.

@@ -102,6 +102,20 @@ int tiny_mlp_profile_for_batch(int64_t batch);
 int tiny_mlp_input_batched(int i);
 int tiny_mlp_output_batched(int i);
 
+/// \brief The kernels of batch profile p (0 in a model without batch profiles), in the order a run
+/// launches them: how many (-1 when p is out of range), and kernel k's id (report.json's "id", "k7";
+/// null when p or k is out of range).
+int tiny_mlp_num_kernels(int p);
+const char* tiny_mlp_kernel_id(int p, int k);
+
+/// \brief Times each kernel of the batch profile that runs `batch` items (tiny_mlp_profile_for_batch):
+/// one untimed run, then `runs` runs outside the CUDA graph on the context's own buffers (host
+/// `inputs` at that batch, copied in as tiny_mlp_run_host_batch does), each kernel between two CUDA
+/// events on its stream and waited for before the next one starts. us[k] gets kernel k's median in
+/// microseconds (tiny_mlp_num_kernels(profile) values). On the host emulation they are host times.
+/// The program's --profile prints them beside the cost model's estimates.
+int tiny_mlp_time_kernels(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, int runs, float* us);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -152,6 +152,9 @@ def _c_api():
         "profile_for_batch": (c.c_int, [c.c_int64]),
         "input_batched": (c.c_int, [c.c_int]),
         "output_batched": (c.c_int, [c.c_int]),
+        "num_kernels": (c.c_int, [c.c_int]),
+        "kernel_id": (c.c_char_p, [c.c_int, c.c_int]),
+        "time_kernels": (c.c_int, [c.c_void_p, c.c_int64, pp, c.c_int, c.POINTER(c.c_float)]),
     }
 
 
