@@ -158,6 +158,9 @@ void add_embedding_files(const EmbedInfo& info, const fs::path& embed_dir, std::
   std::map<std::string, std::string> py = v;
   py["C_API"] = python_prototypes(ApiModel{n, info.weights_file, false, 1});
   files[n + ".py"] = render_embed_template(embed_dir, "model.py", py);
+  std::map<std::string, std::string> dk = v;
+  dk["WEIGHTS_FILE"] = info.weights_file ? "True" : "False";
+  files[n + "_dask.py"] = render_embed_template(embed_dir, "model_dask.py", dk);
 
   std::map<std::string, std::string> rd = v;
   std::string table;

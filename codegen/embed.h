@@ -7,12 +7,14 @@
 //   NAME_emu.pc      pkg-config of the emulated library (make emu-so / make emu-lib)
 //   NAME.map         the linker version script of the shared libraries: the C API is exported
 //   NAME.py          the Python module: ctypes over libNAME.so / libNAME_emu.so, numpy, DLPack
+//   NAME_dask.py     NAME.py on a Dask cluster: a worker plugin (the model once per worker), predict()
+//                    over dask arrays or .npy files, python3 -m NAME_dask (docs/CLUSTER.md)
 //   README.md        the folder's own guide: build, and the three ways to link
 // The texts are rendered from the data folder's embed/ (CMakeLists.txt.in, model.pc.in,
-// model_emu.pc.in, model.map.in, model.py, README.md.in) with @NAME@-style placeholders; NAME.py's
-// ctypes prototypes come from the table of the C API (codegen/c_api.h). Nothing in them depends on
-// more than the model's name, source, archs, files and tensors: the wrappers read shapes and dtypes
-// from the C API's metadata functions at run time.
+// model_emu.pc.in, model.map.in, model.py, model_dask.py, README.md.in) with @NAME@-style
+// placeholders; NAME.py's ctypes prototypes come from the table of the C API (codegen/c_api.h).
+// Nothing in them depends on more than the model's name, source, archs, files and tensors: the
+// wrappers read shapes, dtypes and batch profiles from the C API's functions at run time.
 #pragma once
 
 #include <filesystem>
@@ -34,7 +36,8 @@ struct EmbedInfo {
   std::vector<ModelTensor> inputs, outputs;
 };
 
-/// \brief Adds CMakeLists.txt, NAME.pc, NAME_emu.pc, NAME.map, NAME.py and README.md to `files`.
+/// \brief Adds CMakeLists.txt, NAME.pc, NAME_emu.pc, NAME.map, NAME.py, NAME_dask.py and README.md to
+/// `files`.
 /// `embed_dir` holds the templates (the data folder's embed/); Error when one is missing.
 void add_embedding_files(const EmbedInfo& info, const std::filesystem::path& embed_dir,
                          std::map<std::string, std::string>& files);

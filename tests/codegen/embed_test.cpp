@@ -42,7 +42,8 @@ TEST_CASE("embed: the folder's embedding files") {
   EmitOptions o;
   o.source = "/x/sample.onnx";
   const auto files = render_model(s, o);
-  for (const char* f : {"CMakeLists.txt", "sample.pc", "sample_emu.pc", "sample.map", "sample.py", "README.md"}) {
+  for (const char* f :
+       {"CMakeLists.txt", "sample.pc", "sample_emu.pc", "sample.map", "sample.py", "sample_dask.py", "README.md"}) {
     REQUIRE_MESSAGE(files.count(f), f);
     const std::string& text = files.at(f);
     const bool filled = !has(text, "@NAME@") && !has(text, "@SOURCE@") && !has(text, "@ARCHS@");
@@ -67,6 +68,14 @@ TEST_CASE("embed: the folder's embedding files") {
   CHECK_FALSE(has(emu, "MODELC_HOST_EMULATION"));  // nothing to define
   CHECK(has(files.at("sample.map"), "global:\n    sample_*;\n  local:\n    *;"));
   CHECK(has(files.at("sample.py"), "NAME = \"sample\"\n"));
+  // NAME_dask.py: the model's name, and Dask imported only where it is used (NAME.py needs none).
+  const std::string& dk = files.at("sample_dask.py");
+  CHECK(has(dk, "NAME = \"sample\"\n"));
+  CHECK(has(dk, "python3 -m sample_dask --scheduler"));
+  CHECK(has(dk, "\nWEIGHTS_FILE = False  #"));
+  CHECK_FALSE(has(dk, "\nimport dask"));
+  CHECK_FALSE(has(dk, "\nfrom distributed"));
+  CHECK(has(cm, "${_mc_dir}/sample.py ${_mc_dir}/sample_dask.py DESTINATION"));
   // README.md: the model's tensors and the three ways in.
   const std::string& rd = files.at("README.md");
   CHECK(has(rd, "| input | `x` | float32[2x3x4] |\n| output | `y` | float32[6x4] |"));
@@ -102,6 +111,8 @@ TEST_CASE("embed: parts, --weights-file and odd names") {
   CHECK(has(cm, "set(_mc_weights_embedded OFF)"));
   // The source's name reaches comments and a Python docstring only as harmless text.
   CHECK(has(files.at("sample.py"), "from we_ird__x__name_.onnx"));
+  CHECK(has(files.at("sample_dask.py"), "from we_ird__x__name_.onnx"));
+  CHECK(has(files.at("sample_dask.py"), "\nWEIGHTS_FILE = True  #"));  // the workers get the .bin too
   CHECK(has(files.at("README.md"), "compiled with `--weights-file`"));
   CHECK(has(files.at("README.md"), "sample_create_with_weights(&ctx, 0, path)"));
 }

@@ -5,6 +5,7 @@
                                     # libtiny_mlp_emu.so when the environment has MODELC_EMULATION=1
     y = m(x)                        # numpy in, numpy out (a tuple when the model has several outputs)
     ys = m.run({"input": x})        # by name: a dict {output name: array}
+    ys = m.run_batch(3, [x3])       # batch profiles (--batch 1,4,8): 3 items, on the profile of 4
 
 The inputs' dtypes and shapes are the model's (m.inputs, m.outputs: name, dtype, shape); a wrong
 dtype, a wrong shape, a missing or unknown input raise tiny_mlp.InputError (a ValueError; a wrong
@@ -510,6 +511,12 @@ class Model(object):
         self.inputs = _tensors(self._api, "input")
         self.outputs = _tensors(self._api, "output")
         self.workspace_bytes = int(self._api["workspace_bytes"]())
+        # Batch profiles (--batch 1,8,32): their batches, ascending (one, the compiled batch, without), and
+        # which tensors carry the batch in their first dim (shape[0] / batches[-1] * batch at a batch).
+        profiles = self._api["num_profiles"]()
+        self.batches = tuple(int(self._api["profile_batch"](p)) for p in range(profiles))
+        self.input_batched = tuple(self._api["input_batched"](i) == 1 for i in range(len(self.inputs)))
+        self.output_batched = tuple(self._api["output_batched"](i) == 1 for i in range(len(self.outputs)))
         ctx = ctypes.c_void_p()
         create_with_weights = self._api.get("create_with_weights")  # only with --weights-file
         if create_with_weights is not None:
@@ -597,6 +604,38 @@ class Model(object):
                                  % type(feeds).__name__)
         return dict(zip(self.output_names, self._run(feeds, out, stream)))
 
+    def run_batch(self, batch, feeds, out=None):
+        """Runs `batch` items on host arrays ({input name: array}, or a sequence in input order) and returns
+        {output name: array}, through tiny_mlp_run_host_batch: with batch profiles (--batch 1,8,32) any batch
+        from 1 to the largest, on the smallest profile that holds it (the inputs padded, the outputs
+        trimmed); a batched tensor (input_batched, output_batched) has shape[0] / batches[-1] * batch rows.
+        A model compiled for one batch runs that batch only (InputError for another)."""
+        batch = int(batch)
+        if batch < 1 or self._api["profile_for_batch"](batch) < 0:
+            raise InputError("batch %d: %s runs batch%s %s" % (batch, NAME, "es" if len(self.batches) > 1 else "",
+                                                               ", ".join(str(b) for b in self.batches)))
+        if not isinstance(feeds, dict):
+            if not isinstance(feeds, (list, tuple)) or len(feeds) != len(self.inputs):
+                raise InputError("run_batch() takes a dict {input name: array} or a list of %d arrays in input "
+                                 "order (%s)" % (len(self.inputs), self._input_list()))
+            feeds = {t.name: a for t, a in zip(self.inputs, feeds)}
+        values = self._ordered(feeds)
+        if any(is_device_array(v) for v in values):
+            raise InputError("run_batch() takes host arrays (numpy): device tensors run at the largest batch, "
+                             "through m(...) or m.run()")
+        return dict(zip(self.output_names, self._run_host(values, self._out_list(out), batch)))
+
+    def _at_batch(self, batch):
+        """The inputs and outputs as they are at `batch` (None: the largest)."""
+        if batch is None:
+            return self.inputs, self.outputs
+        largest = self.batches[-1]
+
+        def at(t, batched):
+            return t._replace(shape=(t.shape[0] // largest * batch,) + t.shape[1:]) if batched else t
+        return ([at(t, b) for t, b in zip(self.inputs, self.input_batched)],
+                [at(t, b) for t, b in zip(self.outputs, self.output_batched)])
+
     def _input_list(self):
         return ", ".join("'%s' %s" % (t.name, t) for t in self.inputs) or "none"
 
@@ -649,10 +688,11 @@ class Model(object):
         return self._run_host(values, outs)
 
     # Host memory: tiny_mlp_run_host copies in, runs, copies out, and returns when done.
-    def _run_host(self, values, outs):
-        arrays = [_host_input(t, v) for t, v in zip(self.inputs, values)]
+    def _run_host(self, values, outs, batch=None):
+        inputs, outputs = self._at_batch(batch)
+        arrays = [_host_input(t, v) for t, v in zip(inputs, values)]
         results = []
-        for t, o in zip(self.outputs, outs):
+        for t, o in zip(outputs, outs):
             if o is None:
                 results.append(np.empty(t.shape, dtype=t.numpy_dtype))
                 continue
@@ -669,9 +709,12 @@ class Model(object):
         outp = (ctypes.c_void_p * max(1, len(results)))(*[r.ctypes.data for r in results])
         with self._lock:
             self._check_ctx()
-            rc = self._api["run_host"](self._ctx, ins, outp)
+            if batch is None:
+                rc = self._api["run_host"](self._ctx, ins, outp)
+            else:
+                rc = self._api["run_host_batch"](self._ctx, batch, ins, outp)
             if rc != 0:
-                self._fail("run_host", rc)
+                self._fail("run_host" if batch is None else "run_host_batch(%d)" % batch, rc)
         return results
 
     # Device memory: tiny_mlp_run enqueues on the stream, by pointer, without a copy.
