@@ -234,6 +234,7 @@ std::string python_prototypes(const ApiModel& m) {
       {"int64_t", "c.c_int64"},
       {"size_t", "c.c_size_t"},
       {"const char*", "c.c_char_p"},
+      {"char*", "c.c_char_p"},
       {"const int64_t*", "c.POINTER(c.c_int64)"},
       {"float*", "c.POINTER(c.c_float)"},
       {"void*", "c.c_void_p"},

@@ -279,6 +279,94 @@ std::string header_file(const Model& m, const fs::path& embed) {
                                 {"DECLARATIONS", api_declarations(api_model(m))}});
 }
 
+// Profile `p`'s taps (runtime.h TapInfo): every output view of every kernel, in order, as the
+// graph's value and where the kernel stores it; *count gets how many.
+std::string tap_table(const Schedule& s, int p, int* count) {
+  const std::string n = std::to_string(p);
+  std::string dims, taps;
+  int64_t at = 0;
+  *count = 0;
+  for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+    for (const TensorView& v : s.kernels[k].outputs) {
+      if (v.dtype == DType::undefined) continue;  // an absent optional output
+      if (v.space != Space::arena && v.space != Space::output) {
+        throw Error("internal: kernel " + s.kernels[k].id + " writes '" + v.value + "' outside the arena and the outputs");
+      }
+      std::vector<int64_t> strides = v.strides;
+      if (strides.size() != v.shape.size()) {  // dense: C order
+        strides.assign(v.shape.size(), 1);
+        for (std::size_t d = v.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * v.shape[d];
+      }
+      std::string shape_text, stride_text;
+      for (std::size_t d = 0; d < v.shape.size(); ++d) {
+        if (strides[d] < 0) throw Error("internal: kernel " + s.kernels[k].id + " writes '" + v.value + "' with a negative stride");
+        shape_text += std::to_string(v.shape[d]) + ", ";
+        stride_text += std::to_string(strides[d]) + ", ";
+      }
+      const int64_t rank = static_cast<int64_t>(v.shape.size());
+      if (rank > 0) dims += "    " + shape_text + stride_text + " // t" + std::to_string(*count) + ": shape, strides\n";
+      taps += "    {" + std::to_string(k) + ", " + c_string(v.value) + ", " + std::to_string(static_cast<int>(v.dtype)) + ", " +
+              std::to_string(rank) + ", kTapDims" + n + " + " + std::to_string(at) + ", kTapDims" + n + " + " +
+              std::to_string(at + rank) + ", " + (v.space == Space::output ? "mc::kTapOutput, " : "mc::kTapArena, ") +
+              std::to_string(v.space == Space::output ? v.index : 0) + ", " + std::to_string(v.offset) + "u},  // " +
+              comment(s.kernels[k].id) + "\n";
+      at += 2 * rank;
+      ++*count;
+    }
+  }
+  std::string r = "const int64_t kTapDims" + n + "[] = {\n" + (dims.empty() ? "    0,  // none\n" : dims) + "};\n";
+  r += "const mc::TapInfo kTaps" + n + "[] = {\n" +
+       (taps.empty() ? "    {-1, \"\", 0, 0, kTapDims" + n + ", kTapDims" + n + ", mc::kTapArena, 0, 0u},  // none\n" : taps) +
+       "};\n";
+  return r;
+}
+
+// NAME_self_test.h (embed/model_self_test.h.in): the self-test's data as byte arrays, or none.
+std::string self_test_file(const Model& m, const fs::path& embed) {
+  const std::string& n = m.name;
+  const std::optional<SelfTestData>& st = m.o.self_test;
+  std::string data, self_test;
+  if (!st) {
+    self_test = "nullptr, nullptr, 0, 0, 0, " + c_string(m.o.no_self_test);
+    return render_embed_template(embed, "model_self_test.h.in",
+                                 {{"NAME", n}, {"ABOUT", comment(m.o.no_self_test)}, {"DATA", ""}, {"SELF_TEST", self_test}});
+  }
+  auto bytes = [&](const std::string& array, const Tensor& t, const ModelTensor& mt, const char* what) {
+    if (t.dtype() != mt.dtype || t.shape() != mt.shape) {
+      throw Error("internal: the self-test's " + std::string(what) + " '" + mt.name + "' is " + type_text(t.dtype(), t.shape()) +
+                  ", the model's " + type_text(mt.dtype, mt.shape));
+    }
+    std::string a = "// " + std::string(what) + " " + comment("'" + mt.name + "' " + type_text(mt.dtype, mt.shape)) + ", " +
+                    std::to_string(t.nbytes()) + " bytes\nconst unsigned char " + array + "[] = {";
+    const uint8_t* p = t.raw();
+    for (std::size_t i = 0; i < t.nbytes(); ++i) {
+      char b[8];
+      std::snprintf(b, sizeof b, "0x%02x,", p[i]);
+      a += std::string(i % 16 == 0 ? "\n    " : " ") + b;
+    }
+    return a + (t.nbytes() == 0 ? "0};  // empty\n" : "\n};\n");
+  };
+  if (st->inputs.size() != m.s.inputs.size() || st->outputs.size() != m.s.outputs.size()) {
+    throw Error("internal: the self-test's data have other inputs or outputs than the model");
+  }
+  std::string inputs, outputs;
+  for (std::size_t i = 0; i < st->inputs.size(); ++i) {
+    data += bytes("kSelfTestInput" + std::to_string(i), st->inputs[i], m.s.inputs[i], "input");
+    inputs += (inputs.empty() ? "" : ", ") + std::string("kSelfTestInput") + std::to_string(i);
+  }
+  for (std::size_t i = 0; i < st->outputs.size(); ++i) {
+    data += bytes("kSelfTestOutput" + std::to_string(i), st->outputs[i], m.s.outputs[i], "output");
+    outputs += (outputs.empty() ? "" : ", ") + std::string("kSelfTestOutput") + std::to_string(i);
+  }
+  data += "const unsigned char* const kSelfTestInputs[] = {" + (inputs.empty() ? "nullptr" : inputs) + "};\n";
+  data += "const unsigned char* const kSelfTestOutputs[] = {" + (outputs.empty() ? "nullptr" : outputs) + "};\n";
+  char tolerance[96];
+  std::snprintf(tolerance, sizeof tolerance, "%g, %g, %g", st->rtol, st->atol, st->max_rel_l2);
+  self_test = "kSelfTestInputs, kSelfTestOutputs, " + std::string(tolerance) + ", " + c_string(st->about);
+  return render_embed_template(embed, "model_self_test.h.in",
+                               {{"NAME", n}, {"ABOUT", comment(st->about)}, {"DATA", data + "\n"}, {"SELF_TEST", self_test}});
+}
+
 // NAME.cu (embed/model.cu.in): the kernels of a single profile that fits (else the declarations of
 // the files that hold them), the tables of the model's tensors and profiles, its mc::ModelInfo and
 // the definitions of the C API.
@@ -379,10 +467,13 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
     std::string list;
     for (const Kernel& k : u.s->kernels) list += (list.empty() ? "" : ", ") + c_string(k.id);
     kernel_tables += "const char* const " + ids + "[] = {" + (list.empty() ? "nullptr};  // none\n" : list + "};\n");
+    int taps = 0;
+    kernel_tables += tap_table(*u.s, static_cast<int>(i), &taps);
     profiles += "    {" + std::to_string(u.batch) + ", " + std::to_string(u.s->arena_bytes) + "u, " + u.prefix +
                 "_enqueue, " + std::to_string(u.s->streams) + ", " + std::to_string(u.s->events) + ", " +
                 (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + ", " +
-                std::to_string(u.s->kernels.size()) + ", " + ids + "},\n";
+                std::to_string(u.s->kernels.size()) + ", " + ids + ", " + std::to_string(taps) + ", kTaps" +
+                std::to_string(i) + "},\n";
   }
   char sum[32];
   std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));
@@ -704,6 +795,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
   files[n + ".h"] = header_file(m, embed);
   files[n + "_weights.h"] = weights_header(m, weight_names, embed);
   files[n + "_main.cu"] = cli_file(m, embed);
+  const std::string self_test_name = n + "_self_test.h";  // data: written as they are, not formatted
   if (!o.weights_file) files[n + "_weights.S"] = weights_asm(m, embed);
   if (o.format) {
     // One file per task: libFormat takes a while on big models; the results do not depend on it.
@@ -711,13 +803,15 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     for (auto& [name, text] : files) {
       const bool code = (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) ||
                         (name.size() > 2 && name.compare(name.size() - 2, 2, ".h") == 0);
-      if (!code) continue;
+      if (!code || name == self_test_name) continue;
       const std::string* in = &text;
       const std::string* file = &name;
       formatted.emplace_back(&text, std::async(std::launch::async, [in, file] { return format_source(*in, *file); }));
     }
     for (auto& [text, f] : formatted) *text = f.get();
   }
+
+  files[self_test_name] = self_test_file(m, embed);
 
   std::string part_list;
   for (const std::string& f : extra_sources) part_list += (part_list.empty() ? "" : " ") + f;

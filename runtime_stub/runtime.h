@@ -58,6 +58,7 @@ enum Code : int {
   kNoDevice = 3,     ///< no device, or its compute capability has no image in the binary
   kOutOfMemory = 4,
   kWeightsFile = 5,
+  kSelfTestFailed = 6,  ///< NAME_self_test: the weights or an output differ from what was compiled
 };
 
 /// \brief The error state of a context: the code and message of the last failure.
@@ -180,6 +181,25 @@ struct TensorInfo {
   int batched = 0;
 };
 
+/// \brief Where a tap's tensor lies when its kernel has run: in the arena, or in a model output.
+enum TapSpace : int { kTapArena = 0, kTapOutput = 1 };
+
+/// \brief A tensor a kernel writes (a tap: Context::run_taps copies it after the kernel), as the
+/// graph's value: its name, dtype and shape, and where the kernel writes its elements (a strided
+/// view: channels-last and padded channels, a slice of an elided Concat's buffer), so the copy is
+/// brought back to the graph's dense layout.
+struct TapInfo {
+  int kernel;             ///< the writer's index in the profile
+  const char* name;       ///< the graph value
+  int dtype;              ///< ONNX TensorProto code
+  int rank;
+  const int64_t* shape;   ///< the value's shape (rank dims)
+  const int64_t* strides; ///< elements between neighbours along each dim, as stored
+  int space;              ///< TapSpace
+  int index;              ///< the output's index (kTapOutput)
+  size_t offset;          ///< bytes from the start of the arena / output
+};
+
 /// \brief One batch profile: the model's kernels planned for one batch size (--batch 1,8,32 gives
 /// three), with its own arena plan, streams and events.
 struct Profile {
@@ -191,6 +211,8 @@ struct Profile {
   PrepareFn prepare;      ///< null when no kernel needs preparing
   int num_kernels;        ///< the kernels enqueue runs, in order
   const char* const* kernel_ids;  ///< their ids (report.json's "id": "k7"), num_kernels of them
+  int num_taps;           ///< the tensors the kernels write, in the order they are written
+  const TapInfo* taps;
 };
 
 /// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
@@ -235,6 +257,24 @@ inline std::string profile_list(const ModelInfo& m) {
   std::string s;
   for (int p = 0; p < m.num_profiles; ++p) s += (p ? ", " : "") + std::to_string(m.profiles[p].batch);
   return s;
+}
+
+/// \brief The bytes of one element of ONNX dtype `code` (0 for a code the runtime does not know).
+inline size_t dtype_bytes(int code) {
+  switch (code) {
+    case 1: case 6: case 12: return 4;   // float32, int32, uint32
+    case 2: case 3: case 9: return 1;    // uint8, int8, bool
+    case 4: case 5: case 10: case 16: return 2;  // uint16, int16, float16, bfloat16
+    case 7: case 11: case 13: return 8;  // int64, float64, uint64
+    default: return 0;
+  }
+}
+
+/// \brief The elements of a tap (the product of its dims).
+inline size_t tap_elements(const TapInfo& t) {
+  size_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= static_cast<size_t>(t.shape[d]);
+  return n;
 }
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
@@ -381,6 +421,20 @@ class Context {
   int run_host_batch(int64_t batch, const void* const* inputs, void* const* outputs) {
     status_.clear();
     return guarded(status_, [&] { return run_host_impl(batch, inputs, outputs); });
+  }
+
+  /// \brief One inference on host pointers kernel by kernel outside the graph (as time_kernels),
+  /// copying each tap of the profile that runs `batch` items (Profile::taps) into taps[t] right
+  /// after its kernel, densely in the graph's layout (null: not copied); the outputs as run_host_batch.
+  int run_taps(int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+    status_.clear();
+    return guarded(status_, [&] { return run_taps_impl(batch, inputs, outputs, taps); });
+  }
+
+  /// \brief The checksum (checksum64) of the weights on the device, as the kernels read them.
+  int device_weights_checksum(uint64_t* sum) {
+    status_.clear();
+    return guarded(status_, [&] { return device_weights_checksum_impl(sum); });
   }
 
   /// \brief Times each kernel of the profile that runs `batch` items: one untimed run through the
@@ -775,6 +829,80 @@ class Context {
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
     std::vector<std::vector<float>> us_;
   };
+
+  // After a kernel, the taps it writes: copied from the device (the stretch of memory their
+  // strides span) and gathered into the caller's buffers in the graph's dense layout.
+  class TapCopier : public Probe {
+   public:
+    TapCopier(const Profile& profile, unsigned char* arena, const std::vector<void*>& outputs, void* const* taps)
+        : profile_(profile), arena_(arena), outputs_(outputs), taps_(taps) {}
+    int begin(Status&, int, cudaStream_t) override { return kOk; }
+    int end(Status& mc_status, int kernel, cudaStream_t stream) override {
+      MC_CHECK(cudaStreamSynchronize(stream));
+      for (int t = 0; t < profile_.num_taps; ++t) {
+        const TapInfo& tap = profile_.taps[t];
+        if (tap.kernel != kernel || !taps_[t]) continue;
+        const size_t esize = dtype_bytes(tap.dtype);
+        const size_t n = tap_elements(tap);
+        if (n == 0) continue;
+        size_t span = 1;  // elements from the first to the last one the strides reach
+        for (int d = 0; d < tap.rank; ++d) span += static_cast<size_t>(tap.shape[d] - 1) * static_cast<size_t>(tap.strides[d]);
+        const unsigned char* base = tap.space == kTapOutput ? static_cast<const unsigned char*>(outputs_[static_cast<size_t>(tap.index)])
+                                                            : arena_;
+        stored_.resize(span * esize);
+        MC_CHECK(cudaMemcpy(stored_.data(), base + tap.offset, span * esize, cudaMemcpyDeviceToHost));
+        unsigned char* out = static_cast<unsigned char*>(taps_[t]);
+        std::vector<int64_t> at(static_cast<size_t>(tap.rank), 0);
+        for (size_t i = 0; i < n; ++i) {  // row-major over the shape, each element from its stride
+          size_t from = 0;
+          for (int d = 0; d < tap.rank; ++d) from += static_cast<size_t>(at[static_cast<size_t>(d)]) * static_cast<size_t>(tap.strides[d]);
+          std::memcpy(out + i * esize, stored_.data() + from * esize, esize);
+          for (int d = tap.rank - 1; d >= 0 && ++at[static_cast<size_t>(d)] == tap.shape[d]; --d) at[static_cast<size_t>(d)] = 0;
+        }
+      }
+      return kOk;
+    }
+
+   private:
+    const Profile& profile_;
+    unsigned char* arena_;
+    const std::vector<void*>& outputs_;
+    void* const* taps_;
+    std::vector<unsigned char> stored_;
+  };
+
+  int run_taps_impl(int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = check_pointers(batch, inputs, outputs);
+    if (r == kOk && !taps) r = status_.fail(kBadArgument, "the taps array is null");
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    int p = -1;
+    r = prepare_probed_run(batch, inputs, &p);
+    if (r != kOk) return r;
+    TapCopier copier(model_.profiles[p], static_cast<unsigned char*>(arena_), own_outputs_, taps);
+    r = run_probed(p, &copier);
+    if (r != kOk) return r;
+    r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  int device_weights_checksum_impl(uint64_t* sum) {
+    Status& mc_status = status_;
+    const int r = check_ready();
+    if (r != kOk) return r;
+    if (!sum) return status_.fail(kBadArgument, "the checksum's pointer is null");
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    std::vector<unsigned char> host(model_.weights_bytes);
+    if (model_.weights_bytes > 0) MC_CHECK(cudaMemcpy(host.data(), weights_, model_.weights_bytes, cudaMemcpyDeviceToHost));
+    *sum = checksum64(host.data(), host.size());
+    return kOk;
+  }
 
   int time_kernels_impl(int64_t batch, const void* const* inputs, int runs, float* us) {
     Status& mc_status = status_;

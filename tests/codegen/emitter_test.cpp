@@ -21,6 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The taps package.cpp tabulates for `s`: every output view of every kernel that exists.
+int taps_of(const Schedule& s) {
+  int n = 0;
+  for (const Kernel& k : s.kernels) {
+    for (const TensorView& v : k.outputs) n += v.dtype != DType::undefined;
+  }
+  return n;
+}
+
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::map<std::string, std::string> read_tree(const fs::path& dir) {
@@ -70,7 +79,8 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   CHECK(has(cu, "MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[" + std::to_string(s.events - 1) + "], 0));"));
   // The one profile's table entry: batch (x's first dim), arena, enqueue, streams, events, prepare.
   CHECK(has(cu, "{2, " + std::to_string(s.arena_bytes) + "u, sample_enqueue, " + std::to_string(s.streams) + ", " +
-                    std::to_string(s.events) + ", nullptr, " + std::to_string(s.kernels.size()) + ", kKernelIds0},"));
+                    std::to_string(s.events) + ", nullptr, " + std::to_string(s.kernels.size()) + ", kKernelIds0, " +
+                    std::to_string(taps_of(s)) + ", kTaps0},"));
   CHECK(has(cu, "// k0 (test_elementwise): Relu 'relu0'"));
   // An entry point per instantiation, named by the model and the kernel id, and its launch.
   CHECK(has(cu, "using sample_k0_t = TestElementwise<1, 24>;\n"));

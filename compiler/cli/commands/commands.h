@@ -180,6 +180,14 @@ struct VerifyOptions {
   LoadFlags load;
   /// For tests: LowerOptions::family_substitutes.
   std::map<std::string, std::string> family_substitutes;
+  /// --layers: the program also writes every tensor each kernel writes (its taps, NAME_run_taps),
+  /// and each is compared with the reference's value of the same tensor after the compile's graph
+  /// stages (at the program's precision), in the order they are written; the first kernel over
+  /// the tolerance is named, and fails the verdict.
+  bool layers = false;
+  /// --folder DIR: check the emitted folder DIR as it is (edited by hand, say): built with its
+  /// Makefile and run, not compiled again; the other flags must be those it was compiled with.
+  std::string folder;
 };
 /// \brief Emits, builds and runs the model and compares its outputs with the reference
 /// interpreter's, printing a line per output to `out`. 0 when every output passes, 1 otherwise;

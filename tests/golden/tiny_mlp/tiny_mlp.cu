@@ -3,8 +3,10 @@
 // 7 kernels; activation arena 4,096 bytes (all activations: 5,376); weights 27,904 bytes in 6 tensors.
 //   input  input  float32[4x32]
 //   output output  float32[4x10]
+#include "runtime/self_test.h"
 #include "runtime/runtime.h"
 #include "tiny_mlp.h"
+#include "tiny_mlp_self_test.h"
 #include "tiny_mlp_weights.h"
 #include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
@@ -234,13 +236,32 @@ const mc::TensorInfo kOutputs[] = {
     {"output", 1, 2, kOutputShape0, 160},
 };
 
-// Each profile's kernels in the order they run (report.json's ids; tiny_mlp_kernel_id, ./tiny_mlp --profile).
+// Each profile's kernels in the order they run (report.json's ids; tiny_mlp_kernel_id, ./tiny_mlp --profile),
+// and its taps: each tensor a kernel writes, as the graph's value (tiny_mlp_run_taps, ./tiny_mlp --taps).
 const char* const kKernelIds0[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6"};
+const int64_t kTapDims0[] = {
+    4, 64, 64, 1,  // t0: shape, strides
+    4, 64, 64, 1,  // t1: shape, strides
+    4, 64, 64, 1,  // t2: shape, strides
+    4, 64, 64, 1,  // t3: shape, strides
+    4, 64, 64, 1,  // t4: shape, strides
+    4, 10, 10, 1,  // t5: shape, strides
+    4, 10, 10, 1,  // t6: shape, strides
+};
+const mc::TapInfo kTaps0[] = {
+    {0, "/Relu_output_0", 1, 2, kTapDims0 + 0, kTapDims0 + 2, mc::kTapArena, 0, 0u},         // k0
+    {1, "/Tanh_output_0", 1, 2, kTapDims0 + 4, kTapDims0 + 6, mc::kTapArena, 0, 1024u},      // k1
+    {2, "/Sigmoid_output_0", 1, 2, kTapDims0 + 8, kTapDims0 + 10, mc::kTapArena, 0, 2048u},  // k2
+    {3, "/Mul_output_0", 1, 2, kTapDims0 + 12, kTapDims0 + 14, mc::kTapArena, 0, 3072u},     // k3
+    {4, "/Add_output_0", 1, 2, kTapDims0 + 16, kTapDims0 + 18, mc::kTapArena, 0, 1024u},     // k4
+    {5, "/fc3/Gemm_output_0", 1, 2, kTapDims0 + 20, kTapDims0 + 22, mc::kTapArena, 0, 0u},   // k5
+    {6, "output", 1, 2, kTapDims0 + 24, kTapDims0 + 26, mc::kTapOutput, 0, 0u},              // k6
+};
 
-// {batch, arena bytes, enqueue, streams, events, prepare, kernels, their ids}, ascending batch
-// (runtime/runtime.h).
+// {batch, arena bytes, enqueue, streams, events, prepare, kernels, their ids, taps}, ascending
+// batch (runtime/runtime.h).
 const mc::Profile kProfiles[] = {
-    {4, 4096u, tiny_mlp_enqueue, 2, 4, nullptr, 7, kKernelIds0},
+    {4, 4096u, tiny_mlp_enqueue, 2, 4, nullptr, 7, kKernelIds0, 7, kTaps0},
 };
 
 #define MODELC_STRING_(x) #x
@@ -380,6 +401,42 @@ const char* tiny_mlp_kernel_id(int p, int k) {
 int tiny_mlp_time_kernels(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, int runs, float* us) {
   if (!ctx) return mc::kBadArgument;
   return ctx->rt.time_kernels(batch, inputs, runs, us);
+}
+
+int tiny_mlp_num_taps(int p) {
+  if (p < 0 || p >= kModel.num_profiles) return -1;
+  return kModel.profiles[p].num_taps;
+}
+int tiny_mlp_tap_kernel(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].kernel;
+}
+const char* tiny_mlp_tap_name(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return nullptr;
+  return kModel.profiles[p].taps[t].name;
+}
+int tiny_mlp_tap_dtype(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].dtype;
+}
+int tiny_mlp_tap_rank(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].rank;
+}
+const int64_t* tiny_mlp_tap_shape(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return nullptr;
+  return kModel.profiles[p].taps[t].shape;
+}
+
+int tiny_mlp_run_taps(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                      void* const* taps) {
+  if (!ctx) return mc::kBadArgument;
+  return ctx->rt.run_taps(batch, inputs, outputs, taps);
+}
+
+int tiny_mlp_self_test(tiny_mlp_ctx* ctx, char* report, size_t report_size) {
+  if (!ctx) return mc::kBadArgument;
+  return mc::self_test(ctx->rt, kModel, kSelfTest, report, report_size);
 }
 
 }  // extern "C"

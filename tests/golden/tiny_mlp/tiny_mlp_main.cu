@@ -37,6 +37,14 @@ int time_kernels(void* ctx, int64_t batch, const void* const* inputs, int runs, 
   return tiny_mlp_time_kernels(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, runs, us);
 }
 
+int run_taps(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+  return tiny_mlp_run_taps(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs, taps);
+}
+
+int self_test(void* ctx, char* report, size_t report_size) {
+  return tiny_mlp_self_test(static_cast<tiny_mlp_ctx*>(ctx), report, report_size);
+}
+
 // The cost model's view of the kernels, for --profile (runtime/profile.h): each --arch target's rates
 // (compiler/schedule/target.cpp), and per kernel its estimate on each target with the tactic chosen
 // there (report.json's "estimate" is the first target's).
@@ -99,6 +107,14 @@ int main(int argc, char** argv) {
       tiny_mlp_num_kernels,
       tiny_mlp_kernel_id,
       time_kernels,
+      tiny_mlp_num_taps,
+      tiny_mlp_tap_kernel,
+      tiny_mlp_tap_name,
+      tiny_mlp_tap_dtype,
+      tiny_mlp_tap_rank,
+      tiny_mlp_tap_shape,
+      run_taps,
+      self_test,
   };
   return mc_cli::main(argc, argv, model, &kEstimates);
 }
