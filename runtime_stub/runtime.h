@@ -110,17 +110,13 @@ inline int cuda_fail(Status& s, cudaError_t e, const char* expr, const char* fil
 /// \brief Before and after the launches of kernel `k` (its index in the profile) on stream `s`, in
 /// an enqueue function: the run's probe sees the kernel (mc::Probe); nothing happens without one,
 /// as in every run the CUDA graph captured.
-#define MC_KERNEL_BEGIN(k, s)                                                                    \
-  do {                                                                                          \
-    if (mc_bindings.probe) {                                                                    \
-      if (const int mc_probe_error_ = mc_bindings.probe->begin(mc_status, k, s)) return mc_probe_error_; \
-    }                                                                                           \
-  } while (0)
-#define MC_KERNEL_END(k, s)                                                                      \
-  do {                                                                                          \
-    if (mc_bindings.probe) {                                                                    \
-      if (const int mc_probe_error_ = mc_bindings.probe->end(mc_status, k, s)) return mc_probe_error_; \
-    }                                                                                           \
+#define MC_KERNEL_BEGIN(k, s) MC_KERNEL_PROBE_(begin, k, s)
+#define MC_KERNEL_END(k, s) MC_KERNEL_PROBE_(end, k, s)
+#define MC_KERNEL_PROBE_(event, k, s)                                                             \
+  do {                                                                                            \
+    if (mc_bindings.probe) {                                                                      \
+      if (const int mc_probe_error_ = mc_bindings.probe->event(mc_status, k, s)) return mc_probe_error_; \
+    }                                                                                             \
   } while (0)
 
 namespace mc {
