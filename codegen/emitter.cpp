@@ -301,10 +301,12 @@ const char* kBindings =
 
 }  // namespace
 
-KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers) {
+KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers,
+                       int first) {
   KernelCode code;
   std::set<std::string> seen;                   // declarations written
   std::map<std::string, std::string> symbol_of;  // instantiation -> its entry point (this file)
+  int index = first;                             // the kernel's index in its profile (mc::Probe)
   for (const Kernel* k : kernels) {
     const KernelFamily* f = FamilyRegistry::instance().find(k->family);
     if (!f || !f->emit) {
@@ -325,7 +327,8 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
     code.body += "\n" + kernel_comment(*k);
     const std::string stream = stream_of(k->stream);
     for (int e : k->waits) code.body += "MC_CHECK(cudaStreamWaitEvent(" + stream + ", " + event_of(e) + ", 0));\n";
-    code.body += kernel_launches(name, *k, kl, symbol_of, code);
+    const std::string probe = "(" + std::to_string(index++) + ", " + stream + ");\n";
+    code.body += "MC_KERNEL_BEGIN" + probe + kernel_launches(name, *k, kl, symbol_of, code) + "MC_KERNEL_END" + probe;
     if (k->event >= 0) code.body += "MC_CHECK(cudaEventRecord(" + event_of(k->event) + ", " + stream + "));\n";
   }
   return code;

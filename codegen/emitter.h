@@ -23,6 +23,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,26 @@ namespace modelc {
 /// Above this many kernels, they are split into NAME_partK.cu files (about this many each).
 constexpr int kMaxKernelsPerFile = 40;
 
+/// \brief The self-test's data (NAME_self_test.h, runtime/self_test.h): an input, the reference's
+/// outputs for it at the program's precision, and the tolerance they are checked at.
+struct SelfTestData {
+  std::vector<Tensor> inputs;   ///< per model input, in Schedule::inputs' order, of its dtype and shape
+  std::vector<Tensor> outputs;  ///< per model output, the reference's values
+  double rtol = 1e-3, atol = 1e-5;
+  double max_rel_l2 = 0;        ///< > 0: the relative L2 error (and no new NaN/Inf) decides
+  std::string about;            ///< where they come from, one line
+};
+
 struct EmitOptions {
   std::string source;              ///< the model file (only its file name appears in the output)
   bool weights_file = false;       ///< --weights-file: the .bin is read at create instead of embedded
   int max_kernels_per_file = kMaxKernelsPerFile;
   bool format = true;              ///< format with libFormat (when built in)
   std::string data_dir;            ///< holds templates/, runtime_stub/, embed/, Makefile.gen ("": data_dir())
+  /// The self-test's data (of the largest batch profile); none: the self-test checks the weights
+  /// only, and `no_self_test` says why.
+  std::optional<SelfTestData> self_test;
+  std::string no_self_test = "this build carries no self-test data";
 };
 
 /// What was written.
@@ -110,6 +125,10 @@ class ViewPointers : public EmitContext {
 
 /// The bytes of a file (the data folder's, a generated folder's report); Error when it cannot be read.
 std::string read_text_file(const std::filesystem::path& p);
+
+/// \brief Replaces the file `p` with `text`: written beside it, then renamed over it (a reader never
+/// sees half of it); Error when it cannot be written.
+void write_text_file(const std::filesystem::path& p, const std::string& text);
 
 /// A C string literal of `s` (escaped; bytes outside printable ASCII as octal escapes).
 std::string c_string(const std::string& s);

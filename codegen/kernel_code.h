@@ -24,9 +24,12 @@ struct KernelCode {
 };
 
 /// \brief The code of `kernels`, whose entry points are named `name`_<kernel id> (the file's
-/// prefix: NAME, or NAME_b8 for a batch profile). Throws Error naming a kernel's node when its
-/// family cannot emit it.
-KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers);
+/// prefix: NAME, or NAME_b8 for a batch profile); `first` is the first one's index in its profile
+/// (the kernels of a part follow the parts before). Each kernel's launches are between
+/// MC_KERNEL_BEGIN and MC_KERNEL_END (runtime.h: a probe's, outside the CUDA graph). Throws Error
+/// naming a kernel's node when its family cannot emit it.
+KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>& kernels, const ViewPointers& pointers,
+                       int first);
 
 /// \brief `#include "kernels/H"` for each header.
 std::string includes_of(const std::set<std::string>& headers);

@@ -29,7 +29,10 @@
 #include "codegen/literals.h"
 #include "codegen/report.h"
 #include "codegen/report_graph.h"
+#include "schedule/cost_model.h"
 #include "schedule/profiles.h"
+#include "schedule/target.h"
+#include "support/build_paths.h"
 #include "support/data_dir.h"
 #include "support/error.h"
 
@@ -290,6 +293,94 @@ std::string header_file(const Model& m, const fs::path& embed) {
                                 {"DECLARATIONS", api_declarations(api_model(m))}});
 }
 
+// Profile `p`'s taps (runtime.h TapInfo): every output view of every kernel, in order, as the
+// graph's value and where the kernel stores it; *count gets how many.
+std::string tap_table(const Schedule& s, int p, int* count) {
+  const std::string n = std::to_string(p);
+  std::string dims, taps;
+  int64_t at = 0;
+  *count = 0;
+  for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+    for (const TensorView& v : s.kernels[k].outputs) {
+      if (v.dtype == DType::undefined) continue;  // an absent optional output
+      if (v.space != Space::arena && v.space != Space::output) {
+        throw Error("internal: kernel " + s.kernels[k].id + " writes '" + v.value + "' outside the arena and the outputs");
+      }
+      std::vector<int64_t> strides = v.strides;
+      if (strides.size() != v.shape.size()) {  // dense: C order
+        strides.assign(v.shape.size(), 1);
+        for (std::size_t d = v.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * v.shape[d];
+      }
+      std::string shape_text, stride_text;
+      for (std::size_t d = 0; d < v.shape.size(); ++d) {
+        if (strides[d] < 0) throw Error("internal: kernel " + s.kernels[k].id + " writes '" + v.value + "' with a negative stride");
+        shape_text += std::to_string(v.shape[d]) + ", ";
+        stride_text += std::to_string(strides[d]) + ", ";
+      }
+      const int64_t rank = static_cast<int64_t>(v.shape.size());
+      if (rank > 0) dims += "    " + shape_text + stride_text + " // t" + std::to_string(*count) + ": shape, strides\n";
+      taps += "    {" + std::to_string(k) + ", " + c_string(v.value) + ", " + std::to_string(static_cast<int>(v.dtype)) + ", " +
+              std::to_string(rank) + ", kTapDims" + n + " + " + std::to_string(at) + ", kTapDims" + n + " + " +
+              std::to_string(at + rank) + ", " + (v.space == Space::output ? "mc::kTapOutput, " : "mc::kTapArena, ") +
+              std::to_string(v.space == Space::output ? v.index : 0) + ", " + std::to_string(v.offset) + "u},  // " +
+              comment(s.kernels[k].id) + "\n";
+      at += 2 * rank;
+      ++*count;
+    }
+  }
+  std::string r = "const int64_t kTapDims" + n + "[] = {\n" + (dims.empty() ? "    0,  // none\n" : dims) + "};\n";
+  r += "const mc::TapInfo kTaps" + n + "[] = {\n" +
+       (taps.empty() ? "    {-1, \"\", 0, 0, kTapDims" + n + ", kTapDims" + n + ", mc::kTapArena, 0, 0u},  // none\n" : taps) +
+       "};\n";
+  return r;
+}
+
+// NAME_self_test.h (embed/model_self_test.h.in): the self-test's data as byte arrays, or none.
+std::string self_test_file(const Model& m, const fs::path& embed) {
+  const std::string& n = m.name;
+  const std::optional<SelfTestData>& st = m.o.self_test;
+  std::string data, self_test;
+  if (!st) {
+    self_test = "nullptr, nullptr, 0, 0, 0, " + c_string(m.o.no_self_test);
+    return render_embed_template(embed, "model_self_test.h.in",
+                                 {{"NAME", n}, {"ABOUT", comment(m.o.no_self_test)}, {"DATA", ""}, {"SELF_TEST", self_test}});
+  }
+  auto bytes = [&](const std::string& array, const Tensor& t, const ModelTensor& mt, const char* what) {
+    if (t.dtype() != mt.dtype || t.shape() != mt.shape) {
+      throw Error("internal: the self-test's " + std::string(what) + " '" + mt.name + "' is " + type_text(t.dtype(), t.shape()) +
+                  ", the model's " + type_text(mt.dtype, mt.shape));
+    }
+    std::string a = "// " + std::string(what) + " " + comment("'" + mt.name + "' " + type_text(mt.dtype, mt.shape)) + ", " +
+                    std::to_string(t.nbytes()) + " bytes\nconst unsigned char " + array + "[] = {";
+    const uint8_t* p = t.raw();
+    for (std::size_t i = 0; i < t.nbytes(); ++i) {
+      char b[8];
+      std::snprintf(b, sizeof b, "0x%02x,", p[i]);
+      a += std::string(i % 16 == 0 ? "\n    " : " ") + b;
+    }
+    return a + (t.nbytes() == 0 ? "0};  // empty\n" : "\n};\n");
+  };
+  if (st->inputs.size() != m.s.inputs.size() || st->outputs.size() != m.s.outputs.size()) {
+    throw Error("internal: the self-test's data have other inputs or outputs than the model");
+  }
+  std::string inputs, outputs;
+  for (std::size_t i = 0; i < st->inputs.size(); ++i) {
+    data += bytes("kSelfTestInput" + std::to_string(i), st->inputs[i], m.s.inputs[i], "input");
+    inputs += (inputs.empty() ? "" : ", ") + std::string("kSelfTestInput") + std::to_string(i);
+  }
+  for (std::size_t i = 0; i < st->outputs.size(); ++i) {
+    data += bytes("kSelfTestOutput" + std::to_string(i), st->outputs[i], m.s.outputs[i], "output");
+    outputs += (outputs.empty() ? "" : ", ") + std::string("kSelfTestOutput") + std::to_string(i);
+  }
+  data += "const unsigned char* const kSelfTestInputs[] = {" + (inputs.empty() ? "nullptr" : inputs) + "};\n";
+  data += "const unsigned char* const kSelfTestOutputs[] = {" + (outputs.empty() ? "nullptr" : outputs) + "};\n";
+  char tolerance[96];
+  std::snprintf(tolerance, sizeof tolerance, "%g, %g, %g", st->rtol, st->atol, st->max_rel_l2);
+  self_test = "kSelfTestInputs, kSelfTestOutputs, " + std::string(tolerance) + ", " + c_string(st->about);
+  return render_embed_template(embed, "model_self_test.h.in",
+                               {{"NAME", n}, {"ABOUT", comment(st->about)}, {"DATA", data + "\n"}, {"SELF_TEST", self_test}});
+}
+
 // NAME.cu (embed/model.cu.in): the kernels of a single profile that fits (else the declarations of
 // the files that hold them), the tables of the model's tensors and profiles, its mc::ModelInfo and
 // the definitions of the C API.
@@ -383,12 +474,20 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
     c += "\n";
   }
 
-  std::string profiles;
+  std::string profiles, kernel_tables;
   for (std::size_t i = 0; i < m.profiles.size(); ++i) {
     const ProfileUnit& u = m.profiles[i];
+    const std::string ids = "kKernelIds" + std::to_string(i);
+    std::string list;
+    for (const Kernel& k : u.s->kernels) list += (list.empty() ? "" : ", ") + c_string(k.id);
+    kernel_tables += "const char* const " + ids + "[] = {" + (list.empty() ? "nullptr};  // none\n" : list + "};\n");
+    int taps = 0;
+    kernel_tables += tap_table(*u.s, static_cast<int>(i), &taps);
     profiles += "    {" + std::to_string(u.batch) + ", " + std::to_string(u.s->arena_bytes) + "u, " + u.prefix +
                 "_enqueue, " + std::to_string(u.s->streams) + ", " + std::to_string(u.s->events) + ", " +
-                (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + "},\n";
+                (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + ", " +
+                std::to_string(u.s->kernels.size()) + ", " + ids + ", " + std::to_string(taps) + ", kTaps" +
+                std::to_string(i) + "},\n";
   }
   char sum[32];
   std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));
@@ -403,6 +502,7 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
        {"EMBEDDED_WEIGHTS", embedded},
        {"KERNELS", c},
        {"TENSOR_TABLES", tensor_table(s.inputs, "Input", m.multi()) + tensor_table(s.outputs, "Output", m.multi())},
+       {"KERNEL_TABLES", kernel_tables},
        {"PROFILES", profiles},
        {"ARENA_BYTES", std::to_string(m.arena_bytes())},
        {"ARENA_NOTE", m.multi() ? " (the largest profile's)" : ""},
@@ -415,10 +515,78 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
        {"DEFINITIONS", api_definitions(api_model(m))}});
 }
 
-// NAME_main.cu (embed/model_main.cu.in): runtime/cli.h's table of the C API.
+// "%.6g" of a figure of the estimates' table.
+std::string figure(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+// The rate a kernel's FLOPs run at with `tactic` for the roofline (runtime/profile.h): its work's
+// engine (schedule/cost_model.h), a Winograd kernel's GEMMs on tensor cores.
+std::string roofline_engine(const Kernel& k, const Tactic& tactic) {
+  if (std::holds_alternative<WinogradTactic>(tactic)) return "tensor_core";
+  return kernel_work(k, tactic).engine;
+}
+
+// NAME_main.cu's view of the kernels for --profile (runtime/profile.h mc_cli::Estimates): each
+// --arch target's rates and, per profile and kernel, its id, family, tactic and the cost model's
+// estimate on each target (the first's is report.json's "estimate").
+std::string estimates_table(const Model& m) {
+  const std::vector<Target> targets = targets_for(m.s.archs, false);
+  std::string s = "// The cost model's view of the kernels, for --profile (runtime/profile.h): each --arch target's rates\n"
+                  "// (compiler/schedule/target.cpp), and per kernel its estimate on each target with the tactic chosen\n"
+                  "// there (report.json's \"estimate\" is the first target's).\n";
+  s += "const mc_cli::TargetRates kTargets[] = {\n";
+  for (const Target& t : targets) {
+    s += "    {" + std::to_string(t.sm) + ", " + c_string(t.part) + ", " + figure(t.dram_gbps) + ", " +
+         figure(t.tc_fp16_tflops) + ", " + figure(t.tc_int8_tops) + ", " + figure(t.fp32_tflops) + "},\n";
+  }
+  s += "};\n// {sm, part, DRAM GB/s, FP16 tensor-core TFLOPS, INT8 tensor-core TOPS, FP32 TFLOPS}\n";
+  std::string profiles;
+  for (std::size_t i = 0; i < m.profiles.size(); ++i) {
+    const Schedule& p = *m.profiles[i].s;
+    const std::string n = std::to_string(i);
+    std::string estimates, kernels;
+    for (std::size_t k = 0; k < p.kernels.size(); ++k) {
+      const Kernel& kernel = p.kernels[k];
+      for (std::size_t t = 0; t < targets.size(); ++t) {
+        const auto at = kernel.arch_tactic.find(targets[t].sm);
+        const Tactic& tactic = at != kernel.arch_tactic.end() ? at->second : kernel.tactic;
+        const Estimate e = t == 0 ? kernel.estimate : estimate_kernel(kernel, targets[t]);
+        estimates += "    {" + figure(e.us) + ", " + figure(e.flops) + ", " + figure(e.bytes) + ", " +
+                     c_string(roofline_engine(kernel, tactic)) + "},  // " + comment(kernel.id) + " sm_" +
+                     std::to_string(targets[t].sm) + "\n";
+      }
+      std::string tactic;
+      for (const auto& [key, value] : tactic_fields(kernel.tactic)) {
+        tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
+      }
+      kernels += "    {" + c_string(kernel.id) + ", " + c_string(kernel.family) + ", " + c_string(tactic) + ", kEstimates" +
+                 n + " + " + std::to_string(k * targets.size()) + "},\n";
+    }
+    if (p.kernels.empty()) {
+      estimates = "    {0, 0, 0, \"\"},  // none\n";
+      kernels = "    {\"\", \"\", \"\", kEstimates" + n + "},  // none\n";
+    }
+    s += "// Batch profile " + std::to_string(i) + ": {us, FLOPs, bytes, engine} per kernel and target.\n";
+    s += "const mc_cli::KernelEstimate kEstimates" + n + "[] = {\n" + estimates + "};\n";
+    s += "const mc_cli::KernelFacts kKernels" + n + "[] = {\n" + kernels + "};\n";
+    profiles += "    {" + std::to_string(p.kernels.size()) + ", kKernels" + n + "},\n";
+  }
+  s += "const mc_cli::ProfileFacts kProfileFacts[] = {\n" + profiles + "};\n";
+  s += "const mc_cli::Estimates kEstimates = {" + std::to_string(targets.size()) + ", kTargets, " +
+       std::to_string(m.profiles.size()) + ", kProfileFacts};\n";
+  return s;
+}
+
+// NAME_main.cu (embed/model_main.cu.in): runtime/cli.h's table of the C API, and the estimates.
 std::string cli_file(const Model& m, const fs::path& embed) {
   return render_embed_template(embed, "model_main.cu.in",
-                               {{"NAME", m.name}, {"WRAPPERS", cli_wrappers(api_model(m))}, {"TABLE", cli_table(api_model(m))}});
+                               {{"NAME", m.name},
+                                {"WRAPPERS", cli_wrappers(api_model(m))},
+                                {"ESTIMATES", estimates_table(m)},
+                                {"TABLE", cli_table(api_model(m))}});
 }
 
 std::string weights_header(const Model& m, const WeightNames& names, const fs::path& embed) {
@@ -495,6 +663,16 @@ std::string read_text_file(const fs::path& p) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+void write_text_file(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) throw Error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, p);
 }
 
 std::string data_dir() {
@@ -598,7 +776,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     if (u.parts.empty()) {
       std::vector<const Kernel*> all;
       for (const Kernel& k : u.s->kernels) all.push_back(&k);
-      KernelCode code = kernel_code(u.prefix, all, pointers);
+      KernelCode code = kernel_code(u.prefix, all, pointers, 0);
       headers.insert(code.headers.begin(), code.headers.end());
       own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i] = code.launches;
@@ -613,8 +791,10 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
       }
       continue;
     }
+    int first = 0;  // the part's first kernel's index in the profile
     for (std::size_t p = 0; p < u.parts.size(); ++p) {
-      const KernelCode code = kernel_code(u.prefix, u.parts[p], pointers);
+      const KernelCode code = kernel_code(u.prefix, u.parts[p], pointers, first);
+      first += static_cast<int>(u.parts[p].size());
       headers.insert(code.headers.begin(), code.headers.end());
       own_headers.insert(code.own_headers.begin(), code.own_headers.end());
       launches[i].insert(code.launches.begin(), code.launches.end());
@@ -628,6 +808,7 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
   files[n + ".h"] = header_file(m, embed);
   files[n + "_weights.h"] = weights_header(m, weight_names, embed);
   files[n + "_main.cu"] = cli_file(m, embed);
+  const std::string self_test_name = n + "_self_test.h";  // data: written as they are, not formatted
   if (!o.weights_file) files[n + "_weights.S"] = weights_asm(m, embed);
   if (o.format) {
     // One file per task: libFormat takes a while on big models; the results do not depend on it.
@@ -635,13 +816,15 @@ std::map<std::string, std::string> render(const std::vector<const Schedule*>& pr
     for (auto& [name, text] : files) {
       const bool code = (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) ||
                         (name.size() > 2 && name.compare(name.size() - 2, 2, ".h") == 0);
-      if (!code) continue;
+      if (!code || name == self_test_name) continue;
       const std::string* in = &text;
       const std::string* file = &name;
       formatted.emplace_back(&text, std::async(std::launch::async, [in, file] { return format_source(*in, *file); }));
     }
     for (auto& [text, f] : formatted) *text = f.get();
   }
+
+  files[self_test_name] = self_test_file(m, embed);
 
   std::string part_list;
   for (const std::string& f : extra_sources) part_list += (part_list.empty() ? "" : " ") + f;

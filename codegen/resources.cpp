@@ -457,15 +457,6 @@ std::string with_resources_section(const std::string& md, const std::string& sec
 namespace {
 
 // Writes through a temporary sibling: an interrupted write leaves the previous file.
-void write_text(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) throw Error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);
-}
 
 // Files under `dir` (recursively) whose names end with `suffix`, sorted.
 std::vector<fs::path> files_with(const fs::path& dir, const std::string& suffix) {
@@ -531,10 +522,10 @@ ResourcesOutcome report_resources(const std::string& dir, const std::string& obj
     }
   }
   const ResourcesOutcome o = merge_resources(report, compiled, ptx, check);
-  write_text(report_path, report.dump(2) + "\n");
+  write_text_file(report_path, report.dump(2) + "\n");
   const fs::path md_path = folder / "report.md";
   const std::string md = fs::is_regular_file(md_path) ? read_text_file(md_path) : std::string();
-  write_text(md_path, with_resources_section(md, resources_markdown(report, o)));
+  write_text_file(md_path, with_resources_section(md, resources_markdown(report, o)));
   return o;
 }
 

@@ -40,7 +40,7 @@ class Error(RuntimeError):
     """A failure of the C API (create, run): `code` is its return code, the message @NAME@_error's."""
 
     CODES = {1: "CUDA error", 2: "bad argument", 3: "no device, or an unsupported compute capability",
-             4: "out of device memory", 5: "weights file error"}
+             4: "out of device memory", 5: "weights file error", 6: "self-test failed"}
 
     def __init__(self, message, code=None):
         super().__init__(message)

@@ -2,7 +2,9 @@
 // the model's table of C API functions). Header-only; host code only.
 //
 //   ./NAME [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]
-//          [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]
+//          [--weights FILE] [--bench N] [--warmup N] [--profile [N]] [--export-times FILE.json]
+//          [--taps DIR] [--compare-dir DIR] [--rtol R] [--atol A] [--max-rel-l2 L]
+//   ./NAME --self-test [--device D] [--weights FILE]
 //
 //   --input NAME=FILE   data for the input NAME (.npy, or an ONNX TensorProto .pb); its dtype and
 //                       shape must be the model's exactly, except that a bfloat16 input reads a
@@ -32,10 +34,30 @@
 //   --bench N           after the run, time N more runs (CUDA graph replays of NAME_run on device
 //                       buffers, CUDA events around each) and print median, p10 and p90 latency
 //   --warmup N          untimed runs before --bench's timed ones (default 10)
+//   --profile [N]       after the run, time each kernel (NAME_time_kernels: N runs outside the CUDA
+//                       graph, default 10, CUDA events around each kernel, medians) and print a table
+//                       keyed to report.json's kernel ids: family, measured us, the cost model's
+//                       estimate, their ratio, the share of the total, the fraction of the kernel's
+//                       roofline bound it achieves, the tactic; kernels above 5 us under 20% of their
+//                       bound are flagged (runtime/profile.h)
+//   --export-times F    with --profile (or alone: --profile 10), the same as JSON into F
+//                       (schema "modelc-times/1", runtime/profile.h; `modelc report DIR --times F`)
+//   --taps DIR          after the run, one more kernel by kernel outside the CUDA graph
+//                       (NAME_run_taps): every tensor each kernel writes (its taps), brought back to
+//                       the graph's dense layout, as DIR/<kernel id>_<value name>.npy (a bfloat16 one as
+//                       float32), and DIR/taps.json: {"schema": "modelc-taps/1", "model", "batch",
+//                       "profile", "taps": [{"kernel", "family", "value", "dtype", "shape", "file"}]}
+//                       in the order they are written (`modelc verify --layers` reads them)
 //   --compare-dir DIR   compare each output with DIR/<same file name>.npy (max_abs, max_rel,
 //                       relative L2, mismatches, PASS/FAIL; see compare.h; a bfloat16 output as
 //                       float32, against a float32 file), with --rtol R
-//                       (default 1e-3) and --atol A (default 1e-5)
+//                       (default 1e-3) and --atol A (default 1e-5); with --max-rel-l2 L an output
+//                       passes when its relative L2 error is at most L and it has no NaN or Inf where
+//                       the expected value is finite, as `modelc verify` judges (the mismatches at
+//                       rtol and atol are printed too)
+//   --self-test         only the self-test (NAME_self_test): the weights on the device against the
+//                       compiled checksum and, where the build carries the data, the input drawn at
+//                       compile time against the reference's outputs; prints the report
 //
 // Exit codes:
 //   0  success (and, with --compare-dir, every output passed)
@@ -45,6 +67,7 @@
 //   2  runtime error: the model could not be created or run (CUDA error, no device, unsupported
 //      compute capability, out of memory) or an output could not be written
 //   3  --compare-dir: at least one output did not match (the outputs are written)
+//   4  --self-test: a check failed (the weights or an output differ from what was compiled)
 #pragma once
 
 #include <algorithm>
@@ -67,11 +90,12 @@
 #include "device.h"
 #include "model_api.h"
 #include "npy.h"
+#include "profile.h"
 
 namespace mc_cli {
 
 /// \brief Exit codes of a generated program (see the file comment).
-enum ExitCode : int { kExitOk = 0, kExitUsage = 1, kExitRuntime = 2, kExitMismatch = 3 };
+enum ExitCode : int { kExitOk = 0, kExitUsage = 1, kExitRuntime = 2, kExitMismatch = 3, kExitSelfTest = 4 };
 
 /// \brief A failure that ends the program with `code` after printing "error: <message>".
 struct Failure {
@@ -91,14 +115,24 @@ struct Args {
   std::string weights;              ///< "" : the model's default
   long bench = 0;                   ///< 0: no benchmark
   long warmup = 10;
+  long profile = 0;                 ///< --profile N: runs per kernel time; 0: no profile
+  std::string export_times;         ///< --export-times FILE ("" : none)
+  std::string taps;                 ///< --taps DIR ("" : none)
+  double max_rel_l2 = 0;            ///< --max-rel-l2 L (> 0: the relative L2 error decides)
+  bool self_test = false;
   bool help = false;
 };
+
+/// \brief --profile's runs when no N follows it.
+constexpr long kDefaultProfileRuns = 10;
 
 /// \brief The usage text (the program's name in it is `program`).
 inline std::string usage(const std::string& program) {
   return "usage: " + program +
          " [--input NAME=FILE.npy|FILE.pb]... [--output-dir DIR] [--seed S] [--device D] [--batch N]\n"
-         "       [--weights FILE] [--bench N] [--warmup N] [--compare-dir DIR] [--rtol R] [--atol A]\n"
+         "       [--weights FILE] [--bench N] [--warmup N] [--profile [N]] [--export-times FILE.json]\n"
+         "       [--taps DIR] [--compare-dir DIR] [--rtol R] [--atol A] [--max-rel-l2 L]\n"
+         "       " + program + " --self-test [--device D] [--weights FILE]\n"
          "  --input NAME=FILE   data for input NAME (.npy or ONNX TensorProto .pb); others are seeded random\n"
          "  --output-dir DIR    write each output as DIR/<output name>.npy (default: .)\n"
          "  --seed S            seed of the random inputs (default 0)\n"
@@ -109,9 +143,17 @@ inline std::string usage(const std::string& program) {
          "                      (default: NAME_weights.bin next to the executable)\n"
          "  --bench N           time N runs (CUDA graph replays): median, p10, p90 latency\n"
          "  --warmup N          untimed runs before the timed ones (default 10)\n"
+         "  --profile [N]       time each kernel: N runs outside the CUDA graph (default 10), medians,\n"
+         "                      beside the cost model's estimates and the kernels' roofline bounds\n"
+         "  --export-times F    the --profile table as JSON into F (implies --profile)\n"
+         "  --taps DIR          write every tensor each kernel writes, as the graph's, into DIR (taps.json)\n"
          "  --compare-dir DIR   compare each output with DIR/<output name>.npy\n"
          "  --rtol R, --atol A  mismatch when |got - expected| > A + R * |expected| (default 1e-3, 1e-5)\n"
-         "exit codes: 0 ok, 1 usage or bad input file, 2 runtime/CUDA error, 3 comparison failed\n";
+         "  --max-rel-l2 L      pass when the relative L2 error is at most L (no NaN/Inf where expected is\n"
+         "                      finite) instead of on rtol/atol, as modelc verify judges\n"
+         "  --self-test         check the weights on the device and the compiled-in input's outputs\n"
+         "exit codes: 0 ok, 1 usage or bad input file, 2 runtime/CUDA error, 3 comparison failed,\n"
+         "4 self-test failed\n";
 }
 
 namespace detail {
@@ -202,8 +244,20 @@ inline Args parse_args(int argc, char** argv) {
       a.help = true;
       continue;
     }
+    if (opt == "--self-test") {
+      if (has_value) detail::usage_fail(opt + " takes no value");
+      a.self_test = true;
+      continue;
+    }
+    if (opt == "--profile") {  // an optional value: --profile, --profile N, --profile=N
+      const bool next_is_count = !has_value && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
+      if (next_is_count) value = argv[++i];
+      a.profile = has_value || next_is_count ? detail::parse_long(opt, value, 1, 1000000L) : kDefaultProfileRuns;
+      continue;
+    }
     static const char* const kValued[] = {"--input", "--output-dir", "--seed", "--device", "--weights", "--bench",
-                                          "--warmup", "--compare-dir", "--rtol", "--atol", "--batch"};
+                                          "--warmup", "--compare-dir", "--rtol", "--atol", "--batch", "--export-times",
+                                          "--taps", "--max-rel-l2"};
     bool known = false;
     for (const char* k : kValued) known = known || opt == k;
     if (!known) {
@@ -226,6 +280,15 @@ inline Args parse_args(int argc, char** argv) {
     } else if (opt == "--weights") {
       if (value.empty()) detail::usage_fail("--weights is empty");
       a.weights = value;
+    } else if (opt == "--export-times") {
+      if (value.empty()) detail::usage_fail("--export-times is empty");
+      a.export_times = value;
+    } else if (opt == "--taps") {
+      if (value.empty()) detail::usage_fail("--taps is empty");
+      a.taps = value;
+    } else if (opt == "--max-rel-l2") {
+      a.max_rel_l2 = detail::parse_tolerance(opt, value);
+      if (a.max_rel_l2 <= 0) detail::usage_fail("--max-rel-l2 expects a positive number, got '" + value + "'");
     } else if (opt == "--seed") {
       a.seed = detail::parse_u64(opt, value);
     } else if (opt == "--device") {
@@ -243,6 +306,14 @@ inline Args parse_args(int argc, char** argv) {
       a.atol = detail::parse_tolerance(opt, value);
       have_atol = true;
     }
+  }
+  if (!a.export_times.empty() && a.profile == 0) a.profile = kDefaultProfileRuns;
+  if (a.max_rel_l2 > 0 && a.compare_dir.empty() && !a.help) detail::usage_fail("--max-rel-l2 needs --compare-dir DIR");
+  if (a.self_test && !a.help) {
+    // The self-test runs the data compiled in: nothing else to read, run or write.
+    const bool other = !a.inputs.empty() || !a.compare_dir.empty() || a.bench || a.profile || !a.taps.empty() ||
+                       a.batch || have_rtol || have_atol;
+    if (other) detail::usage_fail("--self-test takes only --device and --weights (it runs the input compiled in)");
   }
   if ((have_rtol || have_atol) && a.compare_dir.empty() && !a.help) {
     detail::usage_fail(std::string(have_rtol ? "--rtol" : "--atol") + " needs --compare-dir DIR");
@@ -562,7 +633,125 @@ inline Bench bench(const Context& c, const std::vector<mc_npy::Array>& in, const
   return b;
 }
 
-inline int run(const Model& m, const Args& args) {
+// --profile: each kernel of the profile that runs `batch` timed (NAME_time_kernels) on the host
+// inputs `in`; prints the table and writes --export-times' JSON.
+inline void profile_kernels(const Context& c, const Args& args, const std::vector<const void*>& in, int64_t batch,
+                            const Estimates* estimates) {
+  const Model& m = c.m;
+  const int p = m.profile_for_batch ? m.profile_for_batch(batch) : 0;
+  const int n = m.num_kernels ? m.num_kernels(p) : -1;
+  if (!m.time_kernels || !m.kernel_id || n < 0) {
+    throw Failure{kExitRuntime, std::string("--profile: the library of '") + m.name + "' cannot time its kernels"};
+  }
+  std::vector<std::string> ids;
+  for (int k = 0; k < n; ++k) ids.push_back(m.kernel_id(p, k) ? m.kernel_id(p, k) : "?");
+  std::vector<float> us(static_cast<std::size_t>(n > 0 ? n : 1), 0.0f);
+  if (const int rc = m.time_kernels(c.ctx, batch, in.data(), static_cast<int>(args.profile), us.data())) {
+    c.fail(std::string(m.name) + "_time_kernels", rc);
+  }
+  us.resize(static_cast<std::size_t>(n));
+  ProfileReport r = make_profile_report(m.name, ids, us, estimates, p, device_facts(args.device));
+  r.batch = batch;
+  r.runs = static_cast<int>(args.profile);
+  std::printf("%s", profile_text(r).c_str());
+  if (!args.export_times.empty()) {
+    try {
+      mc_npy::write_file_atomic(args.export_times, profile_json(r));
+    } catch (const mc_npy::Error& e) {
+      throw Failure{kExitRuntime, std::string("--export-times: ") + e.what()};
+    }
+    std::printf("  -> %s\n", args.export_times.c_str());
+  }
+}
+
+// --taps DIR: one more run kernel by kernel (NAME_run_taps) on the host inputs `in`, every tap written
+// as DIR/<kernel id>_<value>.npy and listed in DIR/taps.json.
+inline void write_taps(const Context& c, const Args& args, const std::vector<const void*>& in,
+                       const std::vector<std::size_t>& out_bytes, int64_t batch, const Estimates* estimates) {
+  const Model& m = c.m;
+  const int p = m.profile_for_batch ? m.profile_for_batch(batch) : 0;
+  const int n = m.num_taps ? m.num_taps(p) : -1;
+  if (!m.run_taps || n < 0) throw Failure{kExitRuntime, std::string("--taps: the library of '") + m.name + "' has no taps"};
+  std::vector<mc_npy::Array> taps(static_cast<std::size_t>(n));
+  std::vector<void*> tap_ptr;
+  for (int t = 0; t < n; ++t) {
+    mc_npy::Array& a = taps[static_cast<std::size_t>(t)];
+    a.dtype = m.tap_dtype(p, t);
+    a.shape = detail::shape_of(m.tap_shape(p, t), m.tap_rank(p, t));
+    a.data.assign(a.numel() * mc_npy::dtype_size(a.dtype), 0);
+    tap_ptr.push_back(a.data.empty() ? nullptr : a.data.data());
+  }
+  std::vector<std::vector<unsigned char>> outs;
+  std::vector<void*> out_ptr;
+  for (std::size_t b : out_bytes) {
+    outs.emplace_back(b ? b : 1);
+    out_ptr.push_back(outs.back().data());
+  }
+  if (const int rc = m.run_taps(c.ctx, batch, in.data(), out_ptr.data(), tap_ptr.empty() ? nullptr : tap_ptr.data())) {
+    c.fail(std::string(m.name) + "_run_taps", rc);
+  }
+  make_dirs(args.taps);
+  const ProfileFacts* facts = estimates && p >= 0 && p < estimates->num_profiles ? &estimates->profiles[p] : nullptr;
+  std::string index = "{\n  \"schema\": \"modelc-taps/1\",\n  \"model\": " + json_string(m.name) +
+                      ",\n  \"batch\": " + std::to_string(batch) + ",\n  \"profile\": " + std::to_string(p) +
+                      ",\n  \"taps\": [";
+  for (int t = 0; t < n; ++t) {
+    const int k = m.tap_kernel(p, t);
+    const std::string id = m.kernel_id(p, k) ? m.kernel_id(p, k) : "?";
+    const std::string family = facts && k >= 0 && k < facts->num_kernels && id == facts->kernels[k].id ? facts->kernels[k].family : "";
+    const std::string value = m.tap_name(p, t);
+    const std::string file = mc_npy::sanitize_file_name(id + "_" + value) + ".npy";
+    const mc_npy::Array& a = taps[static_cast<std::size_t>(t)];
+    try {
+      mc_npy::write_npy(join_path(args.taps, file), mc_npy::widen_bfloat16(a));
+    } catch (const mc_npy::Error& e) {
+      throw Failure{kExitRuntime, "--taps: " + std::string(e.what())};
+    }
+    std::string shape;
+    for (int64_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    index += std::string(t ? "," : "") + "\n    {\"kernel\": " + json_string(id) + ", \"family\": " + json_string(family) +
+             ", \"value\": " + json_string(value) + ", \"dtype\": " + json_string(mc_npy::dtype_name(a.dtype)) +
+             ", \"shape\": [" + shape + "], \"file\": " + json_string(file) + "}";
+  }
+  index += n > 0 ? "\n  ]\n}\n" : "]\n}\n";
+  try {
+    mc_npy::write_file_atomic(join_path(args.taps, "taps.json"), index);
+  } catch (const mc_npy::Error& e) {
+    throw Failure{kExitRuntime, "--taps: " + std::string(e.what())};
+  }
+  std::printf("taps  %d tensors the kernels write (one run kernel by kernel) -> %s/taps.json\n", n, args.taps.c_str());
+}
+
+// --self-test: NAME_self_test's report and verdict.
+inline int self_test_only(const Model& m, const Args& args) {
+  if (!args.weights.empty() && !m.create_with_weights) {
+    throw Failure{kExitUsage, std::string("--weights: the weights of '") + m.name +
+                                  "' are embedded in this program (it was compiled without --weights-file)"};
+  }
+  if (!m.self_test) throw Failure{kExitRuntime, std::string("--self-test: the library of '") + m.name + "' has none"};
+  Context c(m);
+  const int created = args.weights.empty() ? m.create(&c.ctx, args.device)
+                                           : m.create_with_weights(&c.ctx, args.device, args.weights.c_str());
+  if (created) {
+    // A weights file that is not the compiled one is what a self-test is for: its own failure.
+    const char* why = c.ctx ? m.error(c.ctx) : "";
+    if (created == kCreateWeightsFile) {
+      std::printf("self-test of %s\n  weights: %s\nFAIL\n", m.name, why && *why ? why : "the weights file cannot be used");
+      return kExitSelfTest;
+    }
+    c.fail(std::string(m.name) + "_create (device " + std::to_string(args.device) + ")", created);
+  }
+  std::vector<char> report(1 << 20, '\0');
+  const int rc = m.self_test(c.ctx, report.data(), report.size());
+  std::printf("%s", report.data());
+  std::fflush(stdout);
+  if (rc == kSelfTestFailed) return kExitSelfTest;
+  if (rc) c.fail(std::string(m.name) + "_self_test", rc);
+  return kExitOk;
+}
+
+inline int run(const Model& m, const Args& args, const Estimates* estimates = nullptr) {
+  if (args.self_test) return self_test_only(m, args);
   // 1. Everything read from files first: a bad file stops the program before any work or output.
   std::vector<std::string> sources;
   int64_t batch = 0;
@@ -641,6 +830,10 @@ inline int run(const Model& m, const Args& args) {
                 b.min, b.mean);
   }
 
+  // 3b. Per-kernel times, and each kernel's outputs.
+  if (args.profile > 0) profile_kernels(c, args, in_ptr, batch, estimates);
+  if (!args.taps.empty()) write_taps(c, args, in_ptr, out_bytes, batch, estimates);
+
   // 4. Outputs, each written atomically.
   make_dirs(args.output_dir);
   std::printf("outputs\n");
@@ -658,13 +851,27 @@ inline int run(const Model& m, const Args& args) {
 
   // 5. Comparison.
   if (!args.compare_dir.empty()) {
-    std::printf("compare with %s (rtol %g, atol %g)\n", args.compare_dir.c_str(), args.rtol, args.atol);
+    if (args.max_rel_l2 > 0) {
+      std::printf("compare with %s (rel L2 <= %g and no NaN/Inf where the expected value is finite; mismatches at "
+                  "rtol %g, atol %g shown)\n", args.compare_dir.c_str(), args.max_rel_l2, args.rtol, args.atol);
+    } else {
+      std::printf("compare with %s (rtol %g, atol %g)\n", args.compare_dir.c_str(), args.rtol, args.atol);
+    }
     int failed = 0;
     for (int i = 0; i < n_out; ++i) {
       const std::size_t k = static_cast<std::size_t>(i);
-      const mc_npy::Comparison cmp = mc_npy::compare(mc_npy::widen_bfloat16(out[k]), expected[k], args.rtol, args.atol);
+      const mc_npy::Array got = mc_npy::widen_bfloat16(out[k]);
+      mc_npy::Comparison cmp = mc_npy::compare(got, expected[k], args.rtol, args.atol);
+      std::string nonfinite_text;
+      if (args.max_rel_l2 > 0 && cmp.problem.empty()) {
+        // verify's rule: the relative L2 error decides, and no NaN or Inf may appear where the expected
+        // value is finite.
+        const std::size_t nonfinite = mc_npy::new_nonfinite(got, expected[k]);
+        cmp.pass = nonfinite == 0 && cmp.rel_l2 <= args.max_rel_l2;
+        nonfinite_text = "  NaN/Inf where expected is finite: " + std::to_string(nonfinite);
+      }
       failed += !cmp.pass;
-      std::printf("  %s\n", mc_npy::comparison_line(out_names[k], expected[k], cmp).c_str());
+      std::printf("  %s%s\n", mc_npy::comparison_line(out_names[k], expected[k], cmp).c_str(), nonfinite_text.c_str());
     }
     std::printf("%s: %d of %d outputs passed\n", failed ? "FAIL" : "PASS", n_out - failed, n_out);
     if (failed) return kExitMismatch;
@@ -676,8 +883,9 @@ inline int run(const Model& m, const Args& args) {
 }  // namespace detail
 
 /// \brief The whole program: parses argv, runs the model, writes/compares outputs; returns the
-/// exit code (see the file comment). Errors go to stderr as "error: ...".
-inline int main(int argc, char** argv, const Model& m) {
+/// exit code (see the file comment). Errors go to stderr as "error: ...". `estimates`: the cost
+/// model's view of the kernels (NAME_main.cu's table) that --profile prints beside the times.
+inline int main(int argc, char** argv, const Model& m, const Estimates* estimates = nullptr) {
   const std::string program = argc > 0 && argv[0] ? argv[0] : m.name;
   try {
     Args args;
@@ -691,7 +899,7 @@ inline int main(int argc, char** argv, const Model& m) {
       std::printf("%s: the model '%s' compiled by modelc\n%s", program.c_str(), m.name, usage(program).c_str());
       return kExitOk;
     }
-    return detail::run(m, args);
+    return detail::run(m, args, estimates);
   } catch (const Failure& f) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", f.message.c_str());

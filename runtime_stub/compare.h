@@ -60,6 +60,19 @@ inline double element(const Array& a, std::size_t i) {
 
 }  // namespace detail
 
+/// \brief Elements of `got` that are NaN or infinite where `want` (same dtype and shape) is finite: what
+/// a relative-L2 verdict adds to the error (verify, ./NAME --compare-dir --max-rel-l2, the self-test).
+/// 0 for arrays that disagree in dtype, shape or size, or hold no floating-point values.
+inline std::size_t new_nonfinite(const Array& got, const Array& want) {
+  if (got.shape != want.shape || got.dtype != want.dtype) return 0;
+  if (got.dtype != kFloat32 && got.dtype != kFloat16 && got.dtype != kBfloat16 && got.dtype != kFloat64) return 0;
+  const std::size_t count = got.numel();
+  if (got.data.size() != count * dtype_size(got.dtype) || want.data.size() != got.data.size()) return 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < count; ++i) n += std::isfinite(detail::element(want, i)) && !std::isfinite(detail::element(got, i));
+  return n;
+}
+
 /// \brief Compares `got` with `want` (see the file comment for the definitions).
 inline Comparison compare(const Array& got, const Array& want, double rtol, double atol) {
   Comparison c;

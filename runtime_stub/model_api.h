@@ -24,6 +24,9 @@ namespace mc_cli {
 /// not a regular file, another size or other data than the model's).
 constexpr int kCreateWeightsFile = 5;
 
+/// \brief What self_test returns when a check fails (the weights or an output differ).
+constexpr int kSelfTestFailed = 6;
+
 /// \brief The C API of one generated model, as function pointers (context as void*): a field per
 /// entry of c_api.def, of its type and in its order (NAME.h documents each). A field the model
 /// lacks (create_with_weights without --weights-file) is null.

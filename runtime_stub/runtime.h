@@ -58,6 +58,7 @@ enum Code : int {
   kNoDevice = 3,     ///< no device, or its compute capability has no image in the binary
   kOutOfMemory = 4,
   kWeightsFile = 5,
+  kSelfTestFailed = 6,  ///< NAME_self_test: the weights or an output differ from what was compiled
 };
 
 /// \brief The error state of a context: the code and message of the last failure.
@@ -106,6 +107,18 @@ inline int cuda_fail(Status& s, cudaError_t e, const char* expr, const char* fil
 /// \brief MC_LAUNCH on stream `s` (a kernel on one of the context's other streams).
 #define MC_LAUNCH_ON(s, ...) MC_CHECK(::mc::launch_on(s, __VA_ARGS__))
 
+/// \brief Before and after the launches of kernel `k` (its index in the profile) on stream `s`, in
+/// an enqueue function: the run's probe sees the kernel (mc::Probe); nothing happens without one,
+/// as in every run the CUDA graph captured.
+#define MC_KERNEL_BEGIN(k, s) MC_KERNEL_PROBE_(begin, k, s)
+#define MC_KERNEL_END(k, s) MC_KERNEL_PROBE_(end, k, s)
+#define MC_KERNEL_PROBE_(event, k, s)                                                             \
+  do {                                                                                            \
+    if (mc_bindings.probe) {                                                                      \
+      if (const int mc_probe_error_ = mc_bindings.probe->event(mc_status, k, s)) return mc_probe_error_; \
+    }                                                                                             \
+  } while (0)
+
 namespace mc {
 
 /// mc::launch with the stream first (what MC_LAUNCH expands to).
@@ -114,6 +127,18 @@ inline cudaError_t launch_on(cudaStream_t stream, void (*kernel)(KArgs...), dim3
                              size_t dynamic_smem_bytes, Args&&... args) {
   return launch(kernel, grid, block, dynamic_smem_bytes, stream, std::forward<Args>(args)...);
 }
+
+/// \brief Sees a run kernel by kernel: the enqueue functions call begin before a kernel's launches
+/// and end after them (MC_KERNEL_BEGIN / MC_KERNEL_END, on the kernel's stream) when
+/// Bindings::probe is set. Only the runs outside the CUDA graph set it (Context::time_kernels and
+/// run_taps): a captured graph has none of it, so the normal run pays nothing for it. `kernel` is
+/// the kernel's index in its profile (Profile::kernel_ids).
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual int begin(Status& mc_status, int kernel, cudaStream_t stream) = 0;
+  virtual int end(Status& mc_status, int kernel, cudaStream_t stream) = 0;
+};
 
 /// \brief The buffers a run reads and writes (what the emitted code's pointers are built from).
 struct Bindings {
@@ -128,6 +153,8 @@ struct Bindings {
   /// on, streams[1..] the context's own; events[] the context's events (disable-timing).
   const cudaStream_t* streams = nullptr;
   const cudaEvent_t* events = nullptr;
+  /// A run kernel by kernel (outside the CUDA graph): who sees each kernel; null otherwise.
+  Probe* probe = nullptr;
 };
 
 /// Enqueues every kernel of the model on `stream` (NAME.cu; the parts when split).
@@ -150,6 +177,25 @@ struct TensorInfo {
   int batched = 0;
 };
 
+/// \brief Where a tap's tensor lies when its kernel has run: in the arena, or in a model output.
+enum TapSpace : int { kTapArena = 0, kTapOutput = 1 };
+
+/// \brief A tensor a kernel writes (a tap: Context::run_taps copies it after the kernel), as the
+/// graph's value: its name, dtype and shape, and where the kernel writes its elements (a strided
+/// view: channels-last and padded channels, a slice of an elided Concat's buffer), so the copy is
+/// brought back to the graph's dense layout.
+struct TapInfo {
+  int kernel;             ///< the writer's index in the profile
+  const char* name;       ///< the graph value
+  int dtype;              ///< ONNX TensorProto code
+  int rank;
+  const int64_t* shape;   ///< the value's shape (rank dims)
+  const int64_t* strides; ///< elements between neighbours along each dim, as stored
+  int space;              ///< TapSpace
+  int index;              ///< the output's index (kTapOutput)
+  size_t offset;          ///< bytes from the start of the arena / output
+};
+
 /// \brief One batch profile: the model's kernels planned for one batch size (--batch 1,8,32 gives
 /// three), with its own arena plan, streams and events.
 struct Profile {
@@ -159,6 +205,10 @@ struct Profile {
   int num_streams;        ///< the caller's and num_streams - 1 of the context's own (schedule/streams.h)
   int num_events;
   PrepareFn prepare;      ///< null when no kernel needs preparing
+  int num_kernels;        ///< the kernels enqueue runs, in order
+  const char* const* kernel_ids;  ///< their ids (report.json's "id": "k7"), num_kernels of them
+  int num_taps;           ///< the tensors the kernels write, in the order they are written
+  const TapInfo* taps;
 };
 
 /// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
@@ -203,6 +253,24 @@ inline std::string profile_list(const ModelInfo& m) {
   std::string s;
   for (int p = 0; p < m.num_profiles; ++p) s += (p ? ", " : "") + std::to_string(m.profiles[p].batch);
   return s;
+}
+
+/// \brief The bytes of one element of ONNX dtype `code` (0 for a code the runtime does not know).
+inline size_t dtype_bytes(int code) {
+  switch (code) {
+    case 1: case 6: case 12: return 4;   // float32, int32, uint32
+    case 2: case 3: case 9: return 1;    // uint8, int8, bool
+    case 4: case 5: case 10: case 16: return 2;  // uint16, int16, float16, bfloat16
+    case 7: case 11: case 13: return 8;  // int64, float64, uint64
+    default: return 0;
+  }
+}
+
+/// \brief The elements of a tap (the product of its dims).
+inline size_t tap_elements(const TapInfo& t) {
+  size_t n = 1;
+  for (int d = 0; d < t.rank; ++d) n *= static_cast<size_t>(t.shape[d]);
+  return n;
 }
 
 /// \brief The weights checksum: FNV-1a 64 over little-endian 64-bit words (then over the
@@ -358,6 +426,28 @@ class Context {
   int run_host_batch(int64_t batch, const void* const* inputs, void* const* outputs) {
     status_.clear();
     return guarded(status_, [&] { return run_host_impl(batch, inputs, outputs); });
+  }
+
+  /// \brief One inference on host pointers kernel by kernel outside the graph (as time_kernels),
+  /// copying each tap of the profile that runs `batch` items (Profile::taps) into taps[t] right
+  /// after its kernel, densely in the graph's layout (null: not copied); the outputs as run_host_batch.
+  int run_taps(int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+    status_.clear();
+    return guarded(status_, [&] { return run_taps_impl(batch, inputs, outputs, taps); });
+  }
+
+  /// \brief The checksum (checksum64) of the weights on the device, as the kernels read them.
+  int device_weights_checksum(uint64_t* sum) {
+    status_.clear();
+    return guarded(status_, [&] { return device_weights_checksum_impl(sum); });
+  }
+
+  /// \brief Times each kernel of the profile that runs `batch` items: one untimed run through the
+  /// graph, then `runs` runs outside it on the context's own buffers (host `inputs` copied in),
+  /// kernel by kernel (KernelTimer); us[k] gets kernel k's median in microseconds.
+  int time_kernels(int64_t batch, const void* const* inputs, int runs, float* us) {
+    status_.clear();
+    return guarded(status_, [&] { return time_kernels_impl(batch, inputs, runs, us); });
   }
 
  private:
@@ -670,6 +760,174 @@ class Context {
     r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
     if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Runs profile p's enqueue function directly on the context's own buffers with `probe` seeing
+  // each kernel, and waits for it (the join brings every stream's work back to stream_).
+  int run_probed(int p, Probe* probe) {
+    Status& mc_status = status_;
+    streams_[0] = stream_;
+    const Bindings b{static_cast<unsigned char*>(arena_), static_cast<const unsigned char*>(weights_),
+                     own_inputs_.data(), own_outputs_.data(), sm_, streams_.data(), events_.data(), probe};
+    const int r = model_.profiles[p].enqueue(status_, b, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Copies host `inputs` at `batch` into the context's buffers for a run of profile *p (chosen for
+  // the batch) outside the graph.
+  int prepare_probed_run(int64_t batch, const void* const* inputs, int* p) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = choose_profile(batch, p);
+    if (r == kOk && model_.num_inputs > 0 && !inputs) r = status_.fail(kBadArgument, "the inputs array is null");
+    for (int i = 0; r == kOk && i < model_.num_inputs; ++i) {
+      if (!inputs[i] && bytes_at(model_, model_.inputs[i], batch) > 0) {
+        r = status_.fail(kBadArgument, "input " + std::to_string(i) + " ('" + model_.inputs[i].name + "') is a null pointer");
+      }
+    }
+    if (r != kOk) return r;
+    r = copy_in(batch, model_.profiles[*p].batch, inputs, cudaMemcpyHostToDevice, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  // Two CUDA events around each kernel on its stream, waited for at its end, so the next kernel
+  // starts on an idle device: each time is the kernel's own launches.
+  class KernelTimer : public Probe {
+   public:
+    ~KernelTimer() override {
+      if (start_) cudaEventDestroy(start_);
+      if (stop_) cudaEventDestroy(stop_);
+    }
+    int init(Status& mc_status, int kernels) {
+      MC_CHECK(cudaEventCreate(&start_));
+      MC_CHECK(cudaEventCreate(&stop_));
+      us_.assign(static_cast<size_t>(kernels), {});
+      return kOk;
+    }
+    int begin(Status& mc_status, int, cudaStream_t stream) override {
+      MC_CHECK(cudaEventRecord(start_, stream));
+      return kOk;
+    }
+    int end(Status& mc_status, int kernel, cudaStream_t stream) override {
+      MC_CHECK(cudaEventRecord(stop_, stream));
+      MC_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      MC_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      if (kernel >= 0 && static_cast<size_t>(kernel) < us_.size()) us_[static_cast<size_t>(kernel)].push_back(ms * 1000.0f);
+      return kOk;
+    }
+    // Kernel k's median (the mean of the middle two of an even count; 0 when it never ran).
+    float median(size_t k) const {
+      std::vector<float> t = us_[k];
+      if (t.empty()) return 0;
+      std::sort(t.begin(), t.end());
+      const size_t n = t.size();
+      return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
+    }
+
+   private:
+    cudaEvent_t start_ = nullptr, stop_ = nullptr;
+    std::vector<std::vector<float>> us_;
+  };
+
+  // After a kernel, the taps it writes: copied from the device (the stretch of memory their
+  // strides span) and gathered into the caller's buffers in the graph's dense layout.
+  class TapCopier : public Probe {
+   public:
+    TapCopier(const Profile& profile, unsigned char* arena, const std::vector<void*>& outputs, void* const* taps)
+        : profile_(profile), arena_(arena), outputs_(outputs), taps_(taps) {}
+    int begin(Status&, int, cudaStream_t) override { return kOk; }
+    int end(Status& mc_status, int kernel, cudaStream_t stream) override {
+      MC_CHECK(cudaStreamSynchronize(stream));
+      for (int t = 0; t < profile_.num_taps; ++t) {
+        const TapInfo& tap = profile_.taps[t];
+        if (tap.kernel != kernel || !taps_[t]) continue;
+        const size_t esize = dtype_bytes(tap.dtype);
+        const size_t n = tap_elements(tap);
+        if (n == 0) continue;
+        size_t span = 1;  // elements from the first to the last one the strides reach
+        for (int d = 0; d < tap.rank; ++d) span += static_cast<size_t>(tap.shape[d] - 1) * static_cast<size_t>(tap.strides[d]);
+        const unsigned char* base = tap.space == kTapOutput ? static_cast<const unsigned char*>(outputs_[static_cast<size_t>(tap.index)])
+                                                            : arena_;
+        stored_.resize(span * esize);
+        MC_CHECK(cudaMemcpy(stored_.data(), base + tap.offset, span * esize, cudaMemcpyDeviceToHost));
+        unsigned char* out = static_cast<unsigned char*>(taps_[t]);
+        std::vector<int64_t> at(static_cast<size_t>(tap.rank), 0);
+        for (size_t i = 0; i < n; ++i) {  // row-major over the shape, each element from its stride
+          size_t from = 0;
+          for (int d = 0; d < tap.rank; ++d) from += static_cast<size_t>(at[static_cast<size_t>(d)]) * static_cast<size_t>(tap.strides[d]);
+          std::memcpy(out + i * esize, stored_.data() + from * esize, esize);
+          for (int d = tap.rank - 1; d >= 0 && ++at[static_cast<size_t>(d)] == tap.shape[d]; --d) at[static_cast<size_t>(d)] = 0;
+        }
+      }
+      return kOk;
+    }
+
+   private:
+    const Profile& profile_;
+    unsigned char* arena_;
+    const std::vector<void*>& outputs_;
+    void* const* taps_;
+    std::vector<unsigned char> stored_;
+  };
+
+  int run_taps_impl(int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+    Status& mc_status = status_;
+    int r = check_ready();
+    if (r == kOk) r = check_pointers(batch, inputs, outputs);
+    if (r == kOk && !taps) r = status_.fail(kBadArgument, "the taps array is null");
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    int p = -1;
+    r = prepare_probed_run(batch, inputs, &p);
+    if (r != kOk) return r;
+    TapCopier copier(model_.profiles[p], static_cast<unsigned char*>(arena_), own_outputs_, taps);
+    r = run_probed(p, &copier);
+    if (r != kOk) return r;
+    r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
+    if (r != kOk) return r;
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    return kOk;
+  }
+
+  int device_weights_checksum_impl(uint64_t* sum) {
+    Status& mc_status = status_;
+    const int r = check_ready();
+    if (r != kOk) return r;
+    if (!sum) return status_.fail(kBadArgument, "the checksum's pointer is null");
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    std::vector<unsigned char> host(model_.weights_bytes);
+    if (model_.weights_bytes > 0) MC_CHECK(cudaMemcpy(host.data(), weights_, model_.weights_bytes, cudaMemcpyDeviceToHost));
+    *sum = checksum64(host.data(), host.size());
+    return kOk;
+  }
+
+  int time_kernels_impl(int64_t batch, const void* const* inputs, int runs, float* us) {
+    Status& mc_status = status_;
+    if (runs < 1) return status_.fail(kBadArgument, "time_kernels: runs is " + std::to_string(runs) + " (at least 1)");
+    if (!us) return status_.fail(kBadArgument, "time_kernels: the times array is null");
+    int r = check_ready();
+    if (r != kOk) return r;
+    DeviceScope scope;
+    MC_CHECK(scope.enter(device_));
+    int p = -1;
+    r = prepare_probed_run(batch, inputs, &p);
+    if (r != kOk) return r;
+    // An untimed run first: the kernels' first launches (module loading, cold caches) are not timed.
+    MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream_));
+    MC_CHECK(cudaStreamSynchronize(stream_));
+    KernelTimer timer;
+    r = timer.init(status_, model_.profiles[p].num_kernels);
+    for (int i = 0; r == kOk && i < runs; ++i) r = run_probed(p, &timer);
+    if (r != kOk) return r;
+    for (int k = 0; k < model_.profiles[p].num_kernels; ++k) us[k] = timer.median(static_cast<size_t>(k));
     return kOk;
   }
 

@@ -19,6 +19,15 @@ using namespace modelc::cli;
 
 namespace {
 
+// The taps package.cpp tabulates for `s`: every output view of every kernel that exists.
+int taps_of(const Schedule& s) {
+  int n = 0;
+  for (const Kernel& k : s.kernels) {
+    for (const TensorView& v : k.outputs) n += v.dtype != DType::undefined;
+  }
+  return n;
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -166,8 +175,14 @@ TEST_CASE("profiles: one schedule per batch, one weights blob, the batched tenso
   CHECK_FALSE(files.count("m_part0.cu"));
   const std::string& cu = files.at("m.cu");
   CHECK(has(cu, "const mc::Profile kProfiles[] = {"));
-  CHECK(has(cu, "{1, " + std::to_string(s1.arena_bytes) + "u, m_b1_enqueue, 1, 0, nullptr},"));
-  CHECK(has(cu, "{4, " + std::to_string(s4.arena_bytes) + "u, m_b4_enqueue, 1, 0, nullptr},"));
+  // Each profile's kernels and their ids (NAME_kernel_id, --profile).
+  CHECK(has(cu, "{1, " + std::to_string(s1.arena_bytes) + "u, m_b1_enqueue, 1, 0, nullptr, " +
+                    std::to_string(s1.kernels.size()) + ", kKernelIds0, " +
+                    std::to_string(taps_of(s1)) + ", kTaps0},"));
+  CHECK(has(cu, "{4, " + std::to_string(s4.arena_bytes) + "u, m_b4_enqueue, 1, 0, nullptr, " +
+                    std::to_string(s4.kernels.size()) + ", kKernelIds1, " +
+                    std::to_string(taps_of(s4)) + ", kTaps1},"));
+  CHECK(has(cu, "const char* const kKernelIds1[] = {\"" + s4.kernels.front().id + "\""));
   CHECK(has(cu, "int m_run_batch(m_ctx* ctx, int64_t batch,"));
   CHECK(has(files.at("m_b4.cu"), "extern \"C\" __global__ void"));
   CHECK(has(files.at("m_b4.cu"), "m_b4_k0("));

@@ -21,6 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The taps package.cpp tabulates for `s`: every output view of every kernel that exists.
+int taps_of(const Schedule& s) {
+  int n = 0;
+  for (const Kernel& k : s.kernels) {
+    for (const TensorView& v : k.outputs) n += v.dtype != DType::undefined;
+  }
+  return n;
+}
+
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::map<std::string, std::string> read_tree(const fs::path& dir) {
@@ -70,7 +79,8 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   CHECK(has(cu, "MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[" + std::to_string(s.events - 1) + "], 0));"));
   // The one profile's table entry: batch (x's first dim), arena, enqueue, streams, events, prepare.
   CHECK(has(cu, "{2, " + std::to_string(s.arena_bytes) + "u, sample_enqueue, " + std::to_string(s.streams) + ", " +
-                    std::to_string(s.events) + ", nullptr},"));
+                    std::to_string(s.events) + ", nullptr, " + std::to_string(s.kernels.size()) + ", kKernelIds0, " +
+                    std::to_string(taps_of(s)) + ", kTaps0},"));
   CHECK(has(cu, "// k0 (test_elementwise): Relu 'relu0'"));
   // An entry point per instantiation, named by the model and the kernel id, and its launch.
   CHECK(has(cu, "using sample_k0_t = TestElementwise<1, 24>;\n"));
@@ -91,7 +101,7 @@ TEST_CASE("emitter: the folder's files, and the same files for the same model") 
   CHECK(has(h, "\\brief"));
   const std::string& main_cu = files.at("sample_main.cu");
   CHECK(has(main_cu, "#include \"sample.h\"\n#include \"runtime/cli.h\""));
-  CHECK(has(main_cu, "return mc_cli::main(argc, argv, model);"));
+  CHECK(has(main_cu, "return mc_cli::main(argc, argv, model, &kEstimates);"));
   CHECK(has(files.at("sample_weights.S"), ".incbin \"sample_weights.bin\""));
   const std::string& mk = files.at("Makefile");
   CHECK(has(mk, "NAME := sample"));
@@ -170,6 +180,26 @@ TEST_CASE("emitter: many kernels are split into parts; the API stays in NAME.cu"
   CHECK(has(files.at("sample_part1.cu"), "void __launch_bounds__(sample_k3_t::kThreads) sample_k3("));
   CHECK(launches == 11);
   CHECK(has(files.at("Makefile"), "SOURCES := $(NAME).cu sample_part0.cu sample_part1.cu sample_part2.cu"));
+  // Each kernel's launches between the probe's begin and end (runtime.h), with its index in the
+  // profile: the parts' numbering goes on where the part before stopped.
+  int probed = 0;
+  for (int p = 0; p < 3; ++p) {
+    const std::string& part = files.at("sample_part" + std::to_string(p) + ".cu");
+    probed += count(part, "MC_KERNEL_BEGIN(");
+    CHECK(count(part, "MC_KERNEL_BEGIN(") == count(part, "MC_KERNEL_END("));
+  }
+  CHECK(probed == 11);
+  CHECK(has(files.at("sample_part0.cu"), "MC_KERNEL_BEGIN(0, stream);"));
+  CHECK_FALSE(has(files.at("sample_part0.cu"), "MC_KERNEL_BEGIN(3, "));
+  CHECK(has(files.at("sample_part1.cu"), "MC_KERNEL_BEGIN(3, "));
+  CHECK(has(files.at("sample_part2.cu"), "MC_KERNEL_END(10, "));
+  CHECK(has(cu, "const char* const kKernelIds0[] = {\"k0\", \"k1\", "));
+  // NAME_main.cu: the cost model's view of every kernel for --profile, per target.
+  const std::string& main_cu = files.at("sample_main.cu");
+  CHECK(has(main_cu, "const mc_cli::TargetRates kTargets[] = {\n    {75, \"T4\", 320, 65, 130, 8.1},\n};"));
+  CHECK(count(main_cu, "// k") >= 11);
+  CHECK(has(main_cu, "{\"k10\", \"" + s.kernels[10].family + "\", "));
+  CHECK(has(main_cu, "return mc_cli::main(argc, argv, model, &kEstimates);"));
 }
 
 TEST_CASE("emitter: --weights-file reads the weights at create") {

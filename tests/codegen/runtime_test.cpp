@@ -63,8 +63,8 @@ std::vector<unsigned char> weights_blob() {
 }
 
 // One profile (batch 1: the tensors' shapes as they are).
-const mc::Profile kToyProfile[] = {{1, 256, enqueue, 1, 0, nullptr}};
-const mc::Profile kDeadlockProfile[] = {{1, 256, enqueue_deadlock, 1, 0, nullptr}};
+const mc::Profile kToyProfile[] = {{1, 256, enqueue, 1, 0, nullptr, 0, nullptr, 0, nullptr}};
+const mc::Profile kDeadlockProfile[] = {{1, 256, enqueue_deadlock, 1, 0, nullptr, 0, nullptr, 0, nullptr}};
 
 mc::ModelInfo model_info(const std::vector<unsigned char>& blob, bool embedded, const mc::Profile* profile = kToyProfile) {
   return mc::ModelInfo{"toy", "75_86", 86, 256, blob.size(), mc::checksum64(blob.data(), blob.size()),
@@ -310,8 +310,8 @@ const int64_t kShapeS[] = {1};
 const int64_t kShapeZ[] = {2};
 const mc::TensorInfo kInB[] = {{"x", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"s", 1, 1, kShapeS, 4, 0}};
 const mc::TensorInfo kOutB[] = {{"y", 1, 2, kShapeXB, 4 * kCols * 4, 1}, {"z", 1, 1, kShapeZ, 8, 0}};
-const mc::Profile kProfiles24[] = {{2, 2 * kCols * 4, enqueue_batch<2>, 1, 0, nullptr},
-                                   {4, 4 * kCols * 4, enqueue_batch<4>, 1, 0, nullptr}};
+const mc::Profile kProfiles24[] = {{2, 2 * kCols * 4, enqueue_batch<2>, 1, 0, nullptr, 0, nullptr, 0, nullptr},
+                                   {4, 4 * kCols * 4, enqueue_batch<4>, 1, 0, nullptr, 0, nullptr, 0, nullptr}};
 
 mc::ModelInfo profiled_info() {
   return mc::ModelInfo{"toyb", "75_86", 86, 4 * kCols * 4, 0, mc::checksum64(nullptr, 0), nullptr, "toyb_weights.bin",

@@ -10,6 +10,7 @@ const std::vector<RegisterFn>& all_commands() {
       register_list_ops,
       register_verify,
       register_resources,
+      register_report,
       register_passes,
   };
   return commands;

@@ -37,6 +37,7 @@ void register_run_reference(CLI::App& app, RunFn& run);
 void register_list_ops(CLI::App& app, RunFn& run);
 void register_verify(CLI::App& app, RunFn& run);
 void register_resources(CLI::App& app, RunFn& run);
+void register_report(CLI::App& app, RunFn& run);
 void register_passes(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.
@@ -205,6 +206,14 @@ struct VerifyOptions {
   /// For tests: called with the emitted folder before it is built (a planted bug the comparison
   /// must catch); one batch only.
   std::function<void(const std::string& dir)> patch_emitted;
+  /// --layers: the program also writes every tensor each kernel writes (its taps, NAME_run_taps),
+  /// and each is compared with the reference's value of the same tensor after the compile's graph
+  /// stages (at the program's precision), in the order they are written; the first kernel over
+  /// the tolerance is named, and fails the verdict.
+  bool layers = false;
+  /// --folder DIR: check the emitted folder DIR as it is (edited by hand, say): built with its
+  /// Makefile and run, not compiled again; the other flags must be those it was compiled with.
+  std::string folder;
 };
 /// `modelc verify`'s exit status when an output does not match (or, with --ort, the reference
 /// interpreter and onnxruntime disagree): distinct from an error's 1 and a usage error's 2.

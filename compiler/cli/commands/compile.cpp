@@ -28,6 +28,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/commands/profiles.h"
+#include "cli/commands/self_test_data.h"
 #include "codegen/emitter.h"
 #include "codegen/report.h"
 #include "pipeline/pipeline.h"
@@ -47,6 +48,8 @@ struct Compile {
   bool build = false;
   bool emulate = false;
   bool weights_file = false;
+  bool self_test_data = false;     ///< --self-test-data
+  bool no_self_test_data = false;  ///< --no-self-test-data
   int jobs = 0;
   LoadFlags load;
   PrecisionFlags precision;
@@ -337,6 +340,9 @@ int run_compile(const Compile& c) {
   EmitOptions eo;
   eo.source = c.model;
   eo.weights_file = c.weights_file;
+  const std::string self_test = add_self_test_data(
+      eo, c.model, c.load, opt, lowered.schedules.back(),
+      c.self_test_data ? SelfTestMode::on : c.no_self_test_data ? SelfTestMode::off : SelfTestMode::automatic);
   const EmitResult r = emit_profiles(lowered.profiles(), out, eo);
   // --int8: the calibration beside the output, reusable with --calibration-cache (no data needed).
   if (calibration) std::cout << "calibration cache: " << write_calibration_cache(*calibration, r.dir, name) << "\n";
@@ -378,6 +384,7 @@ int run_compile(const Compile& c) {
     std::cout << "note: " << bf16_simt << " BF16 convolutions and matrix products run SIMT: sm_75 has no BF16 MMA "
               << "(add --arch sm_80 or newer for tensor cores)\n";
   }
+  std::cout << self_test << "\n";
   std::cout << "link it from C, C++ (pkg-config, CMake) or Python: see " << out << "/README.md\n";
   if (!c.build && !c.emulate) {
     std::cout << "build it with: make -C " << out << " -j   (or make -C " << out << " emu: the CPU emulation)\n";
@@ -404,6 +411,13 @@ void register_compile(CLI::App& app, RunFn& run) {
   app.add_flag("--emulate", c->emulate, "build NAME_emu, the CPU emulation, instead (g++; no nvcc needed)");
   app.add_flag("--weights-file", c->weights_file,
                "read the weights from NAME_weights.bin at create instead of embedding them");
+  CLI::Option* with_data = app.add_flag(
+      "--self-test-data", c->self_test_data,
+      "compile an input and the reference's outputs for it into the program's self-test (./NAME --self-test) "
+      "whatever the model's size (default: below 0.1 GFLOPs)");
+  app.add_flag("--no-self-test-data", c->no_self_test_data,
+               "leave them out: the self-test checks the weights' checksum only")
+      ->excludes(with_data);
   app.add_option("-j,--jobs", c->jobs, "parallel jobs for --build (default: the number of cores)")->type_name("N");
   add_load_flags(app, c->load);
   add_precision_flags(app, c->precision);

@@ -83,6 +83,7 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands/commands.h"
 #include "cli/commands/profiles.h"
@@ -242,19 +243,6 @@ struct TempFolder {
   TempFolder& operator=(const TempFolder&) = delete;
 };
 
-// Elements of `got` that are NaN or infinite where `want` (same shape) is finite.
-std::size_t new_nonfinite(const mc_npy::Array& got, const mc_npy::Array& want) {
-  if (got.shape != want.shape || got.dtype != want.dtype) return 0;
-  if (got.dtype != mc_npy::kFloat32 && got.dtype != mc_npy::kFloat16) return 0;
-  std::size_t n = 0;
-  const std::size_t count = got.numel();
-  if (got.data.size() != count * mc_npy::dtype_size(got.dtype) || want.data.size() != got.data.size()) return 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    n += std::isfinite(mc_npy::detail::element(want, i)) && !std::isfinite(mc_npy::detail::element(got, i));
-  }
-  return n;
-}
-
 // A float16 array as float32 (the values exactly).
 mc_npy::Array widen_half(const mc_npy::Array& a) {
   if (a.dtype != mc_npy::kFloat16) return a;
@@ -273,6 +261,107 @@ std::string sci(double x) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3g", x);
   return b;
+}
+
+// --folder DIR: the emitted folder as it is (not compiled again): it must be a modelc output of
+// model `name`.
+EmitResult existing_folder(const std::string& folder, const std::string& name, std::ostream& out) {
+  const fs::path dir = fs::absolute(folder);
+  const fs::path report = dir / "report.json";
+  if (!fs::is_regular_file(report)) {
+    throw file_error(folder, "--folder: not a folder modelc wrote (no report.json)", "give the folder of modelc MODEL.onnx -o DIR");
+  }
+  std::string model;
+  try {
+    model = nlohmann::json::parse(read_text_file(report)).value("model", "");
+  } catch (const nlohmann::json::exception& e) {
+    throw file_error(report.string(), std::string("not JSON: ") + e.what());
+  }
+  if (model != name) {
+    throw file_error(folder, "--folder holds model '" + model + "', not '" + name + "'",
+                     "pass --name " + model + " (the name it was compiled with)");
+  }
+  out << "  the folder " << dir.string() << " as it is (not compiled again)\n";
+  EmitResult r;
+  r.dir = dir.string();
+  return r;
+}
+
+// --layers: every tensor the program's kernels write (./NAME --taps DIR: NAME_run_taps, in the order
+// they are written) against the reference's value of the same tensor: `stages` is the model after
+// the compile's graph stages (what the program computes, at its precision; consumed). Prints a line
+// per tensor and the first kernel whose tensor exceeds the tolerance; returns how many do.
+int compare_layers(Graph& stages, const PassOptions& passes, const TensorMap& feeds, const std::vector<std::string>& run,
+                   const fs::path& work, const std::vector<std::string>& env, double rtol, double atol, double max_rel_l2,
+                   std::ostream& out) {
+  run_graph_stages(stages, passes);
+  TensorMap inputs;
+  for (const Value* in : stages.inputs()) {
+    if (in->is_constant()) continue;
+    const auto it = feeds.find(in->name());
+    if (it == feeds.end()) throw Error("--layers: no input '" + in->name() + "' for the reference");
+    inputs[in->name()] = it->second.dtype() == in->dtype() ? it->second : it->second.cast(in->dtype());
+  }
+  TensorMap values;  // every node output of the reference run, by value name
+  run_reference(stages, inputs, [&](const Node& n, const std::vector<Tensor>& outs) {
+    for (int i = 0; i < n.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
+      if (n.has_output(i)) values[n.output(i).name()] = outs[static_cast<std::size_t>(i)];
+    }
+  });
+  const fs::path taps = work / "taps";
+  fs::remove_all(taps);
+  std::vector<std::string> argv = run;
+  argv.insert(argv.end(), {"--taps", fs::absolute(taps).string(), "--output-dir", fs::absolute(work / "taps_outputs").string()});
+  const std::string log = (work / "taps.log").string();
+  if (const int rc = run_process(argv, log, nullptr, env)) {
+    throw Error("the program failed writing its taps (exit status " + std::to_string(rc) + "); its last lines:\n" + tail_of(log, 20));
+  }
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(read_text_file(taps / "taps.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw file_error((taps / "taps.json").string(), std::string("not JSON: ") + e.what());
+  }
+  out << "layers (each tensor a kernel writes, in the order they are written, against the reference's value after "
+         "the compile's graph stages)\n";
+  int failed = 0, compared = 0;
+  std::string first;
+  for (const nlohmann::json& t : index.at("taps")) {
+    const std::string kernel = t.at("kernel").get<std::string>(), family = t.at("family").get<std::string>();
+    const std::string value = t.at("value").get<std::string>();
+    const std::string who = kernel + (family.empty() ? "" : " (" + family + ")");
+    const auto it = values.find(value);
+    if (it == values.end()) {
+      out << "  " << who << "  '" << value << "': no reference value (a tensor of the program's own, e.g. a layout "
+          << "conversion's)\n";
+      continue;
+    }
+    mc_npy::Array want = mc_npy::widen_bfloat16(to_array(it->second));
+    mc_npy::Comparison c;
+    std::size_t nonfinite = 0;
+    try {
+      mc_npy::Array got = mc_npy::read((taps / t.at("file").get<std::string>()).string());
+      const bool byte = want.dtype == mc_npy::kInt8 || want.dtype == mc_npy::kUint8;
+      // 8-bit (INT8) values may differ by one quantization step from the simulation's rounding.
+      c = mc_npy::compare(got, want, byte ? 0.0 : rtol, byte ? 1.0 : atol);
+      if (byte && c.problem.empty()) c.pass = c.max_abs <= 1.0;
+      nonfinite = mc_npy::new_nonfinite(got, want);
+      if (!byte && max_rel_l2 > 0 && c.problem.empty()) c.pass = nonfinite == 0 && c.rel_l2 <= max_rel_l2;
+    } catch (const mc_npy::Error& e) {
+      c.problem = std::string("cannot read the tap: ") + e.what();
+    }
+    ++compared;
+    if (!c.pass) {
+      ++failed;
+      if (first.empty()) first = who + ", its tensor '" + value + "'";
+    }
+    out << "  " << who << "  " << mc_npy::comparison_line("'" + value + "'", want, c);
+    if (c.problem.empty()) out << "  NaN/Inf where the reference is finite: " << nonfinite;
+    out << "\n";
+  }
+  out << (failed ? "  first kernel over the tolerance: " + first : "  every kernel's tensors within the tolerance")
+      << " (" << compared << " tensors compared)\n";
+  return failed;
 }
 
 }  // namespace
@@ -368,7 +457,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   // The folder.
   std::unique_ptr<TempFolder> temp;
   std::string dir;
-  if (!v.keep.empty()) {
+  if (!v.folder.empty()) {
+    dir = v.folder;  // --folder: checked as it is
+  } else if (!v.keep.empty()) {
     dir = v.keep;
   } else {
     temp = std::make_unique<TempFolder>();
@@ -467,7 +558,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
         got = mc_npy::read(path, want.dtype, want.shape);
         if (pf.io_fp16 && want.dtype == mc_npy::kFloat32) got = widen_half(got);
         c = mc_npy::compare(got, want, rtol, atol);
-        nonfinite = new_nonfinite(got, want);
+        nonfinite = mc_npy::new_nonfinite(got, want);
         range = range_check(got, want, range_tol);
       } catch (const mc_npy::Error& e) {
         c.problem = std::string("cannot read the program's output: ") + e.what();
@@ -576,6 +667,10 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
                   "each batch it checks", "verify one batch with --batch N --inputs DIR");
     }
     if (v.ort) throw Error("--ort checks one batch", "verify one batch with --ort --batch N");
+    if (v.layers || !v.folder.empty()) {
+      throw Error(std::string(v.layers ? "--layers" : "--folder") + " with batch profiles (--batch " + v.load.batch + ")",
+                  "verify one batch with --batch N");
+    }
     if (pf.int8) {
       throw Error("--int8 with batch profiles (--batch " + v.load.batch +
                       "): the calibration samples are one batch's inputs",
@@ -675,10 +770,17 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   std::vector<std::string> output_names, input_names;
   names_of(*g, input_names, output_names);
 
-  // 2. Emit.
-  const Schedule s = lower(*g, lo);
-  const EmitResult emitted = emit_model(s, dir, eo);
-  out << "  emitted " << s.kernels.size() << " kernels into " << emitted.dir << "\n";
+  // 2. Emit (--folder: the folder as it is). --layers' reference: the model as the compile's graph
+  // stages leave it, from a copy made before lower() changes it.
+  std::unique_ptr<Graph> layers_graph = v.layers ? g->clone() : nullptr;
+  EmitResult emitted;
+  if (v.folder.empty()) {
+    const Schedule s = lower(*g, lo);
+    emitted = emit_model(s, dir, eo);
+    out << "  emitted " << s.kernels.size() << " kernels into " << emitted.dir << "\n";
+  } else {
+    emitted = existing_folder(v.folder, name, out);
+  }
 
   // Input files, the reference's outputs (after emit_model, which replaces the folder).
   write_run_files(verify_dir, feeds, reference, output_names, input_files);
@@ -698,7 +800,7 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
       const mc_npy::Array got = mc_npy::widen_bfloat16(to_array(reference.at(o)));
       mc_npy::Comparison c = mc_npy::compare(got, want, 1e-3, 1e-5);
       const RangeCheck range = range_check(got, want, 1e-5);
-      const std::size_t nonfinite = new_nonfinite(got, want);
+      const std::size_t nonfinite = mc_npy::new_nonfinite(got, want);
       const bool l2 = c.problem.empty() && nonfinite == 0 && c.rel_l2 <= 1e-4;
       c.pass = c.problem.empty() && (l2 || (range.applies && range.pass && nonfinite == 0));
       ort_failed += !c.pass;
@@ -728,13 +830,30 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
   out << "outputs\n";
   const int failed = compare_outputs(verify_dir, reference, output_names, "  ", &simulated);
   const int n = static_cast<int>(output_names.size());
-  out << (failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n << " outputs match the reference ("
-      << criterion.str() << ")" << (v.ort ? ort_failed ? "; onnxruntime disagrees with the reference on " +
-                                                           std::to_string(ort_failed)
-                                                     : std::string("; onnxruntime agrees with the reference")
-                                          : std::string())
-      << "; " << secs(seconds_since(start)) << " in all" << (v.keep.empty() ? "" : "; kept " + dir) << "\n";
-  return failed || ort_failed ? kExitMismatch : 0;
+  int layers_failed = 0;
+  if (layers_graph) {
+    std::vector<std::string> run = {binary};
+    for (const std::string& in : input_names) {
+      run.push_back("--input");
+      run.push_back(in + "=" + input_files.at(in));
+    }
+    std::vector<std::string> env;
+    if (emulate && !arch.empty()) env.push_back("MODELC_EMU_SM=" + arch.substr(3));
+    // INT8: the simulation's tensors within the relative L2 the outputs get (1e-2) unless given.
+    const double layer_l2 = v.int8_against_simulation ? 1e-2 : max_rel_l2;
+    layers_failed = compare_layers(*layers_graph, lo.passes, feeds, run, verify_dir, env, rtol, atol, layer_l2, out);
+  }
+  out << (failed || layers_failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n
+      << " outputs match the reference (" << criterion.str() << ")"
+      << (v.ort ? ort_failed ? "; onnxruntime disagrees with the reference on " + std::to_string(ort_failed)
+                             : std::string("; onnxruntime agrees with the reference")
+                : std::string())
+      << (layers_graph ? layers_failed ? "; " + std::to_string(layers_failed) + " kernel tensors do not (--layers)"
+                                       : std::string("; so does every kernel's tensor (--layers)")
+                       : std::string())
+      << "; " << secs(seconds_since(start)) << " in all"
+      << (v.keep.empty() && v.folder.empty() ? "" : "; kept " + dir) << "\n";
+  return failed || ort_failed || layers_failed ? kExitMismatch : 0;
 }
 
 void register_verify(CLI::App& app, RunFn& run) {
@@ -766,8 +885,16 @@ void register_verify(CLI::App& app, RunFn& run) {
   add_precision_flags(*sub, v->precision);
   add_layout_flag(*sub, v->layout);
   add_streams_flag(*sub, v->streams);
-  sub->add_option("--keep", v->keep, "build in DIR and keep it (default: a temporary folder, removed)")
-      ->type_name("DIR");
+  CLI::Option* keep = sub->add_option("--keep", v->keep, "build in DIR and keep it (default: a temporary folder, removed)")
+                           ->type_name("DIR");
+  sub->add_flag("--layers", v->layers,
+                "also compare every tensor each kernel writes (the program's --taps) with the reference's, in order, "
+                "naming the first kernel over the tolerance");
+  sub->add_option("--folder", v->folder,
+                  "check this emitted folder as it is (edited, say): build and run it without compiling the model "
+                  "again; the flags must be those it was compiled with")
+      ->type_name("DIR")
+      ->excludes(keep);
   sub->add_option("--name", v->name, "prefix of the generated symbols (default: the model file's name)")
       ->type_name("NAME");
   sub->add_option("--seed", v->seed, "seed of the random inputs")->type_name("S")->capture_default_str();

@@ -3,8 +3,10 @@
 // 7 kernels; activation arena 4,096 bytes (all activations: 5,376); weights 27,904 bytes in 6 tensors.
 //   input  input  float32[4x32]
 //   output output  float32[4x10]
+#include "runtime/self_test.h"
 #include "runtime/runtime.h"
 #include "tiny_mlp.h"
+#include "tiny_mlp_self_test.h"
 #include "tiny_mlp_weights.h"
 #include "kernels/conv.cuh"
 #include "kernels/elementwise.cuh"
@@ -120,6 +122,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 32; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
   //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
+  MC_KERNEL_BEGIN(0, stream);
   {
     tiny_mlp_k0_t::Params p{};
     p.A = static_cast<const float*>(inputs[0]);
@@ -128,6 +131,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc1_bias);
     MC_LAUNCH(tiny_mlp_k0, tiny_mlp_k0_t::grid(), tiny_mlp_k0_t::block(), 0, p);
   }
+  MC_KERNEL_END(0, stream);
   MC_CHECK(cudaEventRecord(mc_bindings.events[0], stream));
 
   // k1 (gemm): FusedGemm '/fc2/Gemm', '/Tanh': float32[4x64], float32[64x64], float32[64] -> float32[4x64]
@@ -135,6 +139,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 64; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
   //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
+  MC_KERNEL_BEGIN(1, stream);
   {
     tiny_mlp_k1_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 0);
@@ -143,23 +148,27 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.epilogue.bias = reinterpret_cast<const float*>(weights + kW_fc2_bias);
     MC_LAUNCH(tiny_mlp_k1, tiny_mlp_k1_t::grid(), tiny_mlp_k1_t::block(), 0, p);
   }
+  MC_KERNEL_END(1, stream);
 
   // k2 (elementwise): Sigmoid '/Sigmoid': float32[4x64] -> float32[4x64]
   //   @arena+0 -> @arena+2048
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
   MC_CHECK(cudaStreamWaitEvent(mc_bindings.streams[1], mc_bindings.events[0], 0));
+  MC_KERNEL_BEGIN(2, mc_bindings.streams[1]);
   {
     tiny_mlp_k2_t::Params p{};
     p.y = reinterpret_cast<float*>(arena + 2048);
     p.x[0] = reinterpret_cast<const float*>(arena + 0);
     MC_LAUNCH_ON(mc_bindings.streams[1], tiny_mlp_k2, tiny_mlp_k2_t::grid(), tiny_mlp_k2_t::block(), 0, p);
   }
+  MC_KERNEL_END(2, mc_bindings.streams[1]);
   MC_CHECK(cudaEventRecord(mc_bindings.events[1], mc_bindings.streams[1]));
 
   // k3 (elementwise): Mul '/Mul': float32[4x64], float32[4x64] -> float32[4x64]
   //   @arena+1024, @arena+2048 -> @arena+3072
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
   MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[1], 0));
+  MC_KERNEL_BEGIN(3, stream);
   {
     tiny_mlp_k3_t::Params p{};
     p.y = reinterpret_cast<float*>(arena + 3072);
@@ -167,10 +176,12 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.x[1] = reinterpret_cast<const float*>(arena + 2048);
     MC_LAUNCH(tiny_mlp_k3, tiny_mlp_k3_t::grid(), tiny_mlp_k3_t::block(), 0, p);
   }
+  MC_KERNEL_END(3, stream);
 
   // k4 (elementwise): Add '/Add': float32[4x64], float32[4x64] -> float32[4x64]
   //   @arena+0, @arena+3072 -> @arena+1024
   //   tactic block=256 grid=1; broadcasting elementwise kernel, FP32 math, grid-stride loop
+  MC_KERNEL_BEGIN(4, stream);
   {
     tiny_mlp_k4_t::Params p{};
     p.y = reinterpret_cast<float*>(arena + 1024);
@@ -178,12 +189,14 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.x[1] = reinterpret_cast<const float*>(arena + 3072);
     MC_LAUNCH(tiny_mlp_k4, tiny_mlp_k4_t::grid(), tiny_mlp_k4_t::block(), 0, p);
   }
+  MC_KERNEL_END(4, stream);
 
   // k5 (gemm): Gemm '/fc3/Gemm': float32[4x64], float32[10x64], float32[10] -> float32[4x10]
   //   @arena+1024, @weights+25088, @weights+27648 -> @arena+0
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 10 K 64; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 10 blocks (the most
   //   it gives) for 40 SMs; estimate 1.44 us, launch bound, 10 blocks, 0.03 waves
+  MC_KERNEL_BEGIN(5, stream);
   {
     tiny_mlp_k5_t::Params p{};
     p.A = reinterpret_cast<const float*>(arena + 1024);
@@ -192,17 +205,20 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
     p.epilogue.C = reinterpret_cast<const float*>(weights + kW_fc3_bias);
     MC_LAUNCH(tiny_mlp_k5, tiny_mlp_k5_t::grid(), tiny_mlp_k5_t::block(), 0, p);
   }
+  MC_KERNEL_END(5, stream);
 
   // k6 (softmax): Softmax '/Softmax': float32[4x10] -> float32[4x10]
   //   @arena+0 -> @output0
   //   tactic group=4 lanes_contiguous=1 threads=32; axis 1 (one dim): 4 rows of 10; 4 threads per row, row
   //   kept in registers
+  MC_KERNEL_BEGIN(6, stream);
   {
     tiny_mlp_k6_t::Params p{};
     p.x = reinterpret_cast<const float*>(arena + 0);
     p.y = static_cast<float*>(outputs[0]);
     MC_LAUNCH(tiny_mlp_k6, tiny_mlp_k6_t::grid(), tiny_mlp_k6_t::block(), 0, p);
   }
+  MC_KERNEL_END(6, stream);
   // the caller's stream continues after every stream's last kernel
   MC_CHECK(cudaEventRecord(mc_bindings.events[3], mc_bindings.streams[1]));
   MC_CHECK(cudaStreamWaitEvent(stream, mc_bindings.events[3], 0));
@@ -220,9 +236,32 @@ const mc::TensorInfo kOutputs[] = {
     {"output", 1, 2, kOutputShape0, 160},
 };
 
-// {batch, arena bytes, enqueue, streams, events, prepare}, ascending batch (runtime/runtime.h).
+// Each profile's kernels in the order they run (report.json's ids; tiny_mlp_kernel_id, ./tiny_mlp --profile),
+// and its taps: each tensor a kernel writes, as the graph's value (tiny_mlp_run_taps, ./tiny_mlp --taps).
+const char* const kKernelIds0[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6"};
+const int64_t kTapDims0[] = {
+    4, 64, 64, 1,  // t0: shape, strides
+    4, 64, 64, 1,  // t1: shape, strides
+    4, 64, 64, 1,  // t2: shape, strides
+    4, 64, 64, 1,  // t3: shape, strides
+    4, 64, 64, 1,  // t4: shape, strides
+    4, 10, 10, 1,  // t5: shape, strides
+    4, 10, 10, 1,  // t6: shape, strides
+};
+const mc::TapInfo kTaps0[] = {
+    {0, "/Relu_output_0", 1, 2, kTapDims0 + 0, kTapDims0 + 2, mc::kTapArena, 0, 0u},         // k0
+    {1, "/Tanh_output_0", 1, 2, kTapDims0 + 4, kTapDims0 + 6, mc::kTapArena, 0, 1024u},      // k1
+    {2, "/Sigmoid_output_0", 1, 2, kTapDims0 + 8, kTapDims0 + 10, mc::kTapArena, 0, 2048u},  // k2
+    {3, "/Mul_output_0", 1, 2, kTapDims0 + 12, kTapDims0 + 14, mc::kTapArena, 0, 3072u},     // k3
+    {4, "/Add_output_0", 1, 2, kTapDims0 + 16, kTapDims0 + 18, mc::kTapArena, 0, 1024u},     // k4
+    {5, "/fc3/Gemm_output_0", 1, 2, kTapDims0 + 20, kTapDims0 + 22, mc::kTapArena, 0, 0u},   // k5
+    {6, "output", 1, 2, kTapDims0 + 24, kTapDims0 + 26, mc::kTapOutput, 0, 0u},              // k6
+};
+
+// {batch, arena bytes, enqueue, streams, events, prepare, kernels, their ids, taps}, ascending
+// batch (runtime/runtime.h).
 const mc::Profile kProfiles[] = {
-    {4, 4096u, tiny_mlp_enqueue, 2, 4, nullptr},
+    {4, 4096u, tiny_mlp_enqueue, 2, 4, nullptr, 7, kKernelIds0, 7, kTaps0},
 };
 
 #define MODELC_STRING_(x) #x
@@ -348,6 +387,56 @@ int tiny_mlp_input_batched(int i) {
 int tiny_mlp_output_batched(int i) {
   if (i < 0 || i >= kModel.num_outputs) return -1;
   return kModel.outputs[i].batched;
+}
+
+int tiny_mlp_num_kernels(int p) {
+  if (p < 0 || p >= kModel.num_profiles) return -1;
+  return kModel.profiles[p].num_kernels;
+}
+const char* tiny_mlp_kernel_id(int p, int k) {
+  if (p < 0 || p >= kModel.num_profiles || k < 0 || k >= kModel.profiles[p].num_kernels) return nullptr;
+  return kModel.profiles[p].kernel_ids[k];
+}
+
+int tiny_mlp_time_kernels(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, int runs, float* us) {
+  if (!ctx) return mc::kBadArgument;
+  return ctx->rt.time_kernels(batch, inputs, runs, us);
+}
+
+int tiny_mlp_num_taps(int p) {
+  if (p < 0 || p >= kModel.num_profiles) return -1;
+  return kModel.profiles[p].num_taps;
+}
+int tiny_mlp_tap_kernel(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].kernel;
+}
+const char* tiny_mlp_tap_name(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return nullptr;
+  return kModel.profiles[p].taps[t].name;
+}
+int tiny_mlp_tap_dtype(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].dtype;
+}
+int tiny_mlp_tap_rank(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return -1;
+  return kModel.profiles[p].taps[t].rank;
+}
+const int64_t* tiny_mlp_tap_shape(int p, int t) {
+  if (p < 0 || p >= kModel.num_profiles || t < 0 || t >= kModel.profiles[p].num_taps) return nullptr;
+  return kModel.profiles[p].taps[t].shape;
+}
+
+int tiny_mlp_run_taps(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                      void* const* taps) {
+  if (!ctx) return mc::kBadArgument;
+  return ctx->rt.run_taps(batch, inputs, outputs, taps);
+}
+
+int tiny_mlp_self_test(tiny_mlp_ctx* ctx, char* report, size_t report_size) {
+  if (!ctx) return mc::kBadArgument;
+  return mc::self_test(ctx->rt, kModel, kSelfTest, report, report_size);
 }
 
 }  // extern "C"

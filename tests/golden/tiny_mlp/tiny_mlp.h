@@ -8,8 +8,9 @@
 /// profiles) to run several batch sizes.
 ///
 /// Every function returns 0 on success, else 1 CUDA error, 2 bad argument, 3 no device or an
-/// unsupported compute capability, 4 out of device memory, 5 weights file error; tiny_mlp_error()
-/// then says why. Dtypes are ONNX TensorProto codes (1 float32, 10 float16, 7 int64, ...).
+/// unsupported compute capability, 4 out of device memory, 5 weights file error, 6 self-test
+/// failed; tiny_mlp_error() then says why. Dtypes are ONNX TensorProto codes (1 float32,
+/// 10 float16, 7 int64, ...).
 /// There is no global state: several models, and several contexts of one model, share a
 /// process. A context runs one inference at a time (its activation arena is its own).
 #ifndef MODELC_TINY_MLP_H_
@@ -101,6 +102,46 @@ int tiny_mlp_profile_for_batch(int64_t batch);
 /// -1 when i is out of range.
 int tiny_mlp_input_batched(int i);
 int tiny_mlp_output_batched(int i);
+
+/// \brief The kernels of batch profile p (0 in a model without batch profiles), in the order a run
+/// launches them: how many (-1 when p is out of range), and kernel k's id (report.json's "id", "k7";
+/// null when p or k is out of range).
+int tiny_mlp_num_kernels(int p);
+const char* tiny_mlp_kernel_id(int p, int k);
+
+/// \brief Times each kernel of the batch profile that runs `batch` items (tiny_mlp_profile_for_batch):
+/// one untimed run, then `runs` runs outside the CUDA graph on the context's own buffers (host
+/// `inputs` at that batch, copied in as tiny_mlp_run_host_batch does), each kernel between two CUDA
+/// events on its stream and waited for before the next one starts. us[k] gets kernel k's median in
+/// microseconds (tiny_mlp_num_kernels(profile) values). On the host emulation they are host times.
+/// The program's --profile prints them beside the cost model's estimates.
+int tiny_mlp_time_kernels(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, int runs, float* us);
+
+/// \brief The taps of batch profile p: the tensors its kernels write (a fused kernel's outputs, an elided
+/// Concat's slices), in the order they are written. How many (-1 when p is out of range), and tap t's
+/// kernel (its index k, tiny_mlp_kernel_id(p, k)), graph value name, dtype code, rank and shape (the
+/// value's, at the profile's batch; null / -1 when p or t is out of range).
+int tiny_mlp_num_taps(int p);
+int tiny_mlp_tap_kernel(int p, int t);
+const char* tiny_mlp_tap_name(int p, int t);
+int tiny_mlp_tap_dtype(int p, int t);
+int tiny_mlp_tap_rank(int p, int t);
+const int64_t* tiny_mlp_tap_shape(int p, int t);
+
+/// \brief tiny_mlp_run_host_batch kernel by kernel outside the CUDA graph, copying each tap of the profile
+/// that runs `batch` items into taps[t] right after its kernel: host memory of the tap's shape and
+/// dtype, written densely in the graph's layout however the kernel stores it (channels-last, padded
+/// channels, a slice of a larger buffer); null: that tap is not copied. No other run pays for it.
+/// The program's --taps writes them; `modelc verify --layers` compares them with the reference.
+int tiny_mlp_run_taps(tiny_mlp_ctx* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
+                      void* const* taps);
+
+/// \brief Checks the context against what this build was compiled with (runtime/self_test.h): the
+/// weights on the device have the compiled checksum, and where the build carries self-test data
+/// (tiny_mlp_self_test.h) one run on its input gives the reference's outputs within the compile's
+/// tolerance. `report` (null: none) gets a line per check, NUL-terminated, within `report_size`
+/// bytes. Returns 0 when every check passes, 6 when one fails (the program's --self-test).
+int tiny_mlp_self_test(tiny_mlp_ctx* ctx, char* report, size_t report_size);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -40,7 +40,7 @@ class Error(RuntimeError):
     """A failure of the C API (create, run): `code` is its return code, the message tiny_mlp_error's."""
 
     CODES = {1: "CUDA error", 2: "bad argument", 3: "no device, or an unsupported compute capability",
-             4: "out of device memory", 5: "weights file error"}
+             4: "out of device memory", 5: "weights file error", 6: "self-test failed"}
 
     def __init__(self, message, code=None):
         super().__init__(message)
@@ -153,6 +153,17 @@ def _c_api():
         "profile_for_batch": (c.c_int, [c.c_int64]),
         "input_batched": (c.c_int, [c.c_int]),
         "output_batched": (c.c_int, [c.c_int]),
+        "num_kernels": (c.c_int, [c.c_int]),
+        "kernel_id": (c.c_char_p, [c.c_int, c.c_int]),
+        "time_kernels": (c.c_int, [c.c_void_p, c.c_int64, pp, c.c_int, c.POINTER(c.c_float)]),
+        "num_taps": (c.c_int, [c.c_int]),
+        "tap_kernel": (c.c_int, [c.c_int, c.c_int]),
+        "tap_name": (c.c_char_p, [c.c_int, c.c_int]),
+        "tap_dtype": (c.c_int, [c.c_int, c.c_int]),
+        "tap_rank": (c.c_int, [c.c_int, c.c_int]),
+        "tap_shape": (c.POINTER(c.c_int64), [c.c_int, c.c_int]),
+        "run_taps": (c.c_int, [c.c_void_p, c.c_int64, pp, pp, pp]),
+        "self_test": (c.c_int, [c.c_void_p, c.c_char_p, c.c_size_t]),
     }
 
 

@@ -33,6 +33,48 @@ const char* error(const void* ctx) { return tiny_mlp_error(static_cast<const tin
 
 void destroy(void* ctx) { tiny_mlp_destroy(static_cast<tiny_mlp_ctx*>(ctx)); }
 
+int time_kernels(void* ctx, int64_t batch, const void* const* inputs, int runs, float* us) {
+  return tiny_mlp_time_kernels(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, runs, us);
+}
+
+int run_taps(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs, void* const* taps) {
+  return tiny_mlp_run_taps(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs, taps);
+}
+
+int self_test(void* ctx, char* report, size_t report_size) {
+  return tiny_mlp_self_test(static_cast<tiny_mlp_ctx*>(ctx), report, report_size);
+}
+
+// The cost model's view of the kernels, for --profile (runtime/profile.h): each --arch target's rates
+// (compiler/schedule/target.cpp), and per kernel its estimate on each target with the tactic chosen
+// there (report.json's "estimate" is the first target's).
+const mc_cli::TargetRates kTargets[] = {
+    {75, "T4", 320, 65, 130, 8.1},
+};
+// {sm, part, DRAM GB/s, FP16 tensor-core TFLOPS, INT8 tensor-core TOPS, FP32 TFLOPS}
+// Batch profile 0: {us, FLOPs, bytes, engine} per kernel and target.
+const mc_cli::KernelEstimate kEstimates0[] = {
+    {1.44025, 16384, 9984, "gemv"},   // k0 sm_75
+    {1.44025, 32768, 18688, "gemv"},  // k1 sm_75
+    {1.4, 256, 2048, "simt"},         // k2 sm_75
+    {1.4, 256, 3072, "simt"},         // k3 sm_75
+    {1.4, 256, 3072, "simt"},         // k4 sm_75
+    {1.44025, 5120, 3784, "gemv"},    // k5 sm_75
+    {1.4, 40, 320, "simt"},           // k6 sm_75
+};
+const mc_cli::KernelFacts kKernels0[] = {
+    {"k0", "gemm", "columns=1 k_split=4 threads=128 warps=4", kEstimates0 + 0},
+    {"k1", "gemm", "columns=1 k_split=4 threads=128 warps=4", kEstimates0 + 1},
+    {"k2", "elementwise", "block=256 grid=1", kEstimates0 + 2},
+    {"k3", "elementwise", "block=256 grid=1", kEstimates0 + 3},
+    {"k4", "elementwise", "block=256 grid=1", kEstimates0 + 4},
+    {"k5", "gemm", "columns=1 k_split=4 threads=128 warps=4", kEstimates0 + 5},
+    {"k6", "softmax", "group=4 lanes_contiguous=1 threads=32", kEstimates0 + 6},
+};
+const mc_cli::ProfileFacts kProfileFacts[] = {
+    {7, kKernels0},
+};
+const mc_cli::Estimates kEstimates = {1, kTargets, 1, kProfileFacts};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,6 +104,17 @@ int main(int argc, char** argv) {
       tiny_mlp_profile_for_batch,
       tiny_mlp_input_batched,
       tiny_mlp_output_batched,
+      tiny_mlp_num_kernels,
+      tiny_mlp_kernel_id,
+      time_kernels,
+      tiny_mlp_num_taps,
+      tiny_mlp_tap_kernel,
+      tiny_mlp_tap_name,
+      tiny_mlp_tap_dtype,
+      tiny_mlp_tap_rank,
+      tiny_mlp_tap_shape,
+      run_taps,
+      self_test,
   };
-  return mc_cli::main(argc, argv, model);
+  return mc_cli::main(argc, argv, model, &kEstimates);
 }
