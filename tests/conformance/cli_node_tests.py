@@ -462,8 +462,8 @@ class Case:
         return "pass", "", all_binds
 
 
-def in_sample(name):
-    return int(hashlib.sha1(name.encode()).hexdigest(), 16) % SAMPLE_MODULUS == 0
+def in_sample(name, modulus=SAMPLE_MODULUS):
+    return int(hashlib.sha1(name.encode()).hexdigest(), 16) % modulus == 0
 
 
 def main():
@@ -478,6 +478,9 @@ def main():
     ap.add_argument("--reference", choices=["all", "none"], default="all", help="the run-reference path")
     ap.add_argument("--compiled", choices=["none", "sample", "all"], default="none",
                     help="the compiled path: none, the fixed sample (1 in %d cases by name), all" % SAMPLE_MODULUS)
+    ap.add_argument("--sample-modulus", type=int, default=SAMPLE_MODULUS,
+                    help="the sample: the cases whose name's SHA-1 is 0 modulo this (default %d; a multiple of it "
+                         "picks a subset of its sample)" % SAMPLE_MODULUS)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases run at once")
     ap.add_argument("--timeout", type=int, default=900, help="per command (default %(default)s s)")
     ap.add_argument("--verbose", action="store_true", help="print every case's outcome")
@@ -531,7 +534,7 @@ def main():
         if a.reference == "all":
             r["reference"], r["reference_detail"], binds = case.reference(a.modelc)
             r["binds"] = sorted(binds)
-        if a.compiled == "all" or (a.compiled == "sample" and in_sample(n)):
+        if a.compiled == "all" or (a.compiled == "sample" and in_sample(n, a.sample_modulus)):
             r["compiled"], r["compiled_detail"], binds = case.compiled(a.modelc, env, a.timeout)
             r.setdefault("binds", sorted(binds))
         r["seconds"] = round(time.time() - t0, 1)

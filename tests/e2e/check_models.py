@@ -24,8 +24,10 @@
         section: the max-live lower bound recomputed from the buffers' live intervals (the most
         aligned bytes live at one kernel) must equal the reported one, no two buffers live at once
         may share a byte, and the arena must be at most --max-ratio times the bound (the memory plan
-        does not depend on --arch). With --reemit each compile runs a second time into another
-        folder, and the two must hold the same files byte for byte (the first difference is named).
+        does not depend on --arch). With --reemit the FP16 compile (the one with more stages: the
+        precision pass, the tensor-core tactics) runs a second time into another folder, and the two
+        must hold the same files byte for byte (the first difference is named); scripts/emit_corpus.py
+        compares every model and flag set with a saved corpus.
     check_models.py folded --modelc BIN --model M.onnx --work DIR --ops Mod,ScatterND,...
         compiles `modelc M.onnx` (FP32) into DIR and reads report.json: no kernel runs a node of the
         listed ops (they compute shapes and masks from constants, so they must have been folded at
@@ -310,7 +312,7 @@ def arena(args):
                 print(out, end="")
                 bad.append(f"{what}: modelc exited {rc}")
                 continue
-            if args.reemit:
+            if args.reemit and flags:
                 again = work + ".again"
                 shutil.rmtree(again, ignore_errors=True)
                 rc, out, secs = run([args.modelc, model, "-o", again] + flags)
@@ -361,7 +363,7 @@ def main():
     t.add_argument("--bf16", action="store_true", help="compile with --bf16 instead of --fp16")
     t.add_argument("--max-kernels", type=int, default=None)
     a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json); "
-                                     "with --reemit, a second compile gives the same files")
+                                     "with --reemit, a second FP16 compile gives the same files")
     a.add_argument("--modelc", required=True)
     a.add_argument("--work", required=True, help="output folder (emptied first)")
     a.add_argument("--max-ratio", type=float, default=1.05)
