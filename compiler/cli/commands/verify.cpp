@@ -839,8 +839,9 @@ int verify_model(const VerifyOptions& v, std::ostream& out) {
     }
     std::vector<std::string> env;
     if (emulate && !arch.empty()) env.push_back("MODELC_EMU_SM=" + arch.substr(3));
-    // INT8: the simulation's tensors within the relative L2 the outputs get (1e-2) unless given.
-    const double layer_l2 = v.int8_against_simulation ? 1e-2 : max_rel_l2;
+    // FP16 / INT8 / BF16 judged against the simulation: each tensor within the relative L2 the
+    // self-test gives the outputs (1e-2; BF16 5e-2), as the taps are compared with the simulation.
+    const double layer_l2 = v.against_simulation ? (v.precision.bf16 ? 5e-2 : 1e-2) : max_rel_l2;
     layers_failed = compare_layers(*layers_graph, lo.passes, feeds, run, verify_dir, env, rtol, atol, layer_l2, out);
   }
   out << (failed || layers_failed ? "FAIL" : "PASS") << ": " << n - failed << " of " << n
