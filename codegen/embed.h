@@ -7,11 +7,14 @@
 //   NAME_emu.pc      pkg-config of the emulated library (make emu-so / make emu-lib)
 //   NAME.map         the linker version script of the shared libraries: the C API is exported
 //   NAME.py          the Python module: ctypes over libNAME.so / libNAME_emu.so, numpy, DLPack
+//   NAME_dask.py     NAME.py on a Dask cluster: a worker plugin (the model once per worker), predict()
+//                    over dask arrays or .npy files, python3 -m NAME_dask (docs/CLUSTER.md)
 //   README.md        the folder's own guide: build, and the three ways to link
-// The texts are rendered from the data folder's embed/ (CMakeLists.txt.in, model.py, README.md.in)
-// with @NAME@-style placeholders; the .pc and .map files here. Nothing in them depends on more than
-// the model's name, source, archs, files and tensors: the wrappers read shapes and dtypes from the
-// C API's metadata functions at run time.
+// The texts are rendered from the data folder's embed/ (CMakeLists.txt.in, model.pc.in,
+// model_emu.pc.in, model.map.in, model.py, model_dask.py, README.md.in) with @NAME@-style
+// placeholders; NAME.py's ctypes prototypes come from the table of the C API (codegen/c_api.h).
+// Nothing in them depends on more than the model's name, source, archs, files and tensors: the
+// wrappers read shapes, dtypes and batch profiles from the C API's functions at run time.
 #pragma once
 
 #include <filesystem>
@@ -33,7 +36,8 @@ struct EmbedInfo {
   std::vector<ModelTensor> inputs, outputs;
 };
 
-/// \brief Adds CMakeLists.txt, NAME.pc, NAME_emu.pc, NAME.map, NAME.py and README.md to `files`.
+/// \brief Adds CMakeLists.txt, NAME.pc, NAME_emu.pc, NAME.map, NAME.py, NAME_dask.py and README.md to
+/// `files`.
 /// `embed_dir` holds the templates (the data folder's embed/); Error when one is missing.
 void add_embedding_files(const EmbedInfo& info, const std::filesystem::path& embed_dir,
                          std::map<std::string, std::string>& files);
@@ -45,5 +49,10 @@ std::vector<std::string> split_words(const std::string& s);
 /// left, so a template and its renderer cannot drift apart silently.
 std::string render_template(const std::string& text, const std::map<std::string, std::string>& values,
                             const std::string& what);
+
+/// \brief The template `file` of `embed_dir` (the data folder's embed/) rendered with `values`;
+/// Error when it is missing or has a placeholder `values` lacks.
+std::string render_embed_template(const std::filesystem::path& embed_dir, const std::string& file,
+                                  const std::map<std::string, std::string>& values);
 
 }  // namespace modelc

@@ -16,6 +16,9 @@
 // and a block of the enqueue function that sets the Params fields and launches it.
 // The folder is written into a temporary sibling folder and renamed into place, so an error
 // leaves no partial output. The same Schedule and options give byte-identical files.
+// The kernels' code is codegen/emitter.cpp's (kernel_code.h); the folder around it, filled into
+// the data folder's embed/*.in templates, is codegen/package.cpp's; the C API's functions come from
+// their one table, runtime_stub/c_api.def (codegen/c_api.h).
 #pragma once
 
 #include <filesystem>

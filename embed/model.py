@@ -5,6 +5,7 @@
                                     # lib@NAME@_emu.so when the environment has MODELC_EMULATION=1
     y = m(x)                        # numpy in, numpy out (a tuple when the model has several outputs)
     ys = m.run({"input": x})        # by name: a dict {output name: array}
+    ys = m.run_batch(3, [x3])       # batch profiles (--batch 1,4,8): 3 items, on the profile of 4
 
 The inputs' dtypes and shapes are the model's (m.inputs, m.outputs: name, dtype, shape); a wrong
 dtype, a wrong shape, a missing or unknown input raise @NAME@.InputError (a ValueError; a wrong
@@ -123,6 +124,8 @@ def library_path(emulation=None):
     return os.path.join(here, "lib%s%s.so" % (NAME, "_emu" if emulation else ""))
 
 
+@C_API@
+
 _libraries = {}
 _libraries_lock = threading.Lock()
 
@@ -142,28 +145,8 @@ def _load(path):
             lib = ctypes.CDLL(path)
         except OSError as e:
             raise Error("cannot load %s: %s" % (path, e)) from None
-        c_int, c_char_p, c_void_p, c_size_t = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
-        pp = ctypes.POINTER(c_void_p)
-        protos = {
-            "create": (c_int, [ctypes.POINTER(c_void_p), c_int]),
-            "run": (c_int, [c_void_p, pp, pp, c_void_p]),
-            "run_host": (c_int, [c_void_p, pp, pp]),
-            "error": (c_char_p, [c_void_p]),
-            "destroy": (None, [c_void_p]),
-            "num_inputs": (c_int, []),
-            "num_outputs": (c_int, []),
-            "input_name": (c_char_p, [c_int]),
-            "input_dtype": (c_int, [c_int]),
-            "input_rank": (c_int, [c_int]),
-            "input_shape": (ctypes.POINTER(ctypes.c_int64), [c_int]),
-            "output_name": (c_char_p, [c_int]),
-            "output_dtype": (c_int, [c_int]),
-            "output_rank": (c_int, [c_int]),
-            "output_shape": (ctypes.POINTER(ctypes.c_int64), [c_int]),
-            "workspace_bytes": (c_size_t, []),
-        }
         api = {}
-        for name, (restype, argtypes) in protos.items():
+        for name, (restype, argtypes) in _c_api().items():
             try:
                 f = getattr(lib, "%s_%s" % (NAME, name))
             except AttributeError:
@@ -171,11 +154,6 @@ def _load(path):
                             % (path, NAME, name, __file__)) from None
             f.restype, f.argtypes = restype, argtypes
             api[name] = f
-        # Present only in a model compiled with --weights-file.
-        f = getattr(lib, "%s_create_with_weights" % NAME, None)
-        if f is not None:
-            f.restype, f.argtypes = c_int, [ctypes.POINTER(c_void_p), c_int, c_char_p]
-        api["create_with_weights"] = f
         _libraries[path] = (lib, api)
         return _libraries[path]
 
@@ -500,8 +478,14 @@ class Model(object):
         self.inputs = _tensors(self._api, "input")
         self.outputs = _tensors(self._api, "output")
         self.workspace_bytes = int(self._api["workspace_bytes"]())
+        # Batch profiles (--batch 1,8,32): their batches, ascending (one, the compiled batch, without), and
+        # which tensors carry the batch in their first dim (shape[0] / batches[-1] * batch at a batch).
+        profiles = self._api["num_profiles"]()
+        self.batches = tuple(int(self._api["profile_batch"](p)) for p in range(profiles))
+        self.input_batched = tuple(self._api["input_batched"](i) == 1 for i in range(len(self.inputs)))
+        self.output_batched = tuple(self._api["output_batched"](i) == 1 for i in range(len(self.outputs)))
         ctx = ctypes.c_void_p()
-        create_with_weights = self._api["create_with_weights"]
+        create_with_weights = self._api.get("create_with_weights")  # only with --weights-file
         if create_with_weights is not None:
             if weights is None:
                 weights = os.path.join(os.path.dirname(self.library), "%s_weights.bin" % NAME)
@@ -587,6 +571,38 @@ class Model(object):
                                  % type(feeds).__name__)
         return dict(zip(self.output_names, self._run(feeds, out, stream)))
 
+    def run_batch(self, batch, feeds, out=None):
+        """Runs `batch` items on host arrays ({input name: array}, or a sequence in input order) and returns
+        {output name: array}, through @NAME@_run_host_batch: with batch profiles (--batch 1,8,32) any batch
+        from 1 to the largest, on the smallest profile that holds it (the inputs padded, the outputs
+        trimmed); a batched tensor (input_batched, output_batched) has shape[0] / batches[-1] * batch rows.
+        A model compiled for one batch runs that batch only (InputError for another)."""
+        batch = int(batch)
+        if batch < 1 or self._api["profile_for_batch"](batch) < 0:
+            raise InputError("batch %d: %s runs batch%s %s" % (batch, NAME, "es" if len(self.batches) > 1 else "",
+                                                               ", ".join(str(b) for b in self.batches)))
+        if not isinstance(feeds, dict):
+            if not isinstance(feeds, (list, tuple)) or len(feeds) != len(self.inputs):
+                raise InputError("run_batch() takes a dict {input name: array} or a list of %d arrays in input "
+                                 "order (%s)" % (len(self.inputs), self._input_list()))
+            feeds = {t.name: a for t, a in zip(self.inputs, feeds)}
+        values = self._ordered(feeds)
+        if any(is_device_array(v) for v in values):
+            raise InputError("run_batch() takes host arrays (numpy): device tensors run at the largest batch, "
+                             "through m(...) or m.run()")
+        return dict(zip(self.output_names, self._run_host(values, self._out_list(out), batch)))
+
+    def _at_batch(self, batch):
+        """The inputs and outputs as they are at `batch` (None: the largest)."""
+        if batch is None:
+            return self.inputs, self.outputs
+        largest = self.batches[-1]
+
+        def at(t, batched):
+            return t._replace(shape=(t.shape[0] // largest * batch,) + t.shape[1:]) if batched else t
+        return ([at(t, b) for t, b in zip(self.inputs, self.input_batched)],
+                [at(t, b) for t, b in zip(self.outputs, self.output_batched)])
+
     def _input_list(self):
         return ", ".join("'%s' %s" % (t.name, t) for t in self.inputs) or "none"
 
@@ -639,10 +655,11 @@ class Model(object):
         return self._run_host(values, outs)
 
     # Host memory: @NAME@_run_host copies in, runs, copies out, and returns when done.
-    def _run_host(self, values, outs):
-        arrays = [_host_input(t, v) for t, v in zip(self.inputs, values)]
+    def _run_host(self, values, outs, batch=None):
+        inputs, outputs = self._at_batch(batch)
+        arrays = [_host_input(t, v) for t, v in zip(inputs, values)]
         results = []
-        for t, o in zip(self.outputs, outs):
+        for t, o in zip(outputs, outs):
             if o is None:
                 results.append(np.empty(t.shape, dtype=t.numpy_dtype))
                 continue
@@ -659,9 +676,12 @@ class Model(object):
         outp = (ctypes.c_void_p * max(1, len(results)))(*[r.ctypes.data for r in results])
         with self._lock:
             self._check_ctx()
-            rc = self._api["run_host"](self._ctx, ins, outp)
+            if batch is None:
+                rc = self._api["run_host"](self._ctx, ins, outp)
+            else:
+                rc = self._api["run_host_batch"](self._ctx, batch, ins, outp)
             if rc != 0:
-                self._fail("run_host", rc)
+                self._fail("run_host" if batch is None else "run_host_batch(%d)" % batch, rc)
         return results
 
     # Device memory: @NAME@_run enqueues on the stream, by pointer, without a copy.

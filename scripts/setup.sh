@@ -16,8 +16,10 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev libboost-context-dev
   libclang-14-dev
+  libopenblas-dev
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision python3-numpy
+  python3-distributed python3-dask
 )
 
 SANITIZE_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -71,9 +72,11 @@ Tensor eval_group_norm(const Node& n, const TensorRefs& in) {
   for (std::size_t d = 2; d < xs.size(); ++d) spatial *= xs[d];
   const int64_t len = g.group_size * spatial;  // a group's elements, contiguous in NCHW
   std::vector<double> x = in[0]->to_f64();
-  for (int64_t b = 0; b < N; ++b) {
-    for (int64_t k = 0; k < g.groups; ++k) {
-      double* v = x.data() + (b * g.groups + k) * len;
+  // Threads over (instance, group) slices (reference/parallel.h).
+  reference::parallel_items(N * g.groups, 3 * len, [&](int64_t s) {
+    {
+      const int64_t k = s % g.groups;
+      double* v = x.data() + s * len;
       double mean = 0.0;
       for (int64_t i = 0; i < len; ++i) mean += v[i];
       mean /= static_cast<double>(len);
@@ -86,7 +89,7 @@ Tensor eval_group_norm(const Node& n, const TensorRefs& in) {
         v[i] = (v[i] - mean) * inv * scale[static_cast<std::size_t>(p)] + bias[static_cast<std::size_t>(p)];
       }
     }
-  }
+  });
   return Tensor::from_f64(in[0]->dtype(), xs, x);
 }
 
@@ -100,8 +103,9 @@ Tensor eval_lrn(const Node& n, const TensorRefs& in) {
   for (std::size_t d = 2; d < xs.size(); ++d) spatial *= xs[d];
   const std::vector<double> x = in[0]->to_f64();
   std::vector<double> y(x.size());
-  for (int64_t b = 0; b < N; ++b) {
-    for (int64_t c = 0; c < C; ++c) {
+  reference::parallel_items(N * C, spatial * p.size, [&](int64_t bc) {
+    {
+      const int64_t b = bc / C, c = bc % C;
       const int64_t lo = std::max<int64_t>(0, c - p.before), hi = std::min<int64_t>(C - 1, c + p.after);
       for (int64_t s = 0; s < spatial; ++s) {
         double sq = 0.0;
@@ -113,7 +117,7 @@ Tensor eval_lrn(const Node& n, const TensorRefs& in) {
         y[e] = x[e] / std::pow(p.bias + p.alpha / static_cast<double>(p.size) * sq, p.beta);
       }
     }
-  }
+  });
   return Tensor::from_f64(in[0]->dtype(), xs, y);
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "reference/parallel.h"
+
 namespace modelc::ops {
 
 Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b) {
@@ -126,35 +128,125 @@ void require_dtype(const Node& n, int i, std::initializer_list<DType> allowed) {
 }
 
 Tensor map_unary(const Tensor& x, const std::function<double(double)>& f, DType out) {
+  const DType od = out == DType::undefined ? x.dtype() : out;
+  if (x.dtype() == DType::float32 && od == DType::float32) {
+    // float32 to float32 with no double copy of the tensor: each element widened, f, rounded once
+    // (what to_f64 and from_f64 give).
+    Tensor y(DType::float32, x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.mutable_data<float>();
+    const int64_t count = x.numel();
+    const reference::Split pieces(count, int64_t{1} << 14);
+    reference::parallel_for(
+        pieces.pieces,
+        [&](int64_t t) {
+          for (int64_t i = pieces.begin(t); i < pieces.end(t); ++i) dst[i] = static_cast<float>(f(static_cast<double>(src[i])));
+        },
+        count * 8);
+    return y;
+  }
   std::vector<double> v = x.to_f64();
-  for (double& d : v) d = f(d);
+  // Threads over pieces of the elements (reference/parallel.h); each element is its own.
+  const int64_t count = static_cast<int64_t>(v.size());
+  const reference::Split pieces(count, int64_t{1} << 14);
+  reference::parallel_for(
+      pieces.pieces,
+      [&](int64_t t) {
+        for (int64_t i = pieces.begin(t); i < pieces.end(t); ++i) v[static_cast<std::size_t>(i)] = f(v[static_cast<std::size_t>(i)]);
+      },
+      count * 8);
   return Tensor::from_f64(out == DType::undefined ? x.dtype() : out, x.shape(), v);
 }
+
+namespace {
+
+/// fn(k, ia, ib) for every output element k of a broadcast of shapes `a` and `b` to `s` (ia, ib: the
+/// flat indexes into a and b), threads over pieces of the output, each piece walking its elements in
+/// order with an odometer (no index vectors the size of the output).
+template <class Fn>
+void for_each_broadcast(const Shape& s, const Shape& a, const Shape& b, Fn fn) {
+  const std::size_t r = s.size();
+  auto aligned = [&](const Shape& in) {
+    std::vector<int64_t> st(r, 0);
+    const std::vector<int64_t> in_st = strides_of(in);
+    for (std::size_t i = 0; i < in.size(); ++i) st[r - in.size() + i] = in[i] == 1 ? 0 : in_st[i];
+    return st;
+  };
+  const std::vector<int64_t> sa = aligned(a), sb = aligned(b);
+  const int64_t total = num_elements(s);
+  const reference::Split pieces(total, int64_t{1} << 14);
+  reference::parallel_for(
+      pieces.pieces,
+      [&](int64_t t) {
+        const int64_t k0 = pieces.begin(t), k1 = pieces.end(t);
+        std::vector<int64_t> coord(r, 0);
+        int64_t ia = 0, ib = 0;
+        for (int64_t d = static_cast<int64_t>(r) - 1, rest = k0; d >= 0; --d) {
+          const std::size_t u = static_cast<std::size_t>(d);
+          coord[u] = s[u] > 0 ? rest % s[u] : 0;
+          rest = s[u] > 0 ? rest / s[u] : 0;
+          ia += coord[u] * sa[u];
+          ib += coord[u] * sb[u];
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          fn(k, ia, ib);
+          for (int64_t d = static_cast<int64_t>(r) - 1; d >= 0; --d) {
+            const std::size_t u = static_cast<std::size_t>(d);
+            if (++coord[u] < s[u]) {
+              ia += sa[u];
+              ib += sb[u];
+              break;
+            }
+            ia -= sa[u] * (s[u] - 1);
+            ib -= sb[u] * (s[u] - 1);
+            coord[u] = 0;
+          }
+        }
+      },
+      total * 8);
+}
+
+}  // namespace
 
 Tensor map_binary(const Node& n, const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f,
                   DType out, const std::function<int64_t(int64_t, int64_t)>& fi,
                   const std::function<uint64_t(uint64_t, uint64_t)>& fu) {
   const Shape s = broadcast_shapes(n, a.shape(), b.shape());
-  const std::vector<int64_t> ia = broadcast_index(a.shape(), s);
-  const std::vector<int64_t> ib = broadcast_index(b.shape(), s);
   const DType od = out == DType::undefined ? a.dtype() : out;
+  const std::size_t count = static_cast<std::size_t>(num_elements(s));
   if (fu && a.dtype() == DType::uint64 && b.dtype() == DType::uint64) {
     const std::vector<int64_t> va = a.to_i64(), vb = b.to_i64();  // the bit patterns
-    std::vector<int64_t> r(ia.size());
-    for (std::size_t k = 0; k < r.size(); ++k) {
-      r[k] = static_cast<int64_t>(fu(static_cast<uint64_t>(va[ia[k]]), static_cast<uint64_t>(vb[ib[k]])));
-    }
+    std::vector<int64_t> r(count);
+    for_each_broadcast(s, a.shape(), b.shape(), [&](int64_t k, int64_t ia, int64_t ib) {
+      r[static_cast<std::size_t>(k)] = static_cast<int64_t>(fu(static_cast<uint64_t>(va[static_cast<std::size_t>(ia)]),
+                                                               static_cast<uint64_t>(vb[static_cast<std::size_t>(ib)])));
+    });
     return Tensor::from_i64(od, s, r);
   }
   if (fi && !is_float(a.dtype()) && !is_float(b.dtype())) {
     const std::vector<int64_t> va = a.to_i64(), vb = b.to_i64();
-    std::vector<int64_t> r(ia.size());
-    for (std::size_t k = 0; k < r.size(); ++k) r[k] = fi(va[ia[k]], vb[ib[k]]);
+    std::vector<int64_t> r(count);
+    for_each_broadcast(s, a.shape(), b.shape(), [&](int64_t k, int64_t ia, int64_t ib) {
+      r[static_cast<std::size_t>(k)] = fi(va[static_cast<std::size_t>(ia)], vb[static_cast<std::size_t>(ib)]);
+    });
     return Tensor::from_i64(od, s, r);
   }
+  if (a.dtype() == DType::float32 && b.dtype() == DType::float32 && od == DType::float32) {
+    // float32 operands and result: no double copies (each element widened, f, rounded once).
+    Tensor y(DType::float32, s);
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = y.mutable_data<float>();
+    for_each_broadcast(s, a.shape(), b.shape(), [&](int64_t k, int64_t ia, int64_t ib) {
+      py[k] = static_cast<float>(f(static_cast<double>(pa[ia]), static_cast<double>(pb[ib])));
+    });
+    return y;
+  }
   const std::vector<double> va = a.to_f64(), vb = b.to_f64();
-  std::vector<double> r(ia.size());
-  for (std::size_t k = 0; k < r.size(); ++k) r[k] = f(va[ia[k]], vb[ib[k]]);
+  std::vector<double> r(count);
+  for_each_broadcast(s, a.shape(), b.shape(), [&](int64_t k, int64_t ia, int64_t ib) {
+    r[static_cast<std::size_t>(k)] = f(va[static_cast<std::size_t>(ia)], vb[static_cast<std::size_t>(ib)]);
+  });
   return Tensor::from_f64(od, s, r);
 }
 

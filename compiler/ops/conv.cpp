@@ -6,9 +6,11 @@
 // schedule and the code generator all read it, so they cannot disagree.
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "ops/common.h"
 #include "ops/window.h"
+#include "reference/kernels.h"
 
 namespace modelc::ops {
 namespace {
@@ -47,129 +49,59 @@ void check_conv_attrs(const Node& n) {
   }
 }
 
-std::vector<double> bias_of(const TensorRefs& in, int64_t M) {
-  return in.size() > 2 && in[2] ? in[2]->to_f64() : std::vector<double>(static_cast<std::size_t>(M), 0.0);
+/// The reference's operands of a convolution: X as float32 data or doubles, W and the bias as
+/// the compute type S, Y written as float32 when it is float32 (no double copy of X or Y).
+template <class S>
+std::vector<S> values_as(const Tensor& t) {
+  if constexpr (std::is_same_v<S, float>) {
+    if (t.dtype() == DType::float32) return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+    const std::vector<double> d = t.to_f64();
+    return std::vector<float>(d.begin(), d.end());
+  } else {
+    return t.to_f64();
+  }
+}
+
+// Conv and ConvTranspose through reference/kernels.h: im2col (or direct, for few output channels
+// per group) over BLAS, threads over channels and positions. The float32 path
+// (reference::Accumulation::f32: the precision simulations) takes float32 X and Y; everything else
+// accumulates in double.
+template <bool Transpose>
+Tensor eval_window_product(const WindowGeometry& g, const TensorRefs& in) {
+  const Window3 q = g.padded3();
+  const Tensor& X = *in[0];
+  const bool has_bias = in.size() > 2 && in[2];
+  auto run = [&](auto s_tag, const auto* x, auto* y) {
+    using S = decltype(s_tag);
+    const std::vector<S> w = values_as<S>(*in[1]);
+    const std::vector<S> b = has_bias ? values_as<S>(*in[2]) : std::vector<S>();
+    if constexpr (Transpose) {
+      reference::conv_transpose<S>(q, x, w.data(), has_bias ? b.data() : nullptr, y);
+    } else {
+      reference::conv_forward<S>(q, x, S(0), w.data(), has_bias ? b.data() : nullptr, y);
+    }
+  };
+  if (X.dtype() == DType::float32) {
+    Tensor y(DType::float32, g.output_shape());
+    if (reference::accumulation() == reference::Accumulation::f32) {
+      run(float{}, X.data<float>(), y.mutable_data<float>());
+    } else {
+      run(double{}, X.data<float>(), y.mutable_data<float>());
+    }
+    return y;
+  }
+  const std::vector<double> x = X.to_f64();
+  std::vector<double> y(static_cast<std::size_t>(num_elements(g.output_shape())));
+  run(double{}, x.data(), y.data());
+  return Tensor::from_f64(X.dtype(), g.output_shape(), y);
 }
 
 // Y[n, m, o] = B[m] + sum over (c, kernel) of W[m, c, k] * X[n, g*Cg + c, o*s - p + k*d].
-// Per output channel, the loops run over (c, kd, kh, kw) and then over output
-// rows, with the innermost loop streaming along the output row: the input row
-// is read with the stride, the output row contiguously.
-Tensor eval_conv(const Node& n, const TensorRefs& in) {
-  const WindowGeometry g = conv_geometry(n);
-  const Window3 q = g.padded3();
-  const std::vector<double> x = in[0]->to_f64();
-  const std::vector<double> w = in[1]->to_f64();
-  const std::vector<double> b = bias_of(in, g.M);
-  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
-  const int64_t in_sz = q.in_size(), out_sz = q.out_size(), k_sz = q.k_size();
-  std::vector<double> y(static_cast<std::size_t>(g.N * g.M * out_sz));
-  // Valid output x range per kernel column: ix = ox*s - p + kx*d in [0, in).
-  std::vector<int64_t> ox_lo(static_cast<std::size_t>(q.kernel[2])), ox_hi(static_cast<std::size_t>(q.kernel[2]));
-  for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-    const int64_t shift = kx * q.dilation[2] - q.pad[2];
-    ox_lo[kx] = std::max<int64_t>(0, ceil_div(-shift, q.stride[2]));
-    ox_hi[kx] = std::min<int64_t>(q.out[2], floor_div(q.in[2] - 1 - shift, q.stride[2]) + 1);
-  }
-  for (int64_t nb = 0; nb < g.N; ++nb) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      const int64_t grp = m / Mg;
-      double* yp = y.data() + (nb * g.M + m) * out_sz;
-      std::fill(yp, yp + out_sz, b[m]);
-      for (int64_t c = 0; c < Cg; ++c) {
-        const double* xp = x.data() + (nb * g.C + grp * Cg + c) * in_sz;
-        const double* wp = w.data() + (m * Cg + c) * k_sz;
-        for (int64_t kz = 0; kz < q.kernel[0]; ++kz) {
-          for (int64_t ky = 0; ky < q.kernel[1]; ++ky) {
-            for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-              const double wv = wp[(kz * q.kernel[1] + ky) * q.kernel[2] + kx];
-              const int64_t lo = ox_lo[kx], hi = ox_hi[kx];
-              if (lo >= hi) continue;
-              const int64_t shift_x = kx * q.dilation[2] - q.pad[2];
-              for (int64_t oz = 0; oz < q.out[0]; ++oz) {
-                const int64_t iz = oz * q.stride[0] - q.pad[0] + kz * q.dilation[0];
-                if (iz < 0 || iz >= q.in[0]) continue;
-                for (int64_t oy = 0; oy < q.out[1]; ++oy) {
-                  const int64_t iy = oy * q.stride[1] - q.pad[1] + ky * q.dilation[1];
-                  if (iy < 0 || iy >= q.in[1]) continue;
-                  // First valid element of each row; lo * s + shift_x >= 0 by construction.
-                  const double* __restrict xr = xp + (iz * q.in[1] + iy) * q.in[2] + lo * q.stride[2] + shift_x;
-                  double* __restrict yr = yp + (oz * q.out[1] + oy) * q.out[2] + lo;
-                  const int64_t len = hi - lo;
-                  if (q.stride[2] == 1) {
-                    for (int64_t j = 0; j < len; ++j) yr[j] += wv * xr[j];
-                  } else {
-                    const int64_t sx = q.stride[2];
-                    for (int64_t j = 0; j < len; ++j) yr[j] += wv * xr[j * sx];
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return Tensor::from_f64(in[0]->dtype(), g.output_shape(), y);
-}
+Tensor eval_conv(const Node& n, const TensorRefs& in) { return eval_window_product<false>(conv_geometry(n), in); }
 
-// Y[n, g*Mg + m, i*s - p + k*d] += X[n, g*Cg + c, i] * W[g*Cg + c, m, k]: the
-// scatter form; the innermost loop streams along an input row.
+// Y[n, g*Mg + m, i*s - p + k*d] += X[n, g*Cg + c, i] * W[g*Cg + c, m, k]: the scatter form.
 Tensor eval_conv_transpose(const Node& n, const TensorRefs& in) {
-  const WindowGeometry g = conv_transpose_geometry(n);
-  const Window3 q = g.padded3();
-  const std::vector<double> x = in[0]->to_f64();
-  const std::vector<double> w = in[1]->to_f64();
-  const std::vector<double> b = bias_of(in, g.M);
-  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
-  const int64_t in_sz = q.in_size(), out_sz = q.out_size(), k_sz = q.k_size();
-  std::vector<double> y(static_cast<std::size_t>(g.N * g.M * out_sz));
-  // Valid input x range per kernel column: ox = ix*s - p + kx*d in [0, out).
-  std::vector<int64_t> ix_lo(static_cast<std::size_t>(q.kernel[2])), ix_hi(static_cast<std::size_t>(q.kernel[2]));
-  for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-    const int64_t shift = kx * q.dilation[2] - q.pad[2];
-    ix_lo[kx] = std::max<int64_t>(0, ceil_div(-shift, q.stride[2]));
-    ix_hi[kx] = std::min<int64_t>(q.in[2], floor_div(q.out[2] - 1 - shift, q.stride[2]) + 1);
-  }
-  for (int64_t nb = 0; nb < g.N; ++nb) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      double* yp = y.data() + (nb * g.M + m) * out_sz;
-      std::fill(yp, yp + out_sz, b[m]);
-    }
-    for (int64_t grp = 0; grp < g.group; ++grp) {
-      for (int64_t c = 0; c < Cg; ++c) {
-        const int64_t ci = grp * Cg + c;
-        const double* xp = x.data() + (nb * g.C + ci) * in_sz;
-        for (int64_t m = 0; m < Mg; ++m) {
-          double* yp = y.data() + (nb * g.M + grp * Mg + m) * out_sz;
-          const double* wp = w.data() + (ci * Mg + m) * k_sz;
-          for (int64_t kz = 0; kz < q.kernel[0]; ++kz) {
-            for (int64_t ky = 0; ky < q.kernel[1]; ++ky) {
-              for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-                const double wv = wp[(kz * q.kernel[1] + ky) * q.kernel[2] + kx];
-                const int64_t lo = ix_lo[kx], hi = ix_hi[kx];
-                if (lo >= hi) continue;
-                const int64_t shift_x = kx * q.dilation[2] - q.pad[2];
-                for (int64_t iz = 0; iz < q.in[0]; ++iz) {
-                  const int64_t oz = iz * q.stride[0] - q.pad[0] + kz * q.dilation[0];
-                  if (oz < 0 || oz >= q.out[0]) continue;
-                  for (int64_t iy = 0; iy < q.in[1]; ++iy) {
-                    const int64_t oy = iy * q.stride[1] - q.pad[1] + ky * q.dilation[1];
-                    if (oy < 0 || oy >= q.out[1]) continue;
-                    const double* __restrict xr = xp + (iz * q.in[1] + iy) * q.in[2] + lo;
-                    double* __restrict yr = yp + (oz * q.out[1] + oy) * q.out[2] + lo * q.stride[2] + shift_x;
-                    const int64_t sx = q.stride[2], len = hi - lo;
-                    for (int64_t j = 0; j < len; ++j) yr[j * sx] += wv * xr[j];
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return Tensor::from_f64(in[0]->dtype(), g.output_shape(), y);
+  return eval_window_product<true>(conv_transpose_geometry(n), in);
 }
 
 int64_t bias_flops(const Node& n, const WindowGeometry& g) {

@@ -1,12 +1,14 @@
 // compiler/ops/gemm.cpp — Gemm, MatMul, Einsum.
 //
-// The products run over double buffers in i-k-j order: the innermost loop
-// streams a row of B into a row of Y, both contiguous.
+// Float products run through reference/kernels.h (BLAS over threads, double accumulation, or
+// float32 on the precision simulations' path); integer products and Einsum run over double
+// buffers in i-k-j order: the innermost loop streams a row of B into a row of Y, both contiguous.
 #include <algorithm>
 #include <array>
 
 #include "ops/common.h"
 #include "ops/gemm.h"
+#include "reference/kernels.h"
 
 namespace modelc::ops {
 namespace {
@@ -113,22 +115,47 @@ void validate_gemm(const Node& n) {
   require_same_dtype(n, 0, 2);
 }
 
+/// The product of float operands through reference/kernels.h (BLAS, threads), as doubles:
+/// op(A[a_index[t]]) * op(B[b_index[t]]) for each batch t. The float32 path
+/// (reference::Accumulation::f32) multiplies float32 data as it is stored (sgemm) and widens the
+/// result exactly; otherwise the operands are doubles (dgemm).
+std::vector<double> float_product(const Tensor& A, bool t_a, const Tensor& B, bool t_b, int64_t batches,
+                                  const int64_t* a_index, const int64_t* b_index, int64_t M, int64_t K, int64_t N) {
+  if (reference::accumulation() == reference::Accumulation::f32 && A.dtype() == DType::float32 &&
+      B.dtype() == DType::float32) {
+    std::vector<float> y(static_cast<std::size_t>(batches * M * N));
+    reference::matmul<float>(batches, a_index, b_index, M, K, N, A.data<float>(), t_a, B.data<float>(), t_b, y.data());
+    return std::vector<double>(y.begin(), y.end());
+  }
+  const std::vector<double> a = A.to_f64(), b = B.to_f64();
+  std::vector<double> y(static_cast<std::size_t>(batches * M * N));
+  reference::matmul<double>(batches, a_index, b_index, M, K, N, a.data(), t_a, b.data(), t_b, y.data());
+  return y;
+}
+
 Tensor eval_gemm(const Node& n, const TensorRefs& in) {
   const GemmDims d = gemm_dims(n);
   const GemmAttributes at = gemm_attributes(n);
   const bool ta = at.trans_a, tb = at.trans_b;
   const double alpha = at.alpha, beta = at.beta;
-  std::vector<double> a = in[0]->to_f64(), b = in[1]->to_f64();
-  auto transpose = [](const std::vector<double>& v, int64_t rows, int64_t cols) {
-    std::vector<double> t(v.size());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
-    return t;
-  };
-  if (ta) a = transpose(a, d.K, d.M);
-  if (tb) b = transpose(b, d.N, d.K);
-  std::vector<double> y(static_cast<std::size_t>(d.M * d.N), 0.0);
-  matmul_accumulate(a.data(), b.data(), y.data(), d.M, d.K, d.N);
+  std::vector<double> y;
+  if (is_float(in[0]->dtype())) {
+    const int64_t first = 0;
+    y = float_product(*in[0], ta, *in[1], tb, 1, &first, &first, d.M, d.K, d.N);
+  } else {
+    // Integers: the plain loops, in double as before (BLAS would sum in another order).
+    std::vector<double> a = in[0]->to_f64(), b = in[1]->to_f64();
+    auto transpose = [](const std::vector<double>& v, int64_t rows, int64_t cols) {
+      std::vector<double> t(v.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+      return t;
+    };
+    if (ta) a = transpose(a, d.K, d.M);
+    if (tb) b = transpose(b, d.N, d.K);
+    y.assign(static_cast<std::size_t>(d.M * d.N), 0.0);
+    matmul_accumulate(a.data(), b.data(), y.data(), d.M, d.K, d.N);
+  }
   for (double& v : y) v *= alpha;
   if (in.size() > 2 && in[2]) {
     const std::vector<double> c = in[2]->to_f64();
@@ -183,10 +210,15 @@ void validate_matmul(const Node& n) {
 
 Tensor eval_matmul(const Node& n, const TensorRefs& in) {
   const MatMulDims d = matmul_dims(n);
-  const std::vector<double> a = in[0]->to_f64(), b = in[1]->to_f64();
   const std::vector<int64_t> ia = broadcast_index(d.batch_a, d.batch);
   const std::vector<int64_t> ib = broadcast_index(d.batch_b, d.batch);
   const int64_t batches = num_elements(d.batch);
+  if (is_float(in[0]->dtype())) {
+    return Tensor::from_f64(in[0]->dtype(), d.out,
+                            float_product(*in[0], false, *in[1], false, batches, ia.data(), ib.data(), d.M, d.K, d.N));
+  }
+  // Integers: the plain loops, in double as before.
+  const std::vector<double> a = in[0]->to_f64(), b = in[1]->to_f64();
   std::vector<double> y(static_cast<std::size_t>(batches * d.M * d.N), 0.0);
   for (int64_t t = 0; t < batches; ++t) {
     matmul_accumulate(a.data() + ia[t] * d.M * d.K, b.data() + ib[t] * d.K * d.N, y.data() + t * d.M * d.N, d.M,

@@ -12,6 +12,7 @@
 
 #include "ops/common.h"
 #include "ops/quantize.h"
+#include "reference/kernels.h"
 
 namespace modelc::ops {
 
@@ -175,7 +176,8 @@ std::vector<Tensor> eval_qconv(const Node& n, const TensorRefs& in) {
   const WindowGeometry g = conv_geometry(n);
   const std::vector<int64_t> w = in[1]->to_i64();
   check_w_sum(n, in, w, g.M);
-  const std::vector<int64_t> acc = conv_integer(g, in[0]->to_i64(), zero_point_of(e, in), w, {0});
+  std::vector<int64_t> acc(static_cast<std::size_t>(num_elements(g.output_shape())));
+  conv_integer(g, *in[0], zero_point_of(e, in), w, {0}, acc.data());
   const int64_t out_sz = num_elements(g.out), M = g.M;
   return {int8_output(n, in, acc, g.output_shape(), [&](int64_t i) { return (i / out_sz) % M; })};
 }
@@ -191,14 +193,13 @@ std::vector<Tensor> eval_qmatmul(const Node& n, const TensorRefs& in) {
   const std::vector<int64_t> a = A.to_i64();
   const int64_t rows = A.numel() / std::max<int64_t>(1, K);
   const int64_t az = zero_point_of(e, in);
-  std::vector<int64_t> acc(static_cast<std::size_t>(rows * N), 0);
-  for (int64_t m = 0; m < rows; ++m) {
-    for (int64_t j = 0; j < N; ++j) {
-      int64_t s = 0;
-      for (int64_t k = 0; k < K; ++k) s += (a[static_cast<std::size_t>(m * K + k)] - az) * w[static_cast<std::size_t>(j * K + k)];
-      acc[static_cast<std::size_t>(m * N + j)] = s;
-    }
-  }
+  // In double through reference/kernels.h: 8-bit operands, so every sum is exact.
+  std::vector<double> ad(a.size()), wd(w.begin(), w.end());
+  for (std::size_t i = 0; i < a.size(); ++i) ad[i] = static_cast<double>(a[i] - az);
+  std::vector<double> y(static_cast<std::size_t>(rows * N));
+  const int64_t first = 0;
+  reference::matmul<double>(1, &first, &first, rows, K, N, ad.data(), false, wd.data(), true, y.data());
+  const std::vector<int64_t> acc(y.begin(), y.end());
   return {int8_output(n, in, acc, out_shape(n), [&](int64_t i) { return i % N; })};
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -98,12 +99,12 @@ Tensor eval_batchnorm(const Node& n, const TensorRefs& in) {
   // Each batch item is P parameter groups of `inner` contiguous elements.
   const int64_t inner = num_elements(xs) / std::max<int64_t>(1, xs[0] * P);
   std::vector<double> x = in[0]->to_f64();
-  for (int64_t nb = 0; nb < xs[0]; ++nb) {
-    for (int64_t c = 0; c < P; ++c) {
-      double* p = x.data() + (nb * P + c) * inner;
-      for (int64_t k = 0; k < inner; ++k) p[k] = p[k] * a[c] + b[c];
-    }
-  }
+  // Threads over (batch item, parameter) slices (reference/parallel.h).
+  reference::parallel_items(xs[0] * P, inner, [&](int64_t s) {
+    const int64_t c = s % P;
+    double* p = x.data() + s * inner;
+    for (int64_t k = 0; k < inner; ++k) p[k] = p[k] * a[c] + b[c];
+  });
   return Tensor::from_f64(in[0]->dtype(), xs, x);
 }
 
@@ -124,7 +125,7 @@ Tensor eval_instancenorm(const Node& n, const TensorRefs& in) {
   const std::vector<double> scale = in[1]->to_f64(), bias = in[2]->to_f64();
   const int64_t N = xs[0], C = xs[1], inner = num_elements(xs) / std::max<int64_t>(1, N * C);
   std::vector<double> x = in[0]->to_f64();
-  for (int64_t p = 0; p < N * C; ++p) {
+  reference::parallel_items(N * C, 3 * inner, [&](int64_t p) {
     double* v = x.data() + p * inner;
     double mean = 0.0;
     for (int64_t k = 0; k < inner; ++k) mean += v[k];
@@ -135,7 +136,7 @@ Tensor eval_instancenorm(const Node& n, const TensorRefs& in) {
     const int64_t c = p % C;
     const double a = scale[c] / std::sqrt(var + eps);
     for (int64_t k = 0; k < inner; ++k) v[k] = (v[k] - mean) * a + bias[c];
-  }
+  });
   return Tensor::from_f64(in[0]->dtype(), xs, x);
 }
 
@@ -206,7 +207,7 @@ std::vector<Tensor> eval_layernorm(const Node& n, const TensorRefs& in) {
     bi = broadcast_index(in[2]->shape(), xs);
   }
   std::vector<double> means(static_cast<std::size_t>(outer)), inv_std(static_cast<std::size_t>(outer));
-  for (int64_t o = 0; o < outer; ++o) {
+  reference::parallel_items(outer, 3 * inner, [&](int64_t o) {
     double* v = x.data() + o * inner;
     double mean = 0.0;
     for (int64_t k = 0; k < inner; ++k) mean += v[k];
@@ -221,7 +222,7 @@ std::vector<Tensor> eval_layernorm(const Node& n, const TensorRefs& in) {
     }
     means[o] = mean;
     inv_std[o] = r;
-  }
+  });
   std::vector<Tensor> out{Tensor::from_f64(in[0]->dtype(), xs, x)};
   Shape stat(xs.begin(), xs.begin() + axis);
   stat.resize(xs.size(), 1);

@@ -6,6 +6,7 @@
 
 #include "ops/common.h"
 #include "ops/window.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -51,15 +52,29 @@ Taps taps(const Window3& q, int dim, int64_t o) {
   return t;
 }
 
+/// The taps of every output column (the same for every row and plane).
+std::vector<Taps> row_taps(const Window3& q) {
+  std::vector<Taps> r(static_cast<std::size_t>(q.out[2]));
+  for (int64_t ox = 0; ox < q.out[2]; ++ox) r[static_cast<std::size_t>(ox)] = taps(q, 2, ox);
+  return r;
+}
+
 // First maximum wins on ties. Indices are flat over N x C x spatial.
 std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
   const WindowGeometry g = pool_geometry(n);
   const Window3 q = g.padded3();
   const bool col_major = n.attr_int("storage_order", 0) != 0;
-  const std::vector<double> x = in[0]->to_f64();
   const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
-  std::vector<double> y(static_cast<std::size_t>(planes * out_sz));
-  std::vector<int64_t> ind(y.size());
+  // float32 is compared and stored as it is (a maximum needs no widening); other types as doubles.
+  const bool f32 = in[0]->dtype() == DType::float32;
+  const std::vector<double> xd = f32 ? std::vector<double>() : in[0]->to_f64();
+  std::vector<double> y(f32 ? 0 : static_cast<std::size_t>(planes * out_sz));
+  Tensor yf = f32 ? Tensor(DType::float32, g.output_shape()) : Tensor();
+  float* yfp = f32 ? yf.mutable_data<float>() : nullptr;
+  const float* xf = f32 ? in[0]->data<float>() : nullptr;
+  // The Indices only when the node has that output.
+  const bool want_indices = n.has_output(1);
+  std::vector<int64_t> ind(want_indices ? static_cast<std::size_t>(planes * out_sz) : 0);
   // Column-major (storage_order=1) strides of the original spatial dims, as 3-D.
   std::array<int64_t, 3> cm{0, 0, 0};
   {
@@ -70,22 +85,26 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
       st *= g.in[i];
     }
   }
-  for (int64_t p = 0; p < planes; ++p) {
-    const double* xp = x.data() + p * in_sz;
+  const std::vector<Taps> xtaps = row_taps(q);
+  // Threads over planes (reference/parallel.h): each writes its own.
+  auto plane = [&](auto tag, int64_t p) {
+    using T = decltype(tag);
+    const T* xp = (f32 ? reinterpret_cast<const T*>(xf) : reinterpret_cast<const T*>(xd.data())) + p * in_sz;
+    T* yp = (f32 ? reinterpret_cast<T*>(yfp) : reinterpret_cast<T*>(y.data()));
     int64_t o = p * out_sz;
     for (int64_t oz = 0; oz < q.out[0]; ++oz) {
       const Taps tz = taps(q, 0, oz);
       for (int64_t oy = 0; oy < q.out[1]; ++oy) {
         const Taps ty = taps(q, 1, oy);
         for (int64_t ox = 0; ox < q.out[2]; ++ox, ++o) {
-          const Taps tx = taps(q, 2, ox);
-          double best = 0.0;
+          const Taps& tx = xtaps[static_cast<std::size_t>(ox)];
+          T best = 0;
           int64_t bz = -1, by = -1, bx = -1;
           for (int64_t a = 0; a < tz.count; ++a) {
             const int64_t iz = tz.pos + a * q.dilation[0];
             for (int64_t b = 0; b < ty.count; ++b) {
               const int64_t iy = ty.pos + b * q.dilation[1];
-              const double* row = xp + (iz * q.in[1] + iy) * q.in[2];
+              const T* row = xp + (iz * q.in[1] + iy) * q.in[2];
               for (int64_t c = 0; c < tx.count; ++c) {
                 const int64_t ix = tx.pos + c * q.dilation[2];
                 if (bx < 0 || row[ix] > best) {
@@ -99,16 +118,26 @@ std::vector<Tensor> eval_maxpool(const Node& n, const TensorRefs& in) {
           }
           // A window entirely in the padding (possible only with pads >= the
           // window) gives 0 and index -1, like the ONNX reference.
-          y[o] = best;
-          ind[o] = bx < 0 ? -1
-                          : p * in_sz + (col_major ? bz * cm[0] + by * cm[1] + bx * cm[2]
-                                                   : (bz * q.in[1] + by) * q.in[2] + bx);
+          yp[o] = best;
+          if (want_indices) {
+            ind[o] = bx < 0 ? -1
+                            : p * in_sz + (col_major ? bz * cm[0] + by * cm[1] + bx * cm[2]
+                                                     : (bz * q.in[1] + by) * q.in[2] + bx);
+          }
         }
       }
     }
-  }
+  };
+  reference::parallel_items(planes, out_sz * q.k_size(), [&](int64_t p) {
+    if (f32) {
+      plane(float{}, p);
+    } else {
+      plane(double{}, p);
+    }
+  });
   const Shape ys = g.output_shape();
-  return {Tensor::from_f64(in[0]->dtype(), ys, y), Tensor::from_i64(DType::int64, ys, ind)};
+  return {f32 ? yf : Tensor::from_f64(in[0]->dtype(), ys, y),
+          want_indices ? Tensor::from_i64(DType::int64, ys, ind) : Tensor()};
 }
 
 // count_include_pad=0 divides by the taps inside the input; =1 by the taps
@@ -121,7 +150,8 @@ Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
   const std::vector<double> x = in[0]->to_f64();
   const int64_t planes = g.N * g.C, in_sz = q.in_size(), out_sz = q.out_size();
   std::vector<double> y(static_cast<std::size_t>(planes * out_sz));
-  for (int64_t p = 0; p < planes; ++p) {
+  const std::vector<Taps> xtaps = row_taps(q);
+  reference::parallel_items(planes, out_sz * q.k_size(), [&](int64_t p) {
     const double* xp = x.data() + p * in_sz;
     int64_t o = p * out_sz;
     for (int64_t oz = 0; oz < q.out[0]; ++oz) {
@@ -129,7 +159,7 @@ Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
       for (int64_t oy = 0; oy < q.out[1]; ++oy) {
         const Taps ty = taps(q, 1, oy);
         for (int64_t ox = 0; ox < q.out[2]; ++ox, ++o) {
-          const Taps tx = taps(q, 2, ox);
+          const Taps& tx = xtaps[static_cast<std::size_t>(ox)];
           double sum = 0.0;
           for (int64_t a = 0; a < tz.count; ++a) {
             const int64_t iz = tz.pos + a * q.dilation[0];
@@ -145,7 +175,7 @@ Tensor eval_averagepool(const Node& n, const TensorRefs& in) {
         }
       }
     }
-  }
+  });
   return Tensor::from_f64(in[0]->dtype(), g.output_shape(), y);
 }
 
@@ -190,7 +220,7 @@ Tensor eval_global(const Node& n, const Tensor& X, bool average) {
   const int64_t inner = planes > 0 ? X.numel() / planes : 0;
   const std::vector<double> x = X.to_f64();
   std::vector<double> y(static_cast<std::size_t>(planes));
-  for (int64_t p = 0; p < planes; ++p) {
+  reference::parallel_items(planes, inner, [&](int64_t p) {
     const double* v = x.data() + p * inner;
     if (average) {
       double sum = 0.0;
@@ -201,7 +231,7 @@ Tensor eval_global(const Node& n, const Tensor& X, bool average) {
       for (int64_t k = 1; k < inner; ++k) best = std::max(best, v[k]);
       y[p] = best;
     }
-  }
+  });
   return Tensor::from_f64(X.dtype(), ys, y);
 }
 

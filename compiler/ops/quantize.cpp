@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "ops/common.h"
+#include "reference/kernels.h"
 
 namespace modelc::ops {
 
@@ -229,44 +230,31 @@ WindowGeometry integer_conv_geometry(const Node& n, int x_in, int w_in) {
   return conv_geometry(*c.node);
 }
 
-std::vector<int64_t> conv_integer(const WindowGeometry& g, const std::vector<int64_t>& x, int64_t xz,
-                                  const std::vector<int64_t>& w, const std::vector<int64_t>& wz) {
+template <class Acc>
+void conv_integer(const WindowGeometry& g, const Tensor& x, int64_t xz, const std::vector<int64_t>& w,
+                  const std::vector<int64_t>& wz, Acc* acc) {
+  // The weights minus their zero points as the [M, Cg * k] matrix of the float64 path: every
+  // operand an integer below 2^9 in magnitude, every sum exact in double.
   const Window3 q = g.padded3();
-  const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
-  const int64_t in_sz = q.in_size(), out_sz = q.out_size(), k_sz = q.k_size();
-  std::vector<int64_t> y(static_cast<std::size_t>(g.N * g.M * out_sz), 0);
-  for (int64_t nb = 0; nb < g.N; ++nb) {
-    for (int64_t m = 0; m < g.M; ++m) {
-      const int64_t grp = m / Mg;
-      const int64_t wzm = wz.size() == 1 ? wz[0] : wz[static_cast<std::size_t>(m)];
-      int64_t* yp = y.data() + (nb * g.M + m) * out_sz;
-      for (int64_t o = 0; o < out_sz; ++o) {
-        const int64_t oz = o / (q.out[1] * q.out[2]), oy = (o / q.out[2]) % q.out[1], ox = o % q.out[2];
-        int64_t acc = 0;
-        for (int64_t c = 0; c < Cg; ++c) {
-          const int64_t* xp = x.data() + (nb * g.C + grp * Cg + c) * in_sz;
-          const int64_t* wp = w.data() + (m * Cg + c) * k_sz;
-          for (int64_t kz = 0; kz < q.kernel[0]; ++kz) {
-            const int64_t iz = oz * q.stride[0] - q.pad[0] + kz * q.dilation[0];
-            if (iz < 0 || iz >= q.in[0]) continue;
-            for (int64_t ky = 0; ky < q.kernel[1]; ++ky) {
-              const int64_t iy = oy * q.stride[1] - q.pad[1] + ky * q.dilation[1];
-              if (iy < 0 || iy >= q.in[1]) continue;
-              for (int64_t kx = 0; kx < q.kernel[2]; ++kx) {
-                const int64_t ix = ox * q.stride[2] - q.pad[2] + kx * q.dilation[2];
-                if (ix < 0 || ix >= q.in[2]) continue;
-                acc += (xp[(iz * q.in[1] + iy) * q.in[2] + ix] - xz) *
-                       (wp[(kz * q.kernel[1] + ky) * q.kernel[2] + kx] - wzm);
-              }
-            }
-          }
-        }
-        yp[o] = acc;
-      }
-    }
+  const int64_t per = q.Cg() * q.k_size();
+  std::vector<double> wd(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const int64_t m = per > 0 ? static_cast<int64_t>(i) / per : 0;
+    wd[i] = static_cast<double>(w[i] - (wz.size() == 1 ? wz[0] : wz[static_cast<std::size_t>(m)]));
   }
-  return y;
+  if (x.dtype() == DType::uint8) {
+    reference::conv_forward<double>(q, x.data<uint8_t>(), static_cast<double>(xz), wd.data(), nullptr, acc);
+  } else if (x.dtype() == DType::int8) {
+    reference::conv_forward<double>(q, x.data<int8_t>(), static_cast<double>(xz), wd.data(), nullptr, acc);
+  } else {
+    throw Error("internal: an integer convolution's X is " + std::string(dtype_name(x.dtype())) + ", not int8 or uint8");
+  }
 }
+
+template void conv_integer<int64_t>(const WindowGeometry&, const Tensor&, int64_t, const std::vector<int64_t>&,
+                                    const std::vector<int64_t>&, int64_t*);
+template void conv_integer<int32_t>(const WindowGeometry&, const Tensor&, int64_t, const std::vector<int64_t>&,
+                                    const std::vector<int64_t>&, int32_t*);
 
 IntMatMulDims int_matmul_dims(const Node& n, const Shape& a, const Shape& b, const std::string& an,
                               const std::string& bn) {
@@ -294,20 +282,16 @@ std::vector<int64_t> matmul_integer(const IntMatMulDims& d, const std::vector<in
                                     const std::vector<int64_t>& b, const std::vector<int64_t>& bz) {
   const std::vector<int64_t> ia = broadcast_index(d.batch_a, d.batch), ib = broadcast_index(d.batch_b, d.batch);
   const int64_t batches = num_elements(d.batch);
-  std::vector<int64_t> y(static_cast<std::size_t>(batches * d.M * d.N), 0);
-  for (int64_t t = 0; t < batches; ++t) {
-    const int64_t* ap = a.data() + ia[static_cast<std::size_t>(t)] * d.M * d.K;
-    const int64_t* bp = b.data() + ib[static_cast<std::size_t>(t)] * d.K * d.N;
-    for (int64_t m = 0; m < d.M; ++m) {
-      for (int64_t j = 0; j < d.N; ++j) {
-        const int64_t bzj = bz.size() == 1 ? bz[0] : bz[static_cast<std::size_t>(j)];
-        int64_t acc = 0;
-        for (int64_t k = 0; k < d.K; ++k) acc += (ap[m * d.K + k] - az) * (bp[k * d.N + j] - bzj);
-        y[static_cast<std::size_t>((t * d.M + m) * d.N + j)] = acc;
-      }
-    }
+  // The operands minus their zero points in double: 8-bit integers, so every sum is exact.
+  std::vector<double> ad(a.size()), bd(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ad[i] = static_cast<double>(a[i] - az);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const std::size_t j = d.N > 0 ? i % static_cast<std::size_t>(d.N) : 0;
+    bd[i] = static_cast<double>(b[i] - (bz.size() == 1 ? bz[0] : bz[j]));
   }
-  return y;
+  std::vector<double> y(static_cast<std::size_t>(batches * d.M * d.N));
+  reference::matmul<double>(batches, ia.data(), ib.data(), d.M, d.K, d.N, ad.data(), false, bd.data(), false, y.data());
+  return std::vector<int64_t>(y.begin(), y.end());
 }
 
 namespace {
@@ -354,8 +338,9 @@ void validate_conv_integer(const Node& n) {
 
 std::vector<Tensor> eval_conv_integer(const Node& n, const TensorRefs& in) {
   const WindowGeometry g = integer_conv_geometry(n, 0, 1);
-  const std::vector<int64_t> y = conv_integer(g, in[0]->to_i64(), scalar_i(in, 2), in[1]->to_i64(), ints_or_zero(in, 3));
-  return {Tensor::from_i64(DType::int32, g.output_shape(), y)};
+  Tensor y(DType::int32, g.output_shape());
+  conv_integer(g, *in[0], scalar_i(in, 2), in[1]->to_i64(), ints_or_zero(in, 3), y.mutable_data<int32_t>());
+  return {y};
 }
 
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B).
@@ -397,7 +382,8 @@ std::vector<int64_t> requantize(const std::vector<int64_t>& acc, int64_t inner, 
 
 std::vector<Tensor> eval_qlinear_conv(const Node& n, const TensorRefs& in) {
   const WindowGeometry g = integer_conv_geometry(n, 0, 3);
-  std::vector<int64_t> acc = conv_integer(g, in[0]->to_i64(), scalar_i(in, 2), in[3]->to_i64(), ints_or_zero(in, 5));
+  std::vector<int64_t> acc(static_cast<std::size_t>(num_elements(g.output_shape())));
+  conv_integer(g, *in[0], scalar_i(in, 2), in[3]->to_i64(), ints_or_zero(in, 5), acc.data());
   const int64_t out_sz = g.padded3().out_size();
   if (in.size() > 8 && in[8]) {
     const std::vector<int64_t> b = in[8]->to_i64();

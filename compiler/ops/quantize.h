@@ -60,10 +60,12 @@ std::optional<QuantScale> constant_quant_scale(const Node& n);
 /// The convolution geometry of an integer convolution whose X is input x_in and W input w_in
 /// (ConvInteger 0, 1; QLinearConv 0, 3): conv_geometry on a copy with the node's attributes.
 WindowGeometry integer_conv_geometry(const Node& n, int x_in, int w_in);
-/// acc[n, m, o] = sum over (c, k) of (X - xz) * (W - wz[m]) in int64 (wz: one value or one per
-/// output channel), zero in the padding.
-std::vector<int64_t> conv_integer(const WindowGeometry& g, const std::vector<int64_t>& x, int64_t xz,
-                                  const std::vector<int64_t>& w, const std::vector<int64_t>& wz);
+/// acc[n, m, o] = sum over (c, k) of (X - xz) * (W - wz[m]) (wz: one value or one per output
+/// channel), zero in the padding, for X int8 or uint8; written to `acc` (N x M x out elements) as
+/// int64, or as int32 wrapping like ONNX's accumulators. Exact: reference/kernels.h's float64 path.
+template <class Acc>
+void conv_integer(const WindowGeometry& g, const Tensor& x, int64_t xz, const std::vector<int64_t>& w,
+                  const std::vector<int64_t>& wz, Acc* acc);
 /// numpy matmul dims of two operands (1-D promoted, batch dims broadcast).
 struct IntMatMulDims {
   int64_t M = 1, K = 1, N = 1;
@@ -72,7 +74,7 @@ struct IntMatMulDims {
 IntMatMulDims int_matmul_dims(const Node& n, const Shape& a, const Shape& b, const std::string& an,
                               const std::string& bn);
 /// acc[t, m, j] = sum over k of (A - az) * (B - bz[j]) in int64 (B [.., K, N]; bz one value or one
-/// per column).
+/// per column), for 8-bit A and B (exact through reference/kernels.h's float64 path).
 std::vector<int64_t> matmul_integer(const IntMatMulDims& d, const std::vector<int64_t>& a, int64_t az,
                                     const std::vector<int64_t>& b, const std::vector<int64_t>& bz);
 

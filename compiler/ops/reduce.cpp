@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "ops/common.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -145,8 +146,29 @@ Tensor reduce_integers(const Tensor& x, Reduction r, const std::vector<int64_t>&
   return Tensor::from_i64(x.dtype(), out_shape, acc);
 }
 
-Tensor reduce_floats(const Tensor& x, Reduction r, const std::vector<int64_t>& to_out, const Shape& out_shape) {
+/// Offsets (C order) of every coordinate of the dims where `pick` is true, strides `st`.
+std::vector<int64_t> offsets_of(const Shape& in, const std::vector<int64_t>& st, const std::vector<bool>& reduced,
+                                bool pick) {
+  std::vector<int64_t> r{0};
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (reduced[d] != pick) continue;
+    std::vector<int64_t> next;
+    next.reserve(r.size() * static_cast<std::size_t>(std::max<int64_t>(0, in[d])));
+    for (int64_t o : r) {
+      for (int64_t i = 0; i < in[d]; ++i) next.push_back(o + i * st[d]);
+    }
+    r = std::move(next);
+  }
+  return r;
+}
+
+// Per output element (threads over them, reference/parallel.h), its input elements in C order:
+// the same order, and so the same sums, as one pass over the input.
+Tensor reduce_floats(const Tensor& x, Reduction r, const std::vector<bool>& reduced, const Shape& out_shape) {
   const std::vector<double> v = x.to_f64();
+  const std::vector<int64_t> st = strides_of(x.shape());
+  const std::vector<int64_t> base = offsets_of(x.shape(), st, reduced, false);
+  const std::vector<int64_t> taps = offsets_of(x.shape(), st, reduced, true);
   const std::size_t out_n = static_cast<std::size_t>(num_elements(out_shape));
   const double inf = std::numeric_limits<double>::infinity();
   double init = 0;
@@ -154,41 +176,43 @@ Tensor reduce_floats(const Tensor& x, Reduction r, const std::vector<int64_t>& t
   if (r == Reduction::max) init = -inf;
   if (r == Reduction::min) init = inf;
   std::vector<double> acc(out_n, init);
-  // LogSumExp: shift by the largest finite-or-infinite element so exp never overflows.
-  std::vector<double> shift(out_n, 0.0);
-  if (r == Reduction::log_sum_exp) {
-    std::vector<double> m(out_n, -inf);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      double& a = m[static_cast<std::size_t>(to_out[i])];
-      if (v[i] > a) a = v[i];
+  const double count = static_cast<double>(taps.size());
+  reference::parallel_items(static_cast<int64_t>(out_n), 2 * static_cast<int64_t>(taps.size()), [&](int64_t k) {
+    // Indexes, not a pointer: with nothing reduced over (an empty axis) v is empty and its data()
+    // may be null while base[k] is not 0.
+    const int64_t b0 = base[static_cast<std::size_t>(k)];
+    const auto src = [&](int64_t t) { return v[static_cast<std::size_t>(b0 + t)]; };
+    double a = init;
+    // LogSumExp: shift by the largest finite-or-infinite element so exp never overflows.
+    double shift = 0.0;
+    if (r == Reduction::log_sum_exp) {
+      double m = -inf;
+      for (int64_t t : taps) {
+        if (src(t) > m) m = src(t);
+      }
+      shift = std::isfinite(m) ? m : 0.0;
     }
-    for (std::size_t k = 0; k < out_n; ++k) shift[k] = std::isfinite(m[k]) ? m[k] : 0.0;
-  }
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::size_t k = static_cast<std::size_t>(to_out[i]);
-    double& a = acc[k];
-    const double e = v[i];
-    switch (r) {
-      case Reduction::sum:
-      case Reduction::mean:
-      case Reduction::log_sum: a += e; break;
-      case Reduction::prod: a *= e; break;
-      case Reduction::max: if (std::isnan(e) || e > a) a = e; break;  // NaN propagates and stays
-      case Reduction::min: if (std::isnan(e) || e < a) a = e; break;
-      case Reduction::l1: a += std::fabs(e); break;
-      case Reduction::l2:
-      case Reduction::sum_square: a += e * e; break;
-      case Reduction::log_sum_exp: a += std::exp(e - shift[k]); break;
+    for (int64_t t : taps) {
+      const double e = src(t);
+      switch (r) {
+        case Reduction::sum:
+        case Reduction::mean:
+        case Reduction::log_sum: a += e; break;
+        case Reduction::prod: a *= e; break;
+        case Reduction::max: if (std::isnan(e) || e > a) a = e; break;  // NaN propagates and stays
+        case Reduction::min: if (std::isnan(e) || e < a) a = e; break;
+        case Reduction::l1: a += std::fabs(e); break;
+        case Reduction::l2:
+        case Reduction::sum_square: a += e * e; break;
+        case Reduction::log_sum_exp: a += std::exp(e - shift); break;
+      }
     }
-  }
-  const double count = out_n == 0 ? 0.0 : static_cast<double>(v.size()) / static_cast<double>(out_n);
-  for (std::size_t k = 0; k < out_n; ++k) {
-    double& a = acc[k];
     if (r == Reduction::mean) a = a / count;  // empty set: 0/0 = NaN, as numpy
     if (r == Reduction::l2) a = std::sqrt(a);
     if (r == Reduction::log_sum) a = std::log(a);
-    if (r == Reduction::log_sum_exp) a = shift[k] + std::log(a);
-  }
+    if (r == Reduction::log_sum_exp) a = shift + std::log(a);
+    acc[static_cast<std::size_t>(k)] = a;
+  });
   return Tensor::from_f64(x.dtype(), out_shape, acc);
 }
 
@@ -209,9 +233,8 @@ std::vector<Tensor> eval_reduce(const Node& n, const TensorRefs& in, Reduction r
     return {map_unary(x, [r](double e) { return reduce_one(r, e); })};
   }
   const Shape out_shape = reduced_shape(x.shape(), p.reduced, p.keepdims);
-  const std::vector<int64_t> to_out = reduce_index(x.shape(), p.reduced);
-  if (ints && has_int_path(r)) return {reduce_integers(x, r, to_out, out_shape)};
-  return {reduce_floats(x, r, to_out, out_shape)};
+  if (ints && has_int_path(r)) return {reduce_integers(x, r, reduce_index(x.shape(), p.reduced), out_shape)};
+  return {reduce_floats(x, r, p.reduced, out_shape)};
 }
 
 std::vector<std::string> reduce_attrs(AxesFrom from) {

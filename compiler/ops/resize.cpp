@@ -10,6 +10,7 @@
 #include "ops/resize.h"
 
 #include "ops/common.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -397,21 +398,28 @@ std::vector<Tensor> eval_resize(const Node& n, const TensorRefs& in, Form f) {
     for (std::size_t k = 0; k < d; ++k) outer *= shape[k];
     for (std::size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
     std::vector<double> next(static_cast<std::size_t>(outer * out * inner));
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t j = 0; j < out; ++j) {
-        const Taps& t = taps[static_cast<std::size_t>(j)];
-        double* dst = next.data() + (o * out + j) * inner;
-        if (t.extrapolate) {
-          for (int64_t i = 0; i < inner; ++i) dst[i] = r.extrapolation;
-          continue;
-        }
-        for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0;
-        for (const auto& [idx, w] : t.w) {
-          const double* src = cur.data() + (o * len + idx) * inner;
-          for (int64_t i = 0; i < inner; ++i) dst[i] += w * src[i];
-        }
-      }
-    }
+    // Threads over the outer index (reference/parallel.h): each writes its own rows.
+    const reference::Split pieces(outer, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, out * inner)));
+    reference::parallel_for(
+        pieces.pieces,
+        [&](int64_t p) {
+          for (int64_t o = pieces.begin(p); o < pieces.end(p); ++o) {
+            for (int64_t j = 0; j < out; ++j) {
+              const Taps& t = taps[static_cast<std::size_t>(j)];
+              double* dst = next.data() + (o * out + j) * inner;
+              if (t.extrapolate) {
+                for (int64_t i = 0; i < inner; ++i) dst[i] = r.extrapolation;
+                continue;
+              }
+              for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0;
+              for (const auto& [idx, w] : t.w) {
+                const double* src = cur.data() + (o * len + idx) * inner;
+                for (int64_t i = 0; i < inner; ++i) dst[i] += w * src[i];
+              }
+            }
+          }
+        },
+        outer * out * inner * static_cast<int64_t>(r.width));
     cur = std::move(next);
     shape[d] = out;
   }

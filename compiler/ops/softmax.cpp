@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "ops/common.h"
+#include "reference/parallel.h"
 
 namespace modelc::ops {
 namespace {
@@ -31,9 +32,12 @@ SoftmaxLayout softmax_layout(const Node& n, const Shape& s) {
 Tensor eval_softmax(const Node& n, const Tensor& X, bool log) {
   const SoftmaxLayout l = softmax_layout(n, X.shape());
   std::vector<double> x = X.to_f64();
-  std::vector<double> e(static_cast<std::size_t>(l.len));
-  for (int64_t o = 0; o < l.outer; ++o) {
-    for (int64_t i = 0; i < l.inner; ++i) {
+  // Threads over the (outer, inner) lines (reference/parallel.h): each its own elements.
+  reference::parallel_items(l.outer * l.inner, 3 * l.len, [&](int64_t line) {
+    thread_local std::vector<double> e;
+    e.resize(static_cast<std::size_t>(l.len));
+    {
+      const int64_t o = line / l.inner, i = line % l.inner;
       double* base = x.data() + o * l.len * l.inner + i;
       double mx = -INFINITY;
       for (int64_t k = 0; k < l.len; ++k) mx = std::max(mx, base[k * l.inner]);
@@ -49,7 +53,7 @@ Tensor eval_softmax(const Node& n, const Tensor& X, bool log) {
         for (int64_t k = 0; k < l.len; ++k) base[k * l.inner] = e[k] / sum;
       }
     }
-  }
+  });
   return Tensor::from_f64(X.dtype(), X.shape(), x);
 }
 

@@ -7,7 +7,9 @@
 
 namespace modelc {
 
-TensorMap run_reference(const Graph& g, const TensorMap& inputs, const NodeObserver& observer) {
+TensorMap run_reference(const Graph& g, const TensorMap& inputs, const NodeObserver& observer,
+                        reference::Accumulation accumulation) {
+  const reference::AccumulationScope scope(accumulation);
   std::unordered_map<const Value*, Tensor> env;
   for (const Value* v : g.inputs()) {
     auto it = inputs.find(v->name());

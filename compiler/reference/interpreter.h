@@ -1,6 +1,7 @@
-// compiler/reference/interpreter.h — the plain CPU interpreter of the Graph:
-// float32 data, float64 accumulation for dot products and reductions. The
-// ground truth for `verify`, constant folding and calibration.
+// compiler/reference/interpreter.h — the CPU interpreter of the Graph: float32 data, float64
+// accumulation for dot products and reductions (BLAS and threads for the heavy ops: see
+// reference/kernels.h and reference/parallel.h). The ground truth for `verify`, constant folding
+// and calibration.
 #pragma once
 
 #include <functional>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "reference/accumulation.h"
 
 namespace modelc {
 
@@ -19,7 +21,10 @@ using NodeObserver = std::function<void(const Node&, const std::vector<Tensor>&)
 /// \brief Runs the graph on `inputs` (keyed by graph input name) and returns
 /// every graph output keyed by name. Inputs are checked (present, dtype,
 /// shape) with an Error naming the input; constant inputs may be omitted.
-TensorMap run_reference(const Graph& g, const TensorMap& inputs, const NodeObserver& observer = nullptr);
+/// `accumulation`: how convolutions and matrix products accumulate (reference/kernels.h): f64, the
+/// ground truth of verify and the tests; f32, the precision simulations' faster path.
+TensorMap run_reference(const Graph& g, const TensorMap& inputs, const NodeObserver& observer = nullptr,
+                        reference::Accumulation accumulation = reference::Accumulation::f64);
 
 /// Seeded random inputs for every non-constant graph input: floats uniform in
 /// [-1, 1), integers in [0, 10), bools 0/1. Same seed, same tensors.

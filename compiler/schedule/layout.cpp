@@ -170,6 +170,16 @@ KernelLayout kernel_layout(const Kernel& k) {
 namespace {
 int64_t round_up(int64_t c, int64_t m) { return (c + m - 1) / m * m; }
 
+// One pixel in all (N and every spatial extent 1): its views' strides cannot carry a channel pitch
+// (no stride steps over a pixel), so every reader would see the channel count while a padded
+// pitch would store the weights of its convolutions at the pitch: such a buffer is never padded.
+bool one_pixel(const Shape& s) {
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (d != 1 && s[d] != 1) return false;
+  }
+  return true;
+}
+
 int64_t taps_of(const Shape& w) {
   int64_t taps = 1;
   for (std::size_t d = 2; d < w.size(); ++d) taps *= w[d];
@@ -181,7 +191,12 @@ WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_
                                   int64_t chunk) {
   const int64_t cg = w.size() > 1 ? w[1] : 1, taps = taps_of(w);
   if (cg != x_channels) return {cg, taps * cg};  // grouped: its own channel count
-  if (tensor_cores && cg < chunk) return {cg, round_up(taps * cg, chunk), true};
+  // The 8-bit convolution has no SIMT form: where X's pitch is not whole chunks (a one-pixel
+  // buffer, never padded; a buffer some reader takes unpadded) its K runs over the channels too.
+  const bool eight_bit = chunk == tensor_core_channels(DType::int8);
+  if (tensor_cores && (cg < chunk || (eight_bit && x_pitch % chunk != 0))) {
+    return {cg, round_up(taps * cg, chunk), true};
+  }
   return {x_pitch, taps * x_pitch};
 }
 
@@ -420,7 +435,7 @@ class LayoutPass {
         }
         if (role(use.node, use.input) != Role::none && !takes_pitch(use.node)) unpadded = true;
       }
-      if (C % chunk == 0) continue;
+      if (C % chunk == 0 || one_pixel(v->shape())) continue;
       const Node* writer = producer_.at(v).first;
       if (is_layout_kernel(writer) && !takes_pitch(writer)) unpadded = true;
       if (!unpadded) st.pitch = round_up(C, chunk);
@@ -514,7 +529,8 @@ class LayoutPass {
         const int64_t have = accepted_pitch(&n, x);
         if (j == 0 ? have != 0 : have == y_pitch) continue;
         const int64_t chunk = tensor_core_channels(x->dtype());
-        const int64_t pitch = j != 0 ? y_pitch : tensor_core_operands(n) && C % chunk != 0 ? round_up(C, chunk) : C;
+        const bool pad = tensor_core_operands(n) && C % chunk != 0 && !one_pixel(x->shape());
+        const int64_t pitch = j != 0 ? y_pitch : pad ? round_up(C, chunk) : C;
         auto key = std::make_pair(x, pitch);
         Value* c = converted.count(key) ? converted.at(key) : nullptr;
         if (!c) {

@@ -26,7 +26,9 @@
 //    [N, C, 1, 1] needs no conversion either way.
 //  - Channel pitch: Cp = round_up(C, 8) when a consumer is a convolution that can take tensor cores
 //    (tensor_core_operands: float16 or bfloat16 X and W, one group) and C % 8 != 0 (16 for the INT8
-//    ones: 8-bit X, int8 W; tensor_core_channels); C otherwise. Padded
+//    ones: 8-bit X, int8 W; tensor_core_channels); C otherwise, and always for a buffer of one pixel
+//    (N and every spatial extent 1: no stride of its views steps over a pixel, so none could carry
+//    the pitch, and its readers would see C while its convolutions' weights were stored at Cp). Padded
 //    channels are never written nor read as data; only kernels that take a pitch (FamilyFacts::
 //    pitch: pools, depthwise, tensor-core-eligible convolutions; strided families) read or write
 //    such buffers.
@@ -38,8 +40,9 @@
 //    own channel count), rows taps * Cp long: the view keeps W's logical [M, C/G, KH, KW] shape
 //    with strides [KH*KW*Cp, 1, KW*Cp, Cp]. Compact (conv_weight_storage: a tensor-core
 //    convolution, one group, fewer than kCompactKChannels input channels, where a 16-byte chunk
-//    of channels would be mostly padding and the GEMM depth taps * Cp mostly zeros): pitch C, rows
-//    round_up(taps * C, 8) long (16-byte rows, the tail zero): strides [Kw, 1, KW*C, C].
+//    of channels would be mostly padding and the GEMM depth taps * Cp mostly zeros; an INT8 one,
+//    16 channels, also where X's pitch is not a multiple of 16): pitch C, rows round_up(taps * C,
+//    chunk) long (16-byte rows, the tail zero): strides [Kw, 1, KW*C, C].
 #pragma once
 
 #include <cstdint>
@@ -92,7 +95,8 @@ int64_t tensor_core_channels(DType t);
 
 /// \brief The storage of the weight `w` ([M, Cg, K...]) of a channels-last convolution whose X has
 /// `x_channels` channels at pitch `x_pitch`: compact where `tensor_cores` (tensor_core_operands),
-/// one group and Cg < `chunk` (tensor_core_channels: kCompactKChannels for FP16), rows rounded up to
+/// one group and Cg < `chunk` (tensor_core_channels: kCompactKChannels for FP16), or, for the 8-bit
+/// operands (chunk 16, no SIMT form), a pitch that is not a multiple of 16, rows rounded up to
 /// `chunk`; padded at X's pitch for one group; Cg otherwise.
 WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores,
                                   int64_t chunk = kCompactKChannels);

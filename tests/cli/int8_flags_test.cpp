@@ -89,6 +89,16 @@ TEST_CASE("--int8: the cache beside the output, the report's INT8 section, run-r
   Result r = run_modelc(dir, "m.onnx --int8 --calibrate samples --calibration percentile -o out");
   REQUIRE(r.code == 0);
   CHECK(has(r.out, "calibration cache:"));
+  CHECK_FALSE(has(r.err, "calibration: pass"));  // progress only on a terminal
+  // --calibrate-max: the first samples only, said so in the cache's source; a usage error without
+  // --calibrate or below 1.
+  r = run_modelc(dir, "m.onnx --int8 --calibrate samples --calibrate-max 2 -o two");
+  REQUIRE(r.code == 0);
+  CHECK(has(read_bytes(dir / "two/m_calibration.json"), "\"samples\": 2"));
+  CHECK(has(read_bytes(dir / "two/m_calibration.json"), "2 samples of 3, --calibrate-max"));
+  CHECK(run_modelc(dir, "m.onnx --int8 --calibration-cache c.json --calibrate-max 2").code == 2);
+  CHECK(run_modelc(dir, "m.onnx --int8 --calibrate samples --calibrate-max 0").code == 2);
+  CHECK(run_modelc(dir, "run-reference m.onnx --int8 --calibrate samples --calibrate-max 1 -o one").code == 0);
   const std::string cache = read_bytes(dir / "out/m_calibration.json");
   CHECK(has(cache, "\"method\": \"percentile\""));
   CHECK(has(cache, "\"samples\": 3"));

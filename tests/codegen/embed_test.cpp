@@ -3,13 +3,19 @@
 // what each says, and that templates and renderer agree.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
+#include <sstream>
 
+#include "codegen/c_api.h"
 #include "codegen/embed.h"
 #include "codegen/emitter.h"
+#include "support/build_paths.h"
 #include "tests/codegen/sample_graph.h"
 
 using namespace modelc;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -36,7 +42,8 @@ TEST_CASE("embed: the folder's embedding files") {
   EmitOptions o;
   o.source = "/x/sample.onnx";
   const auto files = render_model(s, o);
-  for (const char* f : {"CMakeLists.txt", "sample.pc", "sample_emu.pc", "sample.map", "sample.py", "README.md"}) {
+  for (const char* f :
+       {"CMakeLists.txt", "sample.pc", "sample_emu.pc", "sample.map", "sample.py", "sample_dask.py", "README.md"}) {
     REQUIRE_MESSAGE(files.count(f), f);
     const std::string& text = files.at(f);
     const bool filled = !has(text, "@NAME@") && !has(text, "@SOURCE@") && !has(text, "@ARCHS@");
@@ -61,6 +68,14 @@ TEST_CASE("embed: the folder's embedding files") {
   CHECK_FALSE(has(emu, "MODELC_HOST_EMULATION"));  // nothing to define
   CHECK(has(files.at("sample.map"), "global:\n    sample_*;\n  local:\n    *;"));
   CHECK(has(files.at("sample.py"), "NAME = \"sample\"\n"));
+  // NAME_dask.py: the model's name, and Dask imported only where it is used (NAME.py needs none).
+  const std::string& dk = files.at("sample_dask.py");
+  CHECK(has(dk, "NAME = \"sample\"\n"));
+  CHECK(has(dk, "python3 -m sample_dask --scheduler"));
+  CHECK(has(dk, "\nWEIGHTS_FILE = False  #"));
+  CHECK_FALSE(has(dk, "\nimport dask"));
+  CHECK_FALSE(has(dk, "\nfrom distributed"));
+  CHECK(has(cm, "${_mc_dir}/sample.py ${_mc_dir}/sample_dask.py DESTINATION"));
   // README.md: the model's tensors and the three ways in.
   const std::string& rd = files.at("README.md");
   CHECK(has(rd, "| input | `x` | float32[2x3x4] |\n| output | `y` | float32[6x4] |"));
@@ -96,6 +111,110 @@ TEST_CASE("embed: parts, --weights-file and odd names") {
   CHECK(has(cm, "set(_mc_weights_embedded OFF)"));
   // The source's name reaches comments and a Python docstring only as harmless text.
   CHECK(has(files.at("sample.py"), "from we_ird__x__name_.onnx"));
+  CHECK(has(files.at("sample_dask.py"), "from we_ird__x__name_.onnx"));
+  CHECK(has(files.at("sample_dask.py"), "\nWEIGHTS_FILE = True  #"));  // the workers get the .bin too
   CHECK(has(files.at("README.md"), "compiled with `--weights-file`"));
   CHECK(has(files.at("README.md"), "sample_create_with_weights(&ctx, 0, path)"));
+}
+
+namespace {
+
+// The C API functions NAME.h declares: the identifiers NAME_xxx followed by '(' on lines that start
+// a declaration (not a comment, not a preprocessor line, not a continuation), without the prefix.
+std::vector<std::string> header_functions(const std::string& h, const std::string& name) {
+  std::vector<std::string> r;
+  std::istringstream lines(h);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '/' || line[0] == '#' || line[0] == ' ' || line[0] == '*') continue;
+    const std::size_t at = line.find(" " + name + "_");
+    const std::size_t paren = line.find('(');
+    if (at == std::string::npos || paren == std::string::npos || paren < at) continue;
+    r.push_back(line.substr(at + name.size() + 2, paren - at - name.size() - 2));
+  }
+  return r;
+}
+
+// The functions NAME.py's _c_api() gives prototypes for, in order.
+std::vector<std::string> python_functions(const std::string& py) {
+  std::vector<std::string> r;
+  const std::size_t def = py.find("def _c_api():");
+  REQUIRE(def != std::string::npos);
+  const std::size_t end = py.find("\n    }\n", def);
+  REQUIRE(end != std::string::npos);
+  std::istringstream lines(py.substr(def, end - def));
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t q = line.find("        \"");
+    const std::size_t colon = line.find("\": (");
+    if (q == 0 && colon != std::string::npos) r.push_back(line.substr(9, colon - 9));
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("embed: NAME.h, NAME.cu, NAME_main.cu and NAME.py have the C API's functions, the table's") {
+  for (const bool weights_file : {false, true}) {
+    CAPTURE(weights_file);
+    auto g = test::sample_graph();
+    EmitOptions o;
+    o.weights_file = weights_file;
+    const auto files = render_model(lower(*g, test::sample_options()), o);
+    std::vector<std::string> table;
+    for (const ApiFunction& f : c_api_table()) {
+      if (!f.weights_file_only || weights_file) table.push_back(f.name);
+    }
+    REQUIRE(table.size() >= 23);
+    CHECK(header_functions(files.at("sample.h"), "sample") == table);
+    CHECK(python_functions(files.at("sample.py")) == table);
+    const std::string& cu = files.at("sample.cu");
+    const std::string& main_cu = files.at("sample_main.cu");
+    std::size_t at = 0;
+    for (const std::string& f : table) {
+      CHECK_MESSAGE(has(cu, " sample_" + f + "("), f);  // defined in NAME.cu
+      // NAME_main.cu's table names each in order: a wrapper of the context's functions, else itself.
+      const std::size_t line = std::min(main_cu.find("      " + f + ",\n", at), main_cu.find("      sample_" + f + ",\n", at));
+      CHECK_MESSAGE(line != std::string::npos, f);
+      at = line == std::string::npos ? at : line + 1;
+    }
+    // Without --weights-file the table says nullptr where create_with_weights would be.
+    CHECK(has(main_cu, weights_file ? "      create_with_weights,\n" : "      create,\n      nullptr,\n"));
+  }
+}
+
+TEST_CASE("embed: the table of the C API is the only list of its functions") {
+  // The sources that print or use the API may name a function, never list several: a line with two
+  // of its names quoted (a C++ initializer list of names), a Python prototype entry ("run": (...), or
+  // a declaration of NAME_xxx( in a template would be a second list to keep in step with the table.
+  // (A template may call a function, as README.md.in's example does; it may not declare one.)
+  const fs::path root = build_source_dir();
+  std::vector<fs::path> sources;
+  for (const char* dir : {"codegen", "embed", "runtime_stub"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      if (e.is_regular_file() && e.path().filename() != "c_api.def" && e.path().filename() != "c_api.cpp") {
+        sources.push_back(e.path());
+      }
+    }
+  }
+  REQUIRE(sources.size() > 20);
+  int files_read = 0;
+  for (const fs::path& p : sources) {
+    const std::string text = read_text_file(p);
+    ++files_read;
+    std::istringstream lines(text);
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++n;
+      int quoted = 0;
+      const std::string code = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+      for (const ApiFunction& fn : c_api_table()) {
+        const std::string& f = fn.name;
+        quoted += has(line, "\"" + f + "\"") ? 1 : 0;
+        CHECK_MESSAGE(!has(line, "\"" + f + "\": ("), p.string() << ":" << n << " lists " << f);
+        CHECK_MESSAGE(code.rfind(fn.ret + " @NAME@_" + f + "(", 0) != 0, p.string() << ":" << n << " declares " << f);
+        CHECK_MESSAGE(!has(line, "(*" + f + ")"), p.string() << ":" << n << " declares " << f);
+      }
+      CHECK_MESSAGE(quoted < 2, p.string() << ":" << n << " lists functions of the C API: " << line);
+    }
+  }
+  CHECK(files_read == static_cast<int>(sources.size()));
 }

@@ -16,7 +16,8 @@ outputs with `modelc run-reference` (rtol 1e-3, atol 1e-5, as `modelc verify`).
     check_embed.py cmake-package --work DIR --name NAME
         the folder configured on its own (-DMODELC_EMULATION=ON -DBUILD_SHARED_LIBS=ON), built and
         installed; a C and a C++ program through find_package(NAME), one through the installed .pc,
-        the Python module from the prefix; find_package asking for the CUDA variant fails, saying so.
+        the Python module from the prefix (and NAME_dask.py finding the installed library);
+        find_package asking for the CUDA variant fails, saying so.
     check_embed.py python --work DIR --name NAME
         python_test.py on the folder's NAME.py and lib<name>_emu.so (MODELC_EMULATION=1).
     check_embed.py cuda --work DIR --name NAME [--nvcc NVCC] [--arch 75]
@@ -399,7 +400,14 @@ def cmake_package(a):
     if os.path.dirname(p.stdout.split()[-1]) != libdir:
         fail("python imported %s, not the installed module in %s" % (p.stdout.split()[-1], libdir))
     compare_outputs(pyout, data, meta, "installed %s.py" % name)
-    print("OK: CMake install + find_package (shared, emulated), C and C++; installed .pc; installed Python module")
+    # Its Dask module beside it, which finds the installed library (ModelPlugin reads it to send it).
+    code = "import %s_dask as d; p = d.ModelPlugin(); print(sorted(p.files))" % name
+    p = run([sys.executable, "-c", code], cwd=pcdir, env=env_with(PYTHONPATH=libdir, MODELC_EMULATION="1",
+                                                                  PYTHONDONTWRITEBYTECODE="1"),
+            what="python3 (installed %s_dask.py)" % name)
+    if "'lib%s_emu.so'" % name not in p.stdout:
+        fail("the installed %s_dask.py does not find lib%s_emu.so beside it" % (name, name))
+    print("OK: CMake install + find_package (shared, emulated), C and C++; installed .pc; installed Python modules")
 
 
 # ---- Python ----------------------------------------------------------------------------------------

@@ -233,6 +233,16 @@ def host_checks(mod, m, xs, refs, meta):
     same(results_of(m(*xs))[0], refs[0], "the first Model after the second was created")
     m2.close()
     ok("two Models in one process")
+    # One batch profile: m.batches is the compiled batch, no tensor carries a batch of its own, and
+    # run_batch runs that batch only (the batch profiles' own run: tests/embed/dask_test.py).
+    check(len(m.batches) == 1 and not any(m.input_batched) and not any(m.output_batched),
+          "one profile: batches %s, batched %s %s" % (m.batches, m.input_batched, m.output_batched))
+    got = m.run_batch(m.batches[0], xs)
+    for name, r in zip(meta["outputs"], refs):
+        same(got[name], r, "run_batch(%d) output '%s'" % (m.batches[0], name))
+    raises(mod.InputError, lambda: m.run_batch(m.batches[0] + 1, xs), "runs batch %d" % m.batches[0])
+    raises(mod.InputError, lambda: m.run_batch(0, xs), "batch 0")
+    ok("batches %s; run_batch at the compiled batch, InputError for another" % (m.batches,))
 
 
 def error_checks(mod, m, xs, meta, folder):

@@ -86,9 +86,29 @@ const int64_t* in_shape(int i) { return i == 0 ? kShapeX : kShapeK; }
 const char* out_name(int i) { return i == 0 ? "Y:0" : "K out"; }
 size_t no_workspace() { return 0; }
 
-const mc_cli::Model kFake = {"fake",  fake_create, nullptr, fake_run,  fake_run_host, fake_error, fake_destroy,
-                             two,     two,         in_name,   in_dtype,      in_rank,    in_shape,
-                             out_name, in_dtype,   in_rank,   in_shape,      no_workspace};
+// The fields by name: mc_cli::Model's order is runtime_stub/c_api.def's.
+mc_cli::Model fake_model() {
+  mc_cli::Model m;
+  m.name = "fake";
+  m.create = fake_create;
+  m.run = fake_run;
+  m.run_host = fake_run_host;
+  m.error = fake_error;
+  m.destroy = fake_destroy;
+  m.num_inputs = two;
+  m.num_outputs = two;
+  m.input_name = in_name;
+  m.input_dtype = in_dtype;
+  m.input_rank = in_rank;
+  m.input_shape = in_shape;
+  m.output_name = out_name;
+  m.output_dtype = in_dtype;
+  m.output_rank = in_rank;
+  m.output_shape = in_shape;
+  m.workspace_bytes = no_workspace;
+  return m;
+}
+const mc_cli::Model kFake = fake_model();
 
 // ---- running mc_cli::main with captured output -----------------------------------------------------
 

@@ -224,6 +224,51 @@ TEST_CASE("layout: the weight storage rule (conv_weight_storage)") {
   CHECK(conv_weight_storage({64, 3, 7, 7}, 3, 3, false) == WeightStorage{3, 147});
   // Grouped: its own channel count.
   CHECK(conv_weight_storage({16, 4, 3, 3}, 16, 16, false) == WeightStorage{4, 36});
+  // 8-bit operands (chunks of 16) below 16 channels, or at a pitch that is not whole chunks (a
+  // one-pixel buffer keeps C): compact, rows rounded up to 16; at a pitch of whole chunks: padded.
+  CHECK(conv_weight_storage({64, 12, 3, 3}, 12, 16, true, 16) == WeightStorage{12, 112, true});
+  CHECK(conv_weight_storage({64, 21, 1, 1}, 21, 21, true, 16) == WeightStorage{21, 32, true});
+  CHECK(conv_weight_storage({64, 21, 3, 3}, 21, 32, true, 16) == WeightStorage{32, 288});
+  // FP16 at such a pitch stays padded at it (the SIMT form runs it: conv_fallback).
+  CHECK(conv_weight_storage({64, 10, 1, 1}, 10, 10, true) == WeightStorage{10, 10});
+}
+
+TEST_CASE("layout: a one-pixel buffer keeps its channel count as its pitch (issue 30's squeeze-and-excite)") {
+  // x [1, 8, 4, 4] fp16 -> Conv 3x3 (24) -> GlobalAveragePool -> Conv 1x1 (10) + Relu -> Conv 1x1
+  // (24) -> Sigmoid -> Mul: the FCs' buffers [1, C, 1, 1] are channels-last views whose strides
+  // cannot show a padded pitch; padding them stored f2's weights at 16 while f2 read X at 10.
+  Graph g;
+  g.set_opset(17);
+  const DType t = DType::float16;
+  Value* x = input(g, "x", {1, 8, 4, 4}, t);
+  Value *c = value(g, "c"), *p = value(g, "p"), *q = value(g, "q"), *r = value(g, "r"), *e = value(g, "e"),
+        *sg = value(g, "sg"), *y = value(g, "y");
+  Node* conv = g.add_node("Conv", "c0", {x, sine_weight(g, "W0", {24, 8, 3, 3}, t)}, {c});
+  conv->set_attr_ints("pads", {1, 1, 1, 1});
+  g.add_node("GlobalAveragePool", "gap", {c}, {p});
+  g.add_node("Conv", "f1", {p, sine_weight(g, "W1", {10, 24, 1, 1}, t), sine_weight(g, "B1", {10}, t)}, {q});
+  g.add_node("Relu", "relu", {q}, {r});
+  g.add_node("Conv", "f2", {r, sine_weight(g, "W2", {24, 10, 1, 1}, t), sine_weight(g, "B2", {24}, t)}, {e});
+  g.add_node("Sigmoid", "sigmoid", {e}, {sg});
+  g.add_node("Mul", "mul", {c, sg}, {y});
+  g.add_output(y);
+  ops::infer_graph(g);
+  LowerOptions o = options();
+  o.passes.fuse_epilogue = true;
+  const Schedule s = lower(g, o);
+  const Kernel& f2 = kernel_of(s, "f2");
+  // X (f1's output, one pixel) at pitch 10: dense and channels-last at once; W at pitch 10.
+  const KernelLayout l = kernel_layout(f2);
+  CHECK(l.x_pitch == 10);
+  CHECK(f2.inputs[1].strides == std::vector<int64_t>{10, 1, 10, 10});
+  // 10 channels at pitch 10: not whole 16-byte chunks, so the SIMT form runs it.
+  CHECK(f2.engine == "simt");
+  CHECK(f2.fallback_reason == "channels 10 not padded to a multiple of 8");
+  const Kernel& f1 = kernel_of(s, "f1");
+  CHECK(kernel_layout(f1).x_pitch == 24);
+  CHECK(kernel_layout(f1).y_pitch == 10);
+  // The 3x3 conv's output (16 pixels of 24 channels) stays channels-last.
+  CHECK(kernel_of(s, "c0").outputs[0].strides == std::vector<int64_t>{384, 1, 96, 24});
 }
 
 TEST_CASE("layout: the nchw option and graphs without convolutions keep every view dense") {

@@ -1,6 +1,9 @@
 // compiler/cli/commands/calibration_flags.cpp — --int8's calibration for the commands that compile or
 // simulate (compile, verify, run-reference): computed from --calibrate (pipeline/calibrate.h) or read
 // from --calibration-cache (passes/calibration.h), and the cache written beside a compiled folder.
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,8 +44,19 @@ std::shared_ptr<const CalibrationTable> calibration_for(const PrecisionFlags& f,
                 "add --calibrate DIR (a folder of .npy inputs), --calibrate random:N (N seeded random inputs), or "
                 "--calibration-cache FILE (written beside an earlier build's output)");
   }
-  const CalibrationData data = load_calibration_data(g, f.calibrate);
-  auto t = std::make_shared<CalibrationTable>(calibrate(g, o, data, parse_calibration_method(f.calibration)));
+  const CalibrationData data = load_calibration_data(g, f.calibrate, f.calibrate_max);
+  // Progress on a terminal only: one line, rewritten after every sample (quiet in logs and pipes).
+  CalibrationProgress progress;
+  if (isatty(STDERR_FILENO)) {
+    progress = [](int pass, int passes, int64_t done, int64_t samples) {
+      std::fprintf(stderr, "\rcalibration: pass %d of %d (%s), sample %lld of %lld", pass, passes,
+                   pass == 1 ? "max |x|" : "histograms", static_cast<long long>(done), static_cast<long long>(samples));
+      if (pass == passes && done == samples) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+  }
+  auto t = std::make_shared<CalibrationTable>(
+      calibrate(g, o, data, parse_calibration_method(f.calibration), reference::Accumulation::f64, progress));
   log << "calibration: " << t->tensors.size() << " tensors, " << calibration_method_name(t->method) << " over "
       << t->source << "\n";
   return t;

@@ -17,7 +17,7 @@
 
 #include "frontend/onnx_import.h"
 
-namespace CLI { class App; }
+namespace CLI { class App; class Option; }
 
 namespace modelc {
 struct PassOptions;
@@ -94,7 +94,8 @@ std::vector<int64_t> parse_batch_list(const std::string& s, const std::string& w
 constexpr double kBf16Rtol = 5e-2, kBf16Atol = 1e-2, kBf16MaxRelL2 = 5e-2;
 
 /// --fp16, --bf16, --fp16-accumulate, --io-fp16, --winograd MODE, --keep-fp32 NODE,... (repeatable,
-/// comma lists); --int8 [--calibrate DIR|random:N | --calibration-cache FILE] [--calibration METHOD].
+/// comma lists); --int8 [--calibrate DIR|random:N [--calibrate-max N] | --calibration-cache FILE]
+/// [--calibration METHOD].
 struct PrecisionFlags {
   bool fp16 = false;
   bool bf16 = false;
@@ -104,6 +105,7 @@ struct PrecisionFlags {
   std::vector<std::string> keep_fp32;
   bool int8 = false;
   std::string calibrate;          ///< --calibrate: a folder or random:N
+  int64_t calibrate_max = 0;      ///< --calibrate-max N: the first N samples only (0: all)
   std::string calibration = "entropy";
   std::string calibration_cache;  ///< --calibration-cache FILE
 };
@@ -111,6 +113,8 @@ struct PrecisionFlags {
 /// it and each other, --keep-fp32 needs one of the three, --calibrate / --calibration-cache /
 /// --calibration need --int8 (usage errors otherwise; check_precision_flags checks what CLI11 cannot).
 void add_precision_flags(CLI::App& sub, PrecisionFlags& flags);
+/// --calibrate-max N (PrecisionFlags::calibrate_max; needs `calibrate`, the --calibrate option).
+void add_calibrate_max_flag(CLI::App& sub, PrecisionFlags& flags, CLI::Option* calibrate);
 /// The usage rules CLI11 cannot state (--keep-fp32 needs --fp16, --bf16 or --int8): CLI::ValidationError
 /// (a usage error, exit 2). The commands call it in their parse callbacks.
 void check_precision_flags(const PrecisionFlags& flags);
@@ -120,7 +124,9 @@ void check_precision_flags(const PrecisionFlags& flags);
 /// calibration_for's.
 void apply_precision_flags(const PrecisionFlags& flags, PassOptions& o);
 /// \brief --int8's calibration (null without --int8): read from --calibration-cache, or computed
-/// from --calibrate with --calibration's method (pipeline/calibrate.h), printing one line to `log`.
+/// from --calibrate (at most --calibrate-max samples) with --calibration's method
+/// (pipeline/calibrate.h), printing one line to `log`; while it runs, a progress line on standard
+/// error when that is a terminal (nothing otherwise).
 /// Error when --int8 has neither, naming the flags.
 std::shared_ptr<const CalibrationTable> calibration_for(const PrecisionFlags& flags, const Graph& g,
                                                         const PassOptions& o, std::ostream& log);

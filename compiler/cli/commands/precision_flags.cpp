@@ -50,6 +50,7 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
                                     "inputs); the cache is written beside the output")
                          ->type_name("DIR|random:N")
                          ->needs(int8);
+  add_calibrate_max_flag(sub, flags, cal);
   sub.add_option("--calibration", flags.calibration,
                  "with --int8: how a tensor's range is chosen: entropy (KL divergence, the default), percentile "
                  "(99.99%) or max")
@@ -62,6 +63,14 @@ void add_precision_flags(CLI::App& sub, PrecisionFlags& flags) {
       ->type_name("FILE")
       ->needs(int8)
       ->excludes(cal);
+}
+
+void add_calibrate_max_flag(CLI::App& sub, PrecisionFlags& flags, CLI::Option* calibrate) {
+  sub.add_option("--calibrate-max", flags.calibrate_max,
+                 "with --calibrate: use only the first N samples (in file-name order; random:M: the first N seeds)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->needs(calibrate);
 }
 
 void check_precision_flags(const PrecisionFlags& flags) {

@@ -6,7 +6,8 @@
 //
 // --fp16 simulates the FP16 program: the pass pipeline runs with the precision pass on (as
 // `modelc MODEL.onnx --fp16` runs it) and the interpreter evaluates the result, rounding to
-// float16 at the output of every FP16 node (weights were rounded by the pass). The outputs
+// float16 at the output of every FP16 node (weights were rounded by the pass), its products on the
+// reference's float32 path (float accumulators, as the kernels; reference/kernels.h). The outputs
 // written are the FP16 run's. It also runs the same pipeline without the precision pass (FP32)
 // on the same inputs and prints, per output, the relative L2 error ||fp16 - fp32|| / ||fp32||,
 // the largest absolute difference and the count of NaN/Inf where the FP32 value is finite.
@@ -14,7 +15,8 @@
 // in graph order: the error accumulated up to that layer (where it grows, and by how much).
 // --bf16 does the same for the BF16 program (bfloat16 storage, `modelc MODEL.onnx --bf16`).
 //
-// --int8 [--calibrate DIR|random:N | --calibration-cache FILE] [--calibration METHOD] simulates the
+// --int8 [--calibrate DIR|random:N [--calibrate-max N] | --calibration-cache FILE] [--calibration METHOD]
+// simulates the
 // INT8 program the same way: the pipeline's graph stages with --int8 (the calibrated products as
 // QConv / QMatMul, computed exactly as the kernels do: integer products, the float32 epilogue in the
 // kernels' order; the rest FP16), with the same calibration options as the compile; --layers then
@@ -231,7 +233,9 @@ int run_run_reference(const RunReference& a) {
         }
       };
     }
-    const TensorMap out16 = run_reference(*g, feeds, compare16);
+    // The simulation on the reference's float32 path (reference/kernels.h): its values are rounded to
+    // 16 or 8 bits at every op anyway; the FP32 run it is compared with stays on the float64 path.
+    const TensorMap out16 = run_reference(*g, feeds, compare16, reference::Accumulation::f32);
     if (a.layers) fp16_lines.insert(fp16_lines.begin(), "layers (" + what + " simulation against FP32, accumulated error)");
     if (int8) {
       int64_t n8 = 0;
@@ -345,6 +349,7 @@ void register_run_reference(CLI::App& app, RunFn& run) {
                                      "with --int8: calibration data, a folder of .npy / .pb inputs or random:N")
                          ->type_name("DIR|random:N")
                          ->needs(int8);
+  add_calibrate_max_flag(*sub, a->int8, cal);
   sub->add_option("--calibration", a->int8.calibration, "with --int8: entropy (default), percentile or max")
       ->type_name("entropy|percentile|max")
       ->capture_default_str()

@@ -661,12 +661,16 @@ std::string group_source(const std::vector<const Case*>& cases, const std::vecto
          n + "_ctx*>(ctx), in, out);\n}\n";
     s += "const char* error(const void* ctx) { return " + n + "_error(static_cast<const " + n + "_ctx*>(ctx)); }\n";
     s += "void destroy(void* ctx) { " + n + "_destroy(static_cast<" + n + "_ctx*>(ctx)); }\n";
-    s += "const mc_cli::Model model = {\"" + n + "\", create, create_with_weights, run, run_host, error, destroy";
+    // The fields by name: mc_cli::Model's order is runtime_stub/c_api.def's.
+    s += "mc_cli::Model make_model() {\n  mc_cli::Model m;\n  m.name = \"" + n + "\";\n";
+    for (const char* f : {"create", "create_with_weights", "run", "run_host", "error", "destroy"}) {
+      s += std::string("  m.") + f + " = " + f + ";\n";
+    }
     for (const char* f : {"num_inputs", "num_outputs", "input_name", "input_dtype", "input_rank", "input_shape",
                           "output_name", "output_dtype", "output_rank", "output_shape", "workspace_bytes"}) {
-      s += ", " + n + "_" + f;
+      s += std::string("  m.") + f + " = " + n + "_" + f + ";\n";
     }
-    s += "};\n}  // namespace mc_case_" + n + "\n\n";
+    s += "  return m;\n}\nconst mc_cli::Model model = make_model();\n}  // namespace mc_case_" + n + "\n\n";
   }
   s += "void " + register_fn + "(std::vector<CaseEntry>& v) {\n";
   for (const Case* c : cases) {

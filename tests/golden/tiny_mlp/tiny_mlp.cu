@@ -313,10 +313,6 @@ const int64_t* tiny_mlp_input_shape(int i) {
   if (i < 0 || i >= kModel.num_inputs) return nullptr;
   return kModel.inputs[i].shape;
 }
-int tiny_mlp_input_batched(int i) {
-  if (i < 0 || i >= kModel.num_inputs) return -1;
-  return kModel.inputs[i].batched;
-}
 
 const char* tiny_mlp_output_name(int i) {
   if (i < 0 || i >= kModel.num_outputs) return nullptr;
@@ -334,20 +330,24 @@ const int64_t* tiny_mlp_output_shape(int i) {
   if (i < 0 || i >= kModel.num_outputs) return nullptr;
   return kModel.outputs[i].shape;
 }
-int tiny_mlp_output_batched(int i) {
-  if (i < 0 || i >= kModel.num_outputs) return -1;
-  return kModel.outputs[i].batched;
-}
 
 size_t tiny_mlp_workspace_bytes(void) { return kModel.arena_bytes; }
 
 int tiny_mlp_num_profiles(void) { return kModel.num_profiles; }
-
 int64_t tiny_mlp_profile_batch(int p) {
   if (p < 0 || p >= kModel.num_profiles) return -1;
   return kModel.profiles[p].batch;
 }
 
 int tiny_mlp_profile_for_batch(int64_t batch) { return mc::profile_for(kModel, batch); }
+
+int tiny_mlp_input_batched(int i) {
+  if (i < 0 || i >= kModel.num_inputs) return -1;
+  return kModel.inputs[i].batched;
+}
+int tiny_mlp_output_batched(int i) {
+  if (i < 0 || i >= kModel.num_outputs) return -1;
+  return kModel.outputs[i].batched;
+}
 
 }  // extern "C"

@@ -20,10 +20,6 @@ int run_host(void* ctx, const void* const* inputs, void* const* outputs) {
   return tiny_mlp_run_host(static_cast<tiny_mlp_ctx*>(ctx), inputs, outputs);
 }
 
-const char* error(const void* ctx) { return tiny_mlp_error(static_cast<const tiny_mlp_ctx*>(ctx)); }
-
-void destroy(void* ctx) { tiny_mlp_destroy(static_cast<tiny_mlp_ctx*>(ctx)); }
-
 int run_batch(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs,
               cudaStream_t stream) {
   return tiny_mlp_run_batch(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs, stream);
@@ -32,6 +28,10 @@ int run_batch(void* ctx, int64_t batch, const void* const* inputs, void* const* 
 int run_host_batch(void* ctx, int64_t batch, const void* const* inputs, void* const* outputs) {
   return tiny_mlp_run_host_batch(static_cast<tiny_mlp_ctx*>(ctx), batch, inputs, outputs);
 }
+
+const char* error(const void* ctx) { return tiny_mlp_error(static_cast<const tiny_mlp_ctx*>(ctx)); }
+
+void destroy(void* ctx) { tiny_mlp_destroy(static_cast<tiny_mlp_ctx*>(ctx)); }
 
 }  // namespace
 
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       nullptr,
       run,
       run_host,
+      run_batch,
+      run_host_batch,
       error,
       destroy,
       tiny_mlp_num_inputs,
@@ -55,8 +57,6 @@ int main(int argc, char** argv) {
       tiny_mlp_output_rank,
       tiny_mlp_output_shape,
       tiny_mlp_workspace_bytes,
-      run_batch,
-      run_host_batch,
       tiny_mlp_num_profiles,
       tiny_mlp_profile_batch,
       tiny_mlp_profile_for_batch,

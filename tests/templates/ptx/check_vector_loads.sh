@@ -2,8 +2,9 @@
 # tests/templates/ptx/check_vector_loads.sh NVCC PTXAS ARCH SOURCE OUT PATTERN INCLUDES... — compiles
 # SOURCE to PTX for ARCH and fails unless every .entry (kernel) whose name matches the awk regex
 # PATTERN (at least one must) loads from global memory with 16-byte vector loads (ld.global.v4 or
-# ld.global.nc.v4), naming the kernels that do not; then assembles the PTX with ptxas -v and fails
-# on any stack frame or spill. (template_ptx_gemv)
+# ld.global.nc.v4, or cp.async copies of 16 bytes into shared memory), naming the kernels that do
+# not; then assembles the PTX with ptxas -v and fails on any stack frame or spill.
+# (template_ptx_gemv, template_ptx_conv_depthwise_*)
 set -e
 nvcc=$1; ptxas=$2; arch=$3; src=$4; out=$5; pattern=$6; shift 6
 "$nvcc" -std=c++17 -arch="$arch" "$@" -ptx "$src" -o "$out"
@@ -15,6 +16,7 @@ awk -v pattern="$pattern" '
   }
   /\.entry / { close_entry(); name = $0; v4 = 0; n++ }
   /ld\.global(\.nc)?\.v4\./ { v4 = 1 }
+  /cp\.async\.c[ag]\.shared\.global.*, 16[,;]/ { v4 = 1 }
   END {
     close_entry()
     if (matched == 0) { print "no kernel of the " n " in the PTX matches " pattern; exit 1 }

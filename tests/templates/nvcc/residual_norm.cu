@@ -1,0 +1,27 @@
+// tests/templates/nvcc/residual_norm.cu — templates/residual_norm.cuh for nvcc (no run): the
+// encoders' residual + bias + LayerNorm (hidden 384 and 768, FP16, with and without the pre-norm
+// sum), a BF16 RMSNorm, FP32 in / FP16 out at hidden 1024 (a 64-thread group: the shared-memory
+// reduction). template_ptx_residual_norm (sm_80) reads the PTX (ptx/check_vector_loads.sh): every
+// kernel loads with 16-byte vectors, and ptxas -v reports no stack frame and no spills.
+//   nvcc -std=c++17 -arch=sm_80 -I runtime_stub -I templates -c tests/templates/nvcc/residual_norm.cu
+#include "residual_norm.cuh"
+
+namespace {
+
+using namespace mc;
+using namespace mc::resnorm;
+template <int T, int G>
+using Tl = reduction::Tiling<T, G, true>;
+
+}  // namespace
+
+#define MC_INSTANTIATE(...) template __global__ void mc::resnorm::kernel<__VA_ARGS__>(__VA_ARGS__::Params)
+
+MC_INSTANTIATE(ResidualNorm<128, 384, Rows<__half, 384>, Rows<__half, 384>, Cols<__half>, Cols<__half>, Cols<__half>,
+                            Rows<__half, 384>, NoRows, Tl<128, 16>>);
+MC_INSTANTIATE(ResidualNorm<4096, 768, Rows<__half, 768>, Rows<__half, 768>, Cols<__half>, Cols<__half>, Cols<__half>,
+                            Rows<__half, 768>, Rows<__half, 768>, Tl<128, 32>>);
+MC_INSTANTIATE(ResidualNorm<128, 768, Rows<bf16, 768>, Rows<bf16, 768>, NoCols, Cols<bf16>, NoCols, Rows<bf16, 768>,
+                            NoRows, Tl<256, 32>, Norm::rms>);
+MC_INSTANTIATE(ResidualNorm<512, 1024, Rows<float, 1024>, Rows<float, 1024>, Cols<float>, Cols<float>, Cols<float>,
+                            Rows<__half, 1024>, NoRows, Tl<256, 64>>);
