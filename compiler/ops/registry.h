@@ -84,10 +84,11 @@ struct OpDef {
   /// not fold into it (schedule's fold_boundary_casts).
   bool moves_data = false;
   /// The op converts input 0 to another type (Cast, CastLike): to the type input 0 already has it
-  /// copies bits, and runs as a view of input 0, never a kernel (schedule/lower find_views).
+  /// copies bits, and runs as a view of input 0, never a kernel (schedule/views.cpp find_views).
   bool view_when_same_type = false;
-  /// Template families that can run it, tried in order by schedule/lower (the first whose
-  /// FamilyFacts::accepts takes the node; "view": no kernel; "none": computed at compile time only).
+  /// Template families that can run it, tried in order by list_kernels (schedule/families.h
+  /// family_for: the first whose FamilyFacts::accepts takes the node; "view": no kernel; "none":
+  /// computed at compile time only).
   std::vector<std::string> kernels;
   /// Inputs whose values decide the output's shape (Reshape's shape, Slice's
   /// starts, ...): they must be constant when the model is compiled.

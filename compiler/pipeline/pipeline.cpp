@@ -18,11 +18,11 @@ bool graph_pass(Compilation& c) {
   return Pass(c.graph, c.options.passes);
 }
 
-// A schedule stage: a method of the Lowering (the first one creates it).
-template <bool (Lowering::*Method)()>
+// A schedule stage: a function of the Schedule (the first one starts it from the graph).
+template <bool (*Fn)(Schedule&, const LowerOptions&)>
 bool schedule_stage(Compilation& c) {
-  if (!c.lowering) c.lowering = std::make_unique<Lowering>(c.graph, c.options);
-  return ((*c.lowering).*Method)();
+  if (!c.schedule) c.schedule = std::make_unique<Schedule>(begin_schedule(c.graph, c.options));
+  return Fn(*c.schedule, c.options);
 }
 
 bool with_half(const LowerOptions& o) { return o.passes.half_type() != DType::undefined; }
@@ -84,68 +84,68 @@ const std::vector<Stage>& pipeline() {
        "a QuantizeLinear after an INT8 product (or a MaxPool) moves into it: INT8 activations between INT8 kernels "
        "(passes/fold_quantize.cpp)",
        true, nullptr, graph_pass<fold_quantize>},
-      // ---- schedule stages (compiler/schedule/) --------------------------------------------------
+      // ---- schedule stages (compiler/schedule/, schedule/stages.h) -----------------------------------
       {"remove_dead", K::schedule, "the graph final (the graph passes)",
        "removes the nodes whose results no output needs, through chains of them", true, nullptr,
-       schedule_stage<&Lowering::remove_dead>},
+       schedule_stage<remove_dead>},
       {"find_views", K::schedule, "dead nodes gone (remove_dead), so an unused view output is not refused",
-       "view ops (Reshape, Flatten, Squeeze, ...) alias their input: each view's root buffer", false, nullptr,
-       schedule_stage<&Lowering::find_views>},
+       "view ops (Reshape, Flatten, Squeeze, ...) alias their input: each view a step in its root's buffer", false,
+       nullptr, schedule_stage<find_views>},
       {"claim_outputs", K::schedule, "each value's root buffer (find_views)",
        "each graph output owns its buffer; the others get a copy kernel (an Identity node)", false, nullptr,
-       schedule_stage<&Lowering::claim_outputs>},
+       schedule_stage<claim_outputs>},
       {"list_kernels", K::schedule, "views and output copies known (claim_outputs)",
-       "the nodes that run a kernel, in order, and each one's family (schedule/families.h)", false, nullptr,
-       schedule_stage<&Lowering::list_kernels>},
+       "the Schedule's kernels: the nodes that run one, in order, each with its family (schedule/families.h) and "
+       "its views of the buffers it touches",
+       false, nullptr, schedule_stage<list_kernels>},
       {"layout", K::schedule, "the kernel list and families (list_kernels); buffers not yet sized",
        "channels-last buffers and conversions, OHWI weights, channel padding (--layout)", false, nullptr,
-       schedule_stage<&Lowering::plan_layout>},
+       schedule_stage<plan_layout>},
       {"fold_boundary_casts", K::schedule, "the layout (a channels-last or converted value keeps its Cast)",
        "--fp16 / --bf16: Casts at the model's boundary fold into the converting kernels beside them", true, with_half,
-       schedule_stage<&Lowering::fold_boundary_casts>},
+       schedule_stage<fold_boundary_casts>},
       {"elide_concat", K::schedule,
        "each buffer's layout (layout) and the final writers (fold_boundary_casts); before the arena is planned",
        "a Concat whose inputs can all be slices of its output runs no kernel: their producers write there "
        "(schedule/elide_concat.cpp)",
-       true, nullptr, schedule_stage<&Lowering::elide_concat>},
+       true, nullptr, schedule_stage<elide_concat>},
       {"fold_operand_views", K::schedule,
        "the final kernel list and each buffer's layout (fold_boundary_casts): views of dense buffers only",
        "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
        "through the Transpose after it",
-       true, nullptr, schedule_stage<&Lowering::fold_operand_views>},
+       true, nullptr, schedule_stage<fold_operand_views>},
       {"fuse_horizontal", K::schedule,
        "each output's layout and Concat slice (layout, elide_concat), the epilogues fused (fuse_epilogue) and the "
        "weights in their final type (precision); before the arena is planned",
        "sibling convolutions reading one input with one geometry (sibling MatMuls / Gemms reading one A with "
        "constant B's of one K) run as one kernel on their concatenated weights, each writing its output channel "
        "(column) range where it was planned (schedule/fuse_horizontal.cpp)",
-       true, nullptr, schedule_stage<&Lowering::fuse_horizontal>},
+       true, nullptr, schedule_stage<fuse_horizontal>},
       {"streams", K::schedule,
        "the final kernel list and each value's buffer (elide_concat, fold_operand_views, fuse_horizontal); "
        "before the arena is planned",
        "each kernel's stream from the kernel DAG, events where an edge crosses streams (--streams N; "
        "schedule/streams.h)",
-       true, nullptr, schedule_stage<&Lowering::plan_streams>, true},
-      {"memory_plan", K::schedule,
-       "the final kernel list (elide_concat: an elided Concat's inputs are slices of its output; "
-       "fold_operand_views; fuse_horizontal), each buffer's layout and each kernel's stream (streams)",
-       "arena offsets by liveness over the kernel order, a buffer live until every later kernel is ordered after "
-       "its accesses (streams; schedule/memory_plan.h)", false, nullptr,
-       schedule_stage<&Lowering::plan_arena>, true},
-      {"place_weights", K::schedule, "the final kernel list and the OHWI weight copies (layout)",
-       "the weights blob: each constant a kernel reads, identical data once", false, nullptr,
-       schedule_stage<&Lowering::place_weights>, true},
-      {"kernels", K::schedule, "every buffer placed (memory_plan, place_weights)",
-       "a Kernel per listed node with its tensor views (space, offset, strides)", false, nullptr,
-       schedule_stage<&Lowering::build_kernels>, true},
-      {"fold_gemm_batch", K::schedule, "each kernel's views (kernels)",
+       true, nullptr, schedule_stage<plan_streams>, true},
+      {"fold_gemm_batch", K::schedule, "each kernel's final views (fuse_horizontal: a range's strides)",
        "a matrix product's batch dims that B broadcasts over and A and Y continue become rows (M) of one product",
-       true, nullptr, schedule_stage<&Lowering::fold_gemm_batch>, true},
-      {"tactics", K::schedule, "each kernel's views (strides, alignment) and the --arch targets",
-       "each kernel's tactic per --arch by the cost model, engine, estimate and note (schedule/tactics.h); the "
-       "arena planned again with the split-K workspaces",
-       false, nullptr,
-       schedule_stage<&Lowering::choose_tactics>, true},
+       true, nullptr, schedule_stage<fold_gemm_batch>, true},
+      {"tactics", K::schedule,
+       "each kernel's views (strides, and alignment: offsets in their 256-byte aligned buffers) and the --arch "
+       "targets; before anything is placed",
+       "each kernel's tactic per --arch by the cost model, engine, estimate and note (schedule/tactics.h); its "
+       "workspace buffer, and the weights its tactic transforms (Winograd's U)",
+       false, nullptr, schedule_stage<choose_kernel_tactics>, true},
+      {"memory_plan", K::schedule,
+       "every arena buffer decided: the final kernel list and views, each kernel's stream (streams) and "
+       "workspace (tactics)",
+       "arena offsets by liveness over the kernel order for every activation and workspace, once; a buffer live "
+       "until every later kernel is ordered after its accesses (streams; schedule/memory_plan.h)",
+       false, nullptr, schedule_stage<plan_arena>, true},
+      {"place_weights", K::schedule,
+       "every weight in its final form: the OHWI copies (layout) and the transformed weights (tactics)",
+       "the weights blob: each weight a kernel reads, once, identical data once", false, nullptr,
+       schedule_stage<place_weights>, true},
   };
   return stages;
 }
@@ -168,17 +168,21 @@ std::string stage_names(bool optional_only) {
   return r;
 }
 
+// Runs a stage (a schedule stage is recorded in Schedule::ran).
+bool run_only(const Stage& s, Compilation& c) {
+  const bool changed = s.run(c);
+  if (s.kind == StageKind::schedule && c.schedule) c.schedule->ran.insert(s.name);
+  return changed;
+}
+
 // Runs a stage, then verifies and prints what the flags ask for.
 bool run_and_check(const Stage& s, Compilation& c) {
   const PassOptions& o = c.options.passes;
-  const bool changed = s.run(c);
+  const bool changed = run_only(s, c);
   if (o.verify_each) {
     try {
-      if (c.lowering) {
-        c.lowering->verify();
-      } else {
-        c.graph.verify();
-      }
+      c.graph.verify();
+      if (c.schedule) verify_schedule(*c.schedule);
     } catch (const Error& e) {
       throw Error(std::string("after stage ") + s.name + ": " + e.what());
     }
@@ -186,7 +190,7 @@ bool run_and_check(const Stage& s, Compilation& c) {
   if (o.print_after.count(s.name) || o.print_after.count("all")) {
     std::ostream& os = o.log ? *o.log : std::cerr;
     os << "// after " << s.name << (changed ? "" : " (unchanged)") << "\n" << c.graph.to_string();
-    if (c.lowering) os << c.lowering->describe();
+    if (c.schedule) os << print_schedule(*c.schedule);
   }
   return changed;
 }
@@ -226,10 +230,12 @@ StageKernels count_without(Graph& g, const LowerOptions& o, std::size_t from, st
   Compilation c{g, without, nullptr};
   try {
     for (std::size_t i = from; i < kernel_count_final(); ++i) {
-      if (runs(stages[i], without)) stages[i].run(c);
+      if (runs(stages[i], without)) run_only(stages[i], c);
     }
-    if (!c.lowering) throw Error("internal: the stages that list the kernels did not run");
-    k.kernels_without = c.lowering->kernel_count();
+    if (!c.schedule || !c.schedule->ran.count("list_kernels")) {
+      throw Error("internal: the stages that list the kernels did not run");
+    }
+    k.kernels_without = static_cast<int64_t>(c.schedule->kernels.size());
   } catch (const Error& e) {
     k.error = e.what();
   }
@@ -278,9 +284,9 @@ Schedule lower(Graph& g, const LowerOptions& o) {
       first_schedule = i;
     }
     std::unique_ptr<Graph> before = count && s.kind == StageKind::graph ? g.clone() : nullptr;
-    const int64_t kernels_before = c.lowering ? c.lowering->kernel_count() : -1;
+    const int64_t kernels_before = c.schedule ? static_cast<int64_t>(c.schedule->kernels.size()) : -1;
     const bool changed = run_and_check(s, c);
-    if (s.keeps_kernel_count && c.lowering && c.lowering->kernel_count() != kernels_before) {
+    if (s.keeps_kernel_count && c.schedule && static_cast<int64_t>(c.schedule->kernels.size()) != kernels_before) {
       throw Error(std::string("internal: stage ") + s.name + " changed the kernel count (Stage::keeps_kernel_count)");
     }
     if (!count) continue;
@@ -295,7 +301,8 @@ Schedule lower(Graph& g, const LowerOptions& o) {
       counts.push_back(count_without(*graph_done->clone(), o, first_schedule, i));
     }
   }
-  Schedule r = c.lowering->finish();
+  if (!c.schedule) throw Error("internal: no schedule stage ran");
+  Schedule r = std::move(*c.schedule);
   for (std::size_t k = 0; k < counts.size(); ++k) {
     counts[k].kernels = static_cast<int64_t>(r.kernels.size());
     if (unchanged[k]) counts[k].kernels_without = counts[k].kernels;
@@ -325,11 +332,44 @@ bool run_graph_stage(Graph& g, const PassOptions& o, const std::string& name) {
   return run_and_check(*s, c);
 }
 
+Schedule lower_before(Graph& g, const LowerOptions& o, const std::string& stage) {
+  const Stage* target = find_stage(stage);
+  if (!target || target->kind != StageKind::schedule) throw Error("internal: no schedule stage named '" + stage + "'");
+  check_stage_flags(o.passes);
+  PrecisionReport precision;
+  LowerOptions options = o;
+  if (!options.passes.precision_report) options.passes.precision_report = &precision;
+  Compilation c{g, options, nullptr};
+  for (const Stage& s : pipeline()) {
+    if (&s == target) break;
+    run_stage(s, c);
+  }
+  if (!c.schedule) c.schedule = std::make_unique<Schedule>(begin_schedule(g, options));
+  return std::move(*c.schedule);
+}
+
+bool run_schedule_stage(Schedule& s, const LowerOptions& o, const std::string& name) {
+  const Stage* stage = find_stage(name);
+  if (!stage || stage->kind != StageKind::schedule) throw Error("internal: no schedule stage named '" + name + "'");
+  if (!s.graph) throw Error("internal: a schedule without its graph");
+  Compilation c{*s.graph, o, std::make_unique<Schedule>(std::move(s))};
+  bool changed = false;
+  try {
+    changed = run_and_check(*stage, c);
+  } catch (...) {
+    s = std::move(*c.schedule);
+    throw;
+  }
+  s = std::move(*c.schedule);
+  return changed;
+}
+
 std::string describe_pipeline() {
   std::string r =
       "The stages of a compile, in order (compiler/pipeline/pipeline.cpp). --disable-pass NAME skips an\n"
       "optional one; --print-after NAME (or all) prints the graph, and from the schedule stages on the\n"
-      "schedule so far, after it; --verify-each checks both after every stage.\n\n";
+      "schedule so far (its kernels, buffers and decisions), after it; --verify-each checks both after\n"
+      "every stage.\n\n";
   int i = 0;
   for (const Stage& s : pipeline()) {
     r += fmt::format("{:2} {} ({}{})\n     {}\n     needs: {}\n", ++i, s.name,

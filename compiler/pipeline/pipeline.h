@@ -1,8 +1,8 @@
 // compiler/pipeline/pipeline.h — the one ordered list of stages that turns an imported, shape-
 // inferred Graph into a Schedule: the graph passes (compiler/passes/, Graph -> Graph) and then
-// the schedule stages (compiler/schedule/lower.h, Graph -> Schedule). pipeline() is that list;
-// --disable-pass, --print-after, --verify-each and `modelc passes` read it and nothing else.
-// docs/ARCHITECTURE.md draws it.
+// the schedule stages (compiler/schedule/stages.h, Schedule -> Schedule, the first starting it
+// from the graph). pipeline() is that list; --disable-pass, --print-after, --verify-each and
+// `modelc passes` read it and nothing else. docs/ARCHITECTURE.md draws it.
 #pragma once
 
 #include <memory>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "passes/pass.h"
-#include "schedule/lower.h"
+#include "schedule/stages.h"
 
 namespace modelc {
 
@@ -20,11 +20,11 @@ enum class StageKind {
 };
 
 /// \brief What the stages work on: the graph, the options and, once the schedule stages begin,
-/// the lowering's state.
+/// the Schedule (begin_schedule).
 struct Compilation {
   Graph& graph;
   const LowerOptions& options;
-  std::unique_ptr<Lowering> lowering;  ///< created by the first schedule stage
+  std::unique_ptr<Schedule> schedule;  ///< created by the first schedule stage
 };
 
 /// \brief One stage of the pipeline.
@@ -53,7 +53,7 @@ void check_stage_flags(const PassOptions& o);
 
 /// \brief The whole pipeline: the graph stages (unless o.run_passes is false), then the schedule
 /// stages, honouring --disable-pass, --print-after and --verify-each. The graph must outlive the
-/// Schedule (kernels point at its nodes); the graph is changed. With o.count_stage_kernels, also
+/// Schedule (its stage-side fields point at its nodes); the graph is changed. With o.count_stage_kernels, also
 /// counts the kernels without each optional stage that runs and changes something
 /// (Schedule::stage_kernels): a copy of the graph as the stages before it left it goes through the
 /// stages after it, up to the last one that may change the kernel count.
@@ -67,6 +67,16 @@ void run_graph_stages(Graph& g, const PassOptions& o);
 /// --verify-each, --print-after); returns true when it changed the graph. Error when no graph
 /// stage has that name. For tests of one pass.
 bool run_graph_stage(Graph& g, const PassOptions& o, const std::string& name);
+
+/// \brief For tests of one schedule stage: the pipeline up to (not including) schedule stage
+/// `stage`, honouring the flags as lower() does; the Schedule as the stages before it left it.
+/// Error when no schedule stage has that name.
+Schedule lower_before(Graph& g, const LowerOptions& o, const std::string& stage);
+
+/// \brief Runs one schedule stage by name on s (recording it in Schedule::ran, then --verify-each
+/// and --print-after as lower() does); returns true when it changed something. Error when no
+/// schedule stage has that name. For tests of one stage, after lower_before.
+bool run_schedule_stage(Schedule& s, const LowerOptions& o, const std::string& name);
 
 /// The stage list as a table, for `modelc passes`.
 std::string describe_pipeline();

@@ -1,4 +1,4 @@
-// compiler/schedule/elide_concat.cpp — the elide_concat stage (Lowering::elide_concat, lower.h).
+// compiler/schedule/elide_concat.cpp — the elide_concat stage (schedule/stages.h).
 //
 // A Concat runs no kernel when every input can be a slice of its output: each input's producer
 // then writes straight into its slice of the Concat's buffer (a view with the output's strides,
@@ -21,15 +21,20 @@
 // readers), at the end of each pixel. The inputs' slices are contiguous channel ranges inside it,
 // so an input's channel count need not be a multiple of 8; the padding is neither written nor read
 // as data, as in any padded buffer.
-// The Concat's output keeps its layout and place; only its writers change. Schedule::concats
-// (report.json "concats") lists every Concat kernel, elided or kept with the inputs that stop it.
+// The Concat's output keeps its layout and place; only its writers change: each input becomes a
+// step of the output's buffer (ViewStep::concat_slice: the axis and where its slice starts), its
+// own buffer gone. Schedule::concats (report.json "concats") lists every Concat kernel, elided or
+// kept with the inputs that stop it.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "ops/registry.h"
 #include "schedule/families.h"
-#include "schedule/lower.h"
+#include "schedule/stages.h"
+#include "schedule/views.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -52,14 +57,19 @@ std::string layout_word(const Storage& s) { return s.channels_last ? "channels-l
 
 }  // namespace
 
-bool Lowering::elide_concat() {
-  done_.insert("elide_concat");
-  std::map<const Node*, std::string> family;  // the kernels' nodes -> their families
-  for (std::size_t k = 0; k < nodes_.size(); ++k) family[nodes_[k]] = families_[k];
-  std::set<const Node*> elided;
-  for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    if (families_[k] != "concat") continue;
-    const Node& c = *nodes_[k];
+bool elide_concat(Schedule& s, const LowerOptions&) {
+  const ValueIndex index(s);
+  std::map<const Node*, const Kernel*> kernel;  // the kernels' nodes -> their kernels
+  for (const Kernel& k : s.kernels) kernel[k.source.node] = &k;
+  auto storage_of = [&](const Value* v) {
+    const int b = index.buffer(v);
+    return b < 0 ? Storage{} : s.buffers[static_cast<std::size_t>(b)].storage;
+  };
+  // The elided Concats in kernel order, each input's step into the output's buffer.
+  std::vector<std::pair<const Node*, std::vector<ViewStep>>> elided;
+  for (const Kernel& k : s.kernels) {
+    if (k.family != "concat") continue;
+    const Node& c = *k.source.node;
     const Value& y = c.output(0);
     const int axis = concat_axis(c);
     const Storage whole = storage_of(&y);
@@ -68,18 +78,19 @@ bool Lowering::elide_concat() {
     auto refusal = [&](int i, int64_t offset) -> std::string {
       const Value* x = c.inputs()[static_cast<std::size_t>(i)];
       if (x->is_constant()) return "a constant";
-      if (root(x)->is_graph_input()) return "a model input";
-      if (root(x) != x) return "a view of '" + root(x)->name() + "' (no kernel writes it)";
-      if (x->is_graph_output() || output_of_.count(x)) return "a model output";
+      if (index.root(x)->is_graph_input()) return "a model input";
+      if (index.root(x) != x) return "a view of '" + index.root(x)->name() + "' (no kernel writes it)";
+      if (x->is_graph_output() || index.space(x) == Space::output) return "a model output";
       for (const Node* u : x->users()) {
         if (u == &c) continue;
-        if (family.count(u) && family.at(u) == "concat") return "also feeds Concat '" + u->name() + "'";
+        if (kernel.count(u) && kernel.at(u)->family == "concat") return "also feeds Concat '" + u->name() + "'";
         return "also read by '" + u->name() + "' (" + u->op() + ")";
       }
       if (std::count(c.inputs().begin(), c.inputs().end(), x) > 1) return "feeds this Concat more than once";
       const Node* p = x->producer();
-      if (!p || !family.count(p)) return "its producer '" + (p ? p->name() : std::string()) + "' runs no kernel";
-      const std::string& f = family.at(p);
+      if (!p || !kernel.count(p)) return "its producer '" + (p ? p->name() : std::string()) + "' runs no kernel";
+      const Kernel& pk = *kernel.at(p);
+      const std::string& f = pk.family;
       if (p->outputs().empty() || p->outputs()[0] != x) return "not the first output of '" + p->name() + "'";
       for (const Value* o : p->outputs()) {
         if (o != x && o && (!o->users().empty() || o->is_graph_output())) {
@@ -97,7 +108,7 @@ bool Lowering::elide_concat() {
       const FamilyFacts& facts = family_facts(f);
       if (facts.strided_operands) return "";
       if (whole.channels_last) {
-        if (!facts.writes_channel_slice || !layout_.channels_last_kernels.count(p)) {
+        if (!facts.writes_channel_slice || !pk.channels_last) {
           return fmt::format("'{}' ({}) cannot write a channels-last slice", p->name(), f);
         }
         if (axis != 1) return fmt::format("axis {} of a channels-last buffer is not the channel axis", axis);
@@ -127,17 +138,37 @@ bool Lowering::elide_concat() {
     }
     report.elided = ok;
     if (ok) {
-      for (std::size_t i = 0; i < report.inputs.size(); ++i) slices_[c.inputs()[i]] = {&y, axis, report.inputs[i].offset};
-      elided.insert(&c);
+      std::vector<ViewStep> steps;
+      for (std::size_t i = 0; i < report.inputs.size(); ++i) {
+        ViewStep step;
+        step.kind = ViewStep::Kind::concat_slice;
+        step.value = c.inputs()[i];
+        step.from = &y;
+        step.node = &c;
+        step.axis = axis;
+        step.start = report.inputs[i].offset;
+        steps.push_back(step);
+      }
+      elided.emplace_back(&c, std::move(steps));
     }
-    s_.concats.push_back(std::move(report));
+    s.concats.push_back(std::move(report));
   }
-  for (std::size_t k = nodes_.size(); k-- > 0;) {
-    if (!elided.count(nodes_[k])) continue;
-    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
-    families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
+  if (elided.empty()) return false;
+  // Each input's buffer joins the output's (in kernel order: a Concat's output may itself be an
+  // input of a later elided one, its slices going along).
+  std::set<const Node*> gone;
+  for (const auto& [c, steps] : elided) {
+    for (const ViewStep& step : steps) {
+      const ValueIndex now(s);
+      absorb_buffer(s, now.buffer(step.value), now.buffer(step.from), step);
+    }
+    gone.insert(c);
   }
-  return !elided.empty();
+  s.kernels.erase(std::remove_if(s.kernels.begin(), s.kernels.end(),
+                                 [&](const Kernel& k) { return gone.count(k.source.node) != 0; }),
+                  s.kernels.end());
+  resolve(s);
+  return true;
 }
 
 }  // namespace modelc

@@ -1,5 +1,4 @@
-// compiler/schedule/fuse_horizontal.cpp — the fuse_horizontal stage (Lowering::fuse_horizontal,
-// lower.h).
+// compiler/schedule/fuse_horizontal.cpp — the fuse_horizontal stage (schedule/stages.h).
 //
 // Sibling convolutions, i.e. Conv / FusedConv kernels that read the same X with the same geometry
 // (input, kernel, strides, pads, dilations; groups 1), run as ONE kernel: their weights
@@ -27,7 +26,10 @@
 // they are: each output keeps its layout, pitch and Concat slice. The graph keeps the original
 // nodes, so the reference interpreter, `verify` and --print-after see the model unchanged; only the
 // kernel list changes. The fused kernel runs at the first sibling's place (its inputs are X, which
-// that sibling already reads, and constants), so no reader can come before its writer.
+// that sibling already reads, and constants), so no reader can come before its writer: it keeps
+// the first sibling's kernel, its source inputs 1 and 2 the concatenated weights and bias (new
+// constants, W's buffer stored as the first sibling's was), its source outputs every range's
+// output (Kernel::ranges), its covered nodes and operand views every sibling's.
 //
 // Siblings stay separate when they differ in geometry, dtypes or layout (a channels-last and a
 // dense output; weights at different pitches), when one has a residual input (it must be read at
@@ -44,7 +46,8 @@
 #include "ops/gemm.h"
 #include "ops/registry.h"
 #include "ops/window.h"
-#include "schedule/lower.h"
+#include "schedule/stages.h"
+#include "schedule/views.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -146,9 +149,10 @@ Tensor concat_columns(const std::vector<const Tensor*>& parts, const std::vector
   return t;
 }
 
-}  // namespace
-
-bool Lowering::compatible_siblings(const Node& a, const Node& b) const {
+// Whether kernels a and b can be ranges of one kernel (the file comment says when).
+bool compatible_siblings(const Schedule& s, const ValueIndex& index, const Kernel& ka, const Kernel& kb) {
+  const Node& a = *ka.source.node;
+  const Node& b = *kb.source.node;
   if (&a.input(0) != &b.input(0)) return false;
   if (!(producer(a) == "Conv" ? same_conv_geometry(a, b) : same_product(a, b))) return false;
   // A product's batch runs as more rows of it (fold_gemm_batch) only where every output continues
@@ -158,38 +162,41 @@ bool Lowering::compatible_siblings(const Node& a, const Node& b) const {
     const Value& y = n.output(0);
     std::vector<int64_t> st;
     int64_t offset = 0;
-    if (!strides_in_root(&y, &st, &offset)) return false;
-    const Shape& s = y.shape();
-    const std::size_t r = s.size();
+    if (!strides_in_buffer(s, index, &y, &st, &offset)) return false;
+    const Shape& sh = y.shape();
+    const std::size_t r = sh.size();
     for (std::size_t d = 0; d + 2 < r; ++d) {
-      if (s[d] > 1 && s[r - 2] > 1 && st[d] != st[r - 2] * s[r - 2]) return false;
+      if (sh[d] > 1 && sh[r - 2] > 1 && st[d] != st[r - 2] * sh[r - 2]) return false;
     }
     return true;
   };
   if (producer(a) != "Conv" && batch_continues_rows(a) != batch_continues_rows(b)) return false;
-  if (folded_into_.count(&a) || folded_into_.count(&b)) return false;
-  if (a.input(1).dtype() != b.input(1).dtype() || stored(&a.output(0))->dtype() != stored(&b.output(0))->dtype()) {
+  if (!ka.folded_casts.empty() || !kb.folded_casts.empty()) return false;
+  if (a.input(1).dtype() != b.input(1).dtype() || ka.source.outputs[0]->dtype() != kb.source.outputs[0]->dtype()) {
     return false;
   }
   const DType ba = bias_dtype(a), bb = bias_dtype(b);
   if (ba != DType::undefined && bb != DType::undefined && ba != bb) return false;
-  if (layout_.channels_last_kernels.count(&a) != layout_.channels_last_kernels.count(&b)) return false;
-  auto pa = layout_.weight_storage.find(&a.input(1)), pb = layout_.weight_storage.find(&b.input(1));
-  const WeightStorage wa = pa == layout_.weight_storage.end() ? WeightStorage{} : pa->second;
-  const WeightStorage wb = pb == layout_.weight_storage.end() ? WeightStorage{} : pb->second;
-  return wa == wb && storage_of(buffer(&a.output(0))).channels_last == storage_of(buffer(&b.output(0))).channels_last;
+  if (ka.channels_last != kb.channels_last) return false;
+  auto buffer = [&](const Value* v) -> const Buffer& { return s.buffers[static_cast<std::size_t>(index.buffer(v))]; };
+  const WeightStorage wa = buffer(&a.input(1)).ohwi.value_or(WeightStorage{});
+  const WeightStorage wb = buffer(&b.input(1)).ohwi.value_or(WeightStorage{});
+  return wa == wb && buffer(ka.source.outputs[0]).storage.channels_last == buffer(kb.source.outputs[0]).storage.channels_last;
 }
 
-bool Lowering::fuse_horizontal() {
-  done_.insert("fuse_horizontal");
+}  // namespace
+
+bool fuse_horizontal(Schedule& s, const LowerOptions&) {
+  Graph& g = *s.graph;
+  ValueIndex index(s);
   // The sibling sets, in kernel order: each kernel joins the first earlier set whose first member
   // (the leader) it is compatible with.
   std::vector<std::vector<std::size_t>> sets;
-  for (std::size_t k = 0; k < nodes_.size(); ++k) {
-    if (!fusable(*nodes_[k], families_[k])) continue;
+  for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+    if (!fusable(*s.kernels[k].source.node, s.kernels[k].family)) continue;
     bool joined = false;
     for (auto& set : sets) {
-      if (families_[set[0]] == families_[k] && compatible_siblings(*nodes_[set[0]], *nodes_[k])) {
+      if (s.kernels[set[0]].family == s.kernels[k].family && compatible_siblings(s, index, s.kernels[set[0]], s.kernels[k])) {
         set.push_back(k);
         joined = true;
         break;
@@ -200,21 +207,22 @@ bool Lowering::fuse_horizontal() {
   std::set<std::size_t> merged;  // kernels that became ranges of an earlier one
   for (const auto& set : sets) {
     if (set.size() < 2) continue;
-    const Node* leader = nodes_[set[0]];
+    Kernel& fused = s.kernels[set[0]];
+    const Node* leader = fused.source.node;
     const Value& w0 = leader->input(1);
     // The weights are concatenated along their rows (a convolution's output channels; Gemm's B
     // under transB) or their columns (a matrix product's B [K, N]).
     const std::string op = producer(*leader);
     const bool by_columns = op == "MatMul" || (op == "Gemm" && !ops::gemm_attributes(*leader).trans_b);
-    HorizontalFusion f;
+    std::vector<OutputRange> ranges;
     std::vector<const Tensor*> weights, biases;
     std::vector<int64_t> widths;
     DType bias_type = DType::undefined;
     for (std::size_t k : set) {
-      const Node* n = nodes_[k];
+      const Node* n = s.kernels[k].source.node;
       const int64_t width = op == "Conv" ? n->input(1).shape().at(0) : product_columns(*n);
-      f.ranges.push_back({n, f.ranges.empty() ? 0 : f.ranges.back().end, 0});
-      f.ranges.back().end = f.ranges.back().begin + width;
+      ranges.push_back({n, ranges.empty() ? 0 : ranges.back().end, 0});
+      ranges.back().end = ranges.back().begin + width;
       widths.push_back(width);
       weights.push_back(&n->input(1).constant());
       biases.push_back(has_bias(*n) ? &n->input(ops::kFusedBiasInput).constant() : nullptr);
@@ -223,38 +231,39 @@ bool Lowering::fuse_horizontal() {
     }
     const Tensor w = by_columns ? concat_columns(weights, widths, w0.dtype(), w0.shape()[0])
                                 : concat_rows(weights, widths, w0.dtype(), Shape(w0.shape().begin() + 1, w0.shape().end()));
-    f.weights = g_.add_constant(w0.name() + "_horizontal", w);
-    auto stored = layout_.weight_storage.find(&w0);
-    if (stored != layout_.weight_storage.end()) layout_.weight_storage[f.weights] = stored->second;
+    const Value* fused_w = g.add_constant(w0.name() + "_horizontal", w);
+    const Value* fused_b = nullptr;
     if (bias_type != DType::undefined) {
-      f.bias = g_.add_constant(leader->name() + "_horizontal_B", concat_rows(biases, widths, bias_type, {}));
+      fused_b = g.add_constant(leader->name() + "_horizontal_B", concat_rows(biases, widths, bias_type, {}));
     }
-    horizontal_[leader] = std::move(f);
+    // The concatenated W is stored as the first sibling's (OHWI at its pitch, when channels-last).
+    const int wb = add_value_buffer(s, fused_w);
+    s.buffers[static_cast<std::size_t>(wb)].ohwi = s.buffers[static_cast<std::size_t>(index.buffer(&w0))].ohwi;
+    if (fused_b) add_value_buffer(s, fused_b);
+    index.rebuild();
+    std::vector<const Value*>& inputs = fused.source.inputs;
+    inputs.resize(std::max<std::size_t>(inputs.size(), ops::kFusedBiasInput + 1));
+    inputs[1] = fused_w;
+    inputs[ops::kFusedBiasInput] = fused_b;
+    fused.source.outputs.clear();
+    for (const OutputRange& r : ranges) fused.source.outputs.push_back(&r.node->output(0));
+    for (std::size_t i = 1; i < set.size(); ++i) {
+      const Kernel& sibling = s.kernels[set[i]];
+      fused.nodes.insert(fused.nodes.end(), sibling.nodes.begin(), sibling.nodes.end());
+      for (const std::string& v : sibling.operand_views) {
+        if (std::find(fused.operand_views.begin(), fused.operand_views.end(), v) == fused.operand_views.end()) {
+          fused.operand_views.push_back(v);
+        }
+      }
+    }
+    fused.ranges = std::move(ranges);
   }
-  for (std::size_t k = nodes_.size(); k-- > 0;) {
-    if (!merged.count(k)) continue;
-    nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(k));
-    families_.erase(families_.begin() + static_cast<std::ptrdiff_t>(k));
+  if (merged.empty()) return false;
+  for (std::size_t k = s.kernels.size(); k-- > 0;) {
+    if (merged.count(k)) s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(k));
   }
-  return !merged.empty();
-}
-
-std::vector<const Value*> Lowering::kernel_inputs(const Node* n) const {
-  auto f = horizontal_.find(n);
-  std::vector<const Value*> r(n->inputs().begin(), n->inputs().end());
-  if (f == horizontal_.end()) return r;
-  r.resize(std::max<std::size_t>(r.size(), ops::kFusedBiasInput + 1));
-  r[1] = f->second.weights;
-  r[ops::kFusedBiasInput] = f->second.bias;
-  return r;
-}
-
-std::vector<const Value*> Lowering::kernel_outputs(const Node* n) const {
-  auto f = horizontal_.find(n);
-  if (f == horizontal_.end()) return {n->outputs().begin(), n->outputs().end()};
-  std::vector<const Value*> r;
-  for (const OutputRange& range : f->second.ranges) r.push_back(&range.node->output(0));
-  return r;
+  resolve(s);
+  return true;
 }
 
 }  // namespace modelc

@@ -3,8 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include <functional>
+#include <map>
+#include <set>
+
 #include "ops/registry.h"
 #include "schedule/families.h"
+#include "schedule/stages.h"
+#include "schedule/views.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -232,6 +238,25 @@ Tensor ohwi_weights(const Tensor& w, const WeightStorage& ws) {
 }
 
 namespace {
+
+/// What the layout pass reads and changes: the kernels' nodes and families (conversions are
+/// inserted), a value's root (the value whose buffer it is), and which roots are arena buffers.
+struct LayoutInput {
+  Graph* graph = nullptr;
+  std::vector<const Node*>* nodes = nullptr;
+  std::vector<std::string>* families = nullptr;
+  std::function<const Value*(const Value*)> root;
+  std::function<bool(const Value*)> in_arena;
+};
+
+/// The pass's decisions, which the stage writes into the Schedule.
+struct LayoutPlan {
+  std::map<const Value*, Storage> storage;               ///< roots stored channels-last (absent: dense)
+  std::set<const Node*> channels_last_kernels;           ///< layout kernels that run channels-last
+  std::map<const Value*, WeightStorage> weight_storage;  ///< conv weights stored OHWI, and how
+  std::map<const Node*, std::string> conversions;        ///< conversion kernels (Identity nodes) -> why
+  std::string summary;                                   ///< Schedule::layout
+};
 
 /// A read of a buffer by a kernel: the kernel's node, the input index, the value read (the root or
 /// a view of it).
@@ -563,9 +588,60 @@ class LayoutPass {
 
 }  // namespace
 
-LayoutPlan plan_layout(const LayoutInput& in, LayoutMode mode) {
-  if (mode == LayoutMode::nchw) return {};
-  return LayoutPass(in).run();
+// The layout stage: the pass over the kernel list, its decisions written into the kernels (the
+// conversions inserted, channels_last) and the buffers (storage, OHWI weights), then every view
+// recomputed (resolve).
+bool plan_layout(Schedule& s, const LowerOptions& o) {
+  if (o.layout == LayoutMode::nchw) return false;
+  std::vector<const Node*> nodes;
+  std::vector<std::string> families;
+  for (const Kernel& k : s.kernels) {
+    nodes.push_back(k.source.node);
+    families.push_back(k.family);
+  }
+  ValueIndex index(s);
+  LayoutInput in;
+  in.graph = s.graph;
+  in.nodes = &nodes;
+  in.families = &families;
+  in.root = [&](const Value* v) { return index.root(v); };
+  in.in_arena = [&](const Value* v) { return index.space(v) == Space::arena; };
+  LayoutPlan plan = LayoutPass(in).run();
+  // The kernel list with the conversions: the kernels as they were, their sources read again from
+  // their nodes (the pass rewired the layout kernels' X, Y and residual to the converted values).
+  std::map<const Node*, Kernel> kernels;
+  for (Kernel& k : s.kernels) kernels[k.source.node] = std::move(k);
+  s.kernels.clear();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node* n = nodes[i];
+    auto it = kernels.find(n);
+    Kernel k = it != kernels.end() ? std::move(it->second) : kernel_for(*n, families[i]);
+    k.source.inputs.assign(n->inputs().begin(), n->inputs().end());
+    k.source.outputs.assign(n->outputs().begin(), n->outputs().end());
+    k.channels_last = plan.channels_last_kernels.count(n) != 0;
+    auto conversion = plan.conversions.find(n);
+    if (conversion != plan.conversions.end()) k.conversion = conversion->second;
+    s.kernels.push_back(std::move(k));
+  }
+  for (const auto& [v, storage] : plan.storage) {
+    int b = index.buffer(v);
+    if (b < 0) {
+      b = add_value_buffer(s, v);
+      index.note(b);
+    }
+    s.buffers[static_cast<std::size_t>(b)].storage = storage;
+  }
+  for (const auto& [w, ws] : plan.weight_storage) {
+    int b = index.buffer(w);
+    if (b < 0) {
+      b = add_value_buffer(s, w);
+      index.note(b);
+    }
+    s.buffers[static_cast<std::size_t>(b)].ohwi = ws;
+  }
+  s.layout = plan.summary;
+  resolve(s);
+  return !plan.storage.empty() || !plan.conversions.empty();
 }
 
 }  // namespace modelc

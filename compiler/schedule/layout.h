@@ -1,9 +1,11 @@
 // compiler/schedule/layout.h — the layout stage: which activations are stored channels-last (NHWC),
 // with which channel pitch, and where a layout conversion runs.
 //
-// The pipeline's "layout" stage (Lowering::plan_layout) runs it on the list of kernels, before the
-// memory plan (buffer sizes follow the strides it picks) and before the views are built
-// (lower.cpp's view() reads its storage map).
+// The pipeline's "layout" stage (plan_layout, schedule/stages.h) runs it on the list of kernels:
+// it sets each buffer's Storage (Buffer::storage; sizes follow the strides it picks) and weight
+// storage (Buffer::ohwi), marks the kernels that run channels-last (Kernel::channels_last), and
+// inserts the conversion kernels (Kernel::conversion says why); every kernel's views are then
+// recomputed from the buffers (schedule/views.h resolve).
 //
 // The rules (graphs with 2-D / 3-D convolutions; LowerOptions::layout = nchw turns it off). The
 // pass reads facts, never op or family names: the op's OpDef::layout and layout roles (ops/), and
@@ -44,9 +46,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -61,12 +60,6 @@ enum class LayoutMode { automatic, nchw };
 /// "auto" / "nchw" -> LayoutMode; throws Error naming the accepted words otherwise.
 LayoutMode parse_layout_mode(const std::string& s);
 const char* layout_mode_name(LayoutMode m);
-
-/// \brief How a buffer is stored: channels-last with channel pitch `pitch` (>= C), or dense.
-struct Storage {
-  bool channels_last = false;
-  int64_t pitch = 0;  ///< Cp; 0 when dense
-};
 
 /// Strides of a channels-last view of logical shape `s` ([N, C, spatial...]) with pitch `pitch`.
 std::vector<int64_t> channels_last_strides(const Shape& s, int64_t pitch);
@@ -90,17 +83,6 @@ bool view_strides(const Shape& root, const std::vector<int64_t>& root_strides, c
 bool channels_last_view(const TensorView& v, int64_t* pitch);
 /// True when `v` is dense (C order) up to its dims of extent 1.
 bool dense_view(const TensorView& v);
-
-/// \brief How a channels-last kernel's weight [M, Cg, K...] is stored: OHWI rows of `row` elements,
-/// one per output channel, tap t's Cg channels at t * pitch .. t * pitch + Cg - 1, the rest zero.
-/// Padded: row = taps * pitch (pitch >= Cg); compact: pitch = Cg, row = round_up(taps * Cg, 8).
-struct WeightStorage {
-  int64_t pitch = 0;
-  int64_t row = 0;
-  bool compact = false;  ///< the compact form: a tensor-core convolution's K is taps * Cg
-  bool operator==(const WeightStorage& o) const { return pitch == o.pitch && row == o.row && compact == o.compact; }
-  bool operator!=(const WeightStorage& o) const { return !(*this == o); }
-};
 
 /// Below this many input channels a tensor-core convolution's K runs over the channels, not the
 /// pitch (the compact form: one 16-byte chunk of 8 channels would be mostly padding).
@@ -140,27 +122,5 @@ KernelLayout kernel_layout(const Kernel& k);
 /// channels and pitch, tensor_core_operands read from the views' types); throws an internal Error
 /// naming the kernel when w's strides differ.
 WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const TensorView& w, int64_t x_pitch);
-
-/// \brief What the layout pass reads and changes of the lowering.
-struct LayoutInput {
-  Graph* graph = nullptr;
-  std::vector<const Node*>* nodes = nullptr;    ///< the kernels' nodes in order (conversions are inserted)
-  std::vector<std::string>* families = nullptr; ///< the family of each (conversions: "elementwise")
-  std::function<const Value*(const Value*)> root;       ///< a view's buffer value (itself otherwise)
-  std::function<bool(const Value*)> in_arena;           ///< buffers the pass may lay out
-};
-
-/// \brief The pass's decisions.
-struct LayoutPlan {
-  std::map<const Value*, Storage> storage;       ///< roots stored channels-last (absent: dense)
-  std::set<const Node*> channels_last_kernels;   ///< layout kernels that run channels-last
-  std::map<const Value*, WeightStorage> weight_storage;  ///< conv weights stored OHWI, and how
-  std::map<const Node*, std::string> conversions;///< conversion kernels (Identity nodes) -> why
-  std::string summary;                           ///< one line for the lowering's notes
-};
-
-/// \brief Runs the pass (see the file comment). `mode` nchw or a graph without 2-D/3-D
-/// convolutions gives an empty plan.
-LayoutPlan plan_layout(const LayoutInput& in, LayoutMode mode);
 
 }  // namespace modelc

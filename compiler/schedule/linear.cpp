@@ -34,7 +34,7 @@ int64_t channels_last_pitch(const TensorView& v) {
   return channels_last_view(v, &pitch) ? pitch : 0;
 }
 
-bool aligned16(const TensorView& v) { return v.offset % 16 == 0; }
+bool aligned16(const TensorView& v) { return v.aligned(16); }
 
 TcConvDepth tc_conv_depth(const Kernel& k) {
   const TensorView &x = k.inputs[0], &w = k.inputs[1];

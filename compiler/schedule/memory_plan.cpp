@@ -1,3 +1,5 @@
+// compiler/schedule/memory_plan.cpp — the first-fit planner (memory_plan.h) and the memory_plan
+// stage, which places every arena buffer of the Schedule with it, once, after every decision.
 #include "schedule/memory_plan.h"
 
 #include <algorithm>
@@ -5,6 +7,8 @@
 #include <numeric>
 #include <random>
 
+#include "schedule/stages.h"
+#include "schedule/streams.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -162,6 +166,88 @@ bool check_memory_plan(const std::vector<LiveBuffer>& buffers, int64_t alignment
         return fail("buffers '" + a.name + "' and '" + b.name + "' are live at once and overlap");
       }
     }
+  }
+  return true;
+}
+
+// ---- the memory_plan stage ----------------------------------------------------------------------
+
+// Every arena buffer once: the activations in order of first write (a buffer written by several
+// kernels, the slices of an elided Concat's output, is one), each live from its first access to
+// the last kernel that may still run beside one of its accesses (stream_order), then each
+// kernel's workspace, live while it runs (and until every later kernel is ordered after it).
+bool plan_arena(Schedule& s, const LowerOptions&) {
+  std::map<int, std::size_t> at;           // buffer -> its entry in `live`
+  std::vector<LiveBuffer> live;
+  std::vector<int> which;                  // per entry: its buffer
+  std::vector<std::vector<int>> accesses;  // per entry: the kernels that touch it, ascending
+  auto arena = [&](const TensorView& v) {
+    return v.buffer >= 0 && s.buffers[static_cast<std::size_t>(v.buffer)].space == Space::arena;
+  };
+  for (int k = 0; k < static_cast<int>(s.kernels.size()); ++k) {
+    const Kernel& kernel = s.kernels[static_cast<std::size_t>(k)];
+    for (const TensorView& out : kernel.outputs) {
+      if (!arena(out)) continue;
+      auto written = at.find(out.buffer);
+      if (written != at.end()) {  // another slice of an elided Concat's output
+        live[written->second].last = k;
+        accesses[written->second].push_back(k);
+        continue;
+      }
+      const Buffer& b = s.buffers[static_cast<std::size_t>(out.buffer)];
+      at[out.buffer] = live.size();
+      accesses.push_back({k});
+      which.push_back(out.buffer);
+      live.push_back({b.name, b.bytes, k, k, -1});
+    }
+    for (const TensorView& in : kernel.inputs) {
+      if (!arena(in)) continue;
+      auto it = at.find(in.buffer);
+      if (it == at.end() && in.numel() == 0) continue;  // empty, so no kernel wrote it (list_kernels)
+      if (it == at.end()) {
+        throw kernel.source.node->error("internal: input '" + in.value + "' is read before any kernel writes it");
+      }
+      live[it->second].last = k;
+      accesses[it->second].push_back(k);
+    }
+  }
+  // Concurrent kernels: a buffer stays live until every later kernel is ordered after its accesses.
+  const StreamPlan order = stream_order(s);
+  for (std::size_t i = 0; i < live.size(); ++i) live[i].last = order.concurrent_last(accesses[i]);
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const TensorView& w = s.kernels[i].workspace;
+    if (w.buffer < 0) continue;
+    const int k = static_cast<int>(i);
+    which.push_back(w.buffer);
+    live.push_back({s.buffers[static_cast<std::size_t>(w.buffer)].name, s.buffers[static_cast<std::size_t>(w.buffer)].bytes,
+                    k, order.concurrent_last({k}), -1});
+  }
+  const MemoryPlan plan = plan_memory(live, kBufferAlignment);
+  std::string why;
+  if (!check_memory_plan(live, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
+  s.arena_bytes = plan.arena_bytes;
+  s.activation_bytes_total = plan.total_bytes;
+  s.arena_max_live_bytes = plan.max_live_bytes;
+  s.arena_alignment = kBufferAlignment;
+  s.arena_order = plan.order;
+  s.arena_buffers = live;
+  // An arena buffer no kernel writes is empty (nothing reads a byte of it): offset 0.
+  for (Buffer& b : s.buffers) {
+    if (b.space == Space::arena) b.offset = 0;
+  }
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    Buffer& b = s.buffers[static_cast<std::size_t>(which[i])];
+    b.offset = live[i].offset;
+    b.first = live[i].first;
+    b.last = live[i].last;
+  }
+  auto place = [&](TensorView& v) {
+    if (arena(v)) v.offset = s.buffers[static_cast<std::size_t>(v.buffer)].offset + v.buffer_offset;
+  };
+  for (Kernel& k : s.kernels) {
+    for (TensorView& v : k.inputs) place(v);
+    for (TensorView& v : k.outputs) place(v);
+    place(k.workspace);
   }
   return true;
 }

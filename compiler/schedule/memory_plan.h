@@ -4,7 +4,9 @@
 // of the kernel order, [first, last] inclusive (from the kernel that writes it to the last kernel
 // that reads it, or any view of it); two buffers whose intervals intersect never overlap in
 // memory. Intervals are inclusive on purpose: a kernel that reads A for the last time while it
-// writes B must not find B on top of A.
+// writes B must not find B on top of A. The memory_plan stage (plan_arena, schedule/stages.h) runs
+// it once, after every decision, over the Schedule's arena buffers: the activations and the
+// kernels' workspaces.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include "schedule/lower.h"
+#include "schedule/stages.h"
 #include "schedule/memory_plan.h"
 #include "support/error.h"
 
@@ -59,17 +59,22 @@ void share_weights(const std::vector<Schedule*>& profiles) {
       }
       moved.emplace_back(&e, at);
     }
-    // Its kernels' weight views follow their entries (a view may start inside one).
-    auto place = [&](TensorView& v) {
-      if (v.space != Space::weights || v.dtype == DType::undefined) return;
+    // Its weight buffers and its kernels' weight views follow their entries (a view may start
+    // inside one).
+    auto moved_to = [&](int64_t offset, const std::string& what) {
       for (const auto& [e, at] : moved) {
         const int64_t end = e->offset + std::max<int64_t>(1, static_cast<int64_t>(e->data.nbytes()));
-        if (v.offset < e->offset || v.offset >= end) continue;
-        v.offset += at - e->offset;
-        return;
+        if (offset >= e->offset && offset < end) return offset + at - e->offset;
       }
-      throw Error("internal: profile batch " + std::to_string(s.batch) + ": weights view '" + v.value +
-                  "' at byte " + std::to_string(v.offset) + " lies in no weight");
+      throw Error("internal: profile batch " + std::to_string(s.batch) + ": weights " + what + " at byte " +
+                  std::to_string(offset) + " lies in no weight");
+    };
+    for (Buffer& b : s.buffers) {
+      if (b.space == Space::weights && b.offset >= 0) b.offset = moved_to(b.offset, "buffer '" + b.name + "'");
+    }
+    auto place = [&](TensorView& v) {
+      if (v.space != Space::weights || v.dtype == DType::undefined) return;
+      v.offset = moved_to(v.offset, "view '" + v.value + "'");
     };
     for (Kernel& k : s.kernels) {
       for (TensorView& v : k.inputs) place(v);

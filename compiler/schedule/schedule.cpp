@@ -1,4 +1,8 @@
+// compiler/schedule/schedule.cpp — see schedule.h; and begin_schedule (schedule/stages.h).
 #include "schedule/schedule.h"
+
+#include "schedule/stages.h"
+#include "schedule/target.h"
 
 namespace modelc {
 
@@ -28,6 +32,19 @@ TensorView TensorView::reshaped(const Shape& s) const {
   v.shape = s;
   v.strides = strides_of(s);
   return v;
+}
+
+Schedule begin_schedule(Graph& g, const LowerOptions& o) {
+  Schedule s;
+  s.graph = &g;
+  s.name = o.name;
+  s.archs = o.archs;
+  if (s.archs.empty()) throw Error("internal: lowering without an --arch");
+  for (const std::string& a : o.archs) arch_number(a);
+  for (const Value* v : g.inputs()) s.inputs.push_back({v->name(), v->dtype(), v->shape()});
+  for (const Value* v : g.outputs()) s.outputs.push_back({v->name(), v->dtype(), v->shape()});
+  if (s.outputs.empty()) throw Error("the model has no outputs: nothing to compile");
+  return s;
 }
 
 }  // namespace modelc

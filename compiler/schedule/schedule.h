@@ -1,14 +1,21 @@
-// compiler/schedule/schedule.h — the Schedule: what the generated program does, in order.
+// compiler/schedule/schedule.h — the Schedule: the IR of the schedule stages, and what codegen prints.
 //
-// Graph -> Schedule (schedule/lower.cpp): an ordered list of kernels, each naming its
-// template family, its tactic (compile-time tile parameters) and the views of the
-// buffers it reads and writes. Reshape, Flatten, Squeeze, Unsqueeze and Identity are
-// views (no kernel). Codegen (codegen/) turns a Schedule into files.
+// From list_kernels on (compiler/pipeline/pipeline.cpp orders the stages; schedule/stages.h
+// declares them), the Schedule is the program being decided: an ordered list of kernels, each
+// naming its template family and holding views (TensorView) of buffers, and the buffers
+// themselves (Buffer: a model input or output, an arena buffer, a weight, a workspace). Every
+// decision a stage makes is a field of a kernel or a buffer: a buffer's layout and the values that
+// are views or Concat slices of it, a kernel's folded Casts, operand views, fused ranges, stream,
+// tactic and workspace; the memory plan and the weights blob place the buffers last. Reshape,
+// Flatten, Squeeze, Unsqueeze and Identity are views (no kernel). Codegen (codegen/) turns a
+// finished Schedule into files; it reads the kernels, their placed views and the weights, never a
+// stage-side field (those marked so below: they point into the Graph the stages lower).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,7 +35,29 @@ enum class Space {
 };
 const char* space_name(Space s);
 
-/// \brief A strided window on a buffer.
+/// Alignment of every buffer in the arena and the weights blob (the caller's buffers, from
+/// cudaMalloc, are at least as aligned): a view's alignment up to this is its offset in its buffer.
+constexpr int64_t kBufferAlignment = 256;
+
+/// \brief How a buffer is stored (the layout stage, schedule/layout.h): channels-last with channel
+/// pitch `pitch` (>= C), or dense.
+struct Storage {
+  bool channels_last = false;
+  int64_t pitch = 0;  ///< Cp; 0 when dense
+};
+
+/// \brief How a channels-last kernel's weight [M, Cg, K...] is stored: OHWI rows of `row` elements,
+/// one per output channel, tap t's Cg channels at t * pitch .. t * pitch + Cg - 1, the rest zero.
+/// Padded: row = taps * pitch (pitch >= Cg); compact: pitch = Cg, row = round_up(taps * Cg, 8).
+struct WeightStorage {
+  int64_t pitch = 0;
+  int64_t row = 0;
+  bool compact = false;  ///< the compact form: a tensor-core convolution's K is taps * Cg
+  bool operator==(const WeightStorage& o) const { return pitch == o.pitch && row == o.row && compact == o.compact; }
+  bool operator!=(const WeightStorage& o) const { return !(*this == o); }
+};
+
+/// \brief A strided window on a buffer: what a kernel reads or writes.
 struct TensorView {
   std::string value;              ///< the IR value it holds (comments, report)
   DType dtype = DType::float32;
@@ -36,13 +65,74 @@ struct TensorView {
   std::vector<int64_t> strides;   ///< in elements, one per dim (C order when dense)
   Space space = Space::arena;
   int index = 0;                  ///< graph input/output index (Space::input / output)
-  int64_t offset = 0;             ///< bytes from the start of the arena / weights blob (0 otherwise)
+  /// Bytes from the start of the arena / weights blob once its buffer is placed (memory_plan,
+  /// place_weights; -1 before); for a model input or output, buffer_offset.
+  int64_t offset = 0;
+  int buffer = -1;                ///< Schedule::buffers index (-1: no buffer, e.g. an absent input)
+  /// Bytes from the start of its buffer. Every buffer starts kBufferAlignment-aligned, so this is
+  /// the view's alignment before the buffers are placed (what the tactic rules read: aligned()).
+  int64_t buffer_offset = 0;
 
   int64_t numel() const { return num_elements(shape); }
   int64_t nbytes() const { return numel() * static_cast<int64_t>(dtype_size(dtype)); }
   bool dense() const;             ///< C-order contiguous
+  /// True when the view's first byte is `bytes`-aligned (a power of two up to kBufferAlignment).
+  bool aligned(int64_t bytes) const { return buffer_offset % bytes == 0; }
   /// Same buffer, new shape (only for dense views).
   TensorView reshaped(const Shape& s) const;
+};
+
+/// \brief How a value that is not its buffer's own is addressed in it: one step from the value
+/// before it in its chain (which ends at the buffer's value). Stage-side.
+struct ViewStep {
+  enum class Kind {
+    reshape,        ///< a view op (Reshape, Flatten, Squeeze, Unsqueeze, Identity, ...; find_views)
+    transpose,      ///< a Transpose read as strides (fold_operand_views)
+    slice,          ///< a Slice read as strides and an offset (fold_operand_views)
+    write_through,  ///< a product's output written through the inverse of the Transpose after it:
+                    ///< `from` is the Transpose's output (fold_operand_views)
+    concat_slice,   ///< an elided Concat's input: its slice of the Concat's output (elide_concat)
+  };
+  Kind kind = Kind::reshape;
+  const Value* value = nullptr;  ///< the value it addresses
+  const Value* from = nullptr;   ///< the value before it in the chain
+  const Node* node = nullptr;    ///< the view op, Transpose, Slice or elided Concat
+  int axis = 0;                  ///< concat_slice: the Concat's axis
+  int64_t start = 0;             ///< concat_slice: where the slice starts along it (elements)
+};
+const char* view_step_name(ViewStep::Kind k);
+
+/// \brief One buffer of the program: a model input or output (the caller's memory), an arena buffer
+/// (an activation, or a kernel's workspace), or a weight in the blob. Kernels' views name it by
+/// index (TensorView::buffer). Created by the stages that find the values the kernels touch
+/// (find_views, claim_outputs, list_kernels, layout, fuse_horizontal) and the tactics (workspaces,
+/// transformed weights); placed last (memory_plan, place_weights).
+struct Buffer {
+  std::string name;               ///< the value it holds (a workspace: "k7 workspace")
+  const Value* value = nullptr;   ///< stage-side: that graph value (null: a workspace or transformed weight)
+  DType dtype = DType::undefined;
+  Shape shape;                    ///< its value's logical shape
+  Space space = Space::arena;
+  int index = 0;                  ///< graph input/output index (Space::input / output)
+  Storage storage;                ///< layout: channels-last with a pitch, or dense
+  /// layout: a channels-last convolution's weight, stored OHWI this way (Space::weights).
+  std::optional<WeightStorage> ohwi;
+  /// The values that are views or slices of it (find_views, fold_operand_views, elide_concat).
+  std::vector<ViewStep> views;
+  /// claim_outputs: the Identity node added to copy into this model output (its value is the copy's).
+  const Node* copy = nullptr;
+  /// A weight computed by a stage (Winograd's U, tactics): its bytes; undefined for a constant of
+  /// the graph, stored as its value's data (OHWI where `ohwi`).
+  Tensor data;
+  int kernel = -1;                ///< a workspace: the index of the kernel whose scratch it is
+  /// Its size in bytes: storage elements x dtype size (layout-padded pixels included); a weight's
+  /// stored form; a workspace's request.
+  int64_t bytes = 0;
+  /// The memory plan's live interval in kernel positions (arena buffers; -1: not planned).
+  int first = -1, last = -1;
+  /// Bytes from the start of its space once placed (memory_plan, place_weights; -1 before); 0 for
+  /// a model input or output.
+  int64_t offset = -1;
 };
 
 /// \brief One output of a horizontally fused kernel (schedule stage fuse_horizontal): the node
@@ -51,6 +141,17 @@ struct TensorView {
 struct OutputRange {
   const Node* node = nullptr;
   int64_t begin = 0, end = 0;
+};
+
+/// \brief Stage-side: what a kernel runs in the graph. The schedule stages read the node's
+/// attributes and OpDef facts, and each operand's graph value, through it; codegen, the report and
+/// the cost model never do.
+struct KernelSource {
+  const Node* node = nullptr;           ///< the (main) node it runs
+  /// The graph value of each view in Kernel::inputs / outputs, in order (null: absent): the node's
+  /// operands, but the other side of a folded boundary Cast, and for a horizontally fused kernel
+  /// the concatenated weights and bias and every range's output.
+  std::vector<const Value*> inputs, outputs;
 };
 
 /// \brief One kernel launch (or a group of launches of one template family).
@@ -88,8 +189,9 @@ struct Kernel {
   /// weights (inputs 1, 2); each range has its node's epilogue. Empty for every other kernel.
   std::vector<OutputRange> ranges;
   /// Scratch the kernel needs in the arena while it runs (a split-K product's FP32 partial sums):
-  /// its size, set by the tactic rule (the largest over the --arch targets), and the view the tactics
-  /// stage places it at (dtype undefined when the kernel needs none).
+  /// its size, set by the tactic rule (the largest over the --arch targets), and the view of the
+  /// workspace buffer the tactics stage adds for it, placed by the memory plan (dtype undefined
+  /// when the kernel needs none).
   int64_t workspace_bytes = 0;
   TensorView workspace{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
@@ -98,6 +200,16 @@ struct Kernel {
   int stream = 0;
   std::vector<int> waits;
   int event = -1;
+
+  // ---- what the stages before the tactics decided (read by the tactics stage's note) --------
+  KernelSource source;                  ///< stage-side (list_kernels; layout, fold_boundary_casts, fuse_horizontal)
+  bool output_copy = false;             ///< claim_outputs: copies a value into a model output (an Identity)
+  bool channels_last = false;           ///< layout: runs channels-last (NHWC views of X, Y, OHWI W)
+  std::string conversion;               ///< layout: a conversion kernel, and why it runs ("layout conversion: ...")
+  std::vector<std::string> folded_casts;///< fold_boundary_casts: the boundary Casts it took
+  /// fold_operand_views: the Transposes / Slices it reads as strides, or writes through.
+  std::vector<std::string> operand_views;
+  std::string kept_view;                ///< fold_operand_views: a Transpose / Slice that stays a kernel: why
 
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;
@@ -110,7 +222,7 @@ struct WeightEntry {
   Tensor data;
 };
 
-/// \brief What the elide_concat stage (schedule/lower.h) decided for one Concat kernel: elided (its
+/// \brief What the elide_concat stage (schedule/elide_concat.cpp) decided for one Concat kernel: elided (its
 /// producers write their slices of its buffer, no kernel runs) or kept, with the inputs that stop it.
 struct ConcatElision {
   std::string node;    ///< the Concat node
@@ -144,8 +256,17 @@ struct ModelTensor {
   bool batched = false;
 };
 
-/// \brief Everything codegen needs.
+/// \brief The IR of the schedule stages, and everything codegen needs.
 struct Schedule {
+  /// Stage-side: the graph the stages lower (kernels' and buffers' sources point into it; it must
+  /// outlive the Schedule). Codegen never reads it.
+  Graph* graph = nullptr;
+  /// Stage-side: the schedule stages that ran, for --print-after and --verify-each (which invariants
+  /// hold yet); the pipeline records each.
+  std::set<std::string> ran;
+  /// Every buffer a kernel's view names (TensorView::buffer), from list_kernels on; before it, the
+  /// buffers of the views and outputs find_views and claim_outputs decided.
+  std::vector<Buffer> buffers;
   std::string name;                     ///< --name: prefix of every symbol
   std::vector<std::string> archs;       ///< --arch list, e.g. {"sm_75", "sm_90"}
   /// The batch it runs: --batch's, else its first input's first dim (the CLI sets it; 0: unset, and
@@ -154,6 +275,7 @@ struct Schedule {
   int64_t batch = 0;
   std::vector<ModelTensor> inputs, outputs;
   std::vector<Kernel> kernels;
+  /// The weights blob (place_weights): each weight buffer's bytes, identical data once.
   std::vector<WeightEntry> weights;
   int64_t weights_bytes = 0;
   int64_t arena_bytes = 0;              ///< after liveness planning
@@ -161,7 +283,8 @@ struct Schedule {
   int64_t arena_max_live_bytes = 0;     ///< the arena's lower bound (schedule/memory_plan.h)
   int64_t arena_alignment = 0;          ///< every buffer's offset and size are rounded to this
   std::string arena_order;              ///< the placement order that gave the plan
-  /// The arena's buffers: live interval (positions in `kernels`), size and offset.
+  /// The arena's buffers as the memory plan placed them (activations in order of first write, then
+  /// the workspaces): live interval (positions in `kernels`), size and offset.
   std::vector<LiveBuffer> arena_buffers;
   /// --fp16: what passes/precision did (report.md / report.json's "precision"); unset without it.
   std::optional<PrecisionReport> precision;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "schedule/lower.h"
+#include "schedule/stages.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -84,42 +84,88 @@ StreamPlan assign_streams(const std::vector<std::vector<int>>& preds, int max_st
   return p;
 }
 
-// The kernel DAG: j depends on i < j when both touch one buffer (views, folded Casts and elided
-// Concats resolved to it) and one of them writes it, except two writers of different slices of an
-// elided Concat's buffer. Constants and model inputs are only read: no edge.
-std::vector<std::vector<int>> Lowering::kernel_dependencies() const {
+std::vector<std::vector<int>> kernel_dependencies(const Schedule& s) {
   struct Access {
     int kernel;
-    const Value* writes;  // the value written (a slice of the buffer, or all of it); null: a read
+    std::string writes;  // the value written (a slice of the buffer, or all of it); empty: a read
   };
-  std::map<const Value*, std::vector<Access>> accesses;  // buffer -> its accesses so far
-  std::vector<std::vector<int>> preds(nodes_.size());
-  for (int k = 0; k < static_cast<int>(nodes_.size()); ++k) {
-    auto touch = [&](const Value* v, bool write) {
-      if (!v) return;
-      const Value* b = buffer(v);
-      if (b->is_constant() || b->is_graph_input()) return;
-      const Value* written = write ? stored(v) : nullptr;
-      std::vector<Access>& list = accesses[b];
+  std::map<int, std::vector<Access>> accesses;  // buffer -> its accesses so far
+  std::vector<std::vector<int>> preds(s.kernels.size());
+  for (int k = 0; k < static_cast<int>(s.kernels.size()); ++k) {
+    auto touch = [&](const TensorView& v, bool write) {
+      if (v.buffer < 0) return;
+      const Space space = s.buffers[static_cast<std::size_t>(v.buffer)].space;
+      if (space == Space::weights || space == Space::input) return;
+      const std::string written = write ? v.value : std::string();
+      std::vector<Access>& list = accesses[v.buffer];
       for (const Access& a : list) {
-        const bool slices = written && a.writes && written != a.writes;
-        if (a.kernel != k && (written || a.writes) && !slices) preds[k].push_back(a.kernel);
+        const bool slices = !written.empty() && !a.writes.empty() && written != a.writes;
+        if (a.kernel != k && (!written.empty() || !a.writes.empty()) && !slices) preds[static_cast<std::size_t>(k)].push_back(a.kernel);
       }
       list.push_back({k, written});
     };
-    for (const Value* in : kernel_inputs(nodes_[k])) touch(in, false);
-    for (const Value* out : kernel_outputs(nodes_[k])) touch(out, true);
+    for (const TensorView& in : s.kernels[static_cast<std::size_t>(k)].inputs) touch(in, false);
+    for (const TensorView& out : s.kernels[static_cast<std::size_t>(k)].outputs) touch(out, true);
   }
   return preds;
 }
 
-bool Lowering::plan_streams() {
-  done_.insert("streams");
-  streams_ = assign_streams(kernel_dependencies(), o_.streams > 0 ? o_.streams : kAutomaticStreams);
-  s_.streams = streams_.streams;
-  s_.events = streams_.events();
-  s_.critical_path = streams_.critical_path;
-  return streams_.streams > 1;
+StreamPlan stream_order(const Schedule& s) {
+  const int n = static_cast<int>(s.kernels.size());
+  StreamPlan p;
+  p.stream.assign(static_cast<std::size_t>(n), 0);
+  p.seq.assign(static_cast<std::size_t>(n), 0);
+  p.waits.assign(static_cast<std::size_t>(n), {});
+  p.event.assign(static_cast<std::size_t>(n), -1);
+  int streams = 1;
+  std::map<int, int> recorded;  // event -> the kernel that records it
+  for (int j = 0; j < n; ++j) {
+    const Kernel& k = s.kernels[static_cast<std::size_t>(j)];
+    if (k.stream < 0) throw Error("internal: kernel " + k.id + " on stream " + std::to_string(k.stream));
+    streams = std::max(streams, k.stream + 1);
+    p.stream[static_cast<std::size_t>(j)] = k.stream;
+    p.event[static_cast<std::size_t>(j)] = k.event;
+    if (k.event >= 0) recorded[k.event] = j;
+    for (int e : k.waits) {
+      auto it = recorded.find(e);
+      if (it == recorded.end()) {
+        throw Error("internal: kernel " + k.id + " waits on event " + std::to_string(e) + ", which no earlier kernel records");
+      }
+      p.waits[static_cast<std::size_t>(j)].push_back(it->second);
+    }
+  }
+  p.streams = streams;
+  p.kernel_events = static_cast<int>(recorded.size());
+  p.clock.assign(static_cast<std::size_t>(n), std::vector<int>(static_cast<std::size_t>(streams), -1));
+  std::vector<int> tail(static_cast<std::size_t>(streams), -1);  // per stream: its last kernel so far
+  for (int j = 0; j < n; ++j) {
+    const int st = p.stream[static_cast<std::size_t>(j)];
+    std::vector<int>& clock = p.clock[static_cast<std::size_t>(j)];
+    const int prev = tail[static_cast<std::size_t>(st)];
+    if (prev >= 0) clock = p.clock[static_cast<std::size_t>(prev)];
+    for (int w : p.waits[static_cast<std::size_t>(j)]) {
+      for (std::size_t t = 0; t < clock.size(); ++t) clock[t] = std::max(clock[t], p.clock[static_cast<std::size_t>(w)][t]);
+    }
+    p.seq[static_cast<std::size_t>(j)] = prev >= 0 ? p.seq[static_cast<std::size_t>(prev)] + 1 : 0;
+    clock[static_cast<std::size_t>(st)] = p.seq[static_cast<std::size_t>(j)];
+    tail[static_cast<std::size_t>(st)] = j;
+  }
+  return p;
+}
+
+bool plan_streams(Schedule& s, const LowerOptions& o) {
+  const StreamPlan p = assign_streams(kernel_dependencies(s), o.streams > 0 ? o.streams : kAutomaticStreams);
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    Kernel& k = s.kernels[i];
+    k.stream = p.stream[i];
+    k.waits.clear();
+    for (int w : p.waits[i]) k.waits.push_back(p.event[static_cast<std::size_t>(w)]);
+    k.event = p.event[i];
+  }
+  s.streams = p.streams;
+  s.events = p.events();
+  s.critical_path = p.critical_path;
+  return p.streams > 1;
 }
 
 }  // namespace modelc

@@ -19,6 +19,8 @@
 
 #include <vector>
 
+#include "schedule/schedule.h"
+
 namespace modelc {
 
 /// \brief The streams stage's result over kernels 0..n-1.
@@ -47,6 +49,19 @@ struct StreamPlan {
 /// duplicates allowed) that must end before j starts. At most `max_streams` (>= 1) streams.
 /// Deterministic.
 StreamPlan assign_streams(const std::vector<std::vector<int>>& preds, int max_streams);
+
+/// \brief The kernel DAG of s in kernel order: kernel j depends on i < j when both touch one arena
+/// or output buffer (TensorView::buffer: views, folded Casts and elided Concats resolved to it) and
+/// one of them writes it, except two writers of different values in it (slices of an elided
+/// Concat's output). Constants and model inputs are only read: no edge.
+std::vector<std::vector<int>> kernel_dependencies(const Schedule& s);
+
+/// \brief The order the streams stage decided, read back from the kernels (Kernel::stream, waits,
+/// event): each kernel's stream, position on it, the kernels it waits on and the vector clocks, so
+/// that happens_before and concurrent_last answer for the Schedule as it is (every kernel on stream
+/// 0 in order when the stage did not run). The memory plan reads it. Internal Error for a wait on
+/// an event no earlier kernel records.
+StreamPlan stream_order(const Schedule& s);
 
 /// Streams used when --streams is automatic: as many as the widest set of independent kernels
 /// needs, up to this.

@@ -62,7 +62,7 @@ TEST_CASE("pipeline: unique names, a needs line each, graph stages before schedu
   for (const char* pass : {"simplify", "fold_constants", "fold_batchnorm", "precision", "fuse_epilogue"}) {
     CHECK(seen.count(pass));
   }
-  for (const char* needed : {"list_kernels", "layout", "memory_plan", "kernels", "tactics"}) CHECK(seen.count(needed));
+  for (const char* needed : {"list_kernels", "layout", "tactics", "memory_plan", "place_weights"}) CHECK(seen.count(needed));
   const std::string table = describe_pipeline();
   for (const Stage& s : pipeline()) {
     CHECK(table.find(s.name) != std::string::npos);
@@ -246,22 +246,24 @@ TEST_CASE("pipeline: --print-after prints the graph, then the schedule built so 
   REQUIRE(at("// after memory_plan\n") != std::string::npos);
   REQUIRE(at("// after tactics\n") != std::string::npos);
   CHECK(at("// after simplify\n") < at("// after list_kernels\n"));
-  CHECK(at("// after list_kernels\n") < at("// after memory_plan\n"));
-  CHECK(at("// after memory_plan\n") < at("// after tactics\n"));
-  // The graph passes print the graph only; list_kernels the nodes and their families.
+  CHECK(at("// after list_kernels\n") < at("// after tactics\n"));
+  // The graph passes print the graph only; list_kernels the kernels, their families and views.
   const std::string after_simplify = text.substr(0, at("// after list_kernels\n"));
-  CHECK(after_simplify.find("kernels to build") == std::string::npos);
-  CHECK(at("kernels to build (2):\n  #0 Relu 'relu': elementwise\n  #1 Softmax 'softmax': softmax\n") !=
-        std::string::npos);
+  CHECK(after_simplify.find("kernels (") == std::string::npos);
+  CHECK(at("kernels (2):\n  k0 elementwise Relu 'relu'\n    in:  X float32[4x8] strides [8,1] input#0\n"
+           "    out: r float32[4x8] strides [8,1] arena b") != std::string::npos);
+  CHECK(at("  k1 softmax Softmax 'softmax'\n") != std::string::npos);
   // memory_plan: the arena and its one buffer (r, 4x8 floats; Y is the caller's).
   CHECK(at("arena: 256 bytes (256 without reuse, 256 live at most; placed largest first)\n  r: [0, 128) live #0..#1\n") != std::string::npos);
   // tactics: each kernel's views, tactic and note.
-  const std::string after_tactics = text.substr(at("// after tactics\n"));
+  REQUIRE(at("// after tactics\n") < at("// after memory_plan\n"));  // decide first, place last
+  const std::string after_tactics = text.substr(at("// after tactics\n"), at("// after memory_plan\n") - at("// after tactics\n"));
   CHECK(after_tactics.find("k0 elementwise Relu 'relu'") != std::string::npos);
   CHECK(after_tactics.find("k1 softmax Softmax 'softmax'") != std::string::npos);
   CHECK(after_tactics.find("    tactic: ") != std::string::npos);
   CHECK(after_tactics.find("    note: " + s.kernels[1].note + "\n") != std::string::npos);
   CHECK(after_tactics.find("Y float32[4x8] strides [8,1] output#0") != std::string::npos);
+  CHECK(after_tactics.find("arena: ") == std::string::npos);  // not planned yet
 }
 
 TEST_CASE("pipeline: --verify-each checks every stage, and the result is the same as without it") {
@@ -298,8 +300,8 @@ TEST_CASE("pipeline: --fp16 runs precision and fold_boundary_casts; disabling th
 }
 
 TEST_CASE("pipeline: --verify-each names the stage after which the schedule is broken") {
-  // A family whose tactic rule decides nothing: the kernels stage builds the kernel, the tactics
-  // stage leaves it without a tactic, and the schedule verifier says so.
+  // A family whose tactic rule decides nothing: list_kernels lists the kernel, the tactics stage
+  // leaves it without a tactic, and the schedule verifier says so.
   if (!find_family("test_no_tactic")) {
     FamilyFacts f;
     f.name = "test_no_tactic";

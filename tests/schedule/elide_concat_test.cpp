@@ -204,3 +204,38 @@ TEST_CASE("elide_concat: a model input, or a value fed twice, keeps the Concat; 
           std::string::npos);
   }
 }
+
+TEST_CASE("elide_concat stage: each input a slice step of the Concat's buffer, its producer writing there") {
+  Inception net(false);
+  LowerOptions o = layout_options(LayoutMode::automatic, false);
+  o.passes.verify_each = true;
+  Schedule s = test::before(net.g, o, "elide_concat");
+  CHECK(concat_kernels(s) == 1);
+  const std::size_t buffers = s.buffers.size();
+  CHECK(run_schedule_stage(s, o, "elide_concat"));
+  CHECK(concat_kernels(s) == 0);
+  CHECK(s.buffers.size() == buffers - 3);  // ar, b and p are the Concat's bytes now
+  const int c = test::buffer_index(s, "c");
+  const Buffer& whole = s.buffers[static_cast<std::size_t>(c)];
+  CHECK(whole.value->name() == "c");
+  CHECK(whole.storage.channels_last);
+  for (const auto& [value, node, start] :
+       {std::make_tuple("ar", "conv_a", 0), std::make_tuple("b", "conv_b", 16), std::make_tuple("p", "pool", 24)}) {
+    CAPTURE(value);
+    const ViewStep* step = test::step_of(s, value);
+    REQUIRE(step);
+    CHECK(step->kind == ViewStep::Kind::concat_slice);
+    CHECK(step->from->name() == "c");
+    CHECK(step->node->name() == "concat");
+    CHECK(step->axis == 1);
+    CHECK(step->start == start);
+    // Its producer's output view: in the Concat's buffer, from the slice's first channel, at the
+    // Concat's pitch.
+    const TensorView& y = kernel_of(s, node).outputs[0];
+    CHECK(y.buffer == c);
+    CHECK(y.buffer_offset == start * 4);
+    CHECK(y.strides == std::vector<int64_t>{36 * 32, 1, 6 * 32, 32});
+  }
+  REQUIRE(s.concats.size() == 1);
+  CHECK(s.concats[0].elided);
+}

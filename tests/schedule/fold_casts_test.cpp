@@ -1,7 +1,7 @@
-// schedule/lower under --fp16: the precision pass's Casts at the model's boundaries fold into the
-// elementwise / softmax / normalization kernels beside them (they read the FP32 input, or store
-// the FP32 output, themselves); elsewhere they stay Cast kernels. The Schedule carries the
-// precision report.
+// The fold_boundary_casts stage (schedule/fold_casts.cpp) under --fp16: the precision pass's Casts at
+// the model's boundaries fold into the elementwise / softmax / normalization kernels beside them
+// (they read the FP32 input, or store the FP32 output, themselves); elsewhere they stay Cast
+// kernels. The Schedule carries the precision report.
 #include <doctest/doctest.h>
 
 #include "codegen/family.h"
@@ -24,12 +24,8 @@ LowerOptions fp16_options() {
 
 bool has_family(const char* f) { return FamilyRegistry::instance().find(f) != nullptr; }
 
-}  // namespace
-
-TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise/softmax kernels") {
-  REQUIRE(has_family("elementwise"));
-  REQUIRE(has_family("softmax"));
-  Graph g;
+// x [4, 8] -> Relu -> Softmax -> y; returns x.
+Value* relu_softmax(Graph& g) {
   g.set_opset(17);
   Value* x = input(g, "x", {4, 8});
   Value* r = g.add_value("r");
@@ -38,6 +34,16 @@ TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise
   g.add_node("Softmax", "softmax", {r}, {y});
   g.add_output(y);
   ops::infer_graph(g);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise/softmax kernels") {
+  REQUIRE(has_family("elementwise"));
+  REQUIRE(has_family("softmax"));
+  Graph g;
+  relu_softmax(g);
   const Schedule s = lower(g, fp16_options());
   REQUIRE(s.kernels.size() == 2);
   const Kernel& relu = s.kernels[0];
@@ -120,4 +126,35 @@ TEST_CASE("lower: no precision report and no folding without --fp16") {
   REQUIRE(s.kernels.size() == 3);  // the model's own Casts run: they round as the model says
   CHECK(s.kernels[0].node->op() == "Cast");
   CHECK(s.kernels[2].node->op() == "Cast");
+}
+
+TEST_CASE("fold_boundary_casts stage: the Casts leave the kernel list, their neighbours read and write across them") {
+  Graph g;
+  Value* x = relu_softmax(g);
+  const LowerOptions o = fp16_options();
+  Schedule s = lower_before(g, o, "fold_boundary_casts");
+  REQUIRE(s.kernels.size() == 4);
+  const std::string in_cast = s.kernels[0].source.node->name(), out_cast = s.kernels[3].source.node->name();
+  CHECK(s.kernels[0].source.node->op() == "Cast");
+  CHECK(s.kernels[3].source.node->op() == "Cast");
+  const std::size_t buffers = s.buffers.size();
+  CHECK(run_schedule_stage(s, o, "fold_boundary_casts"));
+  REQUIRE(s.kernels.size() == 2);
+  const Kernel& relu = s.kernels[0];
+  const Kernel& softmax = s.kernels[1];
+  CHECK(relu.id == "k0");
+  CHECK(relu.folded_casts == std::vector<std::string>{in_cast});
+  CHECK(softmax.folded_casts == std::vector<std::string>{out_cast});
+  // The Relu's source input is the model input itself (its view: the input, FP32); the Softmax's
+  // source output the model output (FP32); the FP16 copies at the edges have no buffer any more.
+  CHECK(relu.source.inputs[0] == x);
+  CHECK(relu.inputs[0].space == Space::input);
+  CHECK(relu.inputs[0].dtype == DType::float32);
+  CHECK(softmax.source.outputs[0] == g.outputs()[0]);
+  CHECK(softmax.outputs[0].space == Space::output);
+  CHECK(softmax.outputs[0].dtype == DType::float32);
+  CHECK(relu.outputs[0].dtype == DType::float16);
+  CHECK(s.buffers.size() == buffers - 2);
+  // The note is the tactics stage's, from the kernel's own field.
+  CHECK(relu.note.empty());
 }

@@ -207,3 +207,36 @@ TEST_CASE("fuse_horizontal: sibling MatMuls (and Gemms) on one A are one product
     CHECK(kernel_of(unfused, "k").ranges.empty());
   }
 }
+
+TEST_CASE("fuse_horizontal stage: the first sibling's kernel takes the others' outputs, weights and nodes") {
+  Module m(false);
+  LowerOptions o = layout_options(LayoutMode::automatic, false);
+  o.passes.verify_each = true;
+  Schedule s = test::before(m.g, o, "fuse_horizontal");
+  const std::size_t kernels = s.kernels.size();
+  CHECK(runs_kernel(s, "conv_r1"));
+  CHECK(run_schedule_stage(s, o, "fuse_horizontal"));
+  CHECK(s.kernels.size() == kernels - 2);
+  const Kernel& k = kernel_of(s, "conv_a");
+  REQUIRE(k.ranges.size() == 3);
+  CHECK(k.ranges[2].node->name() == "conv_r2");
+  // Its source: the concatenated weights and bias (new constants, W stored OHWI as conv_a's was),
+  // and every range's output.
+  REQUIRE(k.source.inputs.size() == 3);
+  CHECK(k.source.inputs[1]->name() == "Wa_horizontal");
+  CHECK(k.source.inputs[1]->is_constant());
+  CHECK(k.source.inputs[2]->name() == "conv_a_horizontal_B");
+  const Buffer& w = test::buffer_of(s, "Wa_horizontal");
+  CHECK(w.space == Space::weights);
+  REQUIRE(w.ohwi.has_value());
+  CHECK(w.ohwi->pitch == 16);
+  REQUIRE(k.source.outputs.size() == 3);
+  CHECK(k.source.outputs[0]->name() == "ar");
+  CHECK(k.source.outputs[1]->name() == "r1r");
+  CHECK(k.source.outputs[2]->name() == "r2");
+  CHECK(k.outputs[1].buffer == kernel_of(s, "conv_b").inputs[0].buffer);
+  CHECK(k.outputs[0].buffer == test::buffer_index(s, "cat"));  // its Concat slice stays
+  CHECK(k.nodes == std::vector<std::string>{"conv_a", "relu_a", "conv_r1", "relu_r1", "conv_r2"});
+  // The siblings' own weights are read by no kernel now: their buffers are gone.
+  for (const Buffer& b : s.buffers) CHECK(b.name != "Wr1");
+}

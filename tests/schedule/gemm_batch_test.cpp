@@ -67,3 +67,28 @@ TEST_CASE("fold_gemm_batch: a B with its own batch ([2, 3, 4] x [2, 4, 5]) stays
   CHECK(l.batch_count() == 2);
   CHECK(l.M == 3);
 }
+
+TEST_CASE("fold_gemm_batch stage: the kernel's batch_as_rows, set where it leaves fewer products") {
+  Graph g;
+  g.set_opset(17);
+  Value* x = input(g, "x", {2, 3, 3, 4});
+  Value* w = g.add_constant("w", Tensor::from_f64(DType::float32, {4, 5}, std::vector<double>(20, 0.5)), true);
+  Value *y = g.add_value("y"), *z = g.add_value("z");
+  g.add_node("MatMul", "matmul", {x, w}, {y});
+  Value* b = input(g, "b", {2, 4, 5});  // a B with its own batch: nothing to fold
+  g.add_node("MatMul", "batched", {input(g, "a", {2, 3, 4}), b}, {z});
+  g.add_output(y);
+  g.add_output(z);
+  ops::infer_graph(g);
+  LowerOptions o;
+  o.name = "t";
+  o.passes.verify_each = true;
+  Schedule s = lower_before(g, o, "fold_gemm_batch");
+  REQUIRE(s.kernels.size() == 2);
+  CHECK(linear::lower_gemm(s.kernels[0]).batch_count() == 6);
+  CHECK(run_schedule_stage(s, o, "fold_gemm_batch"));
+  CHECK(s.kernels[0].batch_as_rows);
+  CHECK(linear::lower_gemm(s.kernels[0]).batch_count() == 1);
+  CHECK_FALSE(s.kernels[1].batch_as_rows);
+  CHECK(linear::lower_gemm(s.kernels[1]).batch_count() == 2);
+}

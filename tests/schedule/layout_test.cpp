@@ -370,3 +370,52 @@ TEST_CASE("layout: a global pool reads a channels-last Concat without spatial ex
   strided.inputs[0].strides = {32, 1, 16, 16};
   CHECK_THROWS_WITH(linear::require_dense(strided), doctest::Contains("strided view of 'cat'"));
 }
+
+TEST_CASE("layout stage: storage on the buffers, a conversion kernel, OHWI weights, every view recomputed") {
+  Net net(3, false);
+  LowerOptions o = options();
+  o.passes.verify_each = true;
+  Schedule s = test::before(net.g, o, "layout");
+  REQUIRE(s.kernels.size() == 6);
+  for (const Buffer& b : s.buffers) {
+    CHECK_FALSE(b.storage.channels_last);
+    CHECK_FALSE(b.ohwi.has_value());
+  }
+  CHECK(kernel_of(s, "conv1").outputs[0].strides == std::vector<int64_t>{512, 64, 8, 1});  // dense so far
+  CHECK(run_schedule_stage(s, o, "layout"));
+  REQUIRE(s.kernels.size() == 7);
+  // The conversion of the model input is a kernel of its own, saying why, before conv1.
+  const Kernel& to_nhwc = s.kernels[0];
+  CHECK(to_nhwc.id == "k0");
+  CHECK(to_nhwc.family == "elementwise");
+  CHECK(to_nhwc.conversion.find("'x' is NCHW (a model input)") != std::string::npos);
+  CHECK(to_nhwc.source.node->op() == "Identity");
+  const Kernel& conv1 = kernel_of(s, "conv1");
+  CHECK(conv1.channels_last);
+  CHECK_FALSE(kernel_of(s, "relu1").channels_last);  // elementwise: follows, does not run, the layout
+  CHECK(kernel_of(s, "pool1").channels_last);
+  CHECK(conv1.source.inputs[0] == to_nhwc.source.outputs[0]);  // rewired to the converted value
+  // The decisions are the buffers' fields, the views follow from them.
+  const Buffer& c1 = test::buffer_of(s, "c1");
+  CHECK(c1.storage.channels_last);
+  CHECK(c1.storage.pitch == 8);
+  CHECK(c1.bytes == 8 * 8 * 8 * 4);
+  CHECK(conv1.outputs[0].strides == std::vector<int64_t>{512, 1, 64, 8});
+  const Buffer& w1 = test::buffer_of(s, "W1");
+  REQUIRE(w1.ohwi.has_value());
+  CHECK(w1.ohwi->pitch == 3);
+  CHECK(w1.ohwi->row == 27);
+  CHECK(conv1.inputs[1].strides == std::vector<int64_t>{27, 1, 9, 3});
+  CHECK_FALSE(test::buffer_of(s, "x").storage.channels_last);  // the caller's NCHW buffer
+  CHECK(s.layout.find("1 layout conversions") != std::string::npos);
+}
+
+TEST_CASE("layout stage: --layout nchw decides nothing") {
+  Net net(3, false);
+  LowerOptions o = options(LayoutMode::nchw);
+  Schedule s = test::before(net.g, o, "layout");
+  CHECK_FALSE(run_schedule_stage(s, o, "layout"));
+  CHECK(s.kernels.size() == 6);
+  for (const Kernel& k : s.kernels) CHECK_FALSE(k.channels_last);
+  CHECK(s.layout.empty());
+}

@@ -1,4 +1,4 @@
-// schedule/lower: views, output copies, weights placement, the arena, errors.
+// The schedule stages through lower(): views, output copies, weights placement, the arena, errors.
 #include <doctest/doctest.h>
 
 #include "ops/shape_inference.h"

@@ -6,6 +6,7 @@
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "tests/ir/graph_input.h"
+#include "tests/schedule/schedule_helpers.h"
 
 using namespace modelc;
 using modelc::test::input;
@@ -119,4 +120,63 @@ TEST_CASE("fold_operand_views: a Transpose of unit dims is a view for any reader
   REQUIRE(s.kernels.size() == 1);
   CHECK(s.kernels[0].inputs[0].space == Space::input);
   CHECK(s.kernels[0].inputs[0].strides == std::vector<int64_t>{4, 4, 1});  // dense
+}
+
+TEST_CASE("fold_operand_views stage: a view joins its input's buffer as a step; a write-through joins the Transpose's") {
+  LowerOptions o;
+  o.name = "t";
+  o.passes.verify_each = true;
+  SUBCASE("forward: the Transpose's output is a transpose step of the model input's buffer") {
+    Graph g;
+    g.set_opset(17);
+    Value* t = transpose(g, input(g, "x", {3, 5}), {1, 0});
+    g.add_output(node(g, "MatMul", "matmul", {t, weight(g, "w", {3, 4})}));
+    ops::infer_graph(g);
+    Schedule s = test::before(g, o, "fold_operand_views");
+    REQUIRE(s.kernels.size() == 2);
+    CHECK(run_schedule_stage(s, o, "fold_operand_views"));
+    REQUIRE(s.kernels.size() == 1);
+    const ViewStep* step = test::step_of(s, "transpose_out");
+    REQUIRE(step);
+    CHECK(step->kind == ViewStep::Kind::transpose);
+    CHECK(step->from->name() == "x");
+    CHECK(test::buffer_of(s, "transpose_out").space == Space::input);
+    const Kernel& mm = s.kernels[0];
+    CHECK(mm.id == "k0");
+    CHECK(mm.operand_views == std::vector<std::string>{"Transpose 'transpose' read as strides"});
+    CHECK(mm.inputs[0].value == "transpose_out");
+    CHECK(mm.inputs[0].strides == std::vector<int64_t>{1, 5});
+  }
+  SUBCASE("backward: the product's output is written through into the Transpose's buffer") {
+    Graph g;
+    g.set_opset(17);
+    Value* y = node(g, "MatMul", "matmul", {input(g, "x", {2, 3, 4}), weight(g, "w", {4, 5})});
+    Value* t = transpose(g, y, {1, 0, 2});
+    g.add_output(node(g, "Relu", "relu", {t}));
+    ops::infer_graph(g);
+    Schedule s = test::before(g, o, "fold_operand_views");
+    CHECK(run_schedule_stage(s, o, "fold_operand_views"));
+    REQUIRE(s.kernels.size() == 2);
+    const ViewStep* step = test::step_of(s, "matmul_out");
+    REQUIRE(step);
+    CHECK(step->kind == ViewStep::Kind::write_through);
+    CHECK(step->from->name() == "transpose_out");
+    CHECK(test::buffer_of(s, "matmul_out").value->name() == "transpose_out");
+    CHECK(s.kernels[0].operand_views == std::vector<std::string>{"writes through Transpose 'transpose'"});
+    CHECK(s.kernels[0].outputs[0].buffer == s.kernels[1].inputs[0].buffer);
+    CHECK(s.kernels[0].outputs[0].strides == std::vector<int64_t>{5, 10, 1});
+  }
+  SUBCASE("kept: the Transpose stays a kernel, the reason in its own field") {
+    Graph g;
+    g.set_opset(17);
+    Value* t = transpose(g, input(g, "x", {3, 5}), {1, 0});
+    g.add_output(node(g, "MatMul", "matmul", {t, weight(g, "w", {3, 4})}));
+    g.add_output(node(g, "Relu", "relu", {t}));
+    ops::infer_graph(g);
+    Schedule s = test::before(g, o, "fold_operand_views");
+    CHECK_FALSE(run_schedule_stage(s, o, "fold_operand_views"));
+    REQUIRE(s.kernels.size() == 3);
+    CHECK(s.kernels[0].kept_view.find("its output is read by Relu 'relu' (not a matrix product)") == 0);
+    CHECK(test::step_of(s, "transpose_out") == nullptr);  // its own buffer still
+  }
 }

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "pipeline/pipeline.h"
 #include "schedule/layout.h"
-#include "schedule/lower.h"
 #include "schedule/schedule.h"
+#include "schedule/stages.h"
+#include "schedule/views.h"
 
 namespace modelc::test {
 
@@ -43,10 +45,39 @@ inline LowerOptions layout_options(LayoutMode mode, bool fp16) {
 /// The kernel that runs node `node` (a test failure when none does).
 inline const Kernel& kernel_of(const Schedule& s, const std::string& node) {
   for (const Kernel& k : s.kernels) {
-    if (k.node && k.node->name() == node) return k;
+    if (k.source.node && k.source.node->name() == node) return k;
   }
   FAIL("no kernel for node " << node);
   return s.kernels.front();
 }
+
+/// The index of the buffer holding value `value` (its own value, a view or a slice of it); a test
+/// failure when none does.
+inline int buffer_index(const Schedule& s, const std::string& value) {
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    const Buffer& buf = s.buffers[b];
+    if (buf.value && buf.value->name() == value) return static_cast<int>(b);
+    for (const ViewStep& st : buf.views) {
+      if (st.value->name() == value) return static_cast<int>(b);
+    }
+  }
+  FAIL("no buffer holds " << value);
+  return -1;
+}
+inline const Buffer& buffer_of(const Schedule& s, const std::string& value) {
+  return s.buffers.at(static_cast<std::size_t>(buffer_index(s, value)));
+}
+
+/// The step that makes `value` in its buffer; null when it is the buffer's own value.
+inline const ViewStep* step_of(const Schedule& s, const std::string& value) {
+  for (const ViewStep& st : buffer_of(s, value).views) {
+    if (st.value->name() == value) return &st;
+  }
+  return nullptr;
+}
+
+/// The stage's test: the Schedule as the stages before `stage` leave it (run the stage on it with
+/// run_schedule_stage, which records it and verifies with --verify-each).
+inline Schedule before(Graph& g, const LowerOptions& o, const std::string& stage) { return lower_before(g, o, stage); }
 
 }  // namespace modelc::test

@@ -211,3 +211,42 @@ TEST_CASE("streams: --disable-pass streams leaves one stream") {
   CHECK(s.critical_path == 0);
   for (const Kernel& k : s.kernels) CHECK(k.stream == 0);
 }
+
+TEST_CASE("streams stage: the kernels' streams, waits and events; stream_order reads them back") {
+  TwoBranches t;
+  LowerOptions o;
+  o.name = "t";
+  o.passes.disabled = {"fuse_epilogue"};
+  o.passes.verify_each = true;
+  o.layout = LayoutMode::nchw;
+  Schedule s = test::before(t.g, o, "streams");
+  REQUIRE(s.kernels.size() == 5);
+  // The DAG from the views' buffers: conv_a -> relu_a -> add, conv_b -> conv_b2 -> add.
+  const std::vector<std::vector<int>> preds = kernel_dependencies(s);
+  CHECK(preds[1] == std::vector<int>{0});
+  CHECK(preds[3] == std::vector<int>{2});
+  CHECK(preds[4] == std::vector<int>{1, 3});
+  for (const Kernel& k : s.kernels) CHECK(k.stream == 0);  // before: the caller's stream, in order
+  CHECK(run_schedule_stage(s, o, "streams"));
+  CHECK(s.streams == 2);
+  const Kernel& add = kernel_of(s, "add");
+  REQUIRE(add.waits.size() == 1);
+  // The plan as the kernels hold it is the plan assign_streams made: the same order, the same
+  // clocks, so the memory plan's liveness follows the streams stage's decisions.
+  const StreamPlan made = assign_streams(preds, kAutomaticStreams);
+  const StreamPlan read = stream_order(s);
+  CHECK(read.stream == made.stream);
+  CHECK(read.seq == made.seq);
+  CHECK(read.waits == made.waits);
+  for (std::size_t j = 0; j < s.kernels.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(read.happens_before(static_cast<int>(i), static_cast<int>(j)) ==
+            made.happens_before(static_cast<int>(i), static_cast<int>(j)));
+    }
+  }
+  // A kernel waiting on an event no earlier kernel records: the schedule says so.
+  s.kernels[0].waits = {7};
+  CHECK_THROWS_WITH_AS(stream_order(s), doctest::Contains("waits on event 7, which no earlier kernel records"), Error);
+}

@@ -23,7 +23,7 @@ namespace linear_test {
 
 using namespace modelc;
 
-/// One node whose inputs are graph inputs (tests/ops/op_test_util.h), and the kernel lower.cpp
+/// One node whose inputs are graph inputs (tests/ops/op_test_util.h), and the kernel list_kernels
 /// would make of it.
 struct OneNode : modelc::op_test::OneNode {
   using modelc::op_test::OneNode::OneNode;
@@ -31,7 +31,7 @@ struct OneNode : modelc::op_test::OneNode {
   /// Reference outputs (after shape inference).
   std::vector<Tensor> reference() { return run(); }
 
-  /// The kernel lower.cpp would make of the node: dense views of its inputs and outputs.
+  /// The kernel list_kernels would make of the node: dense views of its inputs and outputs.
   Kernel kernel(const std::string& family) {
     ops::infer_graph(*g);
     Kernel k;

@@ -777,7 +777,8 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     // Compact weights on the SIMT fallback (here: X not 16-byte aligned): W's row pitch printed.
     OneNode c3("Conv", 13, {random({1, 3, 8, 8}, 6), random({16, 3, 3, 3}, 7)});
     modelc::Kernel misaligned = fp16_kernel(c3, "conv", 8, 16);
-    misaligned.inputs[0].offset = 2;
+    misaligned.inputs[0].buffer_offset += 2;  // 2 bytes further into its buffer: not 16-byte aligned
+    misaligned.inputs[0].offset += 2;
     modelc::choose_tactic(misaligned, targets({"sm_75"}));
     CHECK(misaligned.fallback_reason == "a buffer not 16-byte aligned");
     const modelc::KernelLaunches em = f.emit(misaligned, HalfContext{});

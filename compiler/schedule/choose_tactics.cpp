@@ -1,0 +1,109 @@
+// compiler/schedule/choose_tactics.cpp — the tactics stage: for every kernel, its family's tactic
+// rule (schedule/tactics.h choose_tactic: tactic per --arch, engine, estimate, note), then what
+// the tactics decide beyond the kernel itself, before anything is placed:
+//  - the note gets what the stages before decided for the kernel, from its own fields: the layout
+//    conversion it is (first), the boundary Casts it took, the views it reads or writes through,
+//    why a Transpose / Slice stays a kernel, its horizontally fused ranges, the Concat slices it
+//    writes;
+//  - a kernel that asks for scratch (Kernel::workspace_bytes: split-K partial sums, Winograd's V
+//    and M, ...) gets a workspace buffer of its own (Buffer::kernel), its view Kernel::workspace;
+//    the memory plan places it with the activations, live while the kernel runs;
+//  - a Winograd convolution (engine "winograd") reads its weights transformed at compile time:
+//    a new weight buffer holding U = G g G^T of its OHWI weights (schedule/winograd.h), its W view
+//    on it; a weight no kernel reads any more leaves the schedule, so place_weights stores each
+//    weight once, in its final form.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedule/layout.h"
+#include "schedule/stages.h"
+#include "schedule/tactics.h"
+#include "schedule/target.h"
+#include "schedule/views.h"
+#include "schedule/winograd.h"
+#include "support/error.h"
+
+namespace modelc {
+
+namespace {
+
+// The note's parts the stages before the tactics decided (the tactic rule wrote the rest).
+void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k) {
+  for (const std::string& c : k.folded_casts) k.note += "; boundary Cast '" + c + "' folded in";
+  if (!k.operand_views.empty()) k.note += fmt::format("; {}", fmt::join(k.operand_views, ", "));
+  if (!k.kept_view.empty()) k.note += "; not a view: " + k.kept_view;
+  if (!k.conversion.empty()) k.note = k.conversion + "; " + k.note;
+  for (const OutputRange& r : k.ranges) {
+    k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
+                          r.node->name(), k.family == "gemm" ? "columns" : "channels", r.begin, r.end,
+                          r.node->output(0).name());
+  }
+  for (std::size_t i = 0; i < k.source.outputs.size() && i < k.outputs.size(); ++i) {
+    const Value* v = k.source.outputs[i];
+    const ViewStep* step = v ? index.step(v) : nullptr;
+    if (!step || step->kind != ViewStep::Kind::concat_slice) continue;
+    k.note += fmt::format("; {}writes its slice [{}, {}) on axis {} of '{}' (Concat '{}' elided)",
+                          k.ranges.empty() ? "" : "'" + v->name() + "' ", step->start,
+                          step->start + k.outputs[i].shape[static_cast<std::size_t>(step->axis)], step->axis,
+                          step->from->name(), step->node->name());
+  }
+  (void)s;
+}
+
+// A Winograd convolution's W view: on a new weight buffer holding its weights transformed.
+void transform_winograd_weights(Schedule& s, Kernel& k) {
+  TensorView& w = k.inputs.at(1);
+  if (w.space != Space::weights || w.buffer < 0) {
+    throw Error("internal: kernel " + k.id + " runs Winograd on weights computed at run time");
+  }
+  const Buffer& from = s.buffers[static_cast<std::size_t>(w.buffer)];
+  if (w.buffer_offset != 0 || !from.value) throw Error("internal: kernel " + k.id + ": Winograd weights of a view");
+  const Tensor ohwi = from.ohwi ? ohwi_weights(from.value->constant(), *from.ohwi) : from.value->constant();
+  Buffer u;
+  u.data = linear::winograd_weights(ohwi);
+  u.name = w.value + "_winograd";
+  u.dtype = u.data.dtype();
+  u.shape = u.data.shape();
+  u.space = Space::weights;
+  u.bytes = static_cast<int64_t>(u.data.nbytes());
+  s.buffers.push_back(u);
+  w = TensorView{u.name, u.dtype, u.shape, strides_of(u.shape), Space::weights, 0, -1,
+                 static_cast<int>(s.buffers.size()) - 1, 0};
+}
+
+// Kernel i's workspace: an arena buffer of its own.
+void add_workspace(Schedule& s, std::size_t i) {
+  Kernel& k = s.kernels[i];
+  Buffer b;
+  b.name = k.id + " workspace";
+  b.dtype = DType::float32;
+  b.shape = {k.workspace_bytes / 4};
+  b.space = Space::arena;
+  b.kernel = static_cast<int>(i);
+  b.bytes = k.workspace_bytes;
+  s.buffers.push_back(b);
+  k.workspace = TensorView{b.name, DType::float32, b.shape, {1}, Space::arena, 0, -1,
+                           static_cast<int>(s.buffers.size()) - 1, 0};
+}
+
+}  // namespace
+
+bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
+  std::vector<Target> targets = targets_for(s.archs, o.passes.fp16_accumulate);
+  for (Target& t : targets) t.winograd = parse_winograd(o.passes.winograd);
+  const ValueIndex index(s);
+  for (Kernel& k : s.kernels) {
+    choose_tactic(k, targets);
+    add_decisions_to_note(s, index, k);
+  }
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    Kernel& k = s.kernels[i];
+    if (k.engine == "winograd") transform_winograd_weights(s, k);
+    if (k.workspace_bytes > 0) add_workspace(s, i);
+  }
+  drop_unused_buffers(s);
+  return !s.kernels.empty();
+}
+
+}  // namespace modelc
