@@ -6,7 +6,7 @@
 
 #include "cli/commands/commands.h"
 #include "codegen/emitter.h"
-#include "schedule/lower.h"
+#include "schedule/stages.h"
 
 namespace modelc::cli {
 
