@@ -351,7 +351,7 @@ def main():
     print(f"// {FP32_TFLOPS:.0f} TFLOPS FP32, {SMS} SMs). Columns: " + ", ".join(TERMS) + ".")
     for t in TERMS:
         print(f"//   {t}: {TERM_MEANING[t]}")
-    print("struct FittedCost { const char* group; double launch_us, mem, flop, chain_us, out_us, wave_us; };")
+    print("struct FittedCost { const char* group; double launch_us, mem, flop, chain_us, out_ns, wave_us; };")
     print("constexpr FittedCost kFittedSm90[] = {")
     for key in list(GROUP_TERMS) + list(CLASS_TERMS):
         if key not in model:
