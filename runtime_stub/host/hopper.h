@@ -205,13 +205,15 @@ void complete_wgmma(void* const* args) {
     for (int k = 0; k < K; ++k) addr_a[m * K + k] = smem_matrix_address(da, TransA, E, m, k, "wgmma.mma_async (A)");
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) addr_b[n * K + k] = smem_matrix_address(db, TransB, E, n, k, "wgmma.mma_async (B)");
+  // Its own copy of E: clang 14 will not read the enclosing constexpr E from a lambda without a capture.
   auto read = [](const std::vector<unsigned>& addrs, bool issue) {
-    std::vector<unsigned char> bytes(addrs.size() * E);
+    constexpr int kE = Ty::kBytes;
+    std::vector<unsigned char> bytes(addrs.size() * kE);
     for (size_t i = 0; i < addrs.size(); ++i) {
-      if (addrs[i] % E != 0) fault("wgmma.mma_async: an element at a misaligned shared-window address");
-      const unsigned char* p = shared_window_pointer(addrs[i], E, "wgmma.mma_async");
-      if (issue) async_proxy_read(p, E, "wgmma.mma_async", nullptr, 0);
-      std::memcpy(&bytes[i * E], p, E);
+      if (addrs[i] % kE != 0) fault("wgmma.mma_async: an element at a misaligned shared-window address");
+      const unsigned char* p = shared_window_pointer(addrs[i], kE, "wgmma.mma_async");
+      if (issue) async_proxy_read(p, kE, "wgmma.mma_async", nullptr, 0);
+      std::memcpy(&bytes[i * kE], p, kE);
     }
     return bytes;
   };
