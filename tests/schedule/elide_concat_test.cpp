@@ -221,7 +221,8 @@ TEST_CASE("elide_concat stage: each input a slice step of the Concat's buffer, i
   CHECK(whole.storage.channels_last);
   for (const auto& [value, node, start] :
        {std::make_tuple("ar", "conv_a", 0), std::make_tuple("b", "conv_b", 16), std::make_tuple("p", "pool", 24)}) {
-    CAPTURE(value);
+    const char* const slice = value;  // CAPTURE's lambda cannot name a structured binding (C++17, clang)
+    CAPTURE(slice);
     const ViewStep* step = test::step_of(s, value);
     REQUIRE(step);
     CHECK(step->kind == ViewStep::Kind::concat_slice);
