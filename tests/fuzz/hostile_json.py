@@ -136,7 +136,11 @@ def cli_check(args, path, plugin_headers):
         return "modelc hung: " + err
     if rc not in (0, 1):
         return "modelc exited %d (a signal or an unexpected status); stderr:\n%s" % (rc, err[-2000:])
-    if "internal" in err:
+    # An error may quote the file (the JSON parser shows what it last read): "internal" is a
+    # finding only when the file does not hold it.
+    with open(path, "rb") as f:
+        quoted = b"internal" in f.read()
+    if "error: internal" in err or ("internal" in err and not quoted):
         return "an internal error:\n" + err[-2000:]
     if rc == 1 and named not in err and os.path.basename(path) not in err:
         return "the error does not name the file %s:\n%s" % (named, err[-2000:])
