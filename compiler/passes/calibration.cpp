@@ -95,7 +95,11 @@ CalibrationTable CalibrationTable::from_json(const std::string& text, const std:
   };
   CalibrationTable t;
   try {
-    t.method = parse_calibration_method(j.at("method").get<std::string>());
+    const std::string method = text_of(j.at("method"), "\"method\"");
+    if (method != "entropy" && method != "percentile" && method != "max") {
+      throw bad("\"method\" is '" + shown(method) + "', not entropy, percentile or max");
+    }
+    t.method = parse_calibration_method(method);
     if (!j.at("samples").is_number_integer()) throw bad("\"samples\" is not an integer");
     t.samples = j.at("samples").get<int64_t>();
     if (t.samples < 0 || t.samples > kMaxCacheSamples) throw bad("\"samples\" is " + std::to_string(t.samples) + ", not a count");

@@ -286,4 +286,17 @@ TEST_CASE("calibration: thresholds by method; the cache's JSON reads back to the
   CHECK(r.order == t.order);
   CHECK_THROWS_WITH_AS(CalibrationTable::from_json("{\"x\": 1}", "bad.json"), doctest::Contains("not a modelc calibration cache"), Error);
   CHECK_THROWS_WITH_AS(CalibrationTable::from_json("not json", "bad.json"), doctest::Contains("invalid JSON"), Error);
+  // An unknown method is the cache's fault: the error names the file (a fuzz finding: it named
+  // only the method, as the --calibration-method flag's error does).
+  std::string wrong_method = json;
+  const std::size_t at = wrong_method.find("\"percentile\"");
+  REQUIRE(at != std::string::npos);
+  wrong_method.replace(at, 12, "\"percentilE\"");
+  try {
+    CalibrationTable::from_json(wrong_method, "cache.json");
+    FAIL("an unknown method was accepted");
+  } catch (const Error& e) {
+    CHECK(e.where().file == "cache.json");
+    CHECK(std::string(e.what()).find("'percentilE', not entropy, percentile or max") != std::string::npos);
+  }
 }
