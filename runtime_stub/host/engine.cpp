@@ -39,6 +39,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace mc {
@@ -1148,7 +1149,11 @@ Warpgroup& my_warpgroup(Engine& E, const char* what) {
 void sleep_on(Engine& E, const void* channel, std::string detail, const char* what, const char* file, int line) {
   Thread& th = *E.current;
   th.channel = channel;
-  th.detail = std::move(detail);
+  // Nothing on this fiber's stack may own heap memory while it waits: a fiber abandoned by a failed
+  // block is never unwound (LeakSanitizer). The thread takes the description and the old one is
+  // freed here (a move assignment would hand the old buffer to `detail`, freed only on return).
+  th.detail.swap(detail);
+  std::string().swap(detail);
   wait_in(E, th, WaitKind::sleep, what, file, line);
 }
 
@@ -1341,7 +1346,10 @@ void mbarrier_wait(void* bar, unsigned parity, const char* file, int line) {
       complete_phase(E, bar, b);
       continue;
     }
-    sleep_on(E, bar, "parity " + std::to_string(parity & 1u) + "; " + mbarrier_state(E, bar, b), "mc::mbarrier_wait", file, line);
+    // Built in its own statement (sleep_on): a temporary of the call's full expression would own
+    // heap memory on this fiber's stack while it sleeps. The moved-from local owns nothing.
+    std::string detail = "parity " + std::to_string(parity & 1u) + "; " + mbarrier_state(E, bar, b);
+    sleep_on(E, bar, std::move(detail), "mc::mbarrier_wait", file, line);
   }
 }
 
