@@ -515,6 +515,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kj["outputs"] = out;
     kj["tactic"] = Json::object();
     for (const auto& [key, value] : tactic_fields(k.tactic)) kj["tactic"][key] = value;
+    if (!k.tuning_signature.empty()) kj["tuning_signature"] = k.tuning_signature;
     kj["note"] = k.note;
     if (!k.ranges.empty()) {  // horizontally fused (schedule/fuse_horizontal.cpp): output i is range i
       Json ranges = Json::array();

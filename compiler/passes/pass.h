@@ -14,6 +14,7 @@
 namespace modelc {
 
 struct CalibrationTable;  // passes/calibration.h
+struct TuningCache;       // schedule/tuning_cache.h
 
 /// \brief What passes/precision did, for report.md / report.json. The pass
 /// fills the one PassOptions::precision_report points to (it starts by
@@ -75,6 +76,9 @@ struct PassOptions {
   /// --winograd auto|always|never: 3x3 convolutions as Winograd F(2x2, 3x3) where the cost model
   /// predicts a win, wherever they qualify, or never (schedule/winograd.h; read by the tactics stage).
   std::string winograd = "auto";
+  /// --tuning-cache FILE: measured tactic choices the tactics stage takes where a kernel's
+  /// signature and the arch match (schedule/tuning_cache.h); null: the cost model alone.
+  const TuningCache* tuning = nullptr;
   /// Run fuse_epilogue (on: the conv and gemm template families emit the fused epilogues of
   /// modelc.FusedConv/FusedGemm/FusedMatMul). `--disable-pass fuse_epilogue` turns it off.
   bool fuse_epilogue = true;

@@ -91,7 +91,10 @@ void add_workspace(Schedule& s, std::size_t i) {
 
 bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
   std::vector<Target> targets = targets_for(s.archs, o.passes.fp16_accumulate);
-  for (Target& t : targets) t.winograd = parse_winograd(o.passes.winograd);
+  for (Target& t : targets) {
+    t.winograd = parse_winograd(o.passes.winograd);
+    t.tuning = o.passes.tuning;
+  }
   const ValueIndex index(s);
   for (Kernel& k : s.kernels) {
     choose_tactic(k, targets);

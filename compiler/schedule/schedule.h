@@ -200,6 +200,9 @@ struct Kernel {
   int stream = 0;
   std::vector<int> waits;
   int event = -1;
+  /// A tensor-core kernel's tuning signature (schedule/tactics.h tuning_signature; report.json
+  /// "tuning_signature"): the key of its entry in a tuning cache. Empty for every other kernel.
+  std::string tuning_signature;
 
   // ---- what the stages before the tactics decided (read by the tactics stage's note) --------
   KernelSource source;                  ///< stage-side (list_kernels; layout, fold_boundary_casts, fuse_horizontal)

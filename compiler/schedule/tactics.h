@@ -12,6 +12,7 @@
 #include "schedule/schedule.h"
 #include "schedule/tactic.h"
 #include "schedule/target.h"
+#include "schedule/tuning_cache.h"
 
 namespace modelc {
 
@@ -78,7 +79,15 @@ struct TcProblem {
 /// skipped. Ties (estimates within 2%) keep the larger tile, then fewer stages, then split 1. FP16 accumulators with
 /// target.fp16_accumulate. `why` receives the tile, the estimate and, for a kernel with fewer
 /// blocks than SMs and no split, why not.
-TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why = nullptr);
+/// With `tuned` (target.tuning's entry for the kernel, on the cache's arch): its measured winner
+/// when the winner is one of the candidates above (by TcTile::name), and `why` says so with the
+/// measured times; a winner that is not a candidate here is ignored (and `why` says that too).
+TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why = nullptr,
+                      const TunedKernel* tuned = nullptr);
+/// \brief The key of a tensor-core kernel in a tuning cache: its family, storage type, layout (the
+/// convolutions), batch, M, N, K and whether split-K may run, e.g.
+/// "conv float16 nhwc batch 1 M 3136 N 64 K 576". The arch is the cache's (TuningDevice::sm).
+std::string tuning_signature(const Kernel& k, const TcProblem& p);
 /// True when K's `slices` split into `split` parts of ceil(slices / split) slices leave every part
 /// (the last included) at least 2.
 bool split_leaves_two_slices(int64_t slices, int64_t split);

@@ -70,13 +70,13 @@ TileConfig tile_of(const Kernel& k) {
 
 // ---- tensor-core tiles ----------------------------------------------------------------------------
 
-TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why) {
+TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why, const TunedKernel* tuned) {
   // A chain of K slices on a few SMs is what fills no GPU at batch 1: a candidate with a block for
   // every SM comes first, then one that splits K, then the rest (each class by estimated time),
   // even where the model finds split-K's partials and second launch not worth it.
   auto rank = [&](const TcTile& t, const Estimate& e) { return e.blocks >= target.sm_count ? 0 : t.split_k > 1 ? 1 : 2; };
-  std::optional<TcTile> best, fastest;
-  Estimate best_e, fastest_e;
+  std::optional<TcTile> best, fastest, measured;
+  Estimate best_e, fastest_e, measured_e;
   const int max_stages = target.sm >= 80 ? 4 : 2;
   for (const auto& shape : kTcShapes) {
     for (int bk : {32, 64, 128}) {
@@ -93,6 +93,10 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
           t.split_k = static_cast<int>(split);
           if (t.smem_bytes() > target.smem_per_block) continue;
           const Estimate e = estimate(tc_gemm_work(p.batch, p.M, p.N, p.K, p.bytes, t), target);
+          if (tuned && !measured && t.name() == tuned->tactic) {
+            measured = t;
+            measured_e = e;
+          }
           // Better by more than the model's resolution only: the enumeration order is the tie
           // order (larger tile, fewer stages, split 1).
           if (!fastest || e.us < fastest_e.us * (1 - kEstimateTie)) {
@@ -109,6 +113,24 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
     }
   }
   if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
+  if (tuned && measured) {
+    if (why) {
+      const double chosen_us = tuned->us_of(measured->name()), estimated_us = tuned->us_of(best->name());
+      *why = fmt::format("tensor-core tile {} for sm_{}: tuned, {:.2f} us measured on {} ({}); ", measured->name(),
+                         target.sm, chosen_us, target.tuning ? target.tuning->device.name : std::string("?"),
+                         target.tuning ? target.tuning->file : std::string("?"));
+      if (*measured == *best) {
+        *why += "the estimate's choice too";
+      } else if (estimated_us > 0) {
+        *why += fmt::format("the estimate's choice, {}, measured {:.2f} us ({:.2f}x the tuned time)", best->name(),
+                            estimated_us, estimated_us / chosen_us);
+      } else {
+        *why += fmt::format("the estimate's choice, {}, was not measured", best->name());
+      }
+      *why += fmt::format("; estimate {}", estimate_text(measured_e));
+    }
+    return *measured;
+  }
   if (why) {
     *why = fmt::format("tensor-core tile {} for sm_{} ({}): estimate {}", best->name(), target.sm, target.part,
                        estimate_text(best_e));
@@ -118,8 +140,19 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
     } else if (*best != *fastest) {
       *why += fmt::format(" (filling the SMs; the fastest estimate, {:.2f} us, leaves SMs idle)", fastest_e.us);
     }
+    if (tuned) {
+      *why += fmt::format("; the tuning cache's tactic, {}, is not a candidate here", tuned->tactic);
+    }
   }
   return *best;
+}
+
+std::string tuning_signature(const Kernel& k, const TcProblem& p) {
+  const DType storage = k.inputs.empty() ? DType::undefined : k.inputs[0].dtype;
+  const bool conv = k.family.rfind("conv", 0) == 0;
+  return fmt::format("{} {}{} batch {} M {} N {} K {}{}", k.family, dtype_name(storage),
+                     conv ? (k.channels_last ? " nhwc" : " nchw") : "", p.batch, p.M, p.N, p.K,
+                     p.split_k ? "" : " no split-K");
 }
 
 bool split_leaves_two_slices(int64_t slices, int64_t split) {
@@ -140,12 +173,15 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
                           const SimtVariant& simt) {
   std::string first_why;
   k.arch_tactic.clear();
+  k.tuning_signature = tuning_signature(k, p);
   std::map<int, Tactic> per;
   std::string others;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::string why;
     if (tensor_cores_on(targets[i], storage)) {
-      per[targets[i].sm] = choose_tc_tile(p, targets[i], &why);
+      const TuningCache* cache = targets[i].tuning;
+      const TunedKernel* tuned = cache && cache->device.sm == targets[i].sm ? cache->find(k.tuning_signature) : nullptr;
+      per[targets[i].sm] = choose_tc_tile(p, targets[i], &why, tuned);
     } else {
       std::string simt_why;
       per[targets[i].sm] = simt(targets[i], &simt_why);

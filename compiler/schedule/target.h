@@ -8,6 +8,8 @@
 
 namespace modelc {
 
+struct TuningCache;  // schedule/tuning_cache.h
+
 /// \brief The target of a tactic choice: one --arch (a fat binary has a tactic per arch where they
 /// differ), with the facts of the part target_for names for it (target.cpp cites each source).
 /// The code is correct on any part of the arch; the facts only steer the cost model.
@@ -35,6 +37,9 @@ struct Target {
   /// Dense INT8 tensor-core rate, TOPS (INT32 accumulation): the INT8 kernels' compute term
   /// (templates/tensor_core_int8.cuh); twice the FP16 rate on every part of the table.
   double tc_int8_tops = 130;
+  /// --tuning-cache: measured tactic choices (schedule/tuning_cache.h); they apply where the
+  /// cache's device is this target's SM (TuningCache::device.sm == sm). Null: the cost model alone.
+  const TuningCache* tuning = nullptr;
 };
 
 /// "auto" / "always" / "never" (PassOptions::winograd) -> Target::Winograd; Error otherwise.

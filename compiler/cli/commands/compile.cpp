@@ -32,6 +32,8 @@
 #include "codegen/emitter.h"
 #include "codegen/report.h"
 #include "pipeline/pipeline.h"
+#include "schedule/target.h"
+#include "schedule/tuning_cache.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -58,7 +60,41 @@ struct Compile {
   bool verify_each = false;
   std::vector<std::string> print_after;
   std::vector<std::string> disable_pass;
+  std::string tuning_cache;  ///< --tuning-cache FILE
+  bool strict_cache = false; ///< --strict-cache
 };
+
+// --tuning-cache: the cache, read and checked against the --arch targets. A cache measured on an
+// SM no --arch has, or on a part other than the one the cost model assumes for that SM (another SM
+// count), is used with a warning, or refused with --strict-cache.
+std::shared_ptr<const TuningCache> tuning_for(const Compile& c, const std::vector<std::string>& archs) {
+  if (c.tuning_cache.empty()) return nullptr;
+  auto cache = std::make_shared<TuningCache>(TuningCache::read(c.tuning_cache));
+  const TuningDevice& d = cache->device;
+  std::string problem;
+  bool arch_found = false;
+  for (const Target& t : targets_for(archs, false)) {
+    if (t.sm != d.sm) continue;
+    arch_found = true;
+    if (t.sm_count != d.sm_count) {
+      problem = "it was measured on " + d.name + " (" + std::to_string(d.sm_count) + " SMs); the cost model's sm_" +
+                std::to_string(t.sm) + " is " + t.part + " (" + std::to_string(t.sm_count) + " SMs)";
+    }
+  }
+  if (!arch_found) {
+    problem = "it was measured on " + d.name + " (sm_" + std::to_string(d.sm) + "), which no --arch targets: it is not used";
+  }
+  if (!problem.empty()) {
+    Error::Where w;
+    w.file = c.tuning_cache;
+    if (c.strict_cache) throw Error(w, "--strict-cache: the tuning cache is for another GPU: " + problem,
+                                    "tune on the GPU you deploy to, or drop --strict-cache to use it anyway");
+    std::cerr << "warning: " << c.tuning_cache << ": the tuning cache is for another GPU: " << problem << "\n";
+  }
+  std::cout << "tuning cache: " << cache->kernels.size() << " kernel signatures measured on " << d.name << " (sm_"
+            << d.sm << ", " << d.sm_count << " SMs, driver " << d.driver << ") from " << c.tuning_cache << "\n";
+  return cache;
+}
 
 std::string shell_quote(const std::string& s) {
   std::string r = "'";
@@ -335,6 +371,8 @@ int run_compile(const Compile& c) {
     calibration = calibration_for(c.precision, *g, opt.passes, std::cout);
     opt.passes.calibration = calibration.get();
   }
+  const std::shared_ptr<const TuningCache> tuning = tuning_for(c, archs);
+  opt.passes.tuning = tuning.get();
   const LoweredModel lowered = lower_model(c.model, c.load, opt);
 
   EmitOptions eo;
@@ -423,6 +461,14 @@ void register_compile(CLI::App& app, RunFn& run) {
   add_precision_flags(app, c->precision);
   add_layout_flag(app, c->layout);
   add_streams_flag(app, c->streams);
+  CLI::Option* tuning = app.add_option("--tuning-cache", c->tuning_cache,
+                                       "measured tactic choices (a tuning cache): a tensor-core kernel whose "
+                                       "signature and arch it lists gets its measured winner")
+                            ->type_name("FILE");
+  app.add_flag("--strict-cache", c->strict_cache,
+               "refuse a tuning cache measured on another GPU (another SM, or another SM count) instead of "
+               "warning")
+      ->needs(tuning);
   app.add_flag("--verify-each", c->verify_each, "check the graph and the schedule after every stage");
   app.add_option("--print-after", c->print_after,
                  "print the graph (and the schedule so far) after stage STAGE (or 'all'), repeatable; "

@@ -1,0 +1,152 @@
+// compiler/schedule/tuning_cache.cpp — the tuning cache's reader and writer (see tuning_cache.h).
+#include "schedule/tuning_cache.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "runtime_stub/regular_file.h"
+#include "support/error.h"
+#include "support/json_limits.h"
+
+namespace modelc {
+
+namespace {
+
+constexpr std::size_t kMaxKernels = std::size_t{1} << 20;
+constexpr std::size_t kMaxCandidates = 4096;
+constexpr std::size_t kMaxString = 4096;
+constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
+
+// Candidates fastest first; equal times by tactic name (a total order: the file is the same for the
+// same measurements).
+bool faster(const TunedCandidate& a, const TunedCandidate& b) {
+  return a.us != b.us ? a.us < b.us : a.tactic < b.tactic;
+}
+
+}  // namespace
+
+double TunedKernel::us_of(const std::string& t) const {
+  for (const TunedCandidate& c : candidates) {
+    if (c.tactic == t) return c.us;
+  }
+  return -1;
+}
+
+const TunedKernel* TuningCache::find(const std::string& signature) const {
+  const auto it = kernels.find(signature);
+  return it == kernels.end() ? nullptr : &it->second;
+}
+
+std::string TuningCache::to_json() const {
+  nlohmann::ordered_json j;
+  j["modelc_tuning"] = 1;
+  j["device"] = {{"name", device.name}, {"sm", device.sm}, {"sm_count", device.sm_count}, {"driver", device.driver}};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [signature, k] : kernels) {
+    std::vector<TunedCandidate> sorted = k.candidates;
+    std::sort(sorted.begin(), sorted.end(), faster);
+    nlohmann::ordered_json cands = nlohmann::ordered_json::array();
+    for (const TunedCandidate& c : sorted) cands.push_back({{"tactic", c.tactic}, {"us", c.us}});
+    list.push_back({{"signature", signature}, {"tactic", k.tactic}, {"candidates", cands}});
+  }
+  j["kernels"] = list;
+  return j.dump(1) + "\n";
+}
+
+TuningCache TuningCache::from_json(const std::string& text, const std::string& file) {
+  auto bad = [&](const std::string& what) -> Error {
+    Error::Where w;
+    w.file = file;
+    return Error(w, "not a modelc tuning cache: " + what,
+                 "pass a cache modelc's tuner wrote (docs/CLI.md, \"Tuning cache\"), or none");
+  };
+  if (const std::string deep = json_nesting_problem(text); !deep.empty()) throw bad("it " + deep);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw bad(std::string("invalid JSON (") + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("modelc_tuning") || j["modelc_tuning"] != 1) throw bad("no \"modelc_tuning\": 1");
+  auto text_of = [&](const nlohmann::json& v, const std::string& field) {
+    if (!v.is_string()) throw bad(field + " is not a string");
+    std::string r = v.get<std::string>();
+    if (r.empty()) throw bad(field + " is empty");
+    if (r.size() > kMaxString) {
+      throw bad(field + " is " + std::to_string(r.size()) + " bytes long, more than " + std::to_string(kMaxString));
+    }
+    return r;
+  };
+  auto count_of = [&](const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) {
+    if (!v.is_number_integer()) throw bad(field + " is not an integer");
+    const int64_t n = v.get<int64_t>();
+    if (n < lo || n > hi) throw bad(field + " is " + std::to_string(n) + ", not in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return static_cast<int>(n);
+  };
+  auto shown = [](const std::string& s) { return s.size() > 80 ? s.substr(0, 80) + "..." : s; };
+  TuningCache c;
+  c.file = file;
+  try {
+    const nlohmann::json& d = j.at("device");
+    if (!d.is_object()) throw bad("\"device\" is not an object");
+    c.device.name = text_of(d.at("name"), "the device's \"name\"");
+    c.device.sm = count_of(d.at("sm"), "the device's \"sm\"", 10, 1000);
+    c.device.sm_count = count_of(d.at("sm_count"), "the device's \"sm_count\"", 1, 100000);
+    c.device.driver = text_of(d.at("driver"), "the device's \"driver\"");
+    const nlohmann::json& list = j.at("kernels");
+    if (!list.is_array()) throw bad("\"kernels\" is not an array");
+    if (list.size() > kMaxKernels) {
+      throw bad("\"kernels\" lists " + std::to_string(list.size()) + " kernels, more than " + std::to_string(kMaxKernels));
+    }
+    for (const auto& e : list) {
+      if (!e.is_object()) throw bad("a kernel is not an object");
+      TunedKernel k;
+      k.signature = text_of(e.at("signature"), "a kernel's \"signature\"");
+      const std::string who = "kernel '" + shown(k.signature) + "'";
+      k.tactic = text_of(e.at("tactic"), who + ": \"tactic\"");
+      const nlohmann::json& cands = e.at("candidates");
+      if (!cands.is_array() || cands.empty()) throw bad(who + ": \"candidates\" is not a non-empty array");
+      if (cands.size() > kMaxCandidates) throw bad(who + ": more than " + std::to_string(kMaxCandidates) + " candidates");
+      for (const auto& ce : cands) {
+        if (!ce.is_object()) throw bad(who + ": a candidate is not an object");
+        TunedCandidate t;
+        t.tactic = text_of(ce.at("tactic"), who + ": a candidate's \"tactic\"");
+        if (!ce.at("us").is_number()) throw bad(who + ": candidate '" + shown(t.tactic) + "' has a time that is not a number");
+        t.us = ce.at("us").get<double>();
+        if (!std::isfinite(t.us) || !(t.us > 0) || t.us > 1e9) {
+          throw bad(who + ": candidate '" + shown(t.tactic) + "' has a time that is not in (0, 1e9] microseconds");
+        }
+        if (k.us_of(t.tactic) >= 0) throw bad(who + ": candidate '" + shown(t.tactic) + "' is listed twice");
+        k.candidates.push_back(t);
+      }
+      std::sort(k.candidates.begin(), k.candidates.end(), faster);
+      const double winner = k.us_of(k.tactic);
+      if (winner < 0) throw bad(who + ": the winner '" + shown(k.tactic) + "' is not among its candidates");
+      if (winner > k.candidates.front().us) {
+        throw bad(who + ": the winner '" + shown(k.tactic) + "' is not the fastest candidate");
+      }
+      if (!c.kernels.emplace(k.signature, k).second) throw bad(who + " is listed twice");
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw bad(std::string("a field is missing or has the wrong type (") + e.what() + ")");
+  }
+  return c;
+}
+
+TuningCache TuningCache::read(const std::string& path) {
+  Error::Where w;
+  w.file = path;
+  mc_io::File f;
+  const std::string open = mc_io::open_regular(path, f);
+  if (!open.empty()) throw Error(w, "--tuning-cache: " + open);
+  if (f.size > kMaxFileBytes) throw Error(w, "--tuning-cache: larger than 256 MB: not a tuning cache");
+  std::string text(static_cast<std::size_t>(f.size), '\0');
+  const std::string read = mc_io::read_exactly(f, text.data(), text.size());
+  if (!read.empty()) throw Error(w, "--tuning-cache: " + read);
+  return from_json(text, path);
+}
+
+}  // namespace modelc

@@ -1,0 +1,157 @@
+// --tuning-cache FILE [--strict-cache] on the compile command: a cache changes a tensor-core
+// kernel's tactic, two compiles with it write the same bytes, a cache for another GPU warns (or is
+// refused with --strict-cache), and a bad cache is an error naming it with nothing written.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/cli/run_modelc.h"
+#include "tests/frontend/onnx_builder.h"
+
+using namespace modelc;
+using namespace modelc::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// x [1, 32, 16, 16] -> Conv 'conv' (32 -> 32, 3x3, pad 1) -> Relu -> y: one tensor-core kernel with
+// --fp16.
+onnx::ModelProto conv_model() {
+  onnx::ModelProto m = empty_model(13);
+  add_input(m, "x", {"1", "32", "16", "16"});
+  add_output(m, "y", {"1", "32", "16", "16"});
+  std::vector<float> w(32 * 32 * 9);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37 % 101) / 101.0 - 0.5);
+  *m.mutable_graph()->add_initializer() = float_tensor("W", {32, 32, 3, 3}, w);
+  onnx::NodeProto* c = add_node(m, "Conv", {"x", "W"}, {"c"}, "conv");
+  onnx::AttributeProto* pads = c->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  add_node(m, "Relu", {"c"}, {"y"}, "relu");
+  return m;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The tensor-core kernel of a compiled folder's report.json.
+nlohmann::json tc_kernel(const fs::path& dir) {
+  const nlohmann::json r = nlohmann::json::parse(slurp(dir / "report.json"));
+  for (const auto& k : r.at("kernels")) {
+    if (k.contains("tuning_signature")) return k;
+  }
+  FAIL("no kernel with a tuning_signature in " << (dir / "report.json").string());
+  return {};
+}
+
+// Every file under `a` has the same bytes under `b`, and the other way round.
+void same_folders(const fs::path& a, const fs::path& b) {
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    const fs::path rel = fs::relative(e.path(), a);
+    INFO(rel.string());
+    REQUIRE(fs::exists(b / rel));
+    CHECK(slurp(e.path()) == slurp(b / rel));
+    ++files;
+  }
+  std::size_t other = 0;
+  for (const auto& e : fs::recursive_directory_iterator(b)) other += e.is_regular_file() ? 1 : 0;
+  CHECK(files == other);
+  CHECK(files > 5);
+}
+
+std::string cache_json(int sm, int sm_count, const std::string& signature, const std::string& winner,
+                       const std::string& loser) {
+  nlohmann::ordered_json j;
+  j["modelc_tuning"] = 1;
+  j["device"] = {{"name", "Test GPU"}, {"sm", sm}, {"sm_count", sm_count}, {"driver", "1.0"}};
+  j["kernels"] = nlohmann::ordered_json::array(
+      {{{"signature", signature},
+        {"tactic", winner},
+        {"candidates", {{{"tactic", winner}, {"us", 3.0}}, {{"tactic", loser}, {"us", 4.5}}}}}});
+  return j.dump(1);
+}
+
+}  // namespace
+
+TEST_CASE("--tuning-cache: the measured winner, byte-identical compiles, another GPU, a bad cache") {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", serialize(conv_model()));
+  Result r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 -o plain");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const nlohmann::json plain = tc_kernel(dir / "plain");
+  const std::string signature = plain.at("tuning_signature");
+  CHECK(signature.rfind("conv float16 nhwc batch 1 M 256 N 32 K ", 0) == 0);
+  const std::string note = plain.at("note");
+  INFO(note);
+  // The estimate's choice, as the note names it, measured slower than a candidate it did not
+  // choose: 32x32 tiles (or 64x64 ones), 2 stages, no split.
+  const std::size_t from = note.find("tensor-core tile "), to = note.find(" for sm_80");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  const std::string loser = note.substr(from + 17, to - from - 17);
+  const std::string small = "32x32x32 w1x1 cp.async 2 stages", big = "64x64x32 w2x2 cp.async 2 stages";
+  const std::string winner = loser == small ? big : small;
+
+  write_bytes(dir / "cache.json", cache_json(80, 108, signature, winner, loser));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache cache.json -o tuned");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.out, "tuning cache: 1 kernel signatures measured on Test GPU (sm_80, 108 SMs, driver 1.0)"));
+  CHECK(r.err.find("warning") == std::string::npos);
+  const nlohmann::json tuned = tc_kernel(dir / "tuned");
+  CHECK(tuned.at("tactic") != plain.at("tactic"));
+  const std::string tuned_note = tuned.at("note");
+  CHECK(has(tuned_note, "tensor-core tile " + winner + " for sm_80: tuned, 3.00 us measured on Test GPU (cache.json)"));
+  CHECK(has(tuned_note, "measured 4.50 us (1.50x the tuned time)"));
+  CHECK(has(slurp(fs::path(dir / "tuned") / "report.md"), "tuned, 3.00 us"));
+  // The same model, flags and cache: the same bytes.
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache cache.json -o tuned_again");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  same_folders(dir / "tuned", dir / "tuned_again");
+
+  // Another GPU: a cache for sm_90 on an sm_80 compile is not used (a warning), refused with
+  // --strict-cache (exit 1, naming the file, nothing written); another SM count likewise.
+  write_bytes(dir / "h100.json", cache_json(90, 132, signature, winner, loser));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache h100.json -o other");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.err, "warning: h100.json: the tuning cache is for another GPU"));
+  CHECK(has(r.err, "which no --arch targets: it is not used"));
+  CHECK(tc_kernel(dir / "other").at("tactic") == plain.at("tactic"));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache h100.json --strict-cache -o strict");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "h100.json"));
+  CHECK(has(r.err, "--strict-cache"));
+  CHECK_FALSE(fs::exists(dir / "strict"));
+  write_bytes(dir / "a100_40.json", cache_json(80, 100, signature, winner, loser));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache a100_40.json -o other_count");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.err, "(100 SMs); the cost model's sm_80 is A100 SXM4 80GB (108 SMs)"));
+  CHECK(tc_kernel(dir / "other_count").at("tactic") == tuned.at("tactic"));  // used anyway
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache a100_40.json --strict-cache -o strict");
+  CHECK(r.code == 1);
+  CHECK_FALSE(fs::exists(dir / "strict"));
+
+  // Usage and bad caches.
+  r = run_modelc(dir, "m.onnx --fp16 --strict-cache -o strict");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "--tuning-cache"));
+  write_bytes(dir / "bad.json", "{\"modelc_tuning\": 1}");
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache bad.json -o bad");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "bad.json"));
+  CHECK(has(r.err, "not a modelc tuning cache"));
+  CHECK_FALSE(fs::exists(dir / "bad"));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache missing.json -o bad");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "missing.json"));
+  CHECK_FALSE(fs::exists(dir / "bad"));
+}
