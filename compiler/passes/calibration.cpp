@@ -69,16 +69,7 @@ CalibrationTable CalibrationTable::from_json(const std::string& text, const std:
     return Error(w, "not a modelc calibration cache: " + what,
                  "write one with --int8 --calibrate DIR (it is saved beside the output), or pass the right file");
   };
-  if (const std::string deep = json_nesting_problem(text); !deep.empty()) throw bad("it " + deep);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw bad(std::string("invalid JSON (") + e.what() + ")");
-  }
-  if (!j.is_object() || !j.contains("modelc_calibration") || j["modelc_calibration"] != 1) {
-    throw bad("no \"modelc_calibration\": 1");
-  }
+  nlohmann::json j = parse_marked_json(text, "modelc_calibration", bad);
   // A string field, bounded (names in messages are cut to 80 bytes).
   auto text_of = [&](const nlohmann::json& v, const std::string& field) {
     std::string r = v.get<std::string>();

@@ -61,14 +61,7 @@ TuningCache TuningCache::from_json(const std::string& text, const std::string& f
     return Error(w, "not a modelc tuning cache: " + what,
                  "pass a cache modelc's tuner wrote (docs/CLI.md, \"Tuning cache\"), or none");
   };
-  if (const std::string deep = json_nesting_problem(text); !deep.empty()) throw bad("it " + deep);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw bad(std::string("invalid JSON (") + e.what() + ")");
-  }
-  if (!j.is_object() || !j.contains("modelc_tuning") || j["modelc_tuning"] != 1) throw bad("no \"modelc_tuning\": 1");
+  const nlohmann::json j = parse_marked_json(text, "modelc_tuning", bad);
   auto text_of = [&](const nlohmann::json& v, const std::string& field) {
     if (!v.is_string()) throw bad(field + " is not a string");
     std::string r = v.get<std::string>();

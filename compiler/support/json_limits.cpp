@@ -1,6 +1,8 @@
 // compiler/support/json_limits.cpp — see json_limits.h.
 #include "support/json_limits.h"
 
+#include <nlohmann/json.hpp>
+
 namespace modelc {
 
 std::string json_nesting_problem(const std::string& text, int max_depth) {
@@ -50,6 +52,19 @@ std::string json_nesting_problem(const std::string& text, int max_depth) {
     }
   }
   return "";
+}
+
+nlohmann::json parse_marked_json(const std::string& text, const std::string& marker,
+                                 const std::function<Error(const std::string&)>& bad) {
+  if (const std::string deep = json_nesting_problem(text); !deep.empty()) throw bad("it " + deep);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw bad(std::string("invalid JSON (") + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains(marker) || j[marker] != 1) throw bad("no \"" + marker + "\": 1");
+  return j;
 }
 
 }  // namespace modelc

@@ -13,30 +13,9 @@
 using namespace modelc;
 using namespace modelc::test;
 
-namespace {
-
-// x [1, 16, 8, 8] -> Conv 'conv' (16 -> 16, 3x3, pad 1) -> Relu 'relu' -> y.
-onnx::ModelProto conv_model() {
-  onnx::ModelProto m = empty_model(13);
-  add_input(m, "x", {"1", "16", "8", "8"});
-  add_output(m, "y", {"1", "16", "8", "8"});
-  std::vector<float> w(16 * 16 * 9);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37 % 101) / 101.0 - 0.5);
-  *m.mutable_graph()->add_initializer() = float_tensor("W", {16, 16, 3, 3}, w);
-  onnx::NodeProto* c = add_node(m, "Conv", {"x", "W"}, {"c"}, "conv");
-  onnx::AttributeProto* pads = c->add_attribute();
-  pads->set_name("pads");
-  pads->set_type(onnx::AttributeProto::INTS);
-  for (int i = 0; i < 4; ++i) pads->add_ints(1);
-  add_node(m, "Relu", {"c"}, {"y"}, "relu");
-  return m;
-}
-
-}  // namespace
-
 TEST_CASE("--int8: usage errors, a missing or bad calibration, nothing written") {
   TempDir dir;
-  write_bytes(dir / "m.onnx", serialize(conv_model()));
+  write_bytes(dir / "m.onnx", serialize(conv_relu_model(16, 8)));
   Result r = run_modelc(dir, "m.onnx --calibrate random:2");  // needs --int8
   CHECK(r.code == 2);
   CHECK(has(r.err, "--int8"));
@@ -79,7 +58,7 @@ TEST_CASE("--int8: usage errors, a missing or bad calibration, nothing written")
 
 TEST_CASE("--int8: the cache beside the output, the report's INT8 section, run-reference --int8 --layers") {
   TempDir dir;
-  write_bytes(dir / "m.onnx", serialize(conv_model()));
+  write_bytes(dir / "m.onnx", serialize(conv_relu_model(16, 8)));
   std::filesystem::create_directories(dir / "samples");
   for (int i = 0; i < 3; ++i) {
     std::vector<float> v(16 * 64);

@@ -17,24 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// x [1, 32, 16, 16] -> Conv 'conv' (32 -> 32, 3x3, pad 1) -> Relu -> y: one tensor-core kernel with
-// --fp16.
-onnx::ModelProto conv_model() {
-  onnx::ModelProto m = empty_model(13);
-  add_input(m, "x", {"1", "32", "16", "16"});
-  add_output(m, "y", {"1", "32", "16", "16"});
-  std::vector<float> w(32 * 32 * 9);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37 % 101) / 101.0 - 0.5);
-  *m.mutable_graph()->add_initializer() = float_tensor("W", {32, 32, 3, 3}, w);
-  onnx::NodeProto* c = add_node(m, "Conv", {"x", "W"}, {"c"}, "conv");
-  onnx::AttributeProto* pads = c->add_attribute();
-  pads->set_name("pads");
-  pads->set_type(onnx::AttributeProto::INTS);
-  for (int i = 0; i < 4; ++i) pads->add_ints(1);
-  add_node(m, "Relu", {"c"}, {"y"}, "relu");
-  return m;
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream s;
@@ -85,7 +67,7 @@ std::string cache_json(int sm, int sm_count, const std::string& signature, const
 
 TEST_CASE("--tuning-cache: the measured winner, byte-identical compiles, another GPU, a bad cache") {
   TempDir dir;
-  write_bytes(dir / "m.onnx", serialize(conv_model()));
+  write_bytes(dir / "m.onnx", serialize(conv_relu_model(32, 16)));
   Result r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 -o plain");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const nlohmann::json plain = tc_kernel(dir / "plain");

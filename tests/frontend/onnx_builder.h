@@ -115,6 +115,25 @@ inline onnx::ModelProto relu_model(const std::vector<std::string>& dims = {"2", 
   return m;
 }
 
+/// x [1, C, S, S] -> Conv 'conv' (C -> C, 3x3, pad 1, fixed weights in [-0.5, 0.5)) -> Relu 'relu'
+/// -> y: one convolution the compile commands can put on tensor cores (--fp16) or INT8.
+inline onnx::ModelProto conv_relu_model(int channels, int size) {
+  const std::string c = std::to_string(channels), s = std::to_string(size);
+  onnx::ModelProto m = empty_model(13);
+  add_input(m, "x", {"1", c, s, s});
+  add_output(m, "y", {"1", c, s, s});
+  std::vector<float> w(static_cast<std::size_t>(channels) * channels * 9);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37 % 101) / 101.0 - 0.5);
+  *m.mutable_graph()->add_initializer() = float_tensor("W", {channels, channels, 3, 3}, w);
+  onnx::NodeProto* conv = add_node(m, "Conv", {"x", "W"}, {"c"}, "conv");
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  add_node(m, "Relu", {"c"}, {"y"}, "relu");
+  return m;
+}
+
 inline std::string serialize(const onnx::ModelProto& m) {
   std::string s;
   m.SerializeToString(&s);
