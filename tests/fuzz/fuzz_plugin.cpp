@@ -131,7 +131,11 @@ void run_op(const modelc::plugin::PluginOp& op) {
   for (Value* v : outs) g.add_output(v);
   if (!guarded("shape inference", [&] { ops::infer_graph(g); })) return;
   guarded("instantiate", [&] { plugin::instantiate(op, *n); });
-  guarded("flops", [&] { ops::lookup(*n).flops(*n); });
+  // An op without a "flops" rule has no FlopsFn (OpDef::flops null: 0 FLOPs, as its callers read it).
+  guarded("flops", [&] {
+    const ops::OpDef& def = ops::lookup(*n);
+    if (def.flops) def.flops(*n);
+  });
 }
 
 }  // namespace
