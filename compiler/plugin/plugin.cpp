@@ -731,6 +731,9 @@ const Plugin& load_plugin(const std::string& path) {
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw file_error(manifest, "the plugin's manifest is not valid JSON (line " + std::to_string(line) + ", column " +
                                    std::to_string(column) + "): " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // The parser's other errors: a number too large for a double ("number overflow", out_of_range).
+    throw file_error(manifest, std::string("the plugin's manifest is not valid JSON: ") + e.what());
   }
 
   Plugin p;
