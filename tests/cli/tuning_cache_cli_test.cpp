@@ -4,9 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tests/cli/run_modelc.h"
 #include "tests/frontend/onnx_builder.h"
@@ -17,16 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // The tensor-core kernel of a compiled folder's report.json.
 nlohmann::json tc_kernel(const fs::path& dir) {
-  const nlohmann::json r = nlohmann::json::parse(slurp(dir / "report.json"));
+  const nlohmann::json r = nlohmann::json::parse(read_bytes((dir / "report.json").string()));
   for (const auto& k : r.at("kernels")) {
     if (k.contains("tuning_signature")) return k;
   }
@@ -42,7 +33,7 @@ void same_folders(const fs::path& a, const fs::path& b) {
     const fs::path rel = fs::relative(e.path(), a);
     INFO(rel.string());
     REQUIRE(fs::exists(b / rel));
-    CHECK(slurp(e.path()) == slurp(b / rel));
+    CHECK(read_bytes(e.path().string()) == read_bytes((b / rel).string()));
     ++files;
   }
   std::size_t other = 0;
@@ -94,7 +85,7 @@ TEST_CASE("--tuning-cache: the measured winner, byte-identical compiles, another
   const std::string tuned_note = tuned.at("note");
   CHECK(has(tuned_note, "tensor-core tile " + winner + " for sm_80: tuned, 3.00 us measured on Test GPU (cache.json)"));
   CHECK(has(tuned_note, "measured 4.50 us (1.50x the tuned time)"));
-  CHECK(has(slurp(fs::path(dir / "tuned") / "report.md"), "tuned, 3.00 us"));
+  CHECK(has(read_bytes((fs::path(dir / "tuned") / "report.md").string()), "tuned, 3.00 us"));
   // The same model, flags and cache: the same bytes.
   r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 --tuning-cache cache.json -o tuned_again");
   REQUIRE_MESSAGE(r.code == 0, r.err);
