@@ -3,6 +3,8 @@
 // function that enqueues them, and what the file includes. Internal to codegen/.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -55,5 +57,36 @@ std::string comment(const std::string& s);
 
 /// "float32[1x3x8x8]"
 std::string type_text(DType t, const Shape& s);
+
+// ---- the folder (codegen/package.cpp) -----------------------------------------------------------
+
+/// \brief Adds copies of the templates/ headers `todo` (and the templates they include,
+/// transitively) to `files` as kernels/NAME; Error for one that is not in `templates`.
+void add_kernel_headers(const std::filesystem::path& templates, std::set<std::string> todo,
+                        std::map<std::string, std::string>& files);
+/// \brief Adds every file of the runtime folder `stub` (runtime_stub/) to `files` as runtime/PATH.
+void add_runtime(const std::filesystem::path& stub, std::map<std::string, std::string>& files);
+
+/// \brief True when `dir`/`file` is a JSON object whose "generator" is "modelc": a folder modelc
+/// wrote (report.json of a model's folder, tuning.json of a tuning folder).
+bool has_marker(const std::filesystem::path& dir, const std::string& file);
+
+/// What write_folder wrote: the folder, and its files relative to it, sorted.
+struct FolderWrite {
+  std::string dir;
+  std::vector<std::string> files;
+};
+/// Writes further files into the new folder `tmp` (the previous folder, or an empty path when there
+/// is none); returns their names relative to it.
+using MoreFiles = std::function<std::vector<std::string>(const std::filesystem::path& tmp,
+                                                         const std::filesystem::path& previous)>;
+/// \brief Writes the folder `dir` atomically: `files` (and `more`'s) into a temporary sibling, renamed
+/// into place, so an error leaves no partial output. A folder already there is replaced only when it
+/// is empty or `replaceable` says it is a previous output; its entries named in `keep` (the build
+/// folder, the products) move into the new one. Files identical to the previous ones keep their
+/// time stamps (make rebuilds only what changed).
+FolderWrite write_folder(const std::string& dir, const std::map<std::string, std::string>& files,
+                         const std::function<bool(const std::filesystem::path&)>& replaceable,
+                         const std::vector<std::string>& keep, const MoreFiles& more = {});
 
 }  // namespace modelc

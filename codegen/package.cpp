@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <set>
@@ -622,6 +623,8 @@ std::vector<std::string> quoted_includes(const std::string& text) {
   return r;
 }
 
+}  // namespace
+
 // Copies of templates/ headers, with the templates they include (#include "x.cuh"), transitively.
 void add_kernel_headers(const fs::path& templates, std::set<std::string> todo, std::map<std::string, std::string>& files) {
   std::set<std::string> done;
@@ -654,8 +657,6 @@ void add_runtime(const fs::path& stub, std::map<std::string, std::string>& files
   }
   for (const fs::path& rel : paths) files["runtime/" + rel.generic_string()] = read_text_file(stub / rel);
 }
-
-}  // namespace
 
 std::string read_text_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -893,10 +894,10 @@ bool same_content(const fs::path& p, const std::string& text) {
   return read_text_file(p) == text;
 }
 
-// A folder emit_model may replace: empty, or a previous output (report.json says modelc wrote it).
-bool replaceable(const fs::path& dir) {
-  if (fs::is_empty(dir)) return true;
-  const fs::path report = dir / "report.json";
+}  // namespace
+
+bool has_marker(const fs::path& dir, const std::string& file) {
+  const fs::path report = dir / file;
   if (!fs::is_regular_file(report)) return false;
   try {
     const nlohmann::json j = nlohmann::json::parse(read_text_file(report));
@@ -905,6 +906,8 @@ bool replaceable(const fs::path& dir) {
     return false;
   }
 }
+
+namespace {
 
 void write_file(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -939,12 +942,9 @@ bool write_weights(const fs::path& p, const Schedule& s, const fs::path& old) {
 
 EmitResult emit_model(const Schedule& s, const std::string& dir, const EmitOptions& o) { return emit_profiles({&s}, dir, o); }
 
-EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std::string& dir, const EmitOptions& o) {
-  std::vector<std::string> sources;
-  const std::map<std::string, std::string> files = render(profiles, o, &sources);
-  const Schedule& s = *profiles.back();
-  const std::string bin = s.name + "_weights.bin";
-
+FolderWrite write_folder(const std::string& dir, const std::map<std::string, std::string>& files,
+                         const std::function<bool(const fs::path&)>& replaceable_folder,
+                         const std::vector<std::string>& keep, const MoreFiles& more) {
   fs::path out = fs::absolute(fs::path(dir)).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
   const fs::path parent = out.parent_path();
@@ -952,12 +952,12 @@ EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std
   const std::string suffix = ".modelc-" + std::to_string(static_cast<long>(getpid()));
   const fs::path tmp = parent / ("." + base + suffix + ".new");
   const fs::path old = parent / ("." + base + suffix + ".old");
-  EmitResult result;
+  FolderWrite result;
   result.dir = out.string();
   try {
     fs::create_directories(parent);
     const bool exists = fs::exists(out);
-    if (exists && (!fs::is_directory(out) || !replaceable(out))) {
+    if (exists && (!fs::is_directory(out) || !(fs::is_empty(out) || replaceable_folder(out)))) {
       throw Error("the output folder " + out.string() + " exists and is not a modelc output",
                   "choose another folder with -o, or remove it");
     }
@@ -970,8 +970,9 @@ EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std
       if (exists && same_content(out / name, text)) fs::last_write_time(p, fs::last_write_time(out / name));
       result.files.push_back(name);
     }
-    if (write_weights(tmp / bin, s, out / bin) && exists) fs::last_write_time(tmp / bin, fs::last_write_time(out / bin));
-    result.files.push_back(bin);
+    if (more) {
+      for (std::string& f : more(tmp, exists ? out : fs::path())) result.files.push_back(std::move(f));
+    }
     std::sort(result.files.begin(), result.files.end());
     if (exists) {
       fs::remove_all(old);
@@ -981,9 +982,8 @@ EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std
     if (exists) {
       // Keep the previous build (objects per arch set) and products; best effort.
       std::error_code ec;
-      for (const std::string& keep : {std::string("build"), s.name, s.name + "_emu", "lib" + s.name + ".a",
-                                      "lib" + s.name + "_emu.a", "lib" + s.name + ".so", "lib" + s.name + "_emu.so"}) {
-        if (fs::exists(old / keep, ec) && !fs::exists(out / keep, ec)) fs::rename(old / keep, out / keep, ec);
+      for (const std::string& k : keep) {
+        if (fs::exists(old / k, ec) && !fs::exists(out / k, ec)) fs::rename(old / k, out / k, ec);
       }
       fs::remove_all(old, ec);
     }
@@ -996,6 +996,27 @@ EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std
     fs::remove_all(tmp, ec);
     throw;
   }
+  return result;
+}
+
+EmitResult emit_profiles(const std::vector<const Schedule*>& profiles, const std::string& dir, const EmitOptions& o) {
+  std::vector<std::string> sources;
+  const std::map<std::string, std::string> files = render(profiles, o, &sources);
+  const Schedule& s = *profiles.back();
+  const std::string bin = s.name + "_weights.bin";
+  const std::vector<std::string> keep = {"build", s.name, s.name + "_emu", "lib" + s.name + ".a", "lib" + s.name + "_emu.a",
+                                         "lib" + s.name + ".so", "lib" + s.name + "_emu.so"};
+  const FolderWrite w = write_folder(
+      dir, files, [](const fs::path& d) { return has_marker(d, "report.json"); }, keep,
+      [&](const fs::path& tmp, const fs::path& previous) {
+        if (write_weights(tmp / bin, s, previous.empty() ? fs::path() : previous / bin) && !previous.empty()) {
+          fs::last_write_time(tmp / bin, fs::last_write_time(previous / bin));
+        }
+        return std::vector<std::string>{bin};
+      });
+  EmitResult result;
+  result.dir = w.dir;
+  result.files = w.files;
   result.cuda_sources = sources;
   result.parts = static_cast<int>(sources.size()) - 1;
   return result;

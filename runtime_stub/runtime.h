@@ -385,6 +385,47 @@ inline int guarded(Status& s, F&& f) noexcept {
   }
 }
 
+/// \brief A Probe that times each kernel of a run: two CUDA events around its launches on its
+/// stream, waited for at its end, so the next kernel starts on an idle device (each time is the
+/// kernel's own launches). Context::time_kernels' and the tuning driver's (runtime/tune.h).
+class KernelTimer : public Probe {
+ public:
+  ~KernelTimer() override {
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+  }
+  int init(Status& mc_status, int kernels) {
+    MC_CHECK(cudaEventCreate(&start_));
+    MC_CHECK(cudaEventCreate(&stop_));
+    us_.assign(static_cast<size_t>(kernels), {});
+    return kOk;
+  }
+  int begin(Status& mc_status, int, cudaStream_t stream) override {
+    MC_CHECK(cudaEventRecord(start_, stream));
+    return kOk;
+  }
+  int end(Status& mc_status, int kernel, cudaStream_t stream) override {
+    MC_CHECK(cudaEventRecord(stop_, stream));
+    MC_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    MC_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    if (kernel >= 0 && static_cast<size_t>(kernel) < us_.size()) us_[static_cast<size_t>(kernel)].push_back(ms * 1000.0f);
+    return kOk;
+  }
+  // Kernel k's median (the mean of the middle two of an even count; 0 when it never ran).
+  float median(size_t k) const {
+    std::vector<float> t = us_[k];
+    if (t.empty()) return 0;
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::vector<std::vector<float>> us_;
+};
+
 /// \brief A generated model's state on one device: weights, arena, I/O buffers, stream, graphs.
 class Context {
  public:
@@ -794,46 +835,6 @@ class Context {
     MC_CHECK(cudaStreamSynchronize(stream_));
     return kOk;
   }
-
-  // Two CUDA events around each kernel on its stream, waited for at its end, so the next kernel
-  // starts on an idle device: each time is the kernel's own launches.
-  class KernelTimer : public Probe {
-   public:
-    ~KernelTimer() override {
-      if (start_) cudaEventDestroy(start_);
-      if (stop_) cudaEventDestroy(stop_);
-    }
-    int init(Status& mc_status, int kernels) {
-      MC_CHECK(cudaEventCreate(&start_));
-      MC_CHECK(cudaEventCreate(&stop_));
-      us_.assign(static_cast<size_t>(kernels), {});
-      return kOk;
-    }
-    int begin(Status& mc_status, int, cudaStream_t stream) override {
-      MC_CHECK(cudaEventRecord(start_, stream));
-      return kOk;
-    }
-    int end(Status& mc_status, int kernel, cudaStream_t stream) override {
-      MC_CHECK(cudaEventRecord(stop_, stream));
-      MC_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0;
-      MC_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      if (kernel >= 0 && static_cast<size_t>(kernel) < us_.size()) us_[static_cast<size_t>(kernel)].push_back(ms * 1000.0f);
-      return kOk;
-    }
-    // Kernel k's median (the mean of the middle two of an even count; 0 when it never ran).
-    float median(size_t k) const {
-      std::vector<float> t = us_[k];
-      if (t.empty()) return 0;
-      std::sort(t.begin(), t.end());
-      const size_t n = t.size();
-      return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
-    }
-
-   private:
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
-    std::vector<std::vector<float>> us_;
-  };
 
   // After a kernel, the taps it writes: copied from the device (the stretch of memory their
   // strides span) and gathered into the caller's buffers in the graph's dense layout.

@@ -79,6 +79,9 @@ struct PassOptions {
   /// --tuning-cache FILE: measured tactic choices the tactics stage takes where a kernel's
   /// signature and the arch match (schedule/tuning_cache.h); null: the cost model alone.
   const TuningCache* tuning = nullptr;
+  /// `modelc tune`: the tensor-core kernels keep this many candidate tactics (Kernel::tune_candidates,
+  /// for the first --arch); 0: none (every other compile).
+  int tune_candidates = 0;
   /// Run fuse_epilogue (on: the conv and gemm template families emit the fused epilogues of
   /// modelc.FusedConv/FusedGemm/FusedMatMul). `--disable-pass fuse_epilogue` turns it off.
   bool fuse_epilogue = true;

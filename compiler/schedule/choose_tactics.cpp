@@ -95,6 +95,7 @@ bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
     t.winograd = parse_winograd(o.passes.winograd);
     t.tuning = o.passes.tuning;
   }
+  targets.front().tune_candidates = o.passes.tune_candidates;  // `modelc tune` times the first arch
   const ValueIndex index(s);
   for (Kernel& k : s.kernels) {
     choose_tactic(k, targets);

@@ -203,6 +203,9 @@ struct Kernel {
   /// A tensor-core kernel's tuning signature (schedule/tactics.h tuning_signature; report.json
   /// "tuning_signature"): the key of its entry in a tuning cache. Empty for every other kernel.
   std::string tuning_signature;
+  /// `modelc tune` (PassOptions::tune_candidates): the candidate tactics of a tensor-core kernel on
+  /// the first --arch, the chosen one first (schedule/tactics.h tc_candidates). Empty otherwise.
+  std::vector<TcCandidate> tune_candidates;
 
   // ---- what the stages before the tactics decided (read by the tactics stage's note) --------
   KernelSource source;                  ///< stage-side (list_kernels; layout, fold_boundary_casts, fuse_horizontal)

@@ -123,6 +123,14 @@ struct Estimate {
   double bytes = 0;       ///< the fewest bytes, plus split-K's partials
 };
 
+/// \brief A tensor-core tactic weighed for a kernel: the tile, the cost model's estimate with it,
+/// and the split-K workspace it needs (bytes; 0 without a split).
+struct TcCandidate {
+  TcTile tile;
+  Estimate estimate;
+  int64_t workspace_bytes = 0;
+};
+
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
 /// stages split_k (tensor cores); the same and winograd 1 (Winograd: its GEMMs' tile); threads

@@ -84,6 +84,12 @@ struct TcProblem {
 /// measured times; a winner that is not a candidate here is ignored (and `why` says that too).
 TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why = nullptr,
                       const TunedKernel* tuned = nullptr);
+/// \brief Up to `n` candidates of choose_tc_tile for p on target: its choice (without a tuning
+/// cache) first, then the best of each of its rank classes in turn (the tiles that give every SM a
+/// block, the split-K ones, the rest; each class by estimate), so the candidates span what the
+/// model ranks apart; each with its estimate and split-K workspace. What `modelc tune` times
+/// (Kernel::tune_candidates).
+std::vector<TcCandidate> tc_candidates(const TcProblem& p, const Target& target, int n);
 /// \brief The key of a tensor-core kernel in a tuning cache: its family, storage type, layout (the
 /// convolutions), batch, M, N, K and whether split-K may run, e.g.
 /// "conv float16 nhwc batch 1 M 3136 N 64 K 576". The arch is the cache's (TuningDevice::sm).

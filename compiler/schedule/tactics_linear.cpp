@@ -70,13 +70,12 @@ TileConfig tile_of(const Kernel& k) {
 
 // ---- tensor-core tiles ----------------------------------------------------------------------------
 
-TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why, const TunedKernel* tuned) {
-  // A chain of K slices on a few SMs is what fills no GPU at batch 1: a candidate with a block for
-  // every SM comes first, then one that splits K, then the rest (each class by estimated time),
-  // even where the model finds split-K's partials and second launch not worth it.
-  auto rank = [&](const TcTile& t, const Estimate& e) { return e.blocks >= target.sm_count ? 0 : t.split_k > 1 ? 1 : 2; };
-  std::optional<TcTile> best, fastest, measured;
-  Estimate best_e, fastest_e, measured_e;
+namespace {
+
+// Every tile choose_tc_tile weighs for p on target, in its tie order (larger tile, fewer stages,
+// split 1), with its estimate: fn(tile, estimate).
+template <class F>
+void for_each_tc_tile(const TcProblem& p, const Target& target, F&& fn) {
   const int max_stages = target.sm >= 80 ? 4 : 2;
   for (const auto& shape : kTcShapes) {
     for (int bk : {32, 64, 128}) {
@@ -92,26 +91,42 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
           t.stages = stages;
           t.split_k = static_cast<int>(split);
           if (t.smem_bytes() > target.smem_per_block) continue;
-          const Estimate e = estimate(tc_gemm_work(p.batch, p.M, p.N, p.K, p.bytes, t), target);
-          if (tuned && !measured && t.name() == tuned->tactic) {
-            measured = t;
-            measured_e = e;
-          }
-          // Better by more than the model's resolution only: the enumeration order is the tie
-          // order (larger tile, fewer stages, split 1).
-          if (!fastest || e.us < fastest_e.us * (1 - kEstimateTie)) {
-            fastest = t;
-            fastest_e = e;
-          }
-          const int r = rank(t, e), best_r = best ? rank(*best, best_e) : 3;
-          if (r < best_r || (r == best_r && e.us < best_e.us * (1 - kEstimateTie))) {
-            best = t;
-            best_e = e;
-          }
+          fn(t, estimate(tc_gemm_work(p.batch, p.M, p.N, p.K, p.bytes, t), target));
         }
       }
     }
   }
+}
+
+// A chain of K slices on a few SMs is what fills no GPU at batch 1: a candidate with a block for
+// every SM comes first (0), then one that splits K (1), then the rest (2), each class by estimated
+// time, even where the model finds split-K's partials and second launch not worth it.
+int tc_rank(const TcTile& t, const Estimate& e, const Target& target) {
+  return e.blocks >= target.sm_count ? 0 : t.split_k > 1 ? 1 : 2;
+}
+
+}  // namespace
+
+TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why, const TunedKernel* tuned) {
+  auto rank = [&](const TcTile& t, const Estimate& e) { return tc_rank(t, e, target); };
+  std::optional<TcTile> best, fastest, measured;
+  Estimate best_e, fastest_e, measured_e;
+  for_each_tc_tile(p, target, [&](const TcTile& t, const Estimate& e) {
+    if (tuned && !measured && t.name() == tuned->tactic) {
+      measured = t;
+      measured_e = e;
+    }
+    // Better by more than the model's resolution only: the enumeration order is the tie order.
+    if (!fastest || e.us < fastest_e.us * (1 - kEstimateTie)) {
+      fastest = t;
+      fastest_e = e;
+    }
+    const int r = rank(t, e), best_r = best ? rank(*best, best_e) : 3;
+    if (r < best_r || (r == best_r && e.us < best_e.us * (1 - kEstimateTie))) {
+      best = t;
+      best_e = e;
+    }
+  });
   if (!best) throw Error("internal: no tensor-core tile fits in " + std::to_string(target.smem_per_block) + " bytes");
   if (tuned && measured) {
     if (why) {
@@ -145,6 +160,42 @@ TcTile choose_tc_tile(const TcProblem& p, const Target& target, std::string* why
     }
   }
   return *best;
+}
+
+std::vector<TcCandidate> tc_candidates(const TcProblem& p, const Target& target, int n) {
+  Target plain = target;
+  plain.tuning = nullptr;
+  const TcTile chosen = choose_tc_tile(p, plain);
+  // The choice, then the others of each rank class by estimate (stable: ties keep the tie order),
+  // taken from the classes in turn, so the candidates span what the model ranks apart (SM-filling
+  // tiles, split-K, the rest) rather than a run of near-ties of one class.
+  std::vector<TcCandidate> first;
+  std::vector<TcCandidate> classes[3];
+  for_each_tc_tile(p, target, [&](const TcTile& t, const Estimate& e) {
+    if (ceil_div(p.M, t.bm) > 65535) return;  // grid y (check_tc_grids)
+    const TcCandidate c{t, e, t.workspace_bytes(p.batch, p.M, p.N)};
+    if (t == chosen) {
+      first.push_back(c);
+    } else {
+      classes[tc_rank(t, e, target)].push_back(c);
+    }
+  });
+  for (auto& cls : classes) {
+    std::stable_sort(cls.begin(), cls.end(),
+                     [](const TcCandidate& a, const TcCandidate& b) { return a.estimate.us < b.estimate.us; });
+  }
+  std::vector<TcCandidate> r = first;
+  std::size_t at[3] = {0, 0, 0};
+  for (bool more = true; more && static_cast<int>(r.size()) < n;) {
+    more = false;
+    for (int c = 0; c < 3 && static_cast<int>(r.size()) < n; ++c) {
+      if (at[c] < classes[c].size()) {
+        r.push_back(classes[c][at[c]++]);
+        more = true;
+      }
+    }
+  }
+  return r;
 }
 
 std::string tuning_signature(const Kernel& k, const TcProblem& p) {
@@ -190,6 +241,10 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
     if (i == 0) {
       first_why = why;
       k.tactic = per[targets[i].sm];
+      k.tune_candidates.clear();
+      if (targets[i].tune_candidates > 0 && tensor_cores_on(targets[i], storage)) {
+        k.tune_candidates = tc_candidates(p, targets[i], targets[i].tune_candidates);
+      }
     } else if (per[targets[i].sm] != k.tactic) {
       others += "; " + why;
     }

@@ -40,6 +40,9 @@ struct Target {
   /// --tuning-cache: measured tactic choices (schedule/tuning_cache.h); they apply where the
   /// cache's device is this target's SM (TuningCache::device.sm == sm). Null: the cost model alone.
   const TuningCache* tuning = nullptr;
+  /// `modelc tune` (PassOptions::tune_candidates): the tensor-core kernels keep this many candidate
+  /// tactics on the first target (Kernel::tune_candidates); 0: none.
+  int tune_candidates = 0;
 };
 
 /// "auto" / "always" / "never" (PassOptions::winograd) -> Target::Winograd; Error otherwise.

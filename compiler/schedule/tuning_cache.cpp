@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "runtime_stub/regular_file.h"
@@ -22,6 +23,52 @@ constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
 // same measurements).
 bool faster(const TunedCandidate& a, const TunedCandidate& b) {
   return a.us != b.us ? a.us < b.us : a.tactic < b.tactic;
+}
+
+using Bad = std::function<Error(const std::string&)>;
+
+// A non-empty string field of at most kMaxString bytes; bad(...) otherwise.
+std::string json_text(const nlohmann::json& v, const std::string& field, const Bad& bad) {
+  if (!v.is_string()) throw bad(field + " is not a string");
+  std::string r = v.get<std::string>();
+  if (r.empty()) throw bad(field + " is empty");
+  if (r.size() > kMaxString) {
+    throw bad(field + " is " + std::to_string(r.size()) + " bytes long, more than " + std::to_string(kMaxString));
+  }
+  return r;
+}
+
+// An integer field in [lo, hi]; bad(...) otherwise.
+int json_count(const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi, const Bad& bad) {
+  if (!v.is_number_integer()) throw bad(field + " is not an integer");
+  const int64_t n = v.get<int64_t>();
+  if (n < lo || n > hi) throw bad(field + " is " + std::to_string(n) + ", not in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(n);
+}
+
+// A time in microseconds: finite, positive, at most 1e9; bad(...) otherwise.
+double json_us(const nlohmann::json& v, const std::string& who, const Bad& bad) {
+  if (!v.is_number()) throw bad(who + " has a time that is not a number");
+  const double us = v.get<double>();
+  if (!std::isfinite(us) || !(us > 0) || us > 1e9) throw bad(who + " has a time that is not in (0, 1e9] microseconds");
+  return us;
+}
+
+std::string shown(const std::string& s) { return s.size() > 80 ? s.substr(0, 80) + "..." : s; }
+
+// The bytes of a file modelc reads as JSON (a regular file of at most kMaxFileBytes); `flag` starts
+// the messages ("--tuning-cache").
+std::string read_json_file(const std::string& path, const std::string& flag) {
+  Error::Where w;
+  w.file = path;
+  mc_io::File f;
+  const std::string open = mc_io::open_regular(path, f);
+  if (!open.empty()) throw Error(w, flag + ": " + open);
+  if (f.size > kMaxFileBytes) throw Error(w, flag + ": larger than 256 MB");
+  std::string text(static_cast<std::size_t>(f.size), '\0');
+  const std::string read = mc_io::read_exactly(f, text.data(), text.size());
+  if (!read.empty()) throw Error(w, flag + ": " + read);
+  return text;
 }
 
 }  // namespace
@@ -62,22 +109,10 @@ TuningCache TuningCache::from_json(const std::string& text, const std::string& f
                  "pass a cache modelc's tuner wrote (docs/CLI.md, \"Tuning cache\"), or none");
   };
   const nlohmann::json j = parse_marked_json(text, "modelc_tuning", bad);
-  auto text_of = [&](const nlohmann::json& v, const std::string& field) {
-    if (!v.is_string()) throw bad(field + " is not a string");
-    std::string r = v.get<std::string>();
-    if (r.empty()) throw bad(field + " is empty");
-    if (r.size() > kMaxString) {
-      throw bad(field + " is " + std::to_string(r.size()) + " bytes long, more than " + std::to_string(kMaxString));
-    }
-    return r;
+  const auto text_of = [&](const nlohmann::json& v, const std::string& field) { return json_text(v, field, bad); };
+  const auto count_of = [&](const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) {
+    return json_count(v, field, lo, hi, bad);
   };
-  auto count_of = [&](const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) {
-    if (!v.is_number_integer()) throw bad(field + " is not an integer");
-    const int64_t n = v.get<int64_t>();
-    if (n < lo || n > hi) throw bad(field + " is " + std::to_string(n) + ", not in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return static_cast<int>(n);
-  };
-  auto shown = [](const std::string& s) { return s.size() > 80 ? s.substr(0, 80) + "..." : s; };
   TuningCache c;
   c.file = file;
   try {
@@ -105,11 +140,7 @@ TuningCache TuningCache::from_json(const std::string& text, const std::string& f
         if (!ce.is_object()) throw bad(who + ": a candidate is not an object");
         TunedCandidate t;
         t.tactic = text_of(ce.at("tactic"), who + ": a candidate's \"tactic\"");
-        if (!ce.at("us").is_number()) throw bad(who + ": candidate '" + shown(t.tactic) + "' has a time that is not a number");
-        t.us = ce.at("us").get<double>();
-        if (!std::isfinite(t.us) || !(t.us > 0) || t.us > 1e9) {
-          throw bad(who + ": candidate '" + shown(t.tactic) + "' has a time that is not in (0, 1e9] microseconds");
-        }
+        t.us = json_us(ce.at("us"), who + ": candidate '" + shown(t.tactic) + "'", bad);
         if (k.us_of(t.tactic) >= 0) throw bad(who + ": candidate '" + shown(t.tactic) + "' is listed twice");
         k.candidates.push_back(t);
       }
@@ -130,16 +161,90 @@ TuningCache TuningCache::from_json(const std::string& text, const std::string& f
 }
 
 TuningCache TuningCache::read(const std::string& path) {
-  Error::Where w;
-  w.file = path;
-  mc_io::File f;
-  const std::string open = mc_io::open_regular(path, f);
-  if (!open.empty()) throw Error(w, "--tuning-cache: " + open);
-  if (f.size > kMaxFileBytes) throw Error(w, "--tuning-cache: larger than 256 MB: not a tuning cache");
-  std::string text(static_cast<std::size_t>(f.size), '\0');
-  const std::string read = mc_io::read_exactly(f, text.data(), text.size());
-  if (!read.empty()) throw Error(w, "--tuning-cache: " + read);
-  return from_json(text, path);
+  return from_json(read_json_file(path, "--tuning-cache"), path);
+}
+
+TuningCache TuningCache::collect(const std::vector<std::string>& paths, std::vector<std::string>* notes) {
+  TuningCache c;
+  std::string device_file;
+  std::map<std::string, std::map<std::string, double>> times;  // signature -> tactic -> fastest us
+  for (const std::string& path : paths) {
+    auto bad = [&](const std::string& what) -> Error {
+      Error::Where w;
+      w.file = path;
+      return Error(w, "not a tuning driver's times: " + what,
+                   "pass the times.json a tuning folder's driver wrote (modelc tune MODEL -o DIR; make -C DIR run)");
+    };
+    const nlohmann::json j = parse_marked_json(read_json_file(path, "--collect"), "modelc_tuning_times", bad);
+    try {
+      const nlohmann::json& d = j.at("device");
+      if (!d.is_object()) throw bad("\"device\" is not an object");
+      TuningDevice dev;
+      dev.name = json_text(d.at("name"), "the device's \"name\"", bad);
+      dev.sm = json_count(d.at("sm"), "the device's \"sm\"", 10, 1000, bad);
+      dev.sm_count = json_count(d.at("sm_count"), "the device's \"sm_count\"", 1, 100000, bad);
+      const int driver = json_count(d.at("driver"), "the device's \"driver\"", 0, 1000000, bad);
+      dev.driver = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+      if (device_file.empty()) {
+        c.device = dev;
+        device_file = path;
+      } else if (dev.name != c.device.name || dev.sm != c.device.sm || dev.sm_count != c.device.sm_count) {
+        throw bad("its device, " + dev.name + " (sm_" + std::to_string(dev.sm) + ", " + std::to_string(dev.sm_count) +
+                  " SMs), is not " + device_file + "'s, " + c.device.name + " (sm_" + std::to_string(c.device.sm) + ", " +
+                  std::to_string(c.device.sm_count) + " SMs): a cache holds one device's times");
+      }
+      const nlohmann::json& list = j.at("kernels");
+      if (!list.is_array()) throw bad("\"kernels\" is not an array");
+      if (list.size() > kMaxKernels) throw bad("\"kernels\" lists more than " + std::to_string(kMaxKernels) + " kernels");
+      for (const auto& e : list) {
+        if (!e.is_object()) throw bad("a kernel is not an object");
+        const std::string signature = json_text(e.at("signature"), "a kernel's \"signature\"", bad);
+        const std::string who = "kernel '" + shown(signature) + "'";
+        const nlohmann::json& cands = e.at("candidates");
+        if (!cands.is_array() || cands.empty()) throw bad(who + ": \"candidates\" is not a non-empty array");
+        if (cands.size() > kMaxCandidates) throw bad(who + ": more than " + std::to_string(kMaxCandidates) + " candidates");
+        std::map<std::string, double>& mine = times[signature];
+        int left_out = 0;
+        for (const auto& ce : cands) {
+          if (!ce.is_object()) throw bad(who + ": a candidate is not an object");
+          const std::string tactic = json_text(ce.at("tactic"), who + ": a candidate's \"tactic\"", bad);
+          const std::string status = json_text(ce.at("status"), who + ": candidate '" + shown(tactic) + "': \"status\"", bad);
+          if (status != "ok") {
+            if (status != "rejected" && status != "failed") {
+              throw bad(who + ": candidate '" + shown(tactic) + "' has the status '" + shown(status) +
+                        "' (ok, rejected or failed)");
+            }
+            ++left_out;
+            continue;
+          }
+          const double us = json_us(ce.at("us"), who + ": candidate '" + shown(tactic) + "'", bad);
+          auto [it, added] = mine.emplace(tactic, us);
+          if (!added) it->second = std::min(it->second, us);
+        }
+        if (left_out > 0 && notes) {
+          notes->push_back(path + ": " + shown(signature) + ": " + std::to_string(left_out) +
+                           " candidate(s) rejected or failed there, left out");
+        }
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw bad(std::string("a field is missing or has the wrong type (") + e.what() + ")");
+    }
+  }
+  for (const auto& [signature, tactics] : times) {
+    if (tactics.empty()) {
+      if (notes) notes->push_back(shown(signature) + ": no candidate ran and agreed: not in the cache");
+      continue;
+    }
+    TunedKernel k;
+    k.signature = signature;
+    for (const auto& [tactic, us] : tactics) k.candidates.push_back({tactic, us});
+    std::sort(k.candidates.begin(), k.candidates.end(), faster);
+    k.tactic = k.candidates.front().tactic;
+    c.kernels.emplace(signature, k);
+  }
+  return c;
 }
 
 }  // namespace modelc

@@ -53,6 +53,13 @@ struct TuningCache {
   static TuningCache from_json(const std::string& text, const std::string& file);
   /// Reads and parses the file at `path` (a regular file of at most 256 MB).
   static TuningCache read(const std::string& path);
+  /// \brief `modelc tune --collect`: the cache of the times files tuning drivers wrote
+  /// (runtime_stub/tune.h, "modelc_tuning_times": 1): per signature the candidates that ran and
+  /// agreed with the cost model's choice, fastest first, the winner the fastest (a signature in
+  /// several files: each tactic's smallest time). Rejected and failed candidates are left out, and
+  /// `notes` (if given) says where. Every file must come from one device (name, SM, SM count).
+  /// Error naming the file for one that is not a times file, or of another device.
+  static TuningCache collect(const std::vector<std::string>& paths, std::vector<std::string>* notes = nullptr);
 };
 
 }  // namespace modelc

@@ -128,3 +128,62 @@ TEST_CASE("--tuning-cache: the measured winner, byte-identical compiles, another
   CHECK(has(r.err, "missing.json"));
   CHECK_FALSE(fs::exists(dir / "bad"));
 }
+
+TEST_CASE("modelc tune: the tuning folder, its flags, and what it refuses") {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", serialize(conv_relu_model(32, 16)));
+  Result r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80 --candidates 3 -o t");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(has(r.out, "wrote t (sm_80): 1 kernel signatures, 3 candidates (at most 3 each)"));
+  const nlohmann::json manifest = nlohmann::json::parse(read_bytes((fs::path(dir / "t") / "tuning.json").string()));
+  CHECK(manifest.at("generator") == "modelc");
+  CHECK(manifest.at("flags") == "--arch sm_80 --fp16");
+  REQUIRE(manifest.at("signatures").size() == 1);
+  CHECK(manifest.at("signatures")[0].at("candidates").size() == 3);
+  for (const char* f : {"Makefile", "README.md", "m_tune.cu", "m_tune_s0.cu", "runtime/tune.h", "runtime/runtime.h",
+                        "kernels/tensor_core.cuh"}) {
+    CHECK_MESSAGE(fs::exists(fs::path(dir / "t") / f), f);
+  }
+  CHECK(has(read_bytes((fs::path(dir / "t") / "README.md").string()), "modelc m.onnx --arch sm_80 --fp16 --tuning-cache m.tuning.json"));
+  // The same command again: the same bytes (the folder is replaced).
+  r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80 --candidates 3 -o t2");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80 --candidates 3 -o t");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  same_folders(dir / "t", dir / "t2");
+
+  // Refused: FP32 (nothing on tensor cores), two archs, two batches, a model folder as -o, no
+  // model, --collect without -o or with a model, a bad times file; nothing written.
+  r = run_modelc(dir, "tune m.onnx --arch sm_80 -o fp32");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "no tensor-core convolution or matrix product on sm_80"));
+  CHECK_FALSE(fs::exists(dir / "fp32"));
+  r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80,sm_90 -o two");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "give one --arch"));
+  r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80 --batch 1,2 -o two");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "one batch"));
+  CHECK_FALSE(fs::exists(dir / "two"));
+  r = run_modelc(dir, "m.onnx --fp16 --arch sm_80 -o model");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = run_modelc(dir, "tune m.onnx --fp16 --arch sm_80 -o model");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "is not a modelc output"));
+  CHECK(fs::exists(fs::path(dir / "model") / "report.json"));
+  r = run_modelc(dir, "tune --fp16");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "needs a model"));
+  r = run_modelc(dir, "tune --candidates 0 m.onnx --fp16");
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "tune --collect t/tuning.json");
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "-o"));
+  r = run_modelc(dir, "tune m.onnx --collect t/tuning.json -o c.json");
+  CHECK(r.code == 2);
+  r = run_modelc(dir, "tune --collect t/tuning.json -o c.json");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "t/tuning.json"));
+  CHECK(has(r.err, "not a tuning driver's times"));
+  CHECK_FALSE(fs::exists(dir / "c.json"));
+}

@@ -2,7 +2,11 @@
 // the tensor-core tactic rule taking a measured winner only where it is one of its candidates.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "schedule/tactics.h"
 #include "schedule/target.h"
@@ -150,4 +154,111 @@ TEST_CASE("tuning cache: choose_tc_tile takes the measured winner only where it 
   split.tactic = split_tile.name();
   split.candidates = {{split.tactic, 1.0}};
   CHECK(linear::choose_tc_tile(p, tuned_target, &why, &split) == def);
+}
+
+TEST_CASE("tuning: tc_candidates lists the cost model's choice first, then distinct tiles by its ranking") {
+  const Target t80 = target_for("sm_80");
+  const linear::TcProblem p{1, 3136, 64, 576, 2.0 * (3136 * 576 + 64 * 576 + 3136 * 64)};
+  const TcTile def = linear::choose_tc_tile(p, t80);
+  const std::vector<TcCandidate> c = linear::tc_candidates(p, t80, 8);
+  REQUIRE(c.size() == 8);
+  CHECK(c[0].tile == def);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    CHECK(c[i].estimate.us > 0);
+    CHECK(c[i].workspace_bytes == c[i].tile.workspace_bytes(1, 3136, 64));
+    CHECK(c[i].tile.smem_bytes() <= t80.smem_per_block);
+    for (std::size_t j = 0; j < i; ++j) CHECK(c[i].tile != c[j].tile);
+  }
+  // After the choice, the classes in turn (SM-filling, split-K, the rest), each by estimate.
+  auto rank = [&](const TcCandidate& x) { return x.estimate.blocks >= t80.sm_count ? 0 : x.tile.split_k > 1 ? 1 : 2; };
+  std::map<int, double> last;
+  for (std::size_t i = 1; i < c.size(); ++i) {
+    const int r = rank(c[i]);
+    if (last.count(r)) CHECK(last[r] <= c[i].estimate.us);
+    last[r] = c[i].estimate.us;
+  }
+  CHECK(last.size() >= 2);  // more than one class for this problem
+  // One asked: the choice alone; a tuning cache on the target does not move it.
+  TuningCache cache;
+  cache.device = {"x", 80, 108, "1"};
+  Target tuned = t80;
+  tuned.tuning = &cache;
+  const std::vector<TcCandidate> one = linear::tc_candidates(p, tuned, 1);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].tile == def);
+}
+
+namespace {
+
+// A tuning driver's times file (runtime_stub/tune.h) with one kernel.
+std::string times_json(const std::string& device, const std::string& candidates) {
+  return "{\"modelc_tuning_times\": 1, \"model\": \"m.onnx\", \"name\": \"m\", \"arch\": \"sm_80\", \"runs\": 5, "
+         "\"warmup\": 1, \"device\": " + device + ", \"kernels\": [{\"signature\": \"conv float16 nhwc batch 1 M 256 N 16 K 144\", "
+         "\"kernel\": \"k3\", \"candidates\": [" + candidates + "]}]}";
+}
+
+const char* kA100 = "{\"name\": \"NVIDIA A100-SXM4-80GB\", \"sm\": 80, \"sm_count\": 108, \"driver\": 12040, \"emulation\": false}";
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("modelc_tuning_test_" + name)).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("tuning: collect keeps the candidates that agreed, fastest first, and refuses other files") {
+  const std::string a = write_temp(
+      "a.json", times_json(kA100, "{\"tactic\": \"T1\", \"estimate_us\": 2, \"status\": \"ok\", \"us\": 3.5, \"max_error\": 0},"
+                                  "{\"tactic\": \"T2\", \"estimate_us\": 3, \"status\": \"rejected\", \"max_error\": 1, \"error\": \"e\"},"
+                                  "{\"tactic\": \"T3\", \"estimate_us\": 4, \"status\": \"ok\", \"us\": 2.25, \"max_error\": 0},"
+                                  "{\"tactic\": \"T4\", \"estimate_us\": 4, \"status\": \"failed\", \"error\": \"launch\"}"));
+  std::vector<std::string> notes;
+  TuningCache c = TuningCache::collect({a}, &notes);
+  CHECK(c.device.name == "NVIDIA A100-SXM4-80GB");
+  CHECK(c.device.sm == 80);
+  CHECK(c.device.sm_count == 108);
+  CHECK(c.device.driver == "12.4");
+  REQUIRE(c.kernels.size() == 1);
+  const TunedKernel& k = c.kernels.begin()->second;
+  CHECK(k.tactic == "T3");
+  REQUIRE(k.candidates.size() == 2);  // the rejected and the failed one left out
+  CHECK(k.candidates[0].tactic == "T3");
+  CHECK(k.us_of("T2") < 0);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("2 candidate(s) rejected or failed") != std::string::npos);
+  // What collect writes, the cache reader takes.
+  CHECK(TuningCache::from_json(c.to_json(), "c.json").kernels.size() == 1);
+
+  // A second file of the same device: each tactic's smallest time.
+  const std::string b = write_temp(
+      "b.json", times_json(kA100, "{\"tactic\": \"T1\", \"estimate_us\": 2, \"status\": \"ok\", \"us\": 1.5, \"max_error\": 0}"));
+  c = TuningCache::collect({a, b});
+  CHECK(c.kernels.begin()->second.tactic == "T1");
+  CHECK(c.kernels.begin()->second.us_of("T1") == 1.5);
+
+  // Another device's file, or one that is not a times file: an Error naming it.
+  const std::string other = write_temp(
+      "other.json",
+      times_json("{\"name\": \"NVIDIA H100\", \"sm\": 90, \"sm_count\": 132, \"driver\": 12040, \"emulation\": false}",
+                 "{\"tactic\": \"T1\", \"estimate_us\": 2, \"status\": \"ok\", \"us\": 1.0, \"max_error\": 0}"));
+  CHECK_THROWS_WITH_AS(TuningCache::collect({a, other}), doctest::Contains("a cache holds one device's times"), Error);
+  for (const std::string& bad :
+       {std::string("[]"), std::string("{\"modelc_tuning\": 1}"),
+        times_json(kA100, "{\"tactic\": \"T1\", \"status\": \"ok\", \"us\": -1}"),
+        times_json(kA100, "{\"tactic\": \"T1\", \"status\": \"ok\"}"),
+        times_json(kA100, "{\"tactic\": \"T1\", \"status\": \"great\", \"us\": 1}"),
+        times_json(kA100, "{\"tactic\": \"\", \"status\": \"ok\", \"us\": 1}"),
+        times_json("{\"name\": \"x\", \"sm\": 80, \"sm_count\": 0, \"driver\": 1}", "{\"tactic\": \"T\", \"status\": \"ok\", \"us\": 1}"),
+        times_json(kA100, ""), std::string(100, '[')}) {
+    const std::string path = write_temp("bad.json", bad);
+    try {
+      TuningCache::collect({path});
+      FAIL("accepted: " << bad);
+    } catch (const Error& e) {
+      CHECK(e.where().file == path);
+    }
+  }
+  CHECK_THROWS_WITH_AS(TuningCache::collect({"/nonexistent/times.json"}), doctest::Contains("--collect"), Error);
+  for (const std::string& p : {a, b, other}) std::filesystem::remove(p);
 }

@@ -11,6 +11,7 @@ const std::vector<RegisterFn>& all_commands() {
       register_verify,
       register_resources,
       register_report,
+      register_tune,
       register_passes,
   };
   return commands;

@@ -39,6 +39,7 @@ void register_verify(CLI::App& app, RunFn& run);
 void register_resources(CLI::App& app, RunFn& run);
 void register_report(CLI::App& app, RunFn& run);
 void register_passes(CLI::App& app, RunFn& run);
+void register_tune(CLI::App& app, RunFn& run);
 /// The default command (`modelc MODEL.onnx ...`): registered on the app itself, not as a
 /// subcommand; main calls it after the subcommands.
 void register_compile(CLI::App& app, RunFn& run);
