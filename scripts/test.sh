@@ -7,7 +7,7 @@
 #
 #   scripts/test.sh --sanitize [CTEST_ARGS...]   the ASan + UBSan build instead (clang-14, in
 #       build-asan/; docs/TESTING.md, "Fuzzing and sanitizers") and its tests, `ctest -L sanitize`: the
-#       unit tests, the fuzz regression replays and each fuzz target for MODELC_FUZZ_SECONDS (60).
+#       unit tests, the fuzz regression replays and each fuzz target for MODELC_FUZZ_SECONDS (40).
 #       Any sanitizer report fails the test it happens in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,10 @@ fi
 scripts/setup.sh --tests
 scripts/build.sh
 cd build
+# The emulated programs the tests build link the host emulation's runtime modelc's build made
+# instead of compiling runtime/host/*.cpp in every folder (Makefile.gen, MODELC_EMU_HOST_LIB); the
+# tests that build a folder's libraries or its CMake project still compile them.
+export MODELC_EMU_HOST_LIB="$PWD/libmodelc_host_emulation.a"
 # Two at a time: tests that share files are ordered by FIXTURES and RESOURCE_LOCK; the corpus takes
 # both slots (PROCESSORS 2).
 ctest --output-on-failure -j2 "${long[@]}" "$@"
