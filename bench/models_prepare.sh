@@ -14,7 +14,9 @@
 # needs, as OUT/models.tar.xz (default OUT: build/model_bundle) and prints its size.
 #
 # Environment: MODELC (build/modelc), MODELS_DIR (build/models), ARCH (sm_90), XZ_LEVEL (6),
-# CASES (the space-separated list: resnet50_b1 resnet50_b32 bert_b1 bert_b32).
+# CASES (the space-separated list: resnet50_b1 resnet50_b32 bert_b1 bert_b32), TUNING_CACHES (a folder
+# of tuning caches, bench/tune_collect.sh's: a case with CASE_ARCH.tuning.json there is also compiled
+# with it, as CASE_tuned, which models_run.sh times beside the untuned one).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/build/model_bundle}
@@ -49,7 +51,7 @@ PYEOF
   mv "$MODELS_DIR/bert_b32.onnx.tmp" "$MODELS_DIR/bert_b32.onnx"
 fi
 
-printf 'case\tmodel\tbatch\n' > "$B/manifest.tsv"
+printf 'case\tmodel\tbatch\tvariant\n' > "$B/manifest.tsv"
 for c in $CASES; do
   m=${c%_b*}; batch=${c##*_b}
   case $c in
@@ -71,7 +73,14 @@ for f in os.listdir(sys.argv[1]):
     if a.nbytes > 2 << 20 and a.shape[0] > 2:
         np.save(p, a[:2])
 PYEOF
-  printf '%s\t%s\t%s\n' "$c" "$m" "$batch" >> "$B/manifest.tsv"
+  printf '%s\t%s\t%s\tmodelc\n' "$c" "$m" "$batch" >> "$B/manifest.tsv"
+  cache=${TUNING_CACHES:-}/${c}_${ARCH}.tuning.json
+  if [ -n "${TUNING_CACHES:-}" ] && [ -f "$cache" ]; then
+    "$MODELC" "$STAGE/$c.onnx" --name "$m" -o "$B/${c}_tuned" --arch "$ARCH" --fp16 --weights-file \
+      --tuning-cache "$cache" | grep -v '^tuning cache' | head -1
+    cp -r "$B/$c/expected" "$B/${c}_tuned/expected"
+    printf '%s\t%s\t%s\ttuned\n' "${c}_tuned" "$m" "$batch" >> "$B/manifest.tsv"
+  fi
   rm -f "$STAGE/$c.onnx"
 done
 cp "$ROOT/models/export_torchvision.py" "$B/"

@@ -10,6 +10,8 @@
 # torch.compile) and prints one markdown table with ratios. With NCU=1 (default) it then profiles
 # one run of each batch-1 program with Nsight Compute (kernel durations only, clocks as found) and
 # sets each kernel's measured time beside the cost model's estimate (bench/kernel_times.py).
+# Cases compiled with a tuning cache (models_prepare.sh TUNING_CACHES) are timed too: the table then
+# has their time and the ratio tuned / untuned (bench/tune_prepare.sh: the flow).
 #
 # Environment: WORK (/tmp/modelc_models), RUNS (200), WARMUP (20), PYTHON (python3), NCU (1),
 # TORCH_COMPILE_MODE / COMPILE_BATCHES (bench/torch_models.py), ONLY (a regular expression on cases),
@@ -43,6 +45,9 @@ for c in $cases; do
   d=$B/$c
   m=$(awk -F'\t' -v c="$c" '$1 == c { print $2 }' "$B/manifest.tsv")
   batch=$(awk -F'\t' -v c="$c" '$1 == c { print $3 }' "$B/manifest.tsv")
+  # "modelc", or "modelc_tuned" for a case compiled with a tuning cache (models_prepare.sh TUNING_CACHES).
+  variant=modelc
+  [ "$(awk -F'\t' -v c="$c" '$1 == c { print $4 }' "$B/manifest.tsv")" = tuned ] && variant=modelc_tuned
   if [ "$(cat "$d/build.rc")" != 0 ]; then
     echo "$c: build failed"; tail -10 "$d/build.log"; fails=$((fails + 1)); continue
   fi
@@ -65,13 +70,13 @@ PYEOF
   line=$(grep -E '^ *median ' "$d/bench.log")
   if [ -z "$line" ]; then echo "$c: bench failed"; tail -5 "$d/bench.log"; fails=$((fails + 1)); continue; fi
   read -r _ med _ _ p10 _ _ p90 _ <<< "$line"
-  printf '%s\t%s\tmodelc\t%s\t%s\t%s\n' "$m" "$batch" "$med" "$p10" "$p90" >> "$B/modelc.tsv"
-  echo "$c: modelc median $med ms (p10 $p10, p90 $p90)"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$batch" "$variant" "$med" "$p10" "$p90" >> "$B/modelc.tsv"
+  echo "$c: $variant median $med ms (p10 $p10, p90 $p90)"
 done
 
 echo "== torch"
-models=$(for c in $cases; do echo "${c%_b*}"; done | sort -u | paste -sd,)
-batches=$(for c in $cases; do echo "${c##*_b}"; done | sort -un | paste -sd,)
+models=$(for c in $cases; do awk -F'\t' -v c="$c" '$1 == c { print $2 }' "$B/manifest.tsv"; done | sort -u | paste -sd,)
+batches=$(for c in $cases; do awk -F'\t' -v c="$c" '$1 == c { print $3 }' "$B/manifest.tsv"; done | sort -un | paste -sd,)
 "$PY" "$HERE/torch_models.py" "$B/export_torchvision.py" --models "$models" --batches "$batches" \
   --runs "$RUNS" --warmup "$WARMUP" > "$B/torch.tsv" || echo "torch_models.py failed"
 
@@ -88,16 +93,24 @@ for p in sys.argv[1:]:
 by = {}
 for m, b, v, med, *_ in rows:
     by.setdefault((m, int(b)), {})[v] = float(med)
-variants = sorted({v for d in by.values() for v in d if v != "modelc"})
-print("| model | batch | modelc ms | " + " | ".join(f"torch {v} ms" for v in variants) + " | " +
-      " | ".join(f"modelc / {v}" for v in variants) + " |")
-print("|---|---:|---:|" + "---:|" * (2 * len(variants)))
+variants = sorted({v for d in by.values() for v in d if not v.startswith("modelc")})
+tuned = any("modelc_tuned" in d for d in by.values())
+print("| model | batch | modelc ms | " + ("modelc tuned ms | tuned / untuned | " if tuned else "") +
+      " | ".join(f"torch {v} ms" for v in variants) + " | " + " | ".join(f"modelc / {v}" for v in variants) +
+      (" | " + " | ".join(f"tuned / {v}" for v in variants) if tuned else "") + " |")
+print("|---|---:|---:|" + ("---:|---:|" if tuned else "") + "---:|" * ((3 if tuned else 2) * len(variants)))
 for (m, b), d in sorted(by.items()):
-    mc = d.get("modelc")
-    cells = [f"{d[v]:.4f}" if v in d else "-" for v in variants]
+    mc, mt = d.get("modelc"), d.get("modelc_tuned")
+    fmt = lambda v: f"{v:.4f}" if v else "-"
+    cells = [fmt(d.get(v)) for v in variants]
     ratios = [f"{mc / d[v]:.2f}" if mc and v in d else "-" for v in variants]
-    print(f"| {m} | {b} | {mc:.4f} | " if mc else f"| {m} | {b} | - | ", end="")
-    print(" | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    row = f"| {m} | {b} | {fmt(mc)} | "
+    if tuned:
+        row += f"{fmt(mt)} | " + (f"{mt / mc:.2f}" if mc and mt else "-") + " | "
+    row += " | ".join(cells) + " | " + " | ".join(ratios)
+    if tuned:
+        row += " | " + " | ".join(f"{mt / d[v]:.2f}" if mt and v in d else "-" for v in variants)
+    print(row + " |")
 PYEOF
 
 if [ "$NCU" = 1 ] && command -v ncu > /dev/null; then
