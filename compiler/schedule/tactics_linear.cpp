@@ -380,10 +380,10 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
                           tc.bm);
   }
   k.fallback_reason = fmt::format("at most {} rows: GEMV", kGemvMaxRows);
-  k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate {}{}",
+  k.note = fmt::format("{}batch {} M {} N {} K {}; at most {} rows, memory bound on B ({}): {}; estimate for sm_{} ({}): {}{}",
                        equation_prefix(k), g.batch_count(), g.M, g.N, g.K, kGemvMaxRows,
                        k_contiguous ? "K-contiguous, a warp per column" : "a thread per 16 bytes of a row of B", why,
-                       estimate_text(e), instead);
+                       targets.front().sm, targets.front().part, estimate_text(e), instead);
 }
 
 void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {

@@ -121,7 +121,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   @input0, @weights+0, @weights+8192 -> @arena+0
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 32; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
-  //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
+  //   SMs; estimate for sm_75 (T4): 1.44 us, launch bound, 64 blocks, 0.20 waves
   MC_KERNEL_BEGIN(0, stream);
   {
     tiny_mlp_k0_t::Params p{};
@@ -138,7 +138,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   @arena+0, @weights+8448, @weights+24832 -> @arena+1024
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 64 K 64; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 64 blocks for 40
-  //   SMs; estimate 1.44 us, launch bound, 64 blocks, 0.20 waves
+  //   SMs; estimate for sm_75 (T4): 1.44 us, launch bound, 64 blocks, 0.20 waves
   MC_KERNEL_BEGIN(1, stream);
   {
     tiny_mlp_k1_t::Params p{};
@@ -195,7 +195,7 @@ static int tiny_mlp_enqueue(mc::Status& mc_status, const mc::Bindings& mc_bindin
   //   @arena+1024, @weights+25088, @weights+27648 -> @arena+0
   //   tactic columns=1 k_split=4 threads=128 warps=4; batch 1 M 4 N 10 K 64; at most 8 rows, memory bound on
   //   B (K-contiguous, a warp per column): GEMV, 4 warps, K split 4, 1 columns per block: 10 blocks (the most
-  //   it gives) for 40 SMs; estimate 1.44 us, launch bound, 10 blocks, 0.03 waves
+  //   it gives) for 40 SMs; estimate for sm_75 (T4): 1.44 us, launch bound, 10 blocks, 0.03 waves
   MC_KERNEL_BEGIN(5, stream);
   {
     tiny_mlp_k5_t::Params p{};
