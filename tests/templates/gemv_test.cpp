@@ -202,6 +202,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
     CHECK(k.estimate.bound == "memory");
     INFO(k.note);
     CHECK(k.note.find("K-contiguous, a warp per column") != std::string::npos);
+    CHECK(k.note.find("; estimate for sm_90 (H100 SXM5): ") != std::string::npos);  // the arch it is for
     CHECK(k.note.find("; the tensor-core tactic it replaces: ") != std::string::npos);
     CHECK(k.note.find("(M 1 in tiles of ") != std::string::npos);
     const modelc::KernelLaunches e = f->emit(k, NameContext{});
