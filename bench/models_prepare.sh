@@ -26,6 +26,7 @@ ARCH=${ARCH:-sm_90}
 XZ_LEVEL=${XZ_LEVEL:-6}
 CASES=${CASES:-resnet50_b1 resnet50_b32 bert_b1 bert_b32}
 PY=/usr/bin/python3
+. "$ROOT/bench/cases.sh"
 
 [ -x "$MODELC" ] || { echo "error: $MODELC not found: build it first (make -C build modelc)" >&2; exit 1; }
 STAGE=$(mktemp -d)
@@ -54,13 +55,7 @@ fi
 printf 'case\tmodel\tbatch\tvariant\n' > "$B/manifest.tsv"
 for c in $CASES; do
   m=${c%_b*}; batch=${c##*_b}
-  case $c in
-    resnet50_b1) "$PY" "$ROOT/bench/timing_copy.py" "$MODELS_DIR/resnet50.onnx" "$STAGE/$c.onnx" ;;
-    resnet50_b*) "$PY" "$ROOT/bench/timing_copy.py" "$MODELS_DIR/resnet50.onnx" "$STAGE/$c.onnx" --batch "$batch" ;;
-    bert_b1) "$PY" "$ROOT/bench/timing_copy.py" "$MODELS_DIR/bert.onnx" "$STAGE/$c.onnx" ;;
-    bert_b32) "$PY" "$ROOT/bench/timing_copy.py" "$MODELS_DIR/bert_b32.onnx" "$STAGE/$c.onnx" ;;
-    *) echo "error: unknown case $c" >&2; exit 1 ;;
-  esac
+  timing_copy "$c" "$STAGE/$c.onnx"
   "$MODELC" "$STAGE/$c.onnx" --name "$m" -o "$B/$c" --arch "$ARCH" --fp16 --weights-file | head -1
   "$MODELC" run-reference "$STAGE/$c.onnx" --seed 0 -o "$B/$c/expected" > "$B/$c/expected.log"
   # BERT's output at batch 32 is 12 MB of incompressible floats: keep the first two sequences

@@ -25,6 +25,7 @@ CANDIDATES=${CANDIDATES:-8}
 CASES=${CASES:-resnet50_b1 resnet50_b32 bert_b1 bert_b32}
 XZ_LEVEL=${XZ_LEVEL:-6}
 PY=/usr/bin/python3
+. "$ROOT/bench/cases.sh"
 
 [ -x "$MODELC" ] || { echo "error: $MODELC not found: build it first (make -C build modelc)" >&2; exit 1; }
 STAGE=$(mktemp -d)
@@ -34,18 +35,14 @@ mkdir -p "$B"
 printf 'case\tmodel\tbatch\n' > "$B/manifest.tsv"
 for c in $CASES; do
   m=${c%_b*}; batch=${c##*_b}
-  # The model file bench/models_prepare.sh times (exported when missing; bert_b32 by models_prepare.sh).
-  src=$MODELS_DIR/$m.onnx
-  [ "$c" = bert_b32 ] && src=$MODELS_DIR/bert_b32.onnx
-  if [ ! -f "$src" ]; then
-    if [ "$c" = bert_b32 ]; then
-      echo "error: $src is missing: CASES=bert_b32 bench/models_prepare.sh exports it" >&2; exit 1
-    fi
+  # The model bench/models_prepare.sh times (exported when missing; bert_b32 by models_prepare.sh).
+  if [ "$c" = bert_b32 ]; then
+    [ -f "$MODELS_DIR/bert_b32.onnx" ] ||
+      { echo "error: $MODELS_DIR/bert_b32.onnx is missing: CASES=bert_b32 bench/models_prepare.sh exports it" >&2; exit 1; }
+  elif [ ! -f "$MODELS_DIR/$m.onnx" ]; then
     "$PY" "$ROOT/models/export_torchvision.py" --out "$MODELS_DIR" --models "$m"
   fi
-  copy_args=()
-  [ "$m" = resnet50 ] && [ "$batch" != 1 ] && copy_args=(--batch "$batch")
-  "$PY" "$ROOT/bench/timing_copy.py" "$src" "$STAGE/$c.onnx" "${copy_args[@]}"
+  timing_copy "$c" "$STAGE/$c.onnx"
   "$MODELC" tune "$STAGE/$c.onnx" --name "$m" --fp16 --arch "$ARCH" --candidates "$CANDIDATES" -o "$B/$c" | head -1
   printf '%s\t%s\t%s\n' "$c" "$m" "$batch" >> "$B/manifest.tsv"
   rm -f "$STAGE/$c.onnx"

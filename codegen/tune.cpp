@@ -239,8 +239,10 @@ std::map<std::string, std::string> render_tuning(const Schedule& s, const TuneOp
     std::string dims;
     std::string outputs;
     int64_t dim_at = 0;
+    int num_outputs = 0;
     for (const TensorView& v : sc.outputs) {
       if (v.dtype == DType::undefined) continue;
+      ++num_outputs;
       for (int64_t d : v.shape) dims += std::to_string(d) + ", ";
       for (int64_t d : v.strides) dims += std::to_string(d) + ", ";
       const auto tol = tolerance(v.dtype, k.tune_candidates.front().tile.fp16_accumulate);
@@ -255,9 +257,7 @@ std::map<std::string, std::string> render_tuning(const Schedule& s, const TuneOp
     tables += "const mc::tune::Candidate " + p + "Candidates[] = {\n" + candidate_rows + "};\n";
     signature_rows += fmt::format(
         "    {{{}, {}, {}u, {}, {}Regions, {}, {}Outputs, {}, {}Candidates}},\n", c_string(k.tuning_signature),
-        c_string(k.id), sc.bytes, sc.regions.size(), p, std::count_if(sc.outputs.begin(), sc.outputs.end(),
-                                                                   [](const TensorView& v) { return v.dtype != DType::undefined; }),
-        p, k.tune_candidates.size(), p);
+        c_string(k.id), sc.bytes, sc.regions.size(), p, num_outputs, p, k.tune_candidates.size(), p);
     nlohmann::ordered_json e;
     e["signature"] = k.tuning_signature;
     e["kernel"] = k.id;

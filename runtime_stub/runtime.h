@@ -266,6 +266,31 @@ inline size_t dtype_bytes(int code) {
   }
 }
 
+/// \brief Copies a strided view of device memory (its first element at `device`; `shape` and
+/// `strides` in elements of `esize` bytes) into `out`, densely, row-major over the shape: the stretch
+/// of memory the strides span is read once into `staging`, then gathered. The taps' copy and the
+/// tuning driver's (runtime/tune.h) read of a candidate's outputs.
+inline cudaError_t copy_view_to_host(const unsigned char* device, int rank, const int64_t* shape, const int64_t* strides,
+                                     size_t esize, std::vector<unsigned char>& staging, unsigned char* out) {
+  size_t n = 1, span = 1;  // elements; elements from the first to the last one the strides reach
+  for (int d = 0; d < rank; ++d) {
+    n *= static_cast<size_t>(shape[d]);
+    span += static_cast<size_t>(shape[d] - 1) * static_cast<size_t>(strides[d]);
+  }
+  if (n == 0) return cudaSuccess;
+  staging.resize(span * esize);
+  const cudaError_t e = cudaMemcpy(staging.data(), device, span * esize, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) return e;
+  std::vector<int64_t> at(static_cast<size_t>(rank), 0);
+  for (size_t i = 0; i < n; ++i) {  // row-major over the shape, each element from its stride
+    size_t from = 0;
+    for (int d = 0; d < rank; ++d) from += static_cast<size_t>(at[static_cast<size_t>(d)]) * static_cast<size_t>(strides[d]);
+    std::memcpy(out + i * esize, staging.data() + from * esize, esize);
+    for (int d = rank - 1; d >= 0 && ++at[static_cast<size_t>(d)] == shape[d]; --d) at[static_cast<size_t>(d)] = 0;
+  }
+  return cudaSuccess;
+}
+
 /// \brief The elements of a tap (the product of its dims).
 inline size_t tap_elements(const TapInfo& t) {
   size_t n = 1;
@@ -848,23 +873,11 @@ class Context {
       for (int t = 0; t < profile_.num_taps; ++t) {
         const TapInfo& tap = profile_.taps[t];
         if (tap.kernel != kernel || !taps_[t]) continue;
-        const size_t esize = dtype_bytes(tap.dtype);
-        const size_t n = tap_elements(tap);
-        if (n == 0) continue;
-        size_t span = 1;  // elements from the first to the last one the strides reach
-        for (int d = 0; d < tap.rank; ++d) span += static_cast<size_t>(tap.shape[d] - 1) * static_cast<size_t>(tap.strides[d]);
+        if (tap_elements(tap) == 0) continue;
         const unsigned char* base = tap.space == kTapOutput ? static_cast<const unsigned char*>(outputs_[static_cast<size_t>(tap.index)])
                                                             : arena_;
-        stored_.resize(span * esize);
-        MC_CHECK(cudaMemcpy(stored_.data(), base + tap.offset, span * esize, cudaMemcpyDeviceToHost));
-        unsigned char* out = static_cast<unsigned char*>(taps_[t]);
-        std::vector<int64_t> at(static_cast<size_t>(tap.rank), 0);
-        for (size_t i = 0; i < n; ++i) {  // row-major over the shape, each element from its stride
-          size_t from = 0;
-          for (int d = 0; d < tap.rank; ++d) from += static_cast<size_t>(at[static_cast<size_t>(d)]) * static_cast<size_t>(tap.strides[d]);
-          std::memcpy(out + i * esize, stored_.data() + from * esize, esize);
-          for (int d = tap.rank - 1; d >= 0 && ++at[static_cast<size_t>(d)] == tap.shape[d]; --d) at[static_cast<size_t>(d)] = 0;
-        }
+        MC_CHECK(copy_view_to_host(base + tap.offset, tap.rank, tap.shape, tap.strides, dtype_bytes(tap.dtype), stored_,
+                                   static_cast<unsigned char*>(taps_[t])));
       }
       return kOk;
     }

@@ -154,24 +154,6 @@ inline std::vector<unsigned char> fill(const Region& r, uint64_t seed) {
   return b;
 }
 
-// The elements of an output (row-major over its shape) read through its strides.
-inline std::vector<double> gather(const std::vector<unsigned char>& arena, const Output& o) {
-  size_t n = 1;
-  for (int d = 0; d < o.rank; ++d) n *= static_cast<size_t>(o.shape[d]);
-  std::vector<double> r(n);
-  std::vector<int64_t> at(static_cast<size_t>(o.rank), 0);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t e = 0;
-    for (int d = 0; d < o.rank; ++d) e += at[static_cast<size_t>(d)] * o.strides[d];
-    r[i] = element(arena.data() + o.offset, o.dtype, static_cast<size_t>(e));
-    for (int d = o.rank - 1; d >= 0; --d) {
-      if (++at[static_cast<size_t>(d)] < o.shape[d]) break;
-      at[static_cast<size_t>(d)] = 0;
-    }
-  }
-  return r;
-}
-
 struct Result {
   std::string status = "ok";  ///< ok | rejected | failed
   double us = 0;
@@ -213,10 +195,18 @@ class Bench {
     if (const int r = c.enqueue(mc_status, bindings(nullptr), stream_)) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
     MC_CHECK(cudaGetLastError());
-    std::vector<unsigned char> host(s_.arena_bytes);
-    MC_CHECK(cudaMemcpy(host.data(), arena_, s_.arena_bytes, cudaMemcpyDeviceToHost));
+    // Each output's elements, dense, as doubles.
     out.clear();
-    for (int o = 0; o < s_.num_outputs; ++o) out.push_back(gather(host, s_.outputs[o]));
+    std::vector<unsigned char> staging, dense;
+    for (int o = 0; o < s_.num_outputs; ++o) {
+      const Output& v = s_.outputs[o];
+      size_t n = 1;
+      for (int d = 0; d < v.rank; ++d) n *= static_cast<size_t>(v.shape[d]);
+      dense.resize(n * dtype_bytes(v.dtype));
+      MC_CHECK(copy_view_to_host(arena_ + v.offset, v.rank, v.shape, v.strides, dtype_bytes(v.dtype), staging, dense.data()));
+      out.emplace_back(n);
+      for (size_t i = 0; i < n; ++i) out.back()[i] = element(dense.data(), v.dtype, i);
+    }
     return kOk;
   }
 
@@ -237,11 +227,8 @@ class Bench {
 
  private:
   Bindings bindings(Probe* probe) const {
-    Bindings b{};
+    Bindings b{};  // no weights, inputs or outputs: every operand is in the scratch arena
     b.arena = arena_;
-    b.weights = nullptr;
-    b.inputs = nullptr;
-    b.outputs = nullptr;
     b.sm = sm_;
     b.probe = probe;
     return b;

@@ -238,6 +238,8 @@ std::vector<std::string> checked_archs(const std::string& list, bool quiet);
 /// \brief checked_archs in a command's parse callback: a bad --arch is a usage error (exit 2), its
 /// message naming the architectures modelc (and the installed nvcc) takes.
 void check_arch_usage(const std::string& list, bool quiet);
+/// `s` as one single-quoted POSIX shell word.
+std::string shell_quote(const std::string& s);
 /// The nvcc modelc builds with ($NVCC, PATH, /usr/local/cuda/bin); "" when there is none.
 std::string find_nvcc_path();
 /// Runs make in an emitted folder (`emu`: NAME_emu with g++; else `all`: NAME with nvcc) with

@@ -96,12 +96,6 @@ std::shared_ptr<const TuningCache> tuning_for(const Compile& c, const std::vecto
   return cache;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string r = "'";
-  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return r + "'";
-}
-
 // Runs `command` through the shell; calls on_line for every line of its output (stdout and
 // stderr together). Returns the exit status (-1 when it could not run or was killed).
 template <class F>
@@ -219,6 +213,12 @@ const std::set<std::string>& cpp_keywords() {
 }
 
 }  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
 
 std::string default_model_name(const std::string& model_path) {
   std::string name;

@@ -48,8 +48,11 @@ struct Tune {
 // one arch first), in the command's order.
 std::string compile_flags(const CLI::App& sub) {
   std::string r;
-  auto quoted = [](const std::string& v) {
-    return v.find_first_of(" '\"$\\") == std::string::npos && !v.empty() ? v : "'" + v + "'";
+  auto quoted = [](const std::string& v) {  // as typed where nothing needs quoting
+    return !v.empty() && v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%") ==
+                             std::string::npos
+               ? v
+               : shell_quote(v);
   };
   for (const CLI::Option* o : sub.get_options()) {
     if (o->count() == 0 || o->get_lnames().empty()) continue;
