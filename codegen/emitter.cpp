@@ -170,7 +170,7 @@ std::string kernel_comment(const Kernel& k) {
   add(k.outputs);
   std::string nodes;
   for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "'" : ", '") + n + "'";
-  std::string c = "// " + comment(k.id + " (" + k.family + "): " + (k.node ? k.node->op() + " " : "") + nodes + ": " +
+  std::string c = "// " + comment(k.id + " (" + k.family + "): " + (k.op.empty() ? "" : k.op.type + " ") + nodes + ": " +
                                   types) + "\n";
   c += "//   " + comment(where) + "\n";
   std::string tactic;
@@ -311,14 +311,14 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
     const KernelFamily* f = FamilyRegistry::instance().find(k->family);
     if (!f || !f->emit) {
       const std::string what = "no code generator for template family '" + k->family + "'";
-      throw k->node ? k->node->error(what) : Error(what);
+      throw k->op.empty() ? Error(what) : k->error(what);
     }
     KernelLaunches kl;
     try {
       kl = f->emit(*k, pointers);
     } catch (const Error& err) {
-      if (!k->node || !err.where().node.empty()) throw;
-      throw err.with_node(k->node->name(), k->node->op(), k->node->opset());
+      if (k->op.empty() || !err.where().node.empty()) throw;
+      throw err.with_node(k->op.name, k->op.type, k->op.opset);
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));
     code.headers.insert(kl.includes.begin(), kl.includes.end());

@@ -50,10 +50,10 @@ int64_t node_flops(const Node& n) {
 }
 
 int64_t kernel_flops(const Kernel& k) {
-  if (!k.node) return 0;
-  if (k.ranges.empty()) return node_flops(*k.node);
+  if (!k.source.node) return 0;
+  if (k.ranges.empty()) return node_flops(*k.source.node);
   int64_t sum = 0;  // a horizontally fused kernel computes each range's node
-  for (const OutputRange& r : k.ranges) sum += node_flops(*r.node);
+  for (const OutputRange& r : k.ranges) sum += node_flops(*r.source);
   return sum;
 }
 
@@ -118,14 +118,14 @@ std::string epilogue_text(const Kernel& k) {
     const bool bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
     std::string s = bias ? "bias + per range:" : "per range:";
     for (const OutputRange& r : k.ranges) {
-      const bool fused = !ops::producer_of_fused(r.node->op()).empty();
+      const bool fused = !ops::producer_of_fused(r.source->op()).empty();
       s += fmt::format(" [{}, {}) {}", r.begin, r.end,
-                       ops::activation_name(fused ? ops::activation_of_fused(*r.node).kind : ops::Activation::none));
+                       ops::activation_name(fused ? ops::activation_of_fused(*r.source).kind : ops::Activation::none));
     }
     return s;
   }
-  if (!k.node || ops::producer_of_fused(k.node->op()).empty()) return "";
-  const Node& n = *k.node;
+  if (!k.source.node || ops::producer_of_fused(k.source.node->op()).empty()) return "";
+  const Node& n = *k.source.node;
   if (ops::activation_only_fused(n.op())) return ops::activation_name(ops::activation_of_fused(n).kind);
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : " + ") + x; };
@@ -176,13 +176,13 @@ std::string tile_text(const Kernel& k) {
 
 // A plugin kernel (compiler/plugin/plugin.h): which plugin, op, header and instantiation.
 Json plugin_json(const Kernel& k) {
-  const plugin::PluginOp& op = plugin::plugin_op_of(*k.node);
+  const plugin::PluginOp& op = plugin::plugin_op_of(*k.source.node);
   return {{"name", op.plugin->name},
           {"op", op.op},
           {"domain", op.domain},
           {"header", op.header},
           {"kernel", op.kernel},
-          {"instantiation", plugin::instantiate(op, *k.node).type},
+          {"instantiation", plugin::instantiate(op, *k.source.node).type},
           {"workspace_bytes", k.workspace_bytes}};
 }
 
@@ -190,10 +190,10 @@ Json plugin_json(const Kernel& k) {
 std::string plugins_markdown(const Schedule& s) {
   std::string rows;
   for (const Kernel& k : s.kernels) {
-    if (k.family != "plugin" || !k.node) continue;
-    const plugin::PluginOp& op = plugin::plugin_op_of(*k.node);
+    if (k.family != "plugin" || !k.source.node) continue;
+    const plugin::PluginOp& op = plugin::plugin_op_of(*k.source.node);
     rows += "| " + k.id + " | " + cell(op.qualified()) + " | " + cell(nodes_text(k)) + " | " + cell(op.plugin->name) +
-            " | " + cell(op.header) + " | `" + cell(plugin::instantiate(op, *k.node).type) + "` | " +
+            " | " + cell(op.header) + " | `" + cell(plugin::instantiate(op, *k.source.node).type) + "` | " +
             grouped(k.workspace_bytes) + " |\n";
   }
   if (rows.empty()) return "";
@@ -207,9 +207,9 @@ std::string plugins_markdown(const Schedule& s) {
 
 bool is_conv_or_matmul(const Kernel& k) {
   if (!k.engine.empty()) return true;
-  if (!k.node) return false;
-  const std::string producer = ops::producer_of_fused(k.node->op());
-  const std::string op = producer.empty() ? k.node->op() : producer;
+  if (!k.source.node) return false;
+  const std::string producer = ops::producer_of_fused(k.source.node->op());
+  const std::string op = producer.empty() ? k.source.node->op() : producer;
   static const std::set<std::string> kOps = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "ConvInteger",
                                              "MatMulInteger", "QLinearConv", "QLinearMatMul"};
   return kOps.count(op) > 0;
@@ -342,7 +342,7 @@ std::string precision_markdown(const PrecisionReport& p) {
 const Kernel* kernel_of(const Schedule& s, const std::string& name) {
   for (const Kernel& k : s.kernels) {
     if (std::find(k.nodes.begin(), k.nodes.end(), name) != k.nodes.end()) return &k;
-    if (k.node && k.node->name() == name) return &k;
+    if (k.source.node && k.source.node->name() == name) return &k;
   }
   return nullptr;
 }
@@ -356,8 +356,8 @@ std::string kernel_precision(const Kernel& k) {
 
 /// An INT8 kernel's output: "int8 (scale 0.0123)", "float16", "the INT32 accumulators".
 std::string int8_output_text(const Kernel& k) {
-  if (!k.node || k.node->domain() != ops::kModelcDomain) return "";
-  const ops::Int8Epilogue e = ops::int8_epilogue(*k.node);
+  if (!k.source.node || k.source.node->domain() != ops::kModelcDomain) return "";
+  const ops::Int8Epilogue e = ops::int8_epilogue(*k.source.node);
   if (e.quantized()) return fmt::format("{} (scale {:.4g}{})", dtype_name(e.out), e.y_scale,
                                         e.y_zero_point ? fmt::format(", zero point {}", e.y_zero_point) : "");
   return e.raw() ? "the INT32 accumulators" : dtype_name(e.out);
@@ -506,7 +506,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     Json kj;
     kj["id"] = k.id;
     kj["family"] = k.family;
-    kj["op"] = k.node ? k.node->op() : "";
+    kj["op"] = k.source.node ? k.source.node->op() : "";
     kj["nodes"] = k.nodes;
     Json in = Json::array(), out = Json::array();
     for (const TensorView& v : k.inputs) in.push_back(view_json(v));
@@ -520,7 +520,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     if (!k.ranges.empty()) {  // horizontally fused (schedule/fuse_horizontal.cpp): output i is range i
       Json ranges = Json::array();
       for (const OutputRange& r : k.ranges) {
-        ranges.push_back({{"node", r.node->name()}, {"output", r.node->output(0).name()}, {"begin", r.begin}, {"end", r.end}});
+        ranges.push_back({{"node", r.source->name()}, {"output", r.source->output(0).name()}, {"begin", r.begin}, {"end", r.end}});
       }
       kj["ranges"] = std::move(ranges);
     }
@@ -546,7 +546,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       const std::string epi = epilogue_text(k);
       if (!epi.empty()) kj["epilogue"] = epi;
     }
-    if (k.family == "plugin" && k.node) {
+    if (k.family == "plugin" && k.source.node) {
       kj["engine"] = "plugin";
       kj["plugin"] = plugin_json(k);
     }
@@ -693,7 +693,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
     for (const Kernel& k : s.kernels) {
       if (!is_conv_or_matmul(k)) continue;
       const std::string epi = epilogue_text(k);
-      const std::string op = (k.node ? k.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
+      const std::string op = (k.source.node ? k.source.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
            (e == "winograd" ? "Winograd (tensor core)" : on_tensor_cores(e) ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") +
@@ -718,7 +718,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
     }
     for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
     for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
-    m += "| " + k.id + " | " + k.family + " | " + (k.node ? k.node->op() : "") + " | " + cell(nodes) + " | " +
+    m += "| " + k.id + " | " + k.family + " | " + (k.source.node ? k.source.node->op() : "") + " | " + cell(nodes) + " | " +
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }

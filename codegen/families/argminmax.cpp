@@ -12,7 +12,7 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_argminmax(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   check_index_range(k);
   ops::ArgReduce a;
   const Split s = arg_split(k, &a);

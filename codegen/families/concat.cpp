@@ -27,7 +27,7 @@ namespace {
 
 KernelLaunches emit_concat(const Kernel& k, const EmitContext& ctx) {
   const TensorView& y = k.outputs.at(0);
-  const std::vector<StridedCopy> copies = concat_plan(*k.node, k.inputs, y);
+  const std::vector<StridedCopy> copies = concat_plan(*k.source.node, k.inputs, y);
   KernelLaunches r;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     std::optional<Launch> l = copy_launch(ctx, y, k.inputs[i], copies[i],

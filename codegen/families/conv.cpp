@@ -28,7 +28,7 @@ std::string conv_shape(const ConvGeometry& g) {
 std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::vector<LaunchParam>* params,
                           std::string* what) {
   const bool has_bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined;
-  if (is_fused(*k.node)) {
+  if (is_fused(*k.source.node)) {
     MatrixStrides per_channel;
     per_channel.row = 1;
     return fused_epilogue(k, ctx, T, per_channel, has_bias, 1.0, 1.0, params, what);
@@ -145,7 +145,7 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   // variant for an arch without tensor cores for its operands: BF16 below sm_80).
   auto simt_comment = [&](const std::string& how) {
     const Pitches p = conv_pitches(k);
-    return fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM{}", k.node->op(), k.node->name(),
+    return fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM{}", k.source.node->op(), k.source.node->name(),
                        shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what,
                        p.x != 0 ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
                        how);
@@ -173,7 +173,7 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                          conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
     };
     const std::string comment = fmt::format(
-        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.node->op(), k.node->name(),
+        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.source.node->op(), k.source.node->name(),
         shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
         ranged ? "ranges" : std::to_string(yp), k.engine == "winograd" ? "Winograd F(2x2,3x3)" : "implicit GEMM",
         d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");

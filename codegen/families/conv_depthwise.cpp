@@ -21,7 +21,7 @@ KernelLaunches emit_depthwise(const Kernel& k, const EmitContext& ctx) {
   std::string what;
   const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
   const std::string comment =
-      fmt::format("{} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.node->op(), k.node->name(),
+      fmt::format("{} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.source.node->op(), k.source.node->name(),
                   shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what,
                   l.channels_last ? ", NHWC" : "");
   // nhwc: the channel pitches (0: the channel count).

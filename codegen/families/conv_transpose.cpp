@@ -18,7 +18,7 @@ KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
       {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
   std::string what;
   const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
-  const std::string comment = fmt::format("ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.node->name(),
+  const std::string comment = fmt::format("ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.source.node->name(),
                                           shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
                                           shape_text(vy.shape), g.str(), what);
   const std::string type = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,

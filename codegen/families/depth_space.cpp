@@ -32,7 +32,7 @@ namespace {
 
 KernelLaunches emit_depth_space(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const ops::DepthSpace ds = ops::depth_space(n);
   const std::string what =
       ", blocksize " + std::to_string(ds.blocksize) + (n.op() == "DepthToSpace" ? (ds.crd ? " CRD" : " DCR") : "");

@@ -60,7 +60,7 @@ std::vector<int> present_inputs(const Kernel& k) {
 // operands.
 OpSpec clip_spec(const Kernel& k) {
   const DType t = k.inputs[0].dtype;
-  const std::array<ops::ClipBound, 2> b = ops::clip_bounds(*k.node);
+  const std::array<ops::ClipBound, 2> b = ops::clip_bounds(*k.source.node);
   const bool lo = b[0].given, hi = b[1].given;
   if ((lo && !b[0].value) || (hi && !b[1].value)) {
     std::vector<int> ins{0};
@@ -80,8 +80,8 @@ OpSpec clip_spec(const Kernel& k) {
 // The spec of the op a kernel runs: its node's op, or the elementwise op a fused node
 // (FusedBatchNormalization, FusedAdd, ...) wraps, whose attributes the fused node carries.
 OpSpec plain_op_spec(const Kernel& k) {
-  if (!k.node) return {ew("Identity"), "", {0}, true};
-  const Node& n = *k.node;
+  if (!k.source.node) return {ew("Identity"), "", {0}, true};
+  const Node& n = *k.source.node;
   const std::string op = ops::activation_only_fused(n.op()) ? ops::producer_of_fused(n.op()) : n.op();
   static const char* const kPlain[] = {
       "Neg",  "Abs",     "Sqrt",      "Exp",     "Log",         "Reciprocal",     "Floor", "Ceil", "Erf", "Not",
@@ -125,7 +125,7 @@ OpSpec plain_op_spec(const Kernel& k) {
 
 OpSpec op_spec(const Kernel& k) {
   OpSpec spec = plain_op_spec(k);
-  if (k.node && ops::activation_only_fused(k.node->op())) spec.act = ops::activation_of_fused(*k.node);
+  if (k.source.node && ops::activation_only_fused(k.source.node->op())) spec.act = ops::activation_of_fused(*k.source.node);
   return spec;
 }
 
@@ -153,7 +153,7 @@ KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   const OpSpec spec = op_spec(k);
   const TensorView& y = k.outputs[0];
   std::vector<TensorView> inputs = k.inputs;
-  if (k.node && inputs.size() == 2) legacy_to_numpy(*k.node, inputs[0], inputs[1]);
+  if (k.source.node && inputs.size() == 2) legacy_to_numpy(*k.source.node, inputs[0], inputs[1]);
   Shape shape = y.shape;
 
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");

@@ -30,9 +30,9 @@ namespace {
 KernelLaunches emit_gather(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &indices = k.inputs.at(1), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to gather");
-  const std::string comment = "axis " + std::to_string(k.node->attr_int("axis", 0)) + ", " + elem_type(indices.dtype) +
+  const std::string comment = "axis " + std::to_string(k.source.node->attr_int("axis", 0)) + ", " + elem_type(indices.dtype) +
                               " indices (negative ones count from the end)";
-  const GatherPlan p = gather_plan(*k.node, x, y);
+  const GatherPlan p = gather_plan(*k.source.node, x, y);
   Shape idx_shape = indices.shape, y_shape = y.shape;
   Strides idx_strides = indices.strides, y_strides = y.strides;
   collapse(idx_shape, {&idx_strides});

@@ -45,7 +45,7 @@ KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const 
 
 std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
                            bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const ops::EpilogueActivation act = ops::activation_of_fused(n);
   const bool has_residual = k.inputs.size() > ops::kFusedResidualInput &&
                             k.inputs[ops::kFusedResidualInput].dtype != DType::undefined;
@@ -92,7 +92,7 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
     const OutputRange& r = k.ranges[i];
     const TensorView& y = k.outputs.at(i);
     const RangeStrides& s = strides.at(i);
-    const ops::EpilogueActivation act = is_fused(*r.node) ? ops::activation_of_fused(*r.node) : ops::EpilogueActivation{};
+    const ops::EpilogueActivation act = is_fused(*r.source) ? ops::activation_of_fused(*r.source) : ops::EpilogueActivation{};
     const bool vector = s.channel == 1 && s.inner % 8 == 0 && s.outer % 8 == 0 && y.offset % 16 == 0 &&
                         r.begin % 8 == 0 && (r.end % 8 == 0 || r.end == total);
     ranges += fmt::format(",\n    mc::gemm::Range<{}, {}, mc::gemm::Act::{}, /*{}*/ {}, {}, {}, {}>", r.begin, r.end,
@@ -177,7 +177,7 @@ std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
 
 KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmLowering g = lower_gemm(k);
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const TensorView& vy = k.outputs[0];
   const bool tc = k.engine == "tensor_core";
   const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);

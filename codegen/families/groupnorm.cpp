@@ -18,7 +18,7 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_groupnorm(const Kernel& k, const EmitContext& ctx) {
-  const ops::GroupNorm g = ops::group_norm(*k.node, k.inputs[0].shape);
+  const ops::GroupNorm g = ops::group_norm(*k.source.node, k.inputs[0].shape);
   const Split s = groupnorm_split(k);
   const TensorView x = group_view(k.inputs[0], g.groups);
   const TensorView y = group_view(k.outputs[0], g.groups);
@@ -30,7 +30,7 @@ KernelLaunches emit_groupnorm(const Kernel& k, const EmitContext& ctx) {
   const int64_t count = g.per_channel ? k.inputs[0].shape[1] : g.groups;
   operands.param_strides = [&](const TensorView& v, const char* what) {
     if (v.shape != Shape{count}) {
-      throw k.node->error(fmt::format("{} has shape {}, expected [{}] (one value per {})", what, shape_str(v.shape),
+      throw k.source.node->error(fmt::format("{} has shape {}, expected [{}] (one value per {})", what, shape_str(v.shape),
                                       count, g.per_channel ? "channel" : "group"));
     }
     const int64_t st = view_strides(v)[0];

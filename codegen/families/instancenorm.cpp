@@ -25,14 +25,14 @@ KernelLaunches emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const int64_t channels = s.shape[1];
   operands.param_strides = [&](const TensorView& v, const char* what) {
     if (v.shape != Shape{channels}) {
-      throw k.node->error(fmt::format("{} has shape {}, expected [{}] (one value per channel)", what,
+      throw k.source.node->error(fmt::format("{} has shape {}, expected [{}] (one value per channel)", what,
                                       shape_str(v.shape), channels));
     }
     std::vector<int64_t> st(s.shape.size(), 0);
     st[1] = view_strides(v)[0];
     return st;
   };
-  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.node));
+  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.source.node));
 }
 
 MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"}, emit_instancenorm});

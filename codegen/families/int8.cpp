@@ -23,7 +23,7 @@ bool present(const Kernel& k, int i) {
 
 /// The mc::tc8::Epilogue of k's node; its Params fields go to *params, a comment fragment to *what.
 std::string int8_epilogue(const Kernel& k, const EmitContext& ctx, std::vector<LaunchParam>* params, std::string* what) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const ops::Int8Epilogue e = ops::int8_epilogue(n);
   const TensorView& y = k.outputs.at(0);
   const bool bias = present(k, ops::kQBiasInput), residual = present(k, ops::kQResidualInput);
@@ -112,7 +112,7 @@ KernelLaunches emit_conv_int8(const Kernel& k, const EmitContext& ctx) {
                        tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
   };
   const std::string comment = fmt::format(
-      "QConv '{}' {} {} * W{} int8 -> {} {}{}, NHWC (pitch {} -> {}), INT8 implicit GEMM on tensor cores{}", k.node->name(),
+      "QConv '{}' {} {} * W{} int8 -> {} {}{}, NHWC (pitch {} -> {}), INT8 implicit GEMM on tensor cores{}", k.source.node->name(),
       shape_text(x.shape), dtype_name(x.dtype), shape_text(k.inputs[1].shape), shape_text(y.shape), g.str(), what, cp, yp,
       d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
   return int8_launches(k, ctx, comment, decl, params);
@@ -129,7 +129,7 @@ KernelLaunches emit_gemm_int8(const Kernel& k, const EmitContext& ctx) {
     return fmt::format("mc::tc8::Gemm<{}, {}, /*M N K*/ {}, {}, {},\n    /*A strides*/ {}, 1, /*B row*/ {}, /*Y row*/ {}, {}, {}>",
                        ta, ty, g.M, g.N, g.K, g.a_row, g.K, g.y_row, tc_tile_text(t), epilogue);
   };
-  const std::string comment = fmt::format("QMatMul '{}' {} {} x B[{}x{}] int8 -> {}{}, INT8 GEMM on tensor cores", k.node->name(),
+  const std::string comment = fmt::format("QMatMul '{}' {} {} x B[{}x{}] int8 -> {}{}, INT8 GEMM on tensor cores", k.source.node->name(),
                                           shape_text(a.shape), dtype_name(a.dtype), g.N, g.K, shape_text(y.shape), what);
   return int8_launches(k, ctx, comment, decl, params);
 }

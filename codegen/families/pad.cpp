@@ -33,7 +33,7 @@ namespace {
 
 KernelLaunches emit_pad(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  const PadPlan p = pad_plan(*k.node, x, y);
+  const PadPlan p = pad_plan(*k.source.node, x, y);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   const std::string comment =
       "mode " + p.mode +

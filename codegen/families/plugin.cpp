@@ -13,7 +13,7 @@ namespace modelc {
 namespace {
 
 KernelLaunches emit_plugin(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const plugin::PluginOp& op = plugin::plugin_op_of(n);
   if (k.inputs.size() != op.inputs.size() || k.outputs.size() != op.outputs.size()) {
     throw k.error("internal: the plugin kernel has " + std::to_string(k.inputs.size()) + " inputs and " +

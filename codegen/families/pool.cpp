@@ -21,7 +21,7 @@ KernelLaunches emit_pool(const Kernel& k, const EmitContext& ctx) {
       l.channels_last ? fmt::format("{}, {}", l.x_pitch == k.inputs[0].shape[1] ? 0 : l.x_pitch,
                                     l.y_pitch == k.outputs[0].shape[1] ? 0 : l.y_pitch)
                       : "0, 0";
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const TensorView &vx = k.inputs[0], &vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
   if (is_global(n)) {

@@ -25,7 +25,7 @@ Strides param_strides(const TensorView& p, const Shape& out, const ops::QuantAxi
 }
 
 KernelLaunches emit_quantize(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "quantize kernel without input or output");
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
@@ -94,7 +94,7 @@ std::string optional_ptr(const Kernel& k, const EmitContext& ctx, int i) {
 }
 
 KernelLaunches emit_qlinear(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const TensorView& y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");
   for (const TensorView& v : k.inputs) {

@@ -33,7 +33,7 @@ const std::map<std::string, std::string>& op_names() {
 ;
 
 KernelLaunches emit_reduce(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const auto op = op_names().find(n.op());
   if (op == op_names().end()) throw n.error("internal: the reduce template has no reduction for " + n.op());
   check_index_range(k);

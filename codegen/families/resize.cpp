@@ -53,7 +53,7 @@ namespace {
 
 KernelLaunches emit_resize(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  const ResizePlan p = resize_plan(*k.node, x, y);
+  const ResizePlan p = resize_plan(*k.source.node, x, y);
   const std::string comment = node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + ", " + p.summary;
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   // Integer data accumulates in double so that the result truncates as the reference's does.

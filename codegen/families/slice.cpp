@@ -25,7 +25,7 @@ namespace {
 
 KernelLaunches emit_slice(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  return copy_kernel(ctx, y, x, slice_plan(*k.node, x, y), "x sliced to " + shape_str(y.shape));
+  return copy_kernel(ctx, y, x, slice_plan(*k.source.node, x, y), "x sliced to " + shape_str(y.shape));
 }
 
 }  // namespace

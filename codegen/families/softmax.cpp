@@ -16,7 +16,7 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_softmax(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   check_index_range(k);
   const Split s = softmax_split(k, nullptr);
   const TensorView& x = k.inputs[0];

@@ -37,7 +37,7 @@ namespace {
 
 KernelLaunches emit_split(const Kernel& k, const EmitContext& ctx) {
   const TensorView& x = k.inputs.at(0);
-  const std::vector<StridedCopy> copies = split_plan(*k.node, x, k.outputs);
+  const std::vector<StridedCopy> copies = split_plan(*k.source.node, x, k.outputs);
   KernelLaunches r;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     if (k.outputs[i].dtype == DType::undefined) continue;

@@ -11,8 +11,8 @@ namespace {
 KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   std::string perm;
-  for (int64_t p : k.node->attr_ints("perm")) perm += (perm.empty() ? "" : ",") + std::to_string(p);
-  return copy_kernel(ctx, y, x, transpose_plan(*k.node, x, y), perm.empty() ? std::string("dims reversed") : "perm " + perm);
+  for (int64_t p : k.source.node->attr_ints("perm")) perm += (perm.empty() ? "" : ",") + std::to_string(p);
+  return copy_kernel(ctx, y, x, transpose_plan(*k.source.node, x, y), perm.empty() ? std::string("dims reversed") : "perm " + perm);
 }
 
 }  // namespace

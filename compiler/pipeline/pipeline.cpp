@@ -130,6 +130,10 @@ const std::vector<Stage>& pipeline() {
       {"fold_gemm_batch", K::schedule, "each kernel's final views (fuse_horizontal: a range's strides)",
        "a matrix product's batch dims that B broadcasts over and A and Y continue become rows (M) of one product",
        true, nullptr, schedule_stage<fold_gemm_batch>, true},
+      {"plan_kernels", K::schedule, "each kernel's final views and family (fold_gemm_batch)",
+       "each kernel's plan from its node and views, once (geometry, epilogue, operator parameters: "
+       "schedule/plan.h); from here on nothing reads the graph for a kernel but the stages",
+       false, nullptr, schedule_stage<plan_kernels>, true},
       {"tactics", K::schedule,
        "each kernel's views (strides, and alignment: offsets in their 256-byte aligned buffers) and the --arch "
        "targets; before anything is placed",

@@ -24,14 +24,14 @@ TensorView group_view(const TensorView& v, int64_t groups) {
 }
 
 Split groupnorm_split(const Kernel& k) {
-  if (!k.node || k.inputs.size() < 3 || k.outputs.empty()) throw Error("internal: groupnorm kernel " + k.id + " is incomplete");
-  const ops::GroupNorm g = ops::group_norm(*k.node, k.inputs[0].shape);
+  if (!k.source.node || k.inputs.size() < 3 || k.outputs.empty()) throw Error("internal: groupnorm kernel " + k.id + " is incomplete");
+  const ops::GroupNorm g = ops::group_norm(*k.source.node, k.inputs[0].shape);
   const Shape& s = group_view(k.inputs[0], g.groups).shape;
   return split_range(s, 2, static_cast<int64_t>(s.size()));
 }
 
 void groupnorm_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const ops::GroupNorm g = ops::group_norm(*k.node, k.inputs[0].shape);
+  const ops::GroupNorm g = ops::group_norm(*k.source.node, k.inputs[0].shape);
   const Split s = groupnorm_split(k);
   const OperandMaps xm = maps_of(s, group_view(k.inputs[0], g.groups).strides);
   const ReductionTile tile =
@@ -47,7 +47,7 @@ void groupnorm_tactic(Kernel& k, const std::vector<Target>& targets) {
 namespace modelc {
 
 void lrn_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::Lrn p = ops::lrn(*k.node);
+  const ops::Lrn p = ops::lrn(*k.source.node);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element, the sum of squares over {} channels (FP32)", p.size);
 }

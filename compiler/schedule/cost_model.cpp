@@ -139,7 +139,7 @@ double direct_flops(const Kernel& k) {
     return 2.0 * static_cast<double>(g.N * g.C * g.in_size() * g.Mg() * g.k_size());
   }
   if (k.family == "pool" && !k.inputs.empty()) {
-    const Node& n = *k.node;
+    const Node& n = *k.source.node;
     if (n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool") return static_cast<double>(k.inputs[0].numel());
     return out_numel(k) * static_cast<double>(linear::pool_geometry(k).k_size());
   }
@@ -150,7 +150,7 @@ double direct_flops(const Kernel& k) {
 // (NCHW) per plane (templates/pool.cuh).
 int64_t direct_blocks(const Kernel& k, const DirectTactic& t) {
   const int64_t outputs = k.outputs.empty() ? 0 : k.outputs[0].numel();
-  if (k.family == "pool" && (k.node->op() == "GlobalAveragePool" || k.node->op() == "GlobalMaxPool") &&
+  if (k.family == "pool" && (k.source.node->op() == "GlobalAveragePool" || k.source.node->op() == "GlobalMaxPool") &&
       linear::channels_last_pitch(k.inputs[0]) == 0) {
     return ceil_div(outputs, t.threads / 32);
   }
@@ -293,13 +293,13 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
     return w;
   }
   if (const DirectTactic* t = std::get_if<DirectTactic>(&tactic)) {
-    w.flops = k.family == "qlinear" && k.node && ops::lookup(*k.node).flops ? static_cast<double>(ops::lookup(*k.node).flops(*k.node))
+    w.flops = k.family == "qlinear" && k.source.node && ops::lookup(*k.source.node).flops ? static_cast<double>(ops::lookup(*k.source.node).flops(*k.source.node))
                                                                          : direct_flops(k);
     w.blocks = direct_blocks(k, *t);
     w.threads = t->threads;
     if (k.family == "rnn") {  // a block per sequence, its steps one after another (schedule/rnn.h)
       const rnn::RnnKernel r = rnn::rnn_kernel(k);
-      w.flops = static_cast<double>(ops::lookup(*k.node).flops(*k.node));
+      w.flops = static_cast<double>(ops::lookup(*k.source.node).flops(*k.source.node));
       w.blocks = r.blocks();
       w.smem_bytes = static_cast<int>(r.smem_bytes);
       w.k_slices = r.p.seq;  // each step waits for its loads of R and XW

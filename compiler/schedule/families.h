@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct FamilyFacts {
   /// The family runs this node; null: every node of the ops that list it. An op's families are
   /// tried in OpDef::kernels order.
   std::function<bool(const Node&)> accepts;
+  /// The plan_kernels stage: the kernel's plan (schedule/plan.h) from its node (k.source) and views,
+  /// what its printer, the cost model and the report read instead of the node; null: the family
+  /// plans nothing (its printer reads only the views and the tactic).
+  std::function<std::shared_ptr<const KernelPlan>(const Kernel& k)> plan;
   /// The tactics stage: sets k.tactic (and k.arch_tactic where the targets differ), k.note, and for
   /// convolutions and matrix products k.engine and k.fallback_reason. `targets`: every --arch,
   /// ascending, never empty.

@@ -221,7 +221,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
     for (std::size_t k : set) {
       const Node* n = s.kernels[k].source.node;
       const int64_t width = op == "Conv" ? n->input(1).shape().at(0) : product_columns(*n);
-      ranges.push_back({n, ranges.empty() ? 0 : ranges.back().end, 0});
+      ranges.push_back({n, s.kernels[k].op, ranges.empty() ? 0 : ranges.back().end, 0});
       ranges.back().end = ranges.back().begin + width;
       widths.push_back(width);
       weights.push_back(&n->input(1).constant());
@@ -246,7 +246,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
     inputs[1] = fused_w;
     inputs[ops::kFusedBiasInput] = fused_b;
     fused.source.outputs.clear();
-    for (const OutputRange& r : ranges) fused.source.outputs.push_back(&r.node->output(0));
+    for (const OutputRange& r : ranges) fused.source.outputs.push_back(&r.source->output(0));
     for (std::size_t i = 1; i < set.size(); ++i) {
       const Kernel& sibling = s.kernels[set[i]];
       fused.nodes.insert(fused.nodes.end(), sibling.nodes.begin(), sibling.nodes.end());

@@ -131,7 +131,7 @@ WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const 
       (half || int8) && x.shape.size() == w.shape.size() && (x.shape.size() == 4 || x.shape.size() == 5);
   const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores, tensor_core_channels(x.dtype));
   if (!same_memory(w.shape, w.strides, weight_strides(w.shape, ws))) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") +
+    throw Error("internal: kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
                 ") runs channels-last, but W '" + w.value + "' is not OHWI with channel pitch " +
                 std::to_string(ws.pitch) + " in rows of " + std::to_string(ws.row));
   }
@@ -144,7 +144,7 @@ KernelLayout kernel_layout(const Kernel& k) {
                ? &v[static_cast<std::size_t>(i)]
                : nullptr;
   };
-  const ops::LayoutRoles roles = k.node ? ops::lookup(*k.node).layout_roles : ops::LayoutRoles{};
+  const ops::LayoutRoles roles = k.source.node ? ops::lookup(*k.source.node).layout_roles : ops::LayoutRoles{};
   const TensorView* x = present(k.inputs, 0);
   const TensorView* y = present(k.outputs, 0);
   const TensorView* w = present(k.inputs, roles.weight);
@@ -156,7 +156,7 @@ KernelLayout kernel_layout(const Kernel& k) {
   const bool all_dense = dense_view(*x) && dense_view(*y) && (!w || dense_view(*w)) && (!r || dense_view(*r));
   if (all_dense) return l;
   auto fail = [&](const std::string& what) -> KernelLayout {
-    throw Error("internal: kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") +
+    throw Error("internal: kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
                 ") runs channels-last, but " + what);
   };
   l.channels_last = true;

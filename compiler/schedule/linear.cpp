@@ -54,7 +54,7 @@ void check_size(const Kernel& k) {
   for (const auto* views : {&k.inputs, &k.outputs}) {
     for (const TensorView& v : *views) {
       if (v.dtype != DType::undefined && v.numel() > kMax) {
-        throw k.node->error("tensor '" + v.value + "' has " + std::to_string(v.numel()) +
+        throw k.source.node->error("tensor '" + v.value + "' has " + std::to_string(v.numel()) +
                             " elements; the templates index with 32 bits");
       }
     }
@@ -92,7 +92,7 @@ void check_out(const Kernel& k, ConvGeometry& g, const Shape& y) {
     const int64_t want = y[2 + static_cast<std::size_t>(i)];
     if (g.out[off + static_cast<std::size_t>(i)] != want) {
       throw Error(fmt::format("internal: kernel {} ({} '{}'): output dim {} is {} in the view, the geometry gives {}",
-                              k.id, k.node->op(), k.node->name(), i, want, g.out[off + static_cast<std::size_t>(i)]));
+                              k.id, k.source.node->op(), k.source.node->name(), i, want, g.out[off + static_cast<std::size_t>(i)]));
     }
   }
 }
@@ -100,7 +100,7 @@ void check_out(const Kernel& k, ConvGeometry& g, const Shape& y) {
 // The geometry of k's node, padded to 3 dims, its output checked against Y's view: the node's
 // shapes and the views' must agree (the layout stage changes strides, never shapes).
 ConvGeometry checked(const Kernel& k, const ops::WindowGeometry& w) {
-  if (!k.node) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no node");
+  if (!k.source.node) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no node");
   view(k, true, 0);
   ConvGeometry g = w.padded3();
   check_out(k, g, view(k, false, 0).shape);
@@ -110,14 +110,14 @@ ConvGeometry checked(const Kernel& k, const ops::WindowGeometry& w) {
 }  // namespace
 
 ConvGeometry conv_geometry(const Kernel& k) {
-  ConvGeometry g = checked(k, ops::conv_geometry(*k.node));
+  ConvGeometry g = checked(k, ops::conv_geometry(*k.source.node));
   if (!k.ranges.empty()) g.M = k.ranges.back().end;  // horizontally fused: every range's channels
   return g;
 }
 
-ConvGeometry conv_transpose_geometry(const Kernel& k) { return checked(k, ops::conv_transpose_geometry(*k.node)); }
+ConvGeometry conv_transpose_geometry(const Kernel& k) { return checked(k, ops::conv_transpose_geometry(*k.source.node)); }
 
-ConvGeometry pool_geometry(const Kernel& k) { return checked(k, ops::pool_geometry(*k.node)); }
+ConvGeometry pool_geometry(const Kernel& k) { return checked(k, ops::pool_geometry(*k.source.node)); }
 
 // ---- GEMM lowering -----------------------------------------------------------------------------
 
@@ -248,7 +248,7 @@ GemmLowering lower_gemm_op(const Kernel& k) {
   require_view(k, k.inputs, 0, "input");
   require_view(k, k.inputs, 1, "input");
   require_view(k, k.outputs, 0, "output");
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const TensorView &va = k.inputs[0], &vb = k.inputs[1], &vy = k.outputs[0];
   if (va.shape.size() != 2 || vb.shape.size() != 2 || vy.shape.size() != 2) refuse_node(k, "Gemm needs 2-D A, B and Y");
   const ops::GemmAttributes attrs = ops::gemm_attributes(n);
@@ -321,7 +321,7 @@ Merged merge_letters(const Kernel& k, const ops::EinsumEquation& e, const std::s
 }
 
 GemmLowering lower_einsum(const Kernel& k) {
-  const ops::EinsumEquation e = ops::parse_einsum(*k.node);
+  const ops::EinsumEquation e = ops::parse_einsum(*k.source.node);
   require_view(k, k.outputs, 0, "output");
   const TensorView& vy = k.outputs[0];
   if (e.terms.size() != k.inputs.size()) refuse_node(k, "Einsum equation '" + e.text + "' does not match the inputs");
@@ -444,13 +444,13 @@ void batch_to_rows(GemmLowering& g) {
 }  // namespace
 
 GemmLowering lower_gemm(const Kernel& k) {
-  if (!k.node) throw Error("internal: gemm kernel " + k.id + " has no node");
-  const std::string op = producer_op(*k.node);
+  if (!k.source.node) throw Error("internal: gemm kernel " + k.id + " has no node");
+  const std::string op = producer_op(*k.source.node);
   GemmLowering g;
   if (op == "MatMul") {
     g = lower_matmul(k);
-    g.alpha = k.node->attr_float("alpha", 1.0);  // FusedMatMul's (passes/fold_scale)
-    if (is_fused(*k.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
+    g.alpha = k.source.node->attr_float("alpha", 1.0);  // FusedMatMul's (passes/fold_scale)
+    if (is_fused(*k.source.node) && k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined) {
       // FusedMatMul's bias: one value per element of Y's last dim (n, or m when B is a vector).
       const TensorView& vb = k.inputs[2];
       if (vb.shape.size() != 1) refuse_node(k, "the bias of a FusedMatMul must be 1-D");
@@ -462,7 +462,7 @@ GemmLowering lower_gemm(const Kernel& k) {
   } else if (op == "Einsum") {
     g = lower_einsum(k);
   } else {
-    throw Error("internal: the gemm family does not run " + op + " (node '" + k.node->name() + "')");
+    throw Error("internal: the gemm family does not run " + op + " (node '" + k.source.node->name() + "')");
   }
   // Offsets inside a matrix are 32-bit in the templates.
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();

@@ -25,7 +25,7 @@ std::string family_of(const Node& n, const LowerOptions& o, bool output_copy) {
 Kernel kernel_for(const Node& n, const std::string& family) {
   Kernel k;
   k.family = family;
-  k.node = &n;
+  k.op = {n.name(), n.op(), n.domain(), n.opset()};
   k.source.node = &n;
   k.source.inputs.assign(n.inputs().begin(), n.inputs().end());
   k.source.outputs.assign(n.outputs().begin(), n.outputs().end());

@@ -13,8 +13,8 @@ namespace modelc {
 namespace {
 
 void plugin_tactic(Kernel& k, const std::vector<Target>&) {
-  const plugin::PluginOp& op = plugin::plugin_op_of(*k.node);
-  const plugin::Instance inst = plugin::instantiate(op, *k.node);
+  const plugin::PluginOp& op = plugin::plugin_op_of(*k.source.node);
+  const plugin::Instance inst = plugin::instantiate(op, *k.source.node);
   k.workspace_bytes = inst.workspace_bytes;
   k.note = "plugin '" + op.plugin->name + "' (" + op.header + "): " + op.kernel;
   if (inst.workspace_bytes > 0) k.note += "; workspace " + std::to_string(inst.workspace_bytes) + " bytes";

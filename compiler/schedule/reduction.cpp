@@ -148,8 +148,8 @@ std::string list_str(const std::vector<int64_t>& v) {
 // ---- each family's split --------------------------------------------------------------------------
 
 ReduceLayout reduce_layout(const Kernel& k) {
-  if (!k.node) throw Error("internal: reduce kernel " + k.id + " has no node");
-  const Node& n = *k.node;
+  if (!k.source.node) throw Error("internal: reduce kernel " + k.id + " has no node");
+  const Node& n = *k.source.node;
   if (k.inputs.empty() || k.outputs.empty()) throw n.error("internal: reduce kernel without input or output");
   const Shape& x = k.inputs[0].shape;
   const ops::ReduceDims r = ops::reduce_dims(n, static_cast<int64_t>(x.size()));
@@ -162,43 +162,43 @@ ReduceLayout reduce_layout(const Kernel& k) {
 }
 
 Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out) {
-  if (!k.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: softmax kernel " + k.id + " is incomplete");
+  if (!k.source.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: softmax kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
-  const ops::SoftmaxDims d = ops::softmax_dims(*k.node, static_cast<int64_t>(x.size()));
+  const ops::SoftmaxDims d = ops::softmax_dims(*k.source.node, static_cast<int64_t>(x.size()));
   if (dims_out) *dims_out = d;
   return split_range(x, d.axis, d.end);
 }
 
 Split arg_split(const Kernel& k, ops::ArgReduce* arg_out) {
-  if (!k.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
+  if (!k.source.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
-  const ops::ArgReduce a = ops::arg_reduce(*k.node, x);
+  const ops::ArgReduce a = ops::arg_reduce(*k.source.node, x);
   if (arg_out) *arg_out = a;
   return split_range(x, a.axis, a.axis + 1);
 }
 
 Split layernorm_split(const Kernel& k, int64_t* axis_out) {
-  if (!k.node || k.inputs.size() < 2 || k.outputs.empty()) throw Error("internal: layernorm kernel " + k.id + " is incomplete");
+  if (!k.source.node || k.inputs.size() < 2 || k.outputs.empty()) throw Error("internal: layernorm kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
   const auto rank = static_cast<int64_t>(x.size());
-  const int64_t axis = ops::layernorm_axis(*k.node, rank);
+  const int64_t axis = ops::layernorm_axis(*k.source.node, rank);
   if (axis_out) *axis_out = axis;
   return split_range(x, axis, rank);
 }
 
 Split instancenorm_split(const Kernel& k) {
-  if (!k.node || k.inputs.size() < 3 || k.outputs.empty()) {
+  if (!k.source.node || k.inputs.size() < 3 || k.outputs.empty()) {
     throw Error("internal: instancenorm kernel " + k.id + " is incomplete");
   }
   const Shape& x = k.inputs[0].shape;
-  return split_range(x, ops::instancenorm_axis(*k.node, x), static_cast<int64_t>(x.size()));
+  return split_range(x, ops::instancenorm_axis(*k.source.node, x), static_cast<int64_t>(x.size()));
 }
 
 TopKLayout topk_layout(const Kernel& k) {
-  if (!k.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
+  if (!k.source.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
   TopKLayout l;
-  l.p = ops::topk_params(*k.node, x);
+  l.p = ops::topk_params(*k.source.node, x);
   l.split = split_range(x, l.p.axis, l.p.axis + 1);
   if (k.outputs.size() > 0 && k.outputs[0].dtype != DType::undefined) l.values = &k.outputs[0];
   if (k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined) l.indices = &k.outputs[1];

@@ -13,9 +13,9 @@ namespace modelc::rnn {
 int rnn_threads(int64_t rows) { return 32 * static_cast<int>(std::clamp<int64_t>((rows + 7) / 8, 1, 8)); }
 
 RnnKernel rnn_kernel(const Kernel& k) {
-  if (!k.node) throw Error("internal: rnn kernel " + k.id + " has no node");
+  if (!k.source.node) throw Error("internal: rnn kernel " + k.id + " has no node");
   RnnKernel r;
-  r.p = ops::rnn_params(*k.node);
+  r.p = ops::rnn_params(*k.source.node);
   const int64_t H = r.p.hidden, GH = r.p.gates * H;
   r.threads = rnn_threads(GH);
   r.smem_bytes = 4 * (GH + 4 * H + (r.p.projected ? 0 : r.p.input));
@@ -26,7 +26,7 @@ void rnn_tactic(Kernel& k, const std::vector<Target>& targets) {
   const RnnKernel r = rnn_kernel(k);
   for (const Target& t : targets) {
     if (r.smem_bytes > t.smem_per_block) {
-      throw k.node->error(fmt::format("hidden size {} needs {} bytes of shared memory per block (the gates and the "
+      throw k.source.node->error(fmt::format("hidden size {} needs {} bytes of shared memory per block (the gates and the "
                                       "state of a sequence), more than sm_{}'s {}",
                                       r.p.hidden, r.smem_bytes, t.sm, t.smem_per_block),
                           "a smaller hidden size, or an --arch with more shared memory per block");

@@ -17,7 +17,7 @@ const char* space_name(Space s) {
 }
 
 Error Kernel::error(const std::string& message, const std::string& hint) const {
-  if (node) return node->error(message, hint);
+  if (!op.empty()) return Error(Error::Where{op.name, op.type, op.opset, {}}, message, hint);
   return Error("kernel " + id + " (" + family + "): " + message, hint);
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 #include "ir/graph.h"
 #include "passes/pass.h"
 #include "schedule/memory_plan.h"
+#include "schedule/plan.h"
 #include "schedule/tactic.h"
 
 namespace modelc {
@@ -135,11 +137,22 @@ struct Buffer {
   int64_t offset = -1;
 };
 
+/// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator
+/// parameters are in the kernel's plan).
+struct KernelOp {
+  std::string name;    ///< the node's name
+  std::string type;    ///< its op ("Conv", "FusedConv", "QMatMul", ...); empty: no node
+  std::string domain;  ///< its domain ("" for ONNX's, ops::kModelcDomain for modelc's own)
+  int opset = 0;
+  bool empty() const { return type.empty(); }
+};
+
 /// \brief One output of a horizontally fused kernel (schedule stage fuse_horizontal): the node
 /// whose output it is, and the channels [begin, end) of the fused product it holds (a convolution's
 /// output channels; a matrix product's columns).
 struct OutputRange {
-  const Node* node = nullptr;
+  const Node* source = nullptr;  ///< stage-side: that node
+  KernelOp op;                   ///< that node, by name (its epilogue is in the kernel's plan)
   int64_t begin = 0, end = 0;
 };
 
@@ -158,8 +171,14 @@ struct KernelSource {
 struct Kernel {
   std::string id;                       ///< "k7": unique, a C identifier
   std::string family;                   ///< templates/<family>.cuh, codegen/families/<family>.cpp
-  const Node* node = nullptr;           ///< the (main) node: attributes are read from it at emit time
+  /// The (main) ONNX node it runs, by name, op and opset (comments, errors, the report); an output
+  /// copy or a layout conversion has none (op.type empty).
+  KernelOp op;
   std::vector<std::string> nodes;       ///< every ONNX node this kernel covers (report)
+  /// What its family's printer, the cost model and the report read of it: geometry, epilogue,
+  /// strides, operator parameters (schedule/plan.h), set once by the plan_kernels stage from the
+  /// node and the views (the tactics stage adds a transformed-weight plan). Null before.
+  std::shared_ptr<const KernelPlan> plan;
   std::vector<TensorView> inputs;       ///< node inputs in order (absent optional inputs: dtype undefined)
   std::vector<TensorView> outputs;      ///< node outputs in order (absent: dtype undefined)
   /// The template's compile-time parameters (tile, threads), set by the tactics stage for the oldest
@@ -220,6 +239,15 @@ struct Kernel {
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;
 };
+
+/// \brief Kernel k's plan as the T its family made it (make_plan); an internal Error naming the
+/// kernel when it has none or one of another type (a printer reading what its family did not plan).
+template <class T>
+const T& plan_of(const Kernel& k) {
+  if (const auto* p = dynamic_cast<const PlanOf<T>*>(k.plan.get())) return p->value;
+  throw k.error(std::string("internal: the kernel's plan is ") + (k.plan ? k.plan->kind() : "missing") +
+                ", not the one its printer reads (the plan_kernels stage did not run, or its family planned another)");
+}
 
 /// \brief A weight in the blob (constants the kernels read).
 struct WeightEntry {

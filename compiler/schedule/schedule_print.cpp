@@ -65,7 +65,7 @@ std::string print_schedule(const Schedule& s) {
       if (!k.kept_view.empty()) decided.push_back("not a view: " + k.kept_view);
       if (!k.ranges.empty()) {
         std::vector<std::string> ranges;
-        for (const OutputRange& r : k.ranges) ranges.push_back(fmt::format("'{}' [{}, {})", r.node->name(), r.begin, r.end));
+        for (const OutputRange& r : k.ranges) ranges.push_back(fmt::format("'{}' [{}, {})", r.op.name, r.begin, r.end));
         decided.push_back(fmt::format("horizontally fused: {}", fmt::join(ranges, ", ")));
       }
       if (k.batch_as_rows) decided.push_back("batch as rows");
@@ -75,6 +75,7 @@ std::string print_schedule(const Schedule& s) {
         decided.push_back(fmt::format("stream {}{}{}", k.stream, waits.empty() ? "" : fmt::format(", waits on events {}", fmt::join(waits, " ")),
                                       k.event >= 0 ? fmt::format(", records event {}", k.event) : ""));
       }
+      if (k.plan) decided.push_back(fmt::format("plan {}", k.plan->kind()));
       if (!decided.empty()) os << fmt::format("    {}\n", fmt::join(decided, "; "));
       if (ran("tactics")) {
         std::vector<std::string> fields;

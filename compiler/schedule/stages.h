@@ -87,6 +87,8 @@ bool fuse_horizontal(Schedule& s, const LowerOptions& o);
 bool plan_streams(Schedule& s, const LowerOptions& o);
 /// fold_gemm_batch.cpp: batch dims B broadcasts over run as rows of one product.
 bool fold_gemm_batch(Schedule& s, const LowerOptions& o);
+/// plan_kernels.cpp: each kernel's plan (schedule/plan.h), by its family (FamilyFacts::plan).
+bool plan_kernels(Schedule& s, const LowerOptions& o);
 /// choose_tactics.cpp: each kernel's tactic per --arch, its note, its workspace buffer, and the
 /// weights its tactic transforms (Winograd's U).
 bool choose_kernel_tactics(Schedule& s, const LowerOptions& o);

@@ -15,8 +15,8 @@ void choose_tactic(Kernel& k, const std::vector<Target>& targets) {
     f.choose_tactic(k, targets);
     k.estimate = estimate_kernel(k, targets.front());
   } catch (const Error& e) {
-    if (!k.node || !e.where().node.empty()) throw;
-    throw e.with_node(k.node->name(), k.node->op(), k.node->opset());
+    if (!k.source.node || !e.where().node.empty()) throw;
+    throw e.with_node(k.source.node->name(), k.source.node->op(), k.source.node->opset());
   }
 }
 

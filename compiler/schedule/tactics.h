@@ -16,6 +16,11 @@
 
 namespace modelc {
 
+/// \brief Sets k.plan as its family plans it (FamilyFacts::plan, schedule/plan.h; null for a family
+/// that plans nothing) from its node and views: what the plan_kernels stage does per kernel, before
+/// the tactic (the cost model reads the plan); a test that builds a kernel by hand calls it too.
+void plan_kernel(Kernel& k);
+
 /// \brief Chooses k's tactic by its family's rule for `targets` (every --arch, ascending, never
 /// empty). Errors name k's node.
 void choose_tactic(Kernel& k, const std::vector<Target>& targets);

@@ -17,11 +17,11 @@ namespace modelc::linear {
 namespace {
 
 [[noreturn]] void internal(const Kernel& k, const std::string& what) {
-  throw Error("internal: INT8 kernel " + k.id + " (" + k.family + (k.node ? " '" + k.node->name() + "'" : "") + "): " + what);
+  throw Error("internal: INT8 kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") + "): " + what);
 }
 
 std::string int8_note(const Kernel& k) {
-  const ops::Int8Epilogue e = ops::int8_epilogue(*k.node);
+  const ops::Int8Epilogue e = ops::int8_epilogue(*k.source.node);
   std::string s = fmt::format("x_scale {:.4g}", e.x_scale);
   if (e.runtime_zero_point) s += ", X's zero point read at run time";
   if (e.x_zero_point != 0) s += fmt::format(", zero point {}", e.x_zero_point);
@@ -95,7 +95,7 @@ void qlinear_tactic(Kernel& k, const std::vector<Target>&) {
   k.arch_tactic.clear();
   k.tactic = DirectTactic{128};
   k.engine = "simt";
-  const Node& n = *k.node;
+  const Node& n = *k.source.node;
   const bool conv = n.op() == "QLinearConv" || n.op() == "ConvInteger";
   const int w = n.op() == "QLinearConv" || n.op() == "QLinearMatMul" ? 3 : 1;
   if (!n.has_input(w) || !n.input(w).is_constant()) {
@@ -117,7 +117,7 @@ void quantize_tactic(Kernel& k, const std::vector<Target>&) {
   if (k.outputs.empty()) return;
   const int64_t n = k.outputs[0].numel();
   k.tactic = GridStrideTactic{256, n <= 0 ? 0 : std::min<int64_t>((n + 255) / 256, 4096)};
-  const std::string& op = k.node ? k.node->op() : "";
+  const std::string& op = k.source.node ? k.source.node->op() : "";
   if (op == "DynamicQuantizeLinear") {
     k.workspace_bytes = 16;  // the scale (float) and zero point (uint8) the second launch reads
     k.note = "two launches: the range of x (one block: min and max, with 0), its scale and zero point; then the "

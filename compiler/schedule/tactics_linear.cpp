@@ -343,7 +343,7 @@ std::string gemm_fallback(const Kernel& k, const GemmLowering& g) {
 }
 
 std::string equation_prefix(const Kernel& k) {
-  return producer_op(*k.node) == "Einsum" ? "equation '" + k.node->attr_string("equation", "") + "': " : "";
+  return producer_op(*k.source.node) == "Einsum" ? "equation '" + k.source.node->attr_string("equation", "") + "': " : "";
 }
 
 /// True when the GEMV template runs the product: a matrix product (not a strided sum, not
@@ -389,7 +389,7 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
 void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {
   if (g.kind == GemmLowering::Kind::strided_sum) {
     k.tactic = DirectTactic{128};
-    k.note = "equation '" + k.node->attr_string("equation", "") + "': a strided sum, one thread per output element";
+    k.note = "equation '" + k.source.node->attr_string("equation", "") + "': a strided sum, one thread per output element";
     return;
   }
   std::string why;
@@ -463,7 +463,7 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
 
 /// The SIMT tile of a convolution on target t, its reason in *why.
 TileConfig simt_conv_tile(const Kernel& k, const ConvGeometry& g, const Target& t, std::string* why) {
-  if (g.G > 65535) throw k.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
+  if (g.G > 65535) throw k.source.node->error(fmt::format("{} groups exceed the grid's z limit (65535)", g.G));
   const TileConfig tile = choose_tile(g.G, g.Mg(), g.N * g.out_pixels(), t, why);
   check_grid(k, tile, g.Mg());
   return tile;
@@ -534,7 +534,7 @@ void pool_tactic(Kernel& k, const std::vector<Target>&) {
   check_size(k);
   k.tactic = DirectTactic{128};
   const KernelLayout l = kernel_layout(k);
-  if (k.node->op() == "GlobalAveragePool" || k.node->op() == "GlobalMaxPool") {
+  if (k.source.node->op() == "GlobalAveragePool" || k.source.node->op() == "GlobalMaxPool") {
     k.note = l.channels_last ? "NHWC: one thread per (n, c), looping over the plane"
                              : "one warp per (n, c) plane, shuffle reduction";
     return;

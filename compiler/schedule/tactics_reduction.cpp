@@ -109,7 +109,7 @@ void layernorm_tactic(Kernel& k, const std::vector<Target>& targets) {
   const ReductionTile tile = row_tile(s, xm, targets.front());
   set_tactic(k, tile,
              fmt::format("axis {}: {} rows of {}, epsilon {}; {}", axis, s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
+                         ops::norm_epsilon(*k.source.node), tile_note(tile, s.cols(), "row", true)));
 }
 
 void instancenorm_tactic(Kernel& k, const std::vector<Target>& targets) {
@@ -118,7 +118,7 @@ void instancenorm_tactic(Kernel& k, const std::vector<Target>& targets) {
   const ReductionTile tile = row_tile(s, xm, targets.front());
   set_tactic(k, tile,
              fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.node), tile_note(tile, s.cols(), "row", true)));
+                         ops::norm_epsilon(*k.source.node), tile_note(tile, s.cols(), "row", true)));
 }
 
 void topk_tactic(Kernel& k, const std::vector<Target>&) {

@@ -14,14 +14,14 @@ int64_t nms_workspace_bytes(const ops::Nms& s) {
 }
 
 void grid_sample_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::GridSample s = ops::grid_sample(*k.node);
+  const ops::GridSample s = ops::grid_sample(*k.source.node);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element: {} sampling, {} padding, align_corners {}", s.mode_name(),
                        s.padding_name(), s.align_corners ? 1 : 0);
 }
 
 void roi_align_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::RoiAlign r = ops::roi_align(*k.node);
+  const ops::RoiAlign r = ops::roi_align(*k.source.node);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element: the {} of {} samples per bin", r.max_mode ? "max" : "average",
                        r.sampling_ratio > 0 ? fmt::format("{} x {}", r.sampling_ratio, r.sampling_ratio)
@@ -29,7 +29,7 @@ void roi_align_tactic(Kernel& k, const std::vector<Target>&) {
 }
 
 void nms_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::Nms s = ops::nms(*k.node);
+  const ops::Nms s = ops::nms(*k.source.node);
   k.tactic = DirectTactic{256};
   k.workspace_bytes = nms_workspace_bytes(s);
   k.note = fmt::format("a block per (batch, class): at most {} greedy rounds over {} boxes; the output's static "

@@ -422,7 +422,7 @@ TEST_CASE("emitter: launches in order, arch variants, nothing to run") {
     f.name = "test_launches";
     f.emit = [](const Kernel& k, const EmitContext&) {
       KernelLaunches r;
-      const std::string op = k.node->op();
+      const std::string op = k.source.node->op();
       if (op == "Relu") {  // two launches in order, the third one the first's instantiation
         r.launches = {Launch{"first", "A<1>", {{"x", "1"}, {"y[0]", "2"}}}, Launch{"second", "A<2>", {}},
                       Launch{"first again", "A<1>", {{"x", "3"}}}};

@@ -26,7 +26,7 @@ inline void register_test_families() {
   KernelFamily f;
   f.name = "test_elementwise";
   f.emit = [](const Kernel& k, const EmitContext& ctx) {
-    const std::string op = k.node->op();
+    const std::string op = k.source.node->op();
     const TensorView& y = k.outputs.at(0);
     KernelLaunches r;
     Launch l;
@@ -59,9 +59,9 @@ inline void register_test_families() {
     if (op == "Add") code = 2;
     if (op == "Sub") code = 3;
     if (op == "Mul") code = 4;
-    if (code == 0) throw k.node->error("the test family does not run " + op);
+    if (code == 0) throw k.source.node->error("the test family does not run " + op);
     for (const TensorView& v : k.inputs) {
-      if (v.dtype != DType::float32 || v.shape != y.shape) throw k.node->error("test family: one float32 shape only");
+      if (v.dtype != DType::float32 || v.shape != y.shape) throw k.source.node->error("test family: one float32 shape only");
     }
     r.declarations =
         "// y = OP(a, b) elementwise on kN floats (1 relu, 2 add, 3 sub, 4 mul).\n"

@@ -135,14 +135,14 @@ TEST_CASE("pipeline: a disabled stage does not run (graph and schedule stages al
   // The Identity is a view (no kernel). Without remove_dead, the Neg whose only reader is the
   // unused Abs still runs (a node with no reader at all never gets a kernel).
   REQUIRE(with_dead.kernels.size() == 3);
-  CHECK(with_dead.kernels[2].node->op() == "Neg");
+  CHECK(with_dead.kernels[2].op.type == "Neg");
 
   Graph k;
   small_graph(k);
   const Schedule s = lower(k, LowerOptions{});
   REQUIRE(s.kernels.size() == 2);
-  CHECK(s.kernels[0].node->op() == "Relu");
-  CHECK(s.kernels[1].node->op() == "Softmax");
+  CHECK(s.kernels[0].op.type == "Relu");
+  CHECK(s.kernels[1].op.type == "Softmax");
 }
 
 TEST_CASE("pipeline: count_stage_kernels counts the kernels without each optional stage that runs") {
@@ -161,7 +161,7 @@ TEST_CASE("pipeline: count_stage_kernels counts the kernels without each optiona
   const Schedule s = lower(g, o);
   // The Schedule is the whole compile's, over g (the counts ran on copies).
   REQUIRE(s.kernels.size() == 1);
-  CHECK(s.kernels[0].node->op() == "FusedGemm");
+  CHECK(s.kernels[0].op.type == "FusedGemm");
   CHECK(g.nodes_of("FusedGemm").size() == 1);
   std::map<std::string, StageKernels> by_stage;
   for (const StageKernels& k : s.stage_kernels) by_stage[k.stage] = k;
@@ -295,8 +295,8 @@ TEST_CASE("pipeline: --fp16 runs precision and fold_boundary_casts; disabling th
   o.passes.disabled = {"fold_boundary_casts"};
   const Schedule kept = lower(b, o);
   CHECK(kept.kernels.size() == 4);  // Cast, Relu, Softmax, Cast
-  CHECK(kept.kernels.front().node->op() == "Cast");
-  CHECK(kept.kernels.back().node->op() == "Cast");
+  CHECK(kept.kernels.front().op.type == "Cast");
+  CHECK(kept.kernels.back().op.type == "Cast");
 }
 
 TEST_CASE("pipeline: --verify-each names the stage after which the schedule is broken") {

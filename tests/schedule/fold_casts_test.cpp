@@ -48,12 +48,12 @@ TEST_CASE("lower --fp16: boundary Casts fold into the first and last elementwise
   REQUIRE(s.kernels.size() == 2);
   const Kernel& relu = s.kernels[0];
   const Kernel& softmax = s.kernels[1];
-  CHECK(relu.node->op() == "Relu");
+  CHECK(relu.op.type == "Relu");
   CHECK(relu.inputs[0].space == Space::input);
   CHECK(relu.inputs[0].dtype == DType::float32);
   CHECK(relu.outputs[0].dtype == DType::float16);
   CHECK(relu.note.find("boundary Cast 'x_fp16' folded in") != std::string::npos);
-  CHECK(softmax.node->op() == "Softmax");
+  CHECK(softmax.op.type == "Softmax");
   CHECK(softmax.inputs[0].dtype == DType::float16);
   CHECK(softmax.outputs[0].space == Space::output);
   CHECK(softmax.outputs[0].dtype == DType::float32);
@@ -81,11 +81,11 @@ TEST_CASE("lower --fp16: a Cast stays where a reader cannot convert, or without 
   const Schedule s = lower(g, fp16_options());
   // x is read by Relu and Transpose (a copy of raw bits: one element type): its Cast stays.
   REQUIRE(s.kernels.size() == 4);
-  CHECK(s.kernels[0].node->op() == "Cast");
+  CHECK(s.kernels[0].op.type == "Cast");
   CHECK(s.kernels[0].inputs[0].space == Space::input);
   CHECK(s.kernels[0].outputs[0].dtype == DType::float16);
   // The last kernel (Add) stores the FP32 output itself.
-  CHECK(s.kernels[3].node->op() == "Add");
+  CHECK(s.kernels[3].op.type == "Add");
   CHECK(s.kernels[3].outputs[0].space == Space::output);
   CHECK(s.kernels[3].outputs[0].dtype == DType::float32);
   CHECK(s.kernels[3].inputs[0].dtype == DType::float16);
@@ -124,8 +124,8 @@ TEST_CASE("lower: no precision report and no folding without --fp16") {
   const Schedule s = lower(g, o);
   CHECK_FALSE(s.precision.has_value());
   REQUIRE(s.kernels.size() == 3);  // the model's own Casts run: they round as the model says
-  CHECK(s.kernels[0].node->op() == "Cast");
-  CHECK(s.kernels[2].node->op() == "Cast");
+  CHECK(s.kernels[0].op.type == "Cast");
+  CHECK(s.kernels[2].op.type == "Cast");
 }
 
 TEST_CASE("fold_boundary_casts stage: the Casts leave the kernel list, their neighbours read and write across them") {
@@ -134,9 +134,9 @@ TEST_CASE("fold_boundary_casts stage: the Casts leave the kernel list, their nei
   const LowerOptions o = fp16_options();
   Schedule s = lower_before(g, o, "fold_boundary_casts");
   REQUIRE(s.kernels.size() == 4);
-  const std::string in_cast = s.kernels[0].source.node->name(), out_cast = s.kernels[3].source.node->name();
-  CHECK(s.kernels[0].source.node->op() == "Cast");
-  CHECK(s.kernels[3].source.node->op() == "Cast");
+  const std::string in_cast = s.kernels[0].op.name, out_cast = s.kernels[3].op.name;
+  CHECK(s.kernels[0].op.type == "Cast");
+  CHECK(s.kernels[3].op.type == "Cast");
   const std::size_t buffers = s.buffers.size();
   CHECK(run_schedule_stage(s, o, "fold_boundary_casts"));
   REQUIRE(s.kernels.size() == 2);

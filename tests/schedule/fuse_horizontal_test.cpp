@@ -49,7 +49,7 @@ struct Module {
 
 bool runs_kernel(const Schedule& s, const std::string& node) {
   for (const Kernel& k : s.kernels) {
-    if (k.node && k.node->name() == node) return true;
+    if (k.source.node && k.op.name == node) return true;
   }
   return false;
 }
@@ -65,9 +65,9 @@ TEST_CASE("fuse_horizontal: three sibling 1x1 convs are one kernel writing each 
       const Schedule s = lower(m.g, layout_options(mode, fp16));
       const Kernel& k = kernel_of(s, "conv_a");
       REQUIRE(k.ranges.size() == 3);
-      CHECK(k.ranges[0].node->name() == "conv_a");
-      CHECK(k.ranges[1].node->name() == "conv_r1");
-      CHECK(k.ranges[2].node->name() == "conv_r2");
+      CHECK(k.ranges[0].op.name == "conv_a");
+      CHECK(k.ranges[1].op.name == "conv_r1");
+      CHECK(k.ranges[2].op.name == "conv_r2");
       CHECK((k.ranges[0].begin == 0 && k.ranges[0].end == 8));
       CHECK((k.ranges[1].begin == 8 && k.ranges[1].end == 20));
       CHECK((k.ranges[2].begin == 20 && k.ranges[2].end == 24));
@@ -162,9 +162,9 @@ TEST_CASE("fuse_horizontal: sibling MatMuls (and Gemms) on one A are one product
     const Schedule s = lower(m.g, layout_options(LayoutMode::automatic, fp16));
     const Kernel& k = kernel_of(s, "q");
     REQUIRE(k.ranges.size() == 3);
-    CHECK(k.ranges[0].node->name() == "q");
-    CHECK(k.ranges[1].node->name() == "k");
-    CHECK(k.ranges[2].node->name() == "v");
+    CHECK(k.ranges[0].op.name == "q");
+    CHECK(k.ranges[1].op.name == "k");
+    CHECK(k.ranges[2].op.name == "v");
     CHECK((k.ranges[0].begin == 0 && k.ranges[0].end == 16));
     CHECK((k.ranges[1].begin == 16 && k.ranges[1].end == 40));
     CHECK((k.ranges[2].begin == 40 && k.ranges[2].end == 48));
@@ -182,8 +182,8 @@ TEST_CASE("fuse_horizontal: sibling MatMuls (and Gemms) on one A are one product
     CHECK(k.outputs[1].value == "yk");
     CHECK(k.outputs[2].value == "yv");
     CHECK(k.outputs[1].shape == Shape{8, 24});
-    CHECK(ops::activation_of_fused(*k.ranges[1].node).kind == ops::Activation::relu);
-    CHECK(ops::activation_of_fused(*k.ranges[0].node).kind == ops::Activation::none);
+    CHECK(ops::activation_of_fused(*k.ranges[1].source).kind == ops::Activation::relu);
+    CHECK(ops::activation_of_fused(*k.ranges[0].source).kind == ops::Activation::none);
     INFO(k.note);
     CHECK(k.note.find("horizontally fused: 'q' columns [0, 16) -> 'yq', 'k' columns [16, 40) -> 'yk', "
                       "'v' columns [40, 48) -> 'yv'") != std::string::npos);
@@ -193,11 +193,11 @@ TEST_CASE("fuse_horizontal: sibling MatMuls (and Gemms) on one A are one product
     // The Gemms with transB: their B's stacked along N (B's rows), C [12] and C [1, 4] as one bias.
     const Kernel& g1 = kernel_of(s, "g1");
     REQUIRE(g1.ranges.size() == 2);
-    CHECK(g1.ranges[1].node->name() == "g2");
+    CHECK(g1.ranges[1].op.name == "g2");
     CHECK((g1.ranges[1].begin == 12 && g1.ranges[1].end == 16));
     CHECK(g1.inputs[1].shape == Shape{16, 32});
     CHECK(g1.inputs[2].shape == Shape{16});
-    CHECK(ops::activation_of_fused(*g1.ranges[1].node).kind == ops::Activation::sigmoid);
+    CHECK(ops::activation_of_fused(*g1.ranges[1].source).kind == ops::Activation::sigmoid);
 
     Products plain(fp16);
     LowerOptions o = layout_options(LayoutMode::automatic, fp16);
@@ -219,7 +219,7 @@ TEST_CASE("fuse_horizontal stage: the first sibling's kernel takes the others' o
   CHECK(s.kernels.size() == kernels - 2);
   const Kernel& k = kernel_of(s, "conv_a");
   REQUIRE(k.ranges.size() == 3);
-  CHECK(k.ranges[2].node->name() == "conv_r2");
+  CHECK(k.ranges[2].op.name == "conv_r2");
   // Its source: the concatenated weights and bias (new constants, W stored OHWI as conv_a's was),
   // and every range's output.
   REQUIRE(k.source.inputs.size() == 3);

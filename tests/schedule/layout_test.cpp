@@ -326,7 +326,7 @@ TEST_CASE("layout: a FusedConv's residual has Y's strides; a residual stored NCH
   const Schedule sch = lower(g, o);
   const Kernel* fused = nullptr;
   for (const Kernel& k : sch.kernels) {
-    if (k.node && k.node->op() == "FusedConv" && k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) fused = &k;
+    if (k.source.node && k.source.node->op() == "FusedConv" && k.inputs.size() > 3 && k.inputs[3].dtype != DType::undefined) fused = &k;
   }
   REQUIRE(fused != nullptr);
   CHECK(fused->inputs[3].strides == fused->outputs[0].strides);

@@ -116,8 +116,8 @@ TEST_CASE("lower: a Cast or CastLike to the type its input has is a view, never 
   o.passes.disabled = {"simplify"};
   const Schedule s = lower(g, o);
   REQUIRE(s.kernels.size() == 2);
-  CHECK(s.kernels[0].node->op() == "Relu");
-  CHECK(s.kernels[1].node->op() == "Sigmoid");
+  CHECK(s.kernels[0].op.type == "Relu");
+  CHECK(s.kernels[1].op.type == "Sigmoid");
   CHECK(s.kernels[1].inputs[0].offset == s.kernels[0].outputs[0].offset);
   CHECK(s.kernels[1].outputs[0].space == Space::output);  // writes z through the CastLike view
 }
@@ -148,18 +148,18 @@ TEST_CASE("lower: outputs that are inputs, constants, or share a buffer get copy
   CHECK(s.outputs[3].name == "C");
   int copies = 0;
   for (const Kernel& k : s.kernels) {
-    if (k.node->op() != "Identity") continue;
+    if (k.op.type != "Identity") continue;
     ++copies;
     CHECK(k.family == "test_elementwise");  // "elementwise", substituted in the test
     CHECK(k.outputs[0].space == Space::output);
   }
   CHECK(copies == 5);
   REQUIRE(s.kernels.size() == 6);
-  CHECK(s.kernels[0].node->op() == "Relu");
+  CHECK(s.kernels[0].op.type == "Relu");
   CHECK(s.kernels[0].outputs[0].space == Space::output);
   CHECK(s.kernels[0].outputs[0].index == 1);
   for (const Kernel& k : s.kernels) {
-    if (k.node->op() != "Identity") continue;
+    if (k.op.type != "Identity") continue;
     const int out = k.outputs[0].index;
     const TensorView& in = k.inputs[0];
     if (out == 0 || out == 4) CHECK(in.space == Space::input);
@@ -323,7 +323,7 @@ TEST_CASE("lower: a kernel of a fused node lists every ONNX node it covers") {
   o.passes.fuse_epilogue = true;
   const Schedule s = lower(g, o);
   REQUIRE(s.kernels.size() == 1);
-  CHECK(s.kernels[0].node->op() == "FusedMatMul");
+  CHECK(s.kernels[0].op.type == "FusedMatMul");
   CHECK(s.kernels[0].nodes == std::vector<std::string>{"mm", "bias", "act"});
 }
 

@@ -50,7 +50,7 @@ TEST_CASE("fold_operand_views: a Transpose read by a MatMul is the product's str
     const Schedule s = lower_with(g, fold);
     REQUIRE(s.kernels.size() == (fold ? 1u : 2u));
     const Kernel& mm = s.kernels.back();
-    CHECK(mm.node->op() == "MatMul");
+    CHECK(mm.op.type == "MatMul");
     if (fold) {
       CHECK(mm.inputs[0].space == Space::input);
       CHECK(mm.inputs[0].shape == Shape{5, 3});
@@ -106,7 +106,7 @@ TEST_CASE("fold_operand_views: a Transpose also read by a Relu stays, the note s
   g.add_output(node(g, "Relu", "relu", {t}));
   const Schedule s = lower_with(g, true);
   REQUIRE(s.kernels.size() == 3);
-  CHECK(s.kernels[0].node->op() == "Transpose");
+  CHECK(s.kernels[0].op.type == "Transpose");
   CHECK(s.kernels[0].note.find("not a view: its output is read by Relu 'relu' (not a matrix product)") !=
         std::string::npos);
 }

@@ -174,6 +174,7 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv_depthwise");
     check_geometry<Sh>(modelc::linear::conv_geometry(k));
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     CHECK(k.note.find("depthwise") != std::string::npos);
     using Epi = mc::gemm::EpilogueBias<float>;
@@ -198,6 +199,7 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
     t.n->set_attr_int("group", 2);
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     CHECK(modelc::linear::tile_of(k).bm == 16);
   }
@@ -292,6 +294,7 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     launch<K>({x.data(), w.data(), y.data(), {1.0f, 1.0f, b.data(), r.data(), {0, 0, -INFINITY, INFINITY}}});
     check_close(y, want);
     const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("conv");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     const modelc::KernelLaunches e = f->emit(k, NameContext{});
     REQUIRE(e.launches.size() == 1);
@@ -310,6 +313,7 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     const Tensor want = t.reference()[0];
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
     CHECK(k.family == "conv_depthwise");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     using Sh = mc::conv::Shape<1, 5, 5, 5, Dims3<1, 6, 6>, Dims3<1, 3, 3>, Dims3<1, 6, 6>, Dims3<1, 1, 1>,
                                Dims3<0, 1, 1>, Dims3<1, 1, 1>>;

@@ -36,7 +36,8 @@ KernelLaunches emit(OneNode& c, const std::string& family = "") {
   ops::infer_graph(c.g);
   Kernel k;
   k.id = "k0";
-  k.node = c.n;
+  k.source.node = c.n;
+  k.op = {c.n->name(), c.n->op(), c.n->domain(), c.n->opset()};
   k.family = family.empty() ? ops::OpRegistry::instance().find(c.n->op(), c.n->opset())->kernels.at(0) : family;
   TensorView absent;
   absent.dtype = DType::undefined;
@@ -44,6 +45,7 @@ KernelLaunches emit(OneNode& c, const std::string& family = "") {
   for (const Value* v : c.n->outputs()) k.outputs.push_back(v ? dense_view(*v) : absent);
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
+  plan_kernel(k);
   choose_tactic(k, {Target{}});
   return f->emit(k, FakeContext{});
 }

@@ -371,6 +371,7 @@ TEST_CASE("gemm family: the tile heuristic") {
   // plan records the tactic and a note.
   OneNode m("MatMul", 13, {random({64, 32}, 60), random({32, 48}, 61)});
   modelc::Kernel k = m.kernel("gemm");
+  modelc::plan_kernel(k);
   modelc::choose_tactic(k, {t});
   CHECK(modelc::linear::tile_of(k).bm == 32);
   CHECK(modelc::linear::tile_of(k).threads() == 128);
@@ -455,6 +456,7 @@ TEST_CASE("gemm template: fused epilogues (FusedGemm, FusedMatMul) with bias, ac
 
     // The emitted code names the same epilogue.
     const modelc::KernelFamily* f = modelc::FamilyRegistry::instance().find("gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     const modelc::KernelLaunches e = f->emit(k, NameContext{});
     const std::string text = modelc::test::launch_text(e);

@@ -190,6 +190,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
     t.n->set_attr_int("transB", 1);
     modelc::Kernel k = t.kernel("gemm");
     const modelc::Target sm90 = modelc::target_for("sm_90");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {sm90});
     CHECK(k.engine == "gemv");
     CHECK(k.fallback_reason == "at most 8 rows: GEMV");
@@ -215,6 +216,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
   SUBCASE("N-contiguous B with few columns: the K split gives the most blocks") {
     OneNode t("MatMul", 13, {random({8, 512}, 54), random({512, 256}, 55)});
     modelc::Kernel k = t.kernel("gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::target_for("sm_80")});
     CHECK(k.engine == "gemv");
     // FP32: 4 columns per thread, 128 per warp; K split 4: one warp per column group, 2 blocks.
@@ -225,6 +227,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
   SUBCASE("9 rows: tensor cores") {
     OneNode t("MatMul", 13, {random({9, 512}, 56).cast(DType::float16), random({512, 256}, 57).cast(DType::float16)});
     modelc::Kernel k = t.kernel("gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::target_for("sm_80")});
     CHECK(k.engine == "tensor_core");
   }

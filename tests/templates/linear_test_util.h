@@ -37,7 +37,8 @@ struct OneNode : modelc::op_test::OneNode {
     Kernel k;
     k.id = "k0";
     k.family = family;
-    k.node = n;
+    k.source.node = n;
+    k.op = {n->name(), n->op(), n->domain(), n->opset()};
     k.nodes = {n->name()};
     auto view = [](const Value* v) {
       TensorView t;

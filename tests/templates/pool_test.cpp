@@ -213,6 +213,7 @@ TEST_CASE("pool family: plan notes") {
   OneNode t("MaxPool", 12, {random({1, 2, 6, 6}, 11)});
   t.n->set_attr_ints("kernel_shape", {2, 2});
   modelc::Kernel k = t.kernel("pool");
+  modelc::plan_kernel(k);
   modelc::choose_tactic(k, {modelc::Target{}});
   CHECK(k.note.find("k2x2 s1x1 p0x0 d1x1") != std::string::npos);
   CHECK(std::get<modelc::DirectTactic>(k.tactic).threads == 128);

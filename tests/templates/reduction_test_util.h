@@ -97,7 +97,8 @@ inline Kernel kernel_of(const Node& n, const std::string& family) {
   Kernel k;
   k.id = "k0";
   k.family = family;
-  k.node = &n;
+  k.source.node = &n;
+  k.op = {n.name(), n.op(), n.domain(), n.opset()};
   k.nodes = {n.name()};
   for (int i = 0; i < n.num_inputs(); ++i) {
     if (n.has_input(i)) k.inputs.push_back(dense_view(n.input(i)));
@@ -136,6 +137,7 @@ class FakeContext : public EmitContext {
 inline KernelLaunches plan_and_emit(Kernel& k) {
   const KernelFamily* f = FamilyRegistry::instance().find(k.family);
   REQUIRE(f != nullptr);
+  plan_kernel(k);
   choose_tactic(k, {Target{}});
   return f->emit(k, FakeContext());
 }

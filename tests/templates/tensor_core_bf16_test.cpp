@@ -331,6 +331,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
   OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
   SUBCASE("sm_75 and sm_90: the sm_75 variant is a SIMT tile, sm_90's the BF16 tensor-core GEMM") {
     modelc::Kernel k = bf16_kernel(t, "gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
     INFO(k.note);
     CHECK(k.engine == "tensor_core");
@@ -361,6 +362,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
   }
   SUBCASE("sm_80 alone: tensor cores, one instantiation") {
     modelc::Kernel k = bf16_kernel(t, "gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
     CHECK(k.engine == "tensor_core");
     CHECK(k.arch_tactic.empty());
@@ -373,6 +375,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
   }
   SUBCASE("sm_75 alone: the SIMT engine, with the reason") {
     modelc::Kernel k = bf16_kernel(t, "gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "BF16 storage on sm_75 (no BF16 MMA below sm_80)");
@@ -384,6 +387,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
   SUBCASE("a product of 4 rows: the GEMV on bf16") {
     OneNode g("MatMul", 13, {random({4, 128}, 3), random({128, 64}, 4)});
     modelc::Kernel k = bf16_kernel(g, "gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
     CHECK(k.engine == "gemv");
     const modelc::KernelLaunches e = f.emit(k, Bf16Context{});
@@ -393,6 +397,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
   SUBCASE("float16 A with bfloat16 B: no tensor cores, the reason names both") {
     modelc::Kernel k = bf16_kernel(t, "gemm");
     k.inputs[0].dtype = DType::float16;
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "float16 A and bfloat16 B");
@@ -407,6 +412,7 @@ TEST_CASE("conv family, BF16: tensor cores from sm_80 (no Winograd), a SIMT NHWC
     modelc::Kernel k = bf16_kernel(t, "conv", 16, 32);
     std::vector<modelc::Target> ts = targets({"sm_75", "sm_80"});
     for (modelc::Target& x : ts) x.winograd = modelc::Target::Winograd::always;  // BF16 stays direct all the same
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, ts);
     INFO(k.note);
     CHECK(k.engine == "tensor_core");
@@ -429,6 +435,7 @@ TEST_CASE("conv family, BF16: tensor cores from sm_80 (no Winograd), a SIMT NHWC
   }
   SUBCASE("sm_75 alone: SIMT, with the reason") {
     modelc::Kernel k = bf16_kernel(t, "conv", 16, 32);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "BF16 storage on sm_75 (no BF16 MMA below sm_80)");

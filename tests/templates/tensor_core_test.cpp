@@ -639,6 +639,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
   SUBCASE("FP16 MatMul on tensor cores; sm_75 register-staged, sm_90 cp.async, chosen at run time") {
     OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
     modelc::Kernel k = fp16_kernel(t, "gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
     CHECK(k.engine == "tensor_core");
     CHECK(k.fallback_reason.empty());
@@ -675,6 +676,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel k = fp16_kernel(t, "gemm");
     std::vector<modelc::Target> ts = targets({"sm_86"});
     ts[0].fp16_accumulate = true;
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, ts);
     CHECK(k.engine == "tensor_core");
     CHECK(k.arch_tactic.empty());
@@ -694,6 +696,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
   SUBCASE("fallbacks") {
     OneNode fp32("MatMul", 13, {random({64, 64}, 6), random({64, 64}, 7)});
     modelc::Kernel k = fp32.kernel("gemm");
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
     CHECK(k.engine == "simt");
     CHECK(k.fallback_reason == "FP32 storage");
@@ -722,6 +725,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     t.n->set_attr_ints("strides", {2, 2});
     t.n->set_attr_ints("pads", {3, 3, 3, 3});
     modelc::Kernel k = fp16_kernel(t, "conv", 8, 64);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_80"}));
     CHECK(k.family == "conv");
     CHECK(k.engine == "tensor_core");
@@ -743,6 +747,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
   SUBCASE("16 channels: K over the pitch, no compact form") {
     OneNode t("Conv", 13, {random({1, 12, 8, 8}, 1), random({32, 12, 3, 3}, 2)});
     modelc::Kernel k = fp16_kernel(t, "conv", 16, 32);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
     CHECK(k.engine == "tensor_core");
     CHECK(k.note.find("K 144 (9 taps x pitch 16)") != std::string::npos);
@@ -1034,6 +1039,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
   };
   SUBCASE("always: three launches per arch variant, the workspace V and M") {
     modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_75", "sm_90"}), modelc::Target::Winograd::always));
     INFO(k.note);
     CHECK(k.engine == "winograd");
@@ -1079,6 +1085,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
   }
   SUBCASE("never: the direct implicit GEMM, no word of Winograd") {
     modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::never));
     CHECK(k.engine == "tensor_core");
     CHECK(k.note.find("Winograd") == std::string::npos);
@@ -1086,6 +1093,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
   SUBCASE("auto: the estimates decide, and the note gives both") {
     modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
     const std::vector<modelc::Target> ts = targets({"sm_80"});
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, ts);
     INFO(k.note);
     // On an A100 the 16 products of 64 tiles move more bytes than the direct convolution saves FLOPs.
@@ -1107,6 +1115,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     OneNode s2("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
     s2.n->set_attr_ints("strides", {2, 2});
     modelc::Kernel k = fp16_kernel(s2, "conv", 16, 16);
+    modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::always));
     CHECK(k.engine == "tensor_core");
     CHECK(modelc::linear::winograd_unfit(k, modelc::linear::conv_geometry(k)) == "stride 2");
