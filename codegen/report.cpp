@@ -14,6 +14,7 @@
 #include "ops/quantize.h"
 #include "ops/registry.h"
 #include "plugin/plugin.h"
+#include "schedule/linear_plans.h"
 #include "schedule/target.h"
 #include "support/error.h"
 
@@ -41,20 +42,6 @@ Json view_json(const TensorView& v) {
   }
   if (!v.dense()) j["strides"] = v.strides;
   return j;
-}
-
-int64_t node_flops(const Node& n) {
-  // lookup: fused kernels' nodes are of the internal modelc domain.
-  const ops::OpDef& def = ops::lookup(n);
-  return def.flops ? def.flops(n) : 0;
-}
-
-int64_t kernel_flops(const Kernel& k) {
-  if (!k.source.node) return 0;
-  if (k.ranges.empty()) return node_flops(*k.source.node);
-  int64_t sum = 0;  // a horizontally fused kernel computes each range's node
-  for (const OutputRange& r : k.ranges) sum += node_flops(*r.source);
-  return sum;
 }
 
 std::string tactic_text(const Kernel& k) {
@@ -108,35 +95,6 @@ std::string arch_tactic_text(const Kernel& k, const std::string& sep) {
 std::string nodes_text(const Kernel& k) {
   std::string s;
   for (const std::string& n : k.nodes) s += (s.empty() ? "" : " + ") + n;
-  return s;
-}
-
-// The fused epilogue of a FusedConv / FusedGemm / FusedMatMul, e.g. "bias + relu + residual"; of a
-// fused elementwise op its activation ("relu"); "".
-std::string epilogue_text(const Kernel& k) {
-  if (!k.ranges.empty()) {  // a horizontally fused kernel: the bias, then each range's activation
-    const bool bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
-    std::string s = bias ? "bias + per range:" : "per range:";
-    for (const OutputRange& r : k.ranges) {
-      const bool fused = !ops::producer_of_fused(r.source->op()).empty();
-      s += fmt::format(" [{}, {}) {}", r.begin, r.end,
-                       ops::activation_name(fused ? ops::activation_of_fused(*r.source).kind : ops::Activation::none));
-    }
-    return s;
-  }
-  if (!k.source.node || ops::producer_of_fused(k.source.node->op()).empty()) return "";
-  const Node& n = *k.source.node;
-  if (ops::activation_only_fused(n.op())) return ops::activation_name(ops::activation_of_fused(n).kind);
-  std::string s;
-  auto add = [&](const std::string& x) { s += (s.empty() ? "" : " + ") + x; };
-  auto present = [&](std::size_t i) { return k.inputs.size() > i && k.inputs[i].dtype != DType::undefined; };
-  if (present(ops::kFusedBiasInput)) add("bias");
-  const std::string pos = n.attr_string("residual_position", "");
-  const bool residual = present(ops::kFusedResidualInput);
-  if (residual && pos == "before_activation") add("residual");
-  const ops::EpilogueActivation act = ops::activation_of_fused(n);
-  if (act.kind != ops::Activation::none) add(ops::activation_name(act.kind));
-  if (residual && pos != "before_activation") add("residual");
   return s;
 }
 
@@ -207,9 +165,9 @@ std::string plugins_markdown(const Schedule& s) {
 
 bool is_conv_or_matmul(const Kernel& k) {
   if (!k.engine.empty()) return true;
-  if (!k.source.node) return false;
-  const std::string producer = ops::producer_of_fused(k.source.node->op());
-  const std::string op = producer.empty() ? k.source.node->op() : producer;
+  if (k.op.empty()) return false;
+  const std::string producer = ops::producer_of_fused(k.op.type);
+  const std::string op = producer.empty() ? k.op.type : producer;
   static const std::set<std::string> kOps = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "ConvInteger",
                                              "MatMulInteger", "QLinearConv", "QLinearMatMul"};
   return kOps.count(op) > 0;
@@ -342,7 +300,7 @@ std::string precision_markdown(const PrecisionReport& p) {
 const Kernel* kernel_of(const Schedule& s, const std::string& name) {
   for (const Kernel& k : s.kernels) {
     if (std::find(k.nodes.begin(), k.nodes.end(), name) != k.nodes.end()) return &k;
-    if (k.source.node && k.source.node->name() == name) return &k;
+    if (!k.op.empty() && k.op.name == name) return &k;
   }
   return nullptr;
 }
@@ -356,8 +314,9 @@ std::string kernel_precision(const Kernel& k) {
 
 /// An INT8 kernel's output: "int8 (scale 0.0123)", "float16", "the INT32 accumulators".
 std::string int8_output_text(const Kernel& k) {
-  if (!k.source.node || k.source.node->domain() != ops::kModelcDomain) return "";
-  const ops::Int8Epilogue e = ops::int8_epilogue(*k.source.node);
+  const ops::Int8Epilogue* plan = linear::int8_epilogue_of(k);
+  if (!plan) return "";
+  const ops::Int8Epilogue& e = *plan;
   if (e.quantized()) return fmt::format("{} (scale {:.4g}{})", dtype_name(e.out), e.y_scale,
                                         e.y_zero_point ? fmt::format(", zero point {}", e.y_zero_point) : "");
   return e.raw() ? "the INT32 accumulators" : dtype_name(e.out);
@@ -506,7 +465,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     Json kj;
     kj["id"] = k.id;
     kj["family"] = k.family;
-    kj["op"] = k.source.node ? k.source.node->op() : "";
+    kj["op"] = k.op.type;
     kj["nodes"] = k.nodes;
     Json in = Json::array(), out = Json::array();
     for (const TensorView& v : k.inputs) in.push_back(view_json(v));
@@ -520,7 +479,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     if (!k.ranges.empty()) {  // horizontally fused (schedule/fuse_horizontal.cpp): output i is range i
       Json ranges = Json::array();
       for (const OutputRange& r : k.ranges) {
-        ranges.push_back({{"node", r.source->name()}, {"output", r.source->output(0).name()}, {"begin", r.begin}, {"end", r.end}});
+        ranges.push_back({{"node", r.op.name}, {"output", r.output}, {"begin", r.begin}, {"end", r.end}});
       }
       kj["ranges"] = std::move(ranges);
     }
@@ -543,7 +502,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
         kj["arch_tactic"] = std::move(at);
         if (simt_variant && on_tensor_cores(engine_of(k))) kj["arch_engine"] = std::move(engines);
       }
-      const std::string epi = epilogue_text(k);
+      const std::string epi = k.epilogue;
       if (!epi.empty()) kj["epilogue"] = epi;
     }
     if (k.family == "plugin" && k.source.node) {
@@ -552,14 +511,14 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     }
     auto launched = info.launches.find(k.id);
     kj["launches"] = launched == info.launches.end() ? Json::array() : Json(launched->second);
-    kj["flops"] = kernel_flops(k);
+    kj["flops"] = k.flops;
     const Estimate& e = k.estimate;
     kj["estimate"] = estimate_json(e);
     estimate_us += e.us;
     kj["stream"] = k.stream;
     kj["waits"] = k.waits;
     if (k.event >= 0) kj["event"] = k.event;
-    flops += kernel_flops(k);
+    flops += k.flops;
     ++families[k.family];
     kernels.push_back(std::move(kj));
   }
@@ -692,8 +651,8 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
     m += "\n| id | op | nodes | engine | why not tensor cores | tactic |\n|---|---|---|---|---|---|\n";
     for (const Kernel& k : s.kernels) {
       if (!is_conv_or_matmul(k)) continue;
-      const std::string epi = epilogue_text(k);
-      const std::string op = (k.source.node ? k.source.node->op() : std::string()) + (epi.empty() ? "" : " (" + epi + ")");
+      const std::string epi = k.epilogue;
+      const std::string op = k.op.type + (epi.empty() ? "" : " (" + epi + ")");
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
            (e == "winograd" ? "Winograd (tensor core)" : on_tensor_cores(e) ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") +
@@ -718,8 +677,8 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
     }
     for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
     for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
-    m += "| " + k.id + " | " + k.family + " | " + (k.source.node ? k.source.node->op() : "") + " | " + cell(nodes) + " | " +
-         cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(kernel_flops(k)) + " | " +
+    m += "| " + k.id + " | " + k.family + " | " + k.op.type + " | " + cell(nodes) + " | " +
+         cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(k.flops) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }
   m += plugins_markdown(s);

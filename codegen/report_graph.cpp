@@ -104,7 +104,7 @@ std::string kernel_label(const Kernel& k) {
   // A horizontally fused kernel: each output's node and its channel (column) range first.
   std::set<std::string> ranged;
   for (const OutputRange& r : k.ranges) {
-    const std::string name = r.source ? r.source->name() : std::string("?");
+    const std::string name = r.op.empty() ? std::string("?") : r.op.name;
     ranged.insert(name);
     l += dot_text(name + " [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")") + "\\l";
   }

@@ -7,8 +7,6 @@
 #include <algorithm>
 
 #include "codegen/families/linear.h"
-#include "schedule/layout.h"
-#include "schedule/winograd.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -25,13 +23,13 @@ std::string conv_shape(const ConvGeometry& g) {
       g.N, g.C, g.M, g.G, dims3(g.in), dims3(g.kernel), dims3(g.out), dims3(g.stride), dims3(g.pad),
       dims3(g.dilation));
 }
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::vector<LaunchParam>* params,
-                          std::string* what) {
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                          std::vector<LaunchParam>* params, std::string* what) {
   const bool has_bias = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined;
-  if (is_fused(*k.source.node)) {
+  if (e.fused) {
     MatrixStrides per_channel;
     per_channel.row = 1;
-    return fused_epilogue(k, ctx, T, per_channel, has_bias, 1.0, 1.0, params, what);
+    return fused_epilogue(k, ctx, e, T, per_channel, has_bias, 1.0, 1.0, params, what);
   }
   *what = has_bias ? " + bias" : "";
   if (has_bias) {
@@ -48,20 +46,10 @@ struct Pitches {
   int64_t x = 0, y = 0, w = 0, w_row = 0;
 };
 
-Pitches conv_pitches(const Kernel& k) {
-  const TensorView &x = k.inputs[0], &w = k.inputs[1], &y = k.outputs[0];
+Pitches conv_pitches(const ConvPlan& c) {
   // A horizontally fused convolution's outputs are its ranges' (their own strides): Y's pitch is 0.
-  const bool ranged = !k.ranges.empty();
-  const bool dense = x.dense() && w.dense() && (ranged || y.dense());
-  if (dense) return {};
-  Pitches p{channels_last_pitch(x), ranged ? 0 : channels_last_pitch(y)};
-  if (p.x == 0 || (p.y == 0 && !ranged)) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
-  }
-  const WeightStorage ws = kernel_weight_storage(k, x, w, p.x);
-  p.w = ws.pitch;
-  p.w_row = ws.row;
-  return p;
+  if (c.dense) return {};
+  return {c.x_pitch, c.y_pitch, c.w.pitch, c.w.row};
 }
 
 /// Where each range of a horizontally fused convolution stores: its output [N, C, spatial...] as the
@@ -92,12 +80,14 @@ std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
 /// A Winograd convolution (schedule/winograd.h): per arch variant the input transform into the
 /// workspace's V, the 16 GEMMs into its M, the output transform through the direct tensor-core
 /// convolution's epilogue and store (`direct`: its type for a tile).
-KernelLaunches winograd_launches(const Kernel& k, const EmitContext& ctx, const ConvGeometry& g, const std::string& comment,
+KernelLaunches winograd_launches(const Kernel& k, const EmitContext& ctx, const ConvPlan& c, const std::string& comment,
                                  const std::function<std::string(const TcTile&)>& direct,
                                  const std::vector<LaunchParam>& params) {
   if (k.outputs[0].numel() == 0) return nothing_to_run(comment + ": empty output, nothing to run");
   if (k.workspace.dtype == DType::undefined) throw Error("internal: Winograd kernel " + k.id + " has no workspace");
-  const WinogradPlan plan = winograd_plan(k, g);
+  if (!c.winograd) throw Error("internal: Winograd kernel " + k.id + " has no Winograd plan");
+  const ConvGeometry& g = c.geometry;
+  const WinogradPlan& plan = *c.winograd;
   TensorView v = k.workspace, m = k.workspace;
   v.dtype = DType::float16;
   v.shape = {16 * plan.tiles * plan.x_pitch};
@@ -130,28 +120,29 @@ KernelLaunches winograd_launches(const Kernel& k, const EmitContext& ctx, const 
 }
 
 KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
-  const ConvGeometry g = conv_geometry(k);
+  const ConvPlan& c = plan_of<ConvPlan>(k);
+  const ConvGeometry& g = c.geometry;
   const TensorView& vy = k.outputs[0];
   const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
   std::vector<LaunchParam> params = {{"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}};
   if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
   std::string what;
   const std::string epilogue =
-      ranged ? ranged_epilogue(k, ctx, conv_epilogue_type(k, ctx), ctx.ctype(vy.dtype), "row", range_strides(k), 1.0,
+      ranged ? ranged_epilogue(k, ctx, c.epilogue, conv_epilogue_type(k, ctx), ctx.ctype(vy.dtype), "row", range_strides(k), 1.0,
                                1.0, &params, &what)
-             : bias_epilogue(k, ctx, conv_epilogue_type(k, ctx), &params, &what);
+             : bias_epilogue(k, ctx, c.epilogue, conv_epilogue_type(k, ctx), &params, &what);
   const std::string shape_y = ranged ? fmt::format("{} outputs", k.ranges.size()) : shape_text(vy.shape);
   // The SIMT template for a tile, with its comment (the SIMT engine, or a tensor-core kernel's SIMT
   // variant for an arch without tensor cores for its operands: BF16 below sm_80).
   auto simt_comment = [&](const std::string& how) {
-    const Pitches p = conv_pitches(k);
-    return fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM{}", k.source.node->op(), k.source.node->name(),
+    const Pitches p = conv_pitches(c);
+    return fmt::format("{} '{}' {} * W{} -> {} {}{}, {}implicit GEMM{}", k.op.type, k.op.name,
                        shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what,
                        p.x != 0 ? fmt::format("NHWC (pitch {} -> {}), ", p.x, ranged ? "ranges" : std::to_string(p.y)) : "",
                        how);
   };
   auto simt_type = [&](const TileConfig& tile) {
-    const Pitches p = conv_pitches(k);
+    const Pitches p = conv_pitches(c);
     const bool nhwc = p.x != 0;
     // W's row pitch only where its rows are not whole taps (compact weights): other text unchanged.
     const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
@@ -163,9 +154,9 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   };
   if (k.engine == "tensor_core" || k.engine == "winograd") {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
-    const int64_t cp = channels_last_pitch(k.inputs[0]), yp = ranged ? g.M : channels_last_pitch(vy);
+    const int64_t cp = c.x_pitch, yp = ranged ? g.M : c.y_pitch;
     // A Winograd kernel's W is the transformed U ([16, M, pitch]): never the compact form (winograd_unfit).
-    const TcConvDepth d = k.engine == "winograd" ? TcConvDepth{} : tc_conv_depth(k);
+    const TcConvDepth d = k.engine == "winograd" ? TcConvDepth{} : c.depth;
     const std::string TY = ctx.ctype(vy.dtype), TXW = tc_operand_type(k, k.inputs[0].dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
@@ -173,11 +164,11 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                          conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
     };
     const std::string comment = fmt::format(
-        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.source.node->op(), k.source.node->name(),
+        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.op.type, k.op.name,
         shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
         ranged ? "ranges" : std::to_string(yp), k.engine == "winograd" ? "Winograd F(2x2,3x3)" : "implicit GEMM",
         d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
-    if (k.engine == "winograd") return winograd_launches(k, ctx, g, comment, decl, params);
+    if (k.engine == "winograd") return winograd_launches(k, ctx, c, comment, decl, params);
     return tc_launches(k, ctx, comment, decl, params, simt_comment(""), simt_type);
   }
   const TileConfig tile = tile_of(k);

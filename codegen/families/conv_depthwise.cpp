@@ -4,24 +4,23 @@
 #include <fmt/format.h>
 
 #include "codegen/families/linear.h"
-#include "schedule/layout.h"
 #include "support/error.h"
 
 namespace modelc::linear {
 namespace {
 
 KernelLaunches emit_depthwise(const Kernel& k, const EmitContext& ctx) {
-  const KernelLayout l = kernel_layout(k);
-  if (!l.channels_last) require_dense(k);
-  const ConvGeometry g = conv_geometry(k);
+  const DirectConvPlan& plan = plan_of<DirectConvPlan>(k);
+  const KernelLayout& l = plan.layout;
+  const ConvGeometry& g = plan.geometry;
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
   std::vector<LaunchParam> params = {
       {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
   std::string what;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
+  const std::string epilogue = bias_epilogue(k, ctx, plan.epilogue, T, &params, &what);
   const std::string comment =
-      fmt::format("{} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.source.node->op(), k.source.node->name(),
+      fmt::format("{} '{}' {} * W{} -> {} {}{}, depthwise direct{}", k.op.type, k.op.name,
                   shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape), g.str(), what,
                   l.channels_last ? ", NHWC" : "");
   // nhwc: the channel pitches (0: the channel count).

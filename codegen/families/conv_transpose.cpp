@@ -10,15 +10,15 @@ namespace modelc::linear {
 namespace {
 
 KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
-  require_dense(k);
-  const ConvGeometry g = conv_transpose_geometry(k);
+  const DirectConvPlan& plan = plan_of<DirectConvPlan>(k);  // dense NCHW (checked by the plan)
+  const ConvGeometry& g = plan.geometry;
   const TensorView& vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
   std::vector<LaunchParam> params = {
       {"X", ctx.ptr(k.inputs[0], true)}, {"W", ctx.ptr(k.inputs[1], true)}, {"Y", ctx.ptr(vy, false)}};
   std::string what;
-  const std::string epilogue = bias_epilogue(k, ctx, T, &params, &what);
-  const std::string comment = fmt::format("ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.source.node->name(),
+  const std::string epilogue = bias_epilogue(k, ctx, plan.epilogue, T, &params, &what);
+  const std::string comment = fmt::format("ConvTranspose '{}' {} * W{} -> {} {}{}, gather form", k.op.name,
                                           shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape),
                                           shape_text(vy.shape), g.str(), what);
   const std::string type = fmt::format("mc::conv::ConvTranspose<{}, {}, {},\n    mc::conv::Layout::nchw, {}>", T,

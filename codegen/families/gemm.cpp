@@ -43,10 +43,10 @@ KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const 
   return single_launch(Launch{comment, type, std::move(params)});
 }
 
-std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
-                           bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what) {
-  const Node& n = *k.source.node;
-  const ops::EpilogueActivation act = ops::activation_of_fused(n);
+std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                           const MatrixStrides& bias, bool has_bias, double alpha, double beta,
+                           std::vector<LaunchParam>* params, std::string* what) {
+  const ops::EpilogueActivation& act = e.act;
   const bool has_residual = k.inputs.size() > ops::kFusedResidualInput &&
                             k.inputs[ops::kFusedResidualInput].dtype != DType::undefined;
   std::string residual = "mc::gemm::Residual::none";
@@ -56,15 +56,11 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
     if (r.shape != y.shape || r.strides != y.strides) {
       throw Error("internal: kernel " + k.id + ": the residual '" + r.value + "' is laid out unlike the output");
     }
-    const std::string pos = n.attr_string("residual_position", "");
-    if (pos != "before_activation" && pos != "after_activation") {
-      throw n.error("attribute 'residual_position' is '" + pos + "', expected before_activation or after_activation");
-    }
-    residual = "mc::gemm::Residual::" + pos;
+    residual = "mc::gemm::Residual::" + e.residual_position;  // checked by the plan
   }
   const std::string act_name = ops::activation_name(act.kind);
   *what = std::string(has_bias ? " + bias" : "") + (act.kind != ops::Activation::none ? " + " + act_name : "") +
-          (has_residual ? " + residual (" + n.attr_string("residual_position", "") + ")" : "");
+          (has_residual ? " + residual (" + e.residual_position + ")" : "");
   // The fields that differ from the defaults (alpha = beta = 1, no bias or residual, a neutral
   // activation): what this epilogue reads.
   if (alpha != 1.0) params->push_back({"epilogue.alpha", float_literal(alpha)});
@@ -76,8 +72,8 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::s
                      has_bias ? "true" : "false", act_name, residual);
 }
 
-std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
-                            const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
+std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                            const std::string& TY, const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
                             double beta, std::vector<LaunchParam>* params, std::string* what) {
   const bool has_bias = k.inputs.size() > ops::kFusedBiasInput && k.inputs[ops::kFusedBiasInput].dtype != DType::undefined;
   // The fields that differ from the defaults (alpha = beta = 1, no bias).
@@ -92,7 +88,7 @@ std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::
     const OutputRange& r = k.ranges[i];
     const TensorView& y = k.outputs.at(i);
     const RangeStrides& s = strides.at(i);
-    const ops::EpilogueActivation act = is_fused(*r.source) ? ops::activation_of_fused(*r.source) : ops::EpilogueActivation{};
+    const ops::EpilogueActivation& act = e.ranges.at(i);
     const bool vector = s.channel == 1 && s.inner % 8 == 0 && s.outer % 8 == 0 && y.offset % 16 == 0 &&
                         r.begin % 8 == 0 && (r.end % 8 == 0 || r.end == total);
     ranges += fmt::format(",\n    mc::gemm::Range<{}, {}, mc::gemm::Act::{}, /*{}*/ {}, {}, {}, {}>", r.begin, r.end,
@@ -176,8 +172,8 @@ std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
 }
 
 KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
-  const GemmLowering g = lower_gemm(k);
-  const Node& n = *k.source.node;
+  const GemmPlan& plan = plan_of<GemmPlan>(k);
+  const GemmLowering& g = plan.gemm;
   const TensorView& vy = k.outputs[0];
   const bool tc = k.engine == "tensor_core";
   const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
@@ -185,7 +181,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
     const std::string type = fmt::format(
         "mc::gemm::StridedSum<{}, {}, mc::gemm::StridedIndex<{}, {}>,\n    mc::gemm::StridedIndex<{}, {}>>", T, Acc,
         ints_text(g.out_dims), ints_text(g.out_strides), ints_text(g.sum_dims), ints_text(g.sum_strides));
-    return linear_launch(k, fmt::format("{} '{}' {}, strided sum", n.op(), n.name(), g.what), type,
+    return linear_launch(k, fmt::format("{} '{}' {}, strided sum", k.op.type, k.op.name, g.what), type,
                          {{"X", ctx.ptr(k.inputs[0], true)}, {"Y", ctx.ptr(vy, false)}});
   }
   const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
@@ -195,10 +191,10 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   if (ranged) {
     std::vector<RangeStrides> strides;  // one batch dim at most (lower_gemm): the innermost
     for (const MatrixStrides& y : g.range_y) strides.push_back({y.batch[2], y.row, y.col});
-    epilogue = ranged_epilogue(k, ctx, epilogue_type(k, ctx), ctx.ctype(vy.dtype), "column", strides, g.alpha, g.beta,
+    epilogue = ranged_epilogue(k, ctx, plan.epilogue, epilogue_type(k, ctx), ctx.ctype(vy.dtype), "column", strides, g.alpha, g.beta,
                                &params, &fused);
-  } else if (is_fused(n)) {
-    epilogue = fused_epilogue(k, ctx, T, g.c, g.has_c, g.alpha, g.beta, &params, &fused);
+  } else if (plan.epilogue.fused) {
+    epilogue = fused_epilogue(k, ctx, plan.epilogue, T, g.c, g.has_c, g.alpha, g.beta, &params, &fused);
   } else if (g.has_c || g.alpha != 1.0) {
     epilogue = fmt::format("mc::gemm::EpilogueLinear<{}, {}, {}>", T, strides_text(g.c), g.has_c ? "true" : "false");
     // The fields that differ from the defaults (alpha = beta = 1, no C).
@@ -229,7 +225,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
           TAB, TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
           y_text(g), tc_tile_text(t), epilogue);
     };
-    const std::string what = fmt::format("{} '{}' {}{}", n.op(), n.name(), g.what, fused);
+    const std::string what = fmt::format("{} '{}' {}{}", k.op.type, k.op.name, g.what, fused);
     return tc_launches(k, ctx, what + ", tensor cores", decl, params, what, simt_type);
   }
   if (k.engine == "gemv") {
@@ -240,12 +236,12 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
         "    mc::gemv::Config<{}, {}>, {}>",
         T, Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
         strides_text(g.y), t.warps, t.k_split, epilogue);
-    return linear_launch(k, fmt::format("{} '{}' {}{}, GEMV {} warps K split {}", n.op(), n.name(), g.what, fused,
+    return linear_launch(k, fmt::format("{} '{}' {}{}, GEMV {} warps K split {}", k.op.type, k.op.name, g.what, fused,
                                         t.warps, t.k_split),
                          type, std::move(params));
   }
   const TileConfig tile = tile_of(k);
-  return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", n.op(), n.name(), g.what, fused, tile.name()),
+  return linear_launch(k, fmt::format("{} '{}' {}{}, SIMT tile {}", k.op.type, k.op.name, g.what, fused, tile.name()),
                        simt_type(tile), std::move(params));
 }
 

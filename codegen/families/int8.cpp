@@ -1,16 +1,14 @@
 // codegen/families/int8.cpp — the conv_int8 and gemm_int8 families: modelc.QConv and QMatMul on
 // integer tensor cores (templates/tensor_core_int8.cuh: mc::tc8::Conv / Gemm, their requantizing
 // mc::tc8::Epilogue, SplitKReduce8 after a split-K product). Tile, stages, split-K and the arch
-// variants are the tactics stage's (schedule/int8.h); the scales and the epilogue are the node's
-// (ops/quantize.h).
+// variants are the tactics stage's (schedule/int8.h); the geometry, scales and epilogue the plan's
+// (schedule/linear_plans.h).
 #include <fmt/format.h>
 
 #include "codegen/families/elementwise_util.h"
 #include "codegen/families/linear.h"
 #include "codegen/literals.h"
 #include "ops/quantize.h"
-#include "schedule/int8.h"
-#include "schedule/layout.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -21,10 +19,9 @@ bool present(const Kernel& k, int i) {
   return i < static_cast<int>(k.inputs.size()) && k.inputs[static_cast<std::size_t>(i)].dtype != DType::undefined;
 }
 
-/// The mc::tc8::Epilogue of k's node; its Params fields go to *params, a comment fragment to *what.
-std::string int8_epilogue(const Kernel& k, const EmitContext& ctx, std::vector<LaunchParam>* params, std::string* what) {
-  const Node& n = *k.source.node;
-  const ops::Int8Epilogue e = ops::int8_epilogue(n);
+/// The mc::tc8::Epilogue e of k (its plan's); its Params fields go to *params, a comment fragment to *what.
+std::string int8_epilogue(const Kernel& k, const EmitContext& ctx, const ops::Int8Epilogue& e,
+                          std::vector<LaunchParam>* params, std::string* what) {
   const TensorView& y = k.outputs.at(0);
   const bool bias = present(k, ops::kQBiasInput), residual = present(k, ops::kQResidualInput);
   const bool per_channel = present(k, ops::kQWeightScaleInput) && k.inputs[ops::kQWeightScaleInput].numel() > 1;
@@ -99,37 +96,39 @@ KernelLaunches int8_launches(const Kernel& k, const EmitContext& ctx, const std:
 }
 
 KernelLaunches emit_conv_int8(const Kernel& k, const EmitContext& ctx) {
-  const ConvGeometry g = conv_geometry(k);
+  const Int8ConvPlan& plan = plan_of<Int8ConvPlan>(k);
+  const ConvGeometry& g = plan.geometry;
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   std::vector<LaunchParam> params = {{"X", ctx.ptr(x, true)}, {"W", ctx.ptr(k.inputs.at(1), true)}, {"Y", ctx.ptr(y, false)}};
   std::string what;
-  const std::string epilogue = int8_epilogue(k, ctx, &params, &what);
-  const int64_t cp = channels_last_pitch(x), yp = channels_last_pitch(y);
-  const TcConvDepth d = tc_conv_depth(k);
+  const std::string epilogue = int8_epilogue(k, ctx, plan.epilogue, &params, &what);
+  const int64_t cp = plan.x_pitch, yp = plan.y_pitch;
+  const TcConvDepth& d = plan.depth;
   const std::string ta = ctx.ctype(x.dtype), ty = ctx.ctype(y.dtype);
   auto decl = [&](const TcTile& t) {
     return fmt::format("mc::tc8::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", ta, ty, conv_shape(g), cp, yp,
                        tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
   };
   const std::string comment = fmt::format(
-      "QConv '{}' {} {} * W{} int8 -> {} {}{}, NHWC (pitch {} -> {}), INT8 implicit GEMM on tensor cores{}", k.source.node->name(),
+      "QConv '{}' {} {} * W{} int8 -> {} {}{}, NHWC (pitch {} -> {}), INT8 implicit GEMM on tensor cores{}", k.op.name,
       shape_text(x.shape), dtype_name(x.dtype), shape_text(k.inputs[1].shape), shape_text(y.shape), g.str(), what, cp, yp,
       d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
   return int8_launches(k, ctx, comment, decl, params);
 }
 
 KernelLaunches emit_gemm_int8(const Kernel& k, const EmitContext& ctx) {
-  const Int8Gemm g = int8_gemm(k);
+  const Int8GemmPlan& plan = plan_of<Int8GemmPlan>(k);
+  const Int8Gemm& g = plan.gemm;
   const TensorView &a = k.inputs.at(0), &y = k.outputs.at(0);
   std::vector<LaunchParam> params = {{"A", ctx.ptr(a, true)}, {"B", ctx.ptr(k.inputs.at(1), true)}, {"Y", ctx.ptr(y, false)}};
   std::string what;
-  const std::string epilogue = int8_epilogue(k, ctx, &params, &what);
+  const std::string epilogue = int8_epilogue(k, ctx, plan.epilogue, &params, &what);
   const std::string ta = ctx.ctype(a.dtype), ty = ctx.ctype(y.dtype);
   auto decl = [&](const TcTile& t) {
     return fmt::format("mc::tc8::Gemm<{}, {}, /*M N K*/ {}, {}, {},\n    /*A strides*/ {}, 1, /*B row*/ {}, /*Y row*/ {}, {}, {}>",
                        ta, ty, g.M, g.N, g.K, g.a_row, g.K, g.y_row, tc_tile_text(t), epilogue);
   };
-  const std::string comment = fmt::format("QMatMul '{}' {} {} x B[{}x{}] int8 -> {}{}, INT8 GEMM on tensor cores", k.source.node->name(),
+  const std::string comment = fmt::format("QMatMul '{}' {} {} x B[{}x{}] int8 -> {}{}, INT8 GEMM on tensor cores", k.op.name,
                                           shape_text(a.shape), dtype_name(a.dtype), g.N, g.K, shape_text(y.shape), what);
   return int8_launches(k, ctx, comment, decl, params);
 }

@@ -16,6 +16,7 @@
 #include "codegen/family.h"
 #include "codegen/literals.h"
 #include "schedule/linear.h"
+#include "schedule/linear_plans.h"
 #include "schedule/tactics.h"
 
 namespace modelc::linear {
@@ -28,17 +29,18 @@ namespace modelc::linear {
 KernelLaunches linear_launch(const Kernel& k, const std::string& comment, const std::string& type,
                              std::vector<LaunchParam> params);
 /// The epilogue of a convolution: EpilogueBias when input 2 (B) is present, else EpilogueIdentity;
-/// a FusedConv's EpilogueFused. Its Params fields go to *params ("epilogue.bias", ...), a comment
+/// a fused node's EpilogueFused (the plan's LinearEpilogue e). Its Params fields go to *params ("epilogue.bias", ...), a comment
 /// fragment to *what.
-std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, std::vector<LaunchParam>* params,
-                          std::string* what);
+std::string bias_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                          std::vector<LaunchParam>* params, std::string* what);
 
 /// \brief The epilogue of a fused node as `mc::gemm::EpilogueFused<T, bias strides, has bias, activation,
 /// residual position>`; the Params fields it needs go to *params (alpha and beta where not 1, the
 /// bias, the residual, the parameters the activation uses: "epilogue.act.alpha", ...) and a
 /// comment fragment to *what (" + relu + residual"). Input 3 (the residual) must have Y's layout.
-std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const MatrixStrides& bias,
-                           bool has_bias, double alpha, double beta, std::vector<LaunchParam>* params, std::string* what);
+std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                           const MatrixStrides& bias, bool has_bias, double alpha, double beta,
+                           std::vector<LaunchParam>* params, std::string* what);
 
 /// \brief Where a range of a horizontally fused kernel stores (templates/gemm.cuh Range): element
 /// strides per outer index (a convolution's image, a product's batch), per inner index (the output
@@ -50,11 +52,11 @@ struct RangeStrides {
 /// \brief The epilogue of a horizontally fused convolution or matrix product (k.ranges) as
 /// `mc::gemm::EpilogueRanges<T, TY, has bias, axis, Range<begin, end, activation, strides,
 /// vector>...>`: alpha * acc + beta * the concatenated bias (input 2, read as T), output i at
-/// strides[i] (of k.outputs[i]) with ranges[i].node's activation; `axis` is "row" (a convolution's
+/// strides[i] (of k.outputs[i]) with range i's activation (the plan's); `axis` is "row" (a convolution's
 /// channels) or "column" (a product's). Its Params fields go to *params ("epilogue.y[0]", alpha
 /// and beta where not 1, ...), a comment fragment to *what.
-std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const std::string& T, const std::string& TY,
-                            const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
+std::string ranged_epilogue(const Kernel& k, const EmitContext& ctx, const LinearEpilogue& e, const std::string& T,
+                            const std::string& TY, const std::string& axis, const std::vector<RangeStrides>& strides, double alpha,
                             double beta, std::vector<LaunchParam>* params, std::string* what);
 
 /// \brief The tactic of each arch variant of k: (0, k.tactic) when every arch has the same, else

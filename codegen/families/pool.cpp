@@ -4,49 +4,40 @@
 #include <fmt/format.h>
 
 #include "codegen/families/linear.h"
-#include "schedule/layout.h"
 #include "support/error.h"
 
 namespace modelc::linear {
 namespace {
 
-bool is_global(const Node& n) { return n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool"; }
-
 KernelLaunches emit_pool(const Kernel& k, const EmitContext& ctx) {
-  const KernelLayout l = kernel_layout(k);
-  if (!l.channels_last) require_dense(k);
+  const PoolPlan& plan = plan_of<PoolPlan>(k);
+  const KernelLayout& l = plan.layout;
   const std::string layout = l.channels_last ? "mc::conv::Layout::nhwc" : "mc::conv::Layout::nchw";
   // Channel pitches (nhwc; 0: the channel count).
   const std::string pitches =
       l.channels_last ? fmt::format("{}, {}", l.x_pitch == k.inputs[0].shape[1] ? 0 : l.x_pitch,
                                     l.y_pitch == k.outputs[0].shape[1] ? 0 : l.y_pitch)
                       : "0, 0";
-  const Node& n = *k.source.node;
   const TensorView &vx = k.inputs[0], &vy = k.outputs[0];
   const std::string T = ctx.ctype(vy.dtype);
-  if (is_global(n)) {
-    if (vx.shape.size() < 2) throw n.error("input X has rank " + std::to_string(vx.shape.size()) + ", expected 2 or more");
+  if (plan.global) {
     int64_t inner = 1;
     for (std::size_t i = 2; i < vx.shape.size(); ++i) inner *= vx.shape[i];
-    const std::string comment = fmt::format("{} '{}' {} -> {}{}", n.op(), n.name(), shape_text(vx.shape),
+    const std::string comment = fmt::format("{} '{}' {} -> {}{}", k.op.type, k.op.name, shape_text(vx.shape),
                                             shape_text(vy.shape), l.channels_last ? ", NHWC" : "");
     const std::string type =
         fmt::format("mc::pool::GlobalPool<{}, {}, {}, {}, {}, {}{}>", T, vx.shape[0], vx.shape[1], inner, layout,
-                    n.op() == "GlobalMaxPool" ? "true" : "false", l.channels_last ? ", 128, " + pitches : "");
+                    plan.max ? "true" : "false", l.channels_last ? ", 128, " + pitches : "");
     return linear_launch(k, comment, type, {{"X", ctx.ptr(vx, true)}, {"Y", ctx.ptr(vy, false)}});
   }
-  const ConvGeometry g = pool_geometry(k);
-  const bool is_max = n.op() == "MaxPool";
-  const bool indices = is_max && k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined;
+  const ConvGeometry& g = plan.geometry;
+  const bool indices = plan.max && k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined;
   if (indices && l.channels_last) throw Error("internal: kernel " + k.id + ": MaxPool Indices in the NHWC layout");
-  std::string kind = "mc::pool::Kind::max";
-  if (!is_max) {
-    kind = n.attr_int("count_include_pad", 0) != 0 ? "mc::pool::Kind::average_include_pad"
-                                                   : "mc::pool::Kind::average_exclude_pad";
-  }
-  const bool column_major = n.attr_int("storage_order", 0) != 0;
+  const std::string kind = plan.max           ? "mc::pool::Kind::max"
+                           : plan.include_pad ? "mc::pool::Kind::average_include_pad"
+                                              : "mc::pool::Kind::average_exclude_pad";
   const std::string comment =
-      fmt::format("{} '{}' {} -> {} {}{}{}", n.op(), n.name(), shape_text(vx.shape), shape_text(vy.shape),
+      fmt::format("{} '{}' {} -> {} {}{}{}", k.op.type, k.op.name, shape_text(vx.shape), shape_text(vy.shape),
                   g.str(), indices ? " + Indices" : "", l.channels_last ? ", NHWC" : "");
   const std::string type = fmt::format(
       "mc::pool::Pool<{}, mc::pool::Shape<{}, {},\n"
@@ -54,7 +45,7 @@ KernelLaunches emit_pool(const Kernel& k, const EmitContext& ctx) {
       "    /*stride*/ {}, /*pad*/ {}, /*pad end*/ {}, /*dilation*/ {}>,\n"
       "    {}, {}, {}, {}{}>",
       T, g.N, g.C, dims3(g.in), dims3(g.kernel), dims3(g.out), dims3(g.stride), dims3(g.pad), dims3(g.pad_end),
-      dims3(g.dilation), layout, kind, indices ? "true" : "false", column_major ? "true" : "false",
+      dims3(g.dilation), layout, kind, indices ? "true" : "false", plan.column_major ? "true" : "false",
       l.channels_last ? ", 128, " + pitches : "");
   std::vector<LaunchParam> params = {{"X", ctx.ptr(vx, true)}, {"Y", ctx.ptr(vy, false)}};
   if (indices) params.push_back({"indices", ctx.ptr(k.outputs[1], false)});

@@ -5,6 +5,7 @@
 
 #include "ops/channel_norm.h"
 #include "schedule/families.h"
+#include "schedule/family_work.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -68,6 +69,7 @@ FamilyFacts groupnorm_facts() {
   f.follows_layout = LayoutFollow::same_shape;
   f.converts_types = true;
   f.choose_tactic = reduction::groupnorm_tactic;
+  f.work = work::groupnorm;
   return f;
 }
 

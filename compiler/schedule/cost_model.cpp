@@ -5,12 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops/registry.h"
-#include "schedule/channel_norm.h"
-#include "schedule/int8.h"
-#include "schedule/linear.h"
-#include "schedule/reduction.h"
-#include "schedule/rnn.h"
+#include "schedule/families.h"
 #include "schedule/winograd.h"
 #include "support/error.h"
 
@@ -59,6 +54,8 @@ constexpr int64_t kGridStrideBlock = 256, kGridStrideMaxBlocks = 4096;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+}  // namespace
+
 double numel_of_outputs(const Kernel& k) {
   double n = 0;
   for (const TensorView& v : k.outputs) {
@@ -66,10 +63,6 @@ double numel_of_outputs(const Kernel& k) {
   }
   return n;
 }
-
-double out_numel(const Kernel& k) { return k.outputs.empty() ? 0.0 : static_cast<double>(k.outputs[0].numel()); }
-
-}  // namespace
 
 double kernel_bytes(const Kernel& k) {
   double b = 0;
@@ -88,8 +81,8 @@ int simt_registers(const TileConfig& t) {
   return std::min(255, kSimtBaseRegisters + t.tm * t.tn + t.tm + t.tn);
 }
 
-// A SIMT GEMM of `groups` x (M x N x K) with tile t (templates/gemm.cuh and conv.cuh grid():
-// ceil(N / BN) x ceil(M / BM) x groups).
+}  // namespace
+
 void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t K, const TileConfig& t) {
   w.engine = "simt";
   w.blocks = groups * ceil_div(M, t.bm) * ceil_div(N, t.bn);
@@ -99,65 +92,50 @@ void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t
   w.executed_flops = 2.0 * static_cast<double>(w.blocks) * t.bm * t.bn * static_cast<double>(w.k_slices * t.bk);
 }
 
-// A GEMV (templates/gemv.cuh Gemv): grid ceil(N / columns) x batch; shared memory: A's rows in
-// chunks of at most kGemvChunkBytes (a multiple of 32 V elements, V = 16 bytes of T), plus the K
-// split's FP32 partial sums; each chunk is staged behind a barrier before B streams through it (a
-// K slice each). Registers: the thread's sums (M, or M x V for an N-contiguous B) and V values of B.
-void gemv_work(KernelWork& w, const Kernel& k, const GemvTactic& t) {
-  const linear::GemmLowering g = linear::lower_gemm(k);
-  const int64_t size = dtype_size(k.outputs[0].dtype), v = 16 / size;
-  const bool k_contiguous = g.b.row == 1 && g.b.col != 1;
-  const int64_t sums = k_contiguous ? g.M : g.M * v;
-  const int64_t limit = kGemvChunkBytes / (g.M * size) / (32 * v) * (32 * v);
-  const int64_t chunk = std::min(std::max(ceil_div(g.K, v), int64_t{1}) * v, limit);
+// Grid ceil(N / columns) x batch; shared memory: A's rows in chunks of at most kGemvChunkBytes (a
+// multiple of 32 V elements, V = 16 bytes of T), plus the K split's FP32 partial sums; each chunk is
+// staged behind a barrier before B streams through it (a K slice each). Registers: the thread's
+// sums (M, or M x V for an N-contiguous B) and V values of B.
+void gemv_work(KernelWork& w, int64_t batch, int64_t M, int64_t N, int64_t K, bool k_contiguous, DType out,
+               const GemvTactic& t) {
+  const int64_t size = dtype_size(out), v = 16 / size;
+  const int64_t sums = k_contiguous ? M : M * v;
+  const int64_t limit = kGemvChunkBytes / (M * size) / (32 * v) * (32 * v);
+  const int64_t chunk = std::min(std::max(ceil_div(K, v), int64_t{1}) * v, limit);
   w.engine = "gemv";
-  w.flops = 2.0 * static_cast<double>(g.batch_count() * g.M * g.N * g.K);
-  w.blocks = g.batch_count() * ceil_div(g.N, t.columns);
+  w.flops = 2.0 * static_cast<double>(batch * M * N * K);
+  w.blocks = batch * ceil_div(N, t.columns);
   w.threads = t.threads();
-  w.smem_bytes = static_cast<int>(g.M * chunk * size + (t.k_split > 1 ? sums * 32 * (t.warps / t.k_split) * 4 : 0));
+  w.smem_bytes = static_cast<int>(M * chunk * size + (t.k_split > 1 ? sums * 32 * (t.warps / t.k_split) * 4 : 0));
   w.regs_per_thread = static_cast<int>(std::min<int64_t>(255, kSimtBaseRegisters + sums + v));
-  w.k_slices = ceil_div(g.K, chunk);
+  w.k_slices = ceil_div(K, chunk);
 }
 
-// Rows of a reduction-shaped kernel (schedule/reduction.h): what its grid() divides by the rows
-// per block.
-int64_t reduction_rows(const Kernel& k) {
-  if (k.family == "softmax") return reduction::softmax_split(k).rows();
-  if (k.family == "layernorm") return reduction::layernorm_split(k).rows();
-  if (k.family == "instancenorm") return reduction::instancenorm_split(k).rows();
-  if (k.family == "groupnorm") return reduction::groupnorm_split(k).rows();
-  if (k.family == "topk") return reduction::topk_layout(k).split.rows();
-  return k.outputs.empty() ? 1 : k.outputs[0].numel();  // reduce, argminmax: one output per row
+void reduction_work(KernelWork& w, const Kernel& k, const ReductionTile& t, int64_t rows) {
+  w.flops = k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());
+  w.blocks = ceil_div(rows, std::max(t.threads / std::max(t.group, 1), 1));
+  w.threads = t.threads;
 }
 
-// FLOPs of a direct (one thread per output) kernel: 2 per multiply-add of a convolution, one per
-// window element of a pool.
-double direct_flops(const Kernel& k) {
-  if (k.family == "conv_depthwise") return 2.0 * out_numel(k) * static_cast<double>(linear::conv_geometry(k).k_size());
-  if (k.family == "conv_transpose") {
-    const linear::ConvGeometry g = linear::conv_transpose_geometry(k);
-    return 2.0 * static_cast<double>(g.N * g.C * g.in_size() * g.Mg() * g.k_size());
+void default_work(KernelWork& w, const Kernel& k, const Tactic& tactic) {
+  const int64_t n = k.outputs.empty() ? 0 : k.outputs[0].numel();
+  if (const DirectTactic* t = std::get_if<DirectTactic>(&tactic)) {
+    w.flops = k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());  // e.g. a strided sum: one add per input
+    w.blocks = ceil_div(n, t->threads);
+    w.threads = t->threads;
+    return;
   }
-  if (k.family == "pool" && !k.inputs.empty()) {
-    const Node& n = *k.source.node;
-    if (n.op() == "GlobalAveragePool" || n.op() == "GlobalMaxPool") return static_cast<double>(k.inputs[0].numel());
-    return out_numel(k) * static_cast<double>(linear::pool_geometry(k).k_size());
+  if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) return reduction_work(w, k, *t, n);
+  if (std::holds_alternative<TcTile>(tactic) || std::holds_alternative<TileConfig>(tactic) ||
+      std::holds_alternative<GemvTactic>(tactic)) {
+    throw Error("internal: kernel " + k.id + " (" + k.family + ") has a GEMM-shaped tactic and its family no work for it");
   }
-  return k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());  // a strided sum: one add per input
+  // Grid-stride loops (data movement; resize has no tactic of its own): no arithmetic.
+  const GridStrideTactic* gs = std::get_if<GridStrideTactic>(&tactic);
+  w.flops = 0;
+  w.threads = gs ? gs->block : static_cast<int>(kGridStrideBlock);
+  w.blocks = gs && gs->grid ? *gs->grid : std::clamp<int64_t>(ceil_div(n, kGridStrideBlock), 1, kGridStrideMaxBlocks);
 }
-
-// Blocks of a direct kernel: one thread per output; global pools one thread (NHWC) or one warp
-// (NCHW) per plane (templates/pool.cuh).
-int64_t direct_blocks(const Kernel& k, const DirectTactic& t) {
-  const int64_t outputs = k.outputs.empty() ? 0 : k.outputs[0].numel();
-  if (k.family == "pool" && (k.source.node->op() == "GlobalAveragePool" || k.source.node->op() == "GlobalMaxPool") &&
-      linear::channels_last_pitch(k.inputs[0]) == 0) {
-    return ceil_div(outputs, t.threads / 32);
-  }
-  return ceil_div(outputs, t.threads);
-}
-
-}  // namespace
 
 double distinct_bytes(const TensorView& v) {
   double n = 1;
@@ -259,66 +237,14 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
   if (std::holds_alternative<WinogradTactic>(tactic)) {
     throw Error("internal: kernel " + k.id + " runs Winograd: three launches, no single work (winograd_estimate)");
   }
-  const double bytes = kernel_bytes(k);
   KernelWork w;
-  w.bytes = bytes;
-  if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
-    if (k.family == "gemm_int8") {
-      const linear::Int8Gemm g = linear::int8_gemm(k);
-      return tc_gemm_work(1, g.M, g.N, g.K, bytes, *t);
-    }
-    if (k.family == "conv" || k.family == "conv_int8") {
-      const linear::ConvGeometry g = linear::conv_geometry(k);
-      w = tc_gemm_work(1, g.N * g.out_pixels(), g.M, linear::tc_conv_depth(k).K, bytes, *t);
-      w.flops = 2.0 * static_cast<double>(g.N * g.out_pixels() * g.M * g.Cg() * g.k_size());
-      return w;
-    }
-    const linear::GemmLowering g = linear::lower_gemm(k);
-    return tc_gemm_work(g.batch_count(), g.M, g.N, g.K, bytes, *t);
+  w.bytes = kernel_bytes(k);
+  const FamilyFacts* f = find_family(k.family);
+  if (f && f->work) {
+    f->work(w, k, tactic);
+  } else {
+    default_work(w, k, tactic);
   }
-  if (const GemvTactic* t = std::get_if<GemvTactic>(&tactic)) {
-    gemv_work(w, k, *t);
-    return w;
-  }
-  if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
-    if (k.family == "conv") {
-      const linear::ConvGeometry g = linear::conv_geometry(k);
-      simt_gemm_work(w, g.G, g.Mg(), g.N * g.out_pixels(), g.Cg() * g.k_size(), *t);
-      w.flops = 2.0 * static_cast<double>(g.G * g.Mg() * g.N * g.out_pixels() * g.Cg() * g.k_size());
-      return w;
-    }
-    const linear::GemmLowering g = linear::lower_gemm(k);
-    simt_gemm_work(w, g.batch_count(), g.M, g.N, g.K, *t);
-    w.flops = 2.0 * static_cast<double>(g.batch_count() * g.M * g.N * g.K);
-    return w;
-  }
-  if (const DirectTactic* t = std::get_if<DirectTactic>(&tactic)) {
-    w.flops = k.family == "qlinear" && k.source.node && ops::lookup(*k.source.node).flops ? static_cast<double>(ops::lookup(*k.source.node).flops(*k.source.node))
-                                                                         : direct_flops(k);
-    w.blocks = direct_blocks(k, *t);
-    w.threads = t->threads;
-    if (k.family == "rnn") {  // a block per sequence, its steps one after another (schedule/rnn.h)
-      const rnn::RnnKernel r = rnn::rnn_kernel(k);
-      w.flops = static_cast<double>(ops::lookup(*k.source.node).flops(*k.source.node));
-      w.blocks = r.blocks();
-      w.smem_bytes = static_cast<int>(r.smem_bytes);
-      w.k_slices = r.p.seq;  // each step waits for its loads of R and XW
-    }
-    return w;
-  }
-  if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) {
-    w.flops = k.inputs.empty() ? 0.0 : static_cast<double>(k.inputs[0].numel());
-    w.blocks = ceil_div(reduction_rows(k), std::max(t->threads / std::max(t->group, 1), 1));
-    w.threads = t->threads;
-    return w;
-  }
-  // Grid-stride loops (elementwise, data movement; resize has no tactic of its own): one
-  // operation per output element for each node an elementwise kernel covers, none for copies.
-  const int64_t n = k.outputs.empty() ? 0 : k.outputs[0].numel();
-  const GridStrideTactic* gs = std::get_if<GridStrideTactic>(&tactic);
-  w.flops = k.family == "elementwise" ? static_cast<double>(std::max<std::size_t>(k.nodes.size(), 1)) * numel_of_outputs(k) : 0.0;
-  w.threads = gs ? gs->block : static_cast<int>(kGridStrideBlock);
-  w.blocks = gs && gs->grid ? *gs->grid : std::clamp<int64_t>(ceil_div(n, kGridStrideBlock), 1, kGridStrideMaxBlocks);
   return w;
 }
 

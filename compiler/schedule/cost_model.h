@@ -59,10 +59,32 @@ int tc_registers(const TcTile& t);
 /// The estimate of `w` on `t`.
 Estimate estimate(const KernelWork& w, const Target& t);
 
-/// \brief The work of kernel k run with `tactic` (k.tactic or one of k.arch_tactic): FLOPs and
-/// bytes from its views, blocks as its template's grid() computes them from the tactic. An
-/// internal Error for a WinogradTactic (three launches: schedule/winograd.h winograd_estimate).
+/// \brief The work of kernel k run with `tactic` (k.tactic or one of k.arch_tactic): its bytes
+/// from its views (kernel_bytes), then its family's FamilyFacts::work (schedule/families.h: FLOPs
+/// and blocks as its template's grid() computes them from the tactic and the kernel's plan), or
+/// default_work for a family without one. An internal Error for a WinogradTactic (three launches:
+/// schedule/winograd.h winograd_estimate).
 KernelWork kernel_work(const Kernel& k, const Tactic& tactic);
+
+/// \brief The work of a kernel whose family says nothing of its own, by the tactic's kind: a
+/// direct kernel (DirectTactic) one operation per element of input 0 and a thread per output
+/// element; a reduction (ReductionTile) one operation per input element and a row per output
+/// element (reduction_work); a grid-stride loop no FLOPs, blocks as templates/tensor_index.cuh
+/// launches it. An internal Error for a GEMM-shaped tactic (its family must say its product).
+void default_work(KernelWork& w, const Kernel& k, const Tactic& tactic);
+/// \brief A reduction-shaped kernel of `rows` rows with tile t: one operation per element of input
+/// 0; the blocks its grid() gives (rows over the rows per block).
+void reduction_work(KernelWork& w, const Kernel& k, const ReductionTile& t, int64_t rows);
+/// \brief A SIMT GEMM of `groups` x (M x N x K) with tile t (templates/gemm.cuh and conv.cuh
+/// grid(): ceil(N / BN) x ceil(M / BM) x groups): engine, blocks, threads, registers, K slices and
+/// the FLOPs the tiles execute (the useful FLOPs are the caller's).
+void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t K, const TileConfig& t);
+/// \brief A GEMV (templates/gemv.cuh Gemv) of the batched product `batch` x (M x N x K) whose B is
+/// K-contiguous or not, storing `out` elements, with tactic t.
+void gemv_work(KernelWork& w, int64_t batch, int64_t M, int64_t N, int64_t K, bool k_contiguous, DType out,
+               const GemvTactic& t);
+/// Elements of k's present outputs.
+double numel_of_outputs(const Kernel& k);
 
 /// \brief The estimate of k on t, with the tactic chosen for t (k.arch_tactic's, else k.tactic).
 Estimate estimate_kernel(const Kernel& k, const Target& t);

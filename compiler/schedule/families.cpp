@@ -5,7 +5,9 @@
 #include <deque>
 
 #include "ops/registry.h"
+#include "schedule/family_work.h"
 #include "schedule/int8.h"
+#include "schedule/linear_plans.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -16,6 +18,13 @@ namespace {
 bool depthwise(const Node& n) {
   return n.has_input(0) && n.has_input(1) && n.input(1).rank() > 1 && n.input(1).shape()[1] == 1 &&
          n.input(0).rank() > 1 && n.input(0).shape()[1] > 1;
+}
+
+FamilyFacts& family_in(std::vector<FamilyFacts>& t, const std::string& name) {
+  for (FamilyFacts& f : t) {
+    if (f.name == name) return f;
+  }
+  throw Error("internal: no family " + name + " in the table");
 }
 
 std::vector<FamilyFacts> make_table() {
@@ -31,6 +40,7 @@ std::vector<FamilyFacts> make_table() {
     f.follows_layout = LayoutFollow::same_shape;
     f.converts_types = true;
     f.choose_tactic = elementwise_tactic;
+    f.work = work::elementwise;
   }
   {
     FamilyFacts& f = add("concat");
@@ -54,7 +64,9 @@ std::vector<FamilyFacts> make_table() {
   {
     FamilyFacts& f = add("gemm");
     f.tensor_cores = true;
+    f.plan = linear::gemm_plan;
     f.choose_tactic = linear::gemm_tactic;
+    f.work = work::gemm;
   }
   {
     FamilyFacts& f = add("conv");
@@ -62,7 +74,9 @@ std::vector<FamilyFacts> make_table() {
     f.pitch = ChannelPitch::on_tensor_cores;
     f.writes_channel_slice = true;
     f.tensor_cores = true;
+    f.plan = linear::conv_plan;
     f.choose_tactic = linear::conv_tactic;
+    f.work = work::conv;
   }
   {
     FamilyFacts& f = add("conv_depthwise");
@@ -70,15 +84,24 @@ std::vector<FamilyFacts> make_table() {
     f.pitch = ChannelPitch::always;
     f.writes_channel_slice = true;
     f.accepts = depthwise;
+    f.plan = linear::conv_depthwise_plan;
     f.choose_tactic = linear::conv_depthwise_tactic;
+    f.work = work::conv_depthwise;
   }
-  add("conv_transpose").choose_tactic = linear::conv_transpose_tactic;
+  {
+    FamilyFacts& f = add("conv_transpose");
+    f.plan = linear::conv_transpose_plan;
+    f.choose_tactic = linear::conv_transpose_tactic;
+    f.work = work::conv_transpose;
+  }
   {
     FamilyFacts& f = add("pool");
     f.channels_last = true;
     f.pitch = ChannelPitch::always;
     f.writes_channel_slice = true;
+    f.plan = linear::pool_plan;
     f.choose_tactic = linear::pool_tactic;
+    f.work = work::pool;
   }
   // Reduction-shaped families whose operands each keep their element type.
   for (const auto& [name, rule] : {std::make_pair("softmax", reduction::softmax_tactic),
@@ -89,8 +112,15 @@ std::vector<FamilyFacts> make_table() {
     f.converts_types = true;
     f.choose_tactic = rule;
   }
+  family_in(t, "softmax").work = work::softmax;
+  family_in(t, "layernorm").work = work::layernorm;
+  family_in(t, "instancenorm").work = work::instancenorm;
   add("argminmax").choose_tactic = reduction::argminmax_tactic;
-  add("topk").choose_tactic = reduction::topk_tactic;
+  {
+    FamilyFacts& f = add("topk");
+    f.choose_tactic = reduction::topk_tactic;
+    f.work = work::topk;
+  }
   // Gathers, scatters and scans by index (ops/indexing.h; templates/gather_scatter.cuh, scan.cuh,
   // triangular.cuh).
   add("gather_elements").choose_tactic = data_tactic("one thread per output element, indices read at run time");
@@ -122,14 +152,22 @@ std::vector<FamilyFacts> make_table() {
     f.channels_last = true;
     f.pitch = ChannelPitch::on_tensor_cores;
     f.tensor_cores = true;
+    f.plan = linear::conv_int8_plan;
     f.choose_tactic = linear::conv_int8_tactic;
+    f.work = work::conv_int8;
   }
   {
     FamilyFacts& f = add("gemm_int8");
     f.tensor_cores = true;
+    f.plan = linear::gemm_int8_plan;
     f.choose_tactic = linear::gemm_int8_tactic;
+    f.work = work::gemm_int8;
   }
-  add("qlinear").choose_tactic = linear::qlinear_tactic;
+  {
+    FamilyFacts& f = add("qlinear");
+    f.choose_tactic = linear::qlinear_tactic;
+    f.work = work::qlinear;
+  }
   return t;
 }
 

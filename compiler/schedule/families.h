@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "schedule/cost_model.h"
 #include "schedule/schedule.h"
 #include "schedule/target.h"
 
@@ -64,6 +65,10 @@ struct FamilyFacts {
   /// what its printer, the cost model and the report read instead of the node; null: the family
   /// plans nothing (its printer reads only the views and the tactic).
   std::function<std::shared_ptr<const KernelPlan>(const Kernel& k)> plan;
+  /// The cost model (schedule/cost_model.h kernel_work): fills w (its bytes set) with the kernel's
+  /// work run with `tactic` as its template runs it: FLOPs, blocks, threads, shared memory,
+  /// registers, K slices (schedule/family_work.h). Null: default_work by the tactic's kind.
+  std::function<void(KernelWork& w, const Kernel& k, const Tactic& tactic)> work;
   /// The tactics stage: sets k.tactic (and k.arch_tactic where the targets differ), k.note, and for
   /// convolutions and matrix products k.engine and k.fallback_reason. `targets`: every --arch,
   /// ascending, never empty.

@@ -221,7 +221,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
     for (std::size_t k : set) {
       const Node* n = s.kernels[k].source.node;
       const int64_t width = op == "Conv" ? n->input(1).shape().at(0) : product_columns(*n);
-      ranges.push_back({n, s.kernels[k].op, ranges.empty() ? 0 : ranges.back().end, 0});
+      ranges.push_back({n, s.kernels[k].op, n->output(0).name(), ranges.empty() ? 0 : ranges.back().end, 0});
       ranges.back().end = ranges.back().begin + width;
       widths.push_back(width);
       weights.push_back(&n->input(1).constant());

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "schedule/families.h"
+#include "schedule/family_work.h"
 #include "support/error.h"
 
 namespace modelc::rnn {
@@ -51,6 +52,7 @@ FamilyFacts rnn_facts() {
   FamilyFacts f;
   f.name = "rnn";
   f.choose_tactic = rnn_tactic;
+  f.work = work::rnn;
   return f;
 }
 

@@ -153,6 +153,7 @@ struct KernelOp {
 struct OutputRange {
   const Node* source = nullptr;  ///< stage-side: that node
   KernelOp op;                   ///< that node, by name (its epilogue is in the kernel's plan)
+  std::string output;            ///< the value it writes (that node's output 0)
   int64_t begin = 0, end = 0;
 };
 
@@ -179,6 +180,11 @@ struct Kernel {
   /// strides, operator parameters (schedule/plan.h), set once by the plan_kernels stage from the
   /// node and the views (the tactics stage adds a transformed-weight plan). Null before.
   std::shared_ptr<const KernelPlan> plan;
+  /// plan_kernels, for the report and the cost model: the FLOPs of the ONNX nodes it runs (their
+  /// OpDef::flops; each range's node's for a horizontally fused kernel), and its fused epilogue as
+  /// text ("bias + relu + residual"; an activation-only fused op's activation; empty without one).
+  int64_t flops = 0;
+  std::string epilogue;
   std::vector<TensorView> inputs;       ///< node inputs in order (absent optional inputs: dtype undefined)
   std::vector<TensorView> outputs;      ///< node outputs in order (absent: dtype undefined)
   /// The template's compile-time parameters (tile, threads), set by the tactics stage for the oldest
@@ -247,6 +253,13 @@ const T& plan_of(const Kernel& k) {
   if (const auto* p = dynamic_cast<const PlanOf<T>*>(k.plan.get())) return p->value;
   throw k.error(std::string("internal: the kernel's plan is ") + (k.plan ? k.plan->kind() : "missing") +
                 ", not the one its printer reads (the plan_kernels stage did not run, or its family planned another)");
+}
+
+/// \brief Kernel k's plan as a T, or null when it has none or one of another type.
+template <class T>
+const T* plan_if(const Kernel& k) {
+  const auto* p = dynamic_cast<const PlanOf<T>*>(k.plan.get());
+  return p ? &p->value : nullptr;
 }
 
 /// \brief A weight in the blob (constants the kernels read).

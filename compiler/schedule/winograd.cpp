@@ -7,6 +7,7 @@
 #include <map>
 
 #include "schedule/cost_model.h"
+#include "schedule/linear_plans.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -102,6 +103,9 @@ std::string plan_winograd(Kernel& k, const ConvGeometry& g, const std::vector<Ta
   const bool differ = std::any_of(per.begin(), per.end(), [&](const auto& e) { return e.second != k.tactic; });
   k.arch_tactic = differ ? per : std::map<int, Tactic>{};
   k.workspace_bytes = p.workspace_bytes();
+  ConvPlan plan = plan_of<ConvPlan>(k);  // the printer lays the workspace out by it
+  plan.winograd = p;
+  k.plan = make_plan("conv", std::move(plan));
   const TcTile first = std::get<WinogradTactic>(k.tactic).gemm;
   return fmt::format("Winograd F(2x2,3x3){}: {} tiles of 2x2, 16 GEMMs of {}x{}x{} on tile {} ({})",
                      forced ? " (--winograd always)" : "", p.tiles, p.tiles, g.M, g.C, first.name(), versus);

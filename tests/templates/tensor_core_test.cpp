@@ -705,6 +705,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
 
     OneNode tiny("MatMul", 13, {random({16, 8}, 8), random({8, 4}, 9)});  // 16 rows: not a GEMV
     modelc::Kernel kt = fp16_kernel(tiny, "gemm");
+    modelc::plan_kernel(kt);
     modelc::choose_tactic(kt, targets({"sm_75"}));
     CHECK(kt.engine == "simt");
     CHECK(kt.fallback_reason == "tiny GEMM: 16x4x8");
@@ -712,6 +713,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     OneNode sum("Einsum", 12, {random({3, 4}, 10)});
     sum.n->set_attr_string("equation", "ij->i");
     modelc::Kernel ks = fp16_kernel(sum, "gemm");
+    modelc::plan_kernel(ks);
     modelc::choose_tactic(ks, targets({"sm_75"}));
     CHECK(ks.engine == "simt");
     CHECK(ks.fallback_reason == "one-operand Einsum (a strided sum)");
@@ -759,16 +761,19 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
   SUBCASE("fallbacks, each with its reason") {
     OneNode t("Conv", 13, {random({1, 16, 8, 8}, 4), random({16, 16, 3, 3}, 5)});
     modelc::Kernel nchw = fp16_kernel(t, "conv");
+    modelc::plan_kernel(nchw);
     modelc::choose_tactic(nchw, targets({"sm_75"}));
     CHECK(nchw.engine == "simt");
     CHECK(nchw.fallback_reason == "NCHW layout");
 
     modelc::Kernel fp32 = t.kernel("conv");
+    modelc::plan_kernel(fp32);
     modelc::choose_tactic(fp32, targets({"sm_75"}));
     CHECK(fp32.fallback_reason == "FP32 storage");
 
     OneNode c12("Conv", 13, {random({1, 12, 8, 8}, 6), random({16, 12, 3, 3}, 7)});
     modelc::Kernel unpadded = fp16_kernel(c12, "conv", 12, 16);
+    modelc::plan_kernel(unpadded);
     modelc::choose_tactic(unpadded, targets({"sm_75"}));
     CHECK(unpadded.engine == "simt");
     CHECK(unpadded.fallback_reason == "channels 12 not padded to a multiple of 8");
@@ -784,6 +789,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel misaligned = fp16_kernel(c3, "conv", 8, 16);
     misaligned.inputs[0].buffer_offset += 2;  // 2 bytes further into its buffer: not 16-byte aligned
     misaligned.inputs[0].offset += 2;
+    modelc::plan_kernel(misaligned);
     modelc::choose_tactic(misaligned, targets({"sm_75"}));
     CHECK(misaligned.fallback_reason == "a buffer not 16-byte aligned");
     const modelc::KernelLaunches em = f.emit(misaligned, HalfContext{});
@@ -794,6 +800,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
     g.n->set_attr_int("group", 4);
     modelc::Kernel grouped = fp16_kernel(g, "conv", 16, 16);
+    modelc::plan_kernel(grouped);
     modelc::choose_tactic(grouped, targets({"sm_75"}));
     CHECK(grouped.engine == "simt");
     CHECK(grouped.fallback_reason == "groups = 4");
@@ -802,6 +809,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     dw.n->set_attr_int("group", 16);
     modelc::Kernel depthwise = fp16_kernel(dw, modelc::family_for(*dw.n));
     CHECK(depthwise.family == "conv_depthwise");
+    modelc::plan_kernel(depthwise);
     modelc::choose_tactic(depthwise, targets({"sm_75"}));
     CHECK(depthwise.engine == "simt");
     CHECK(depthwise.fallback_reason == "depthwise (groups = C)");
@@ -1106,6 +1114,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     OneNode big("Conv", 13, {random({1, 64, 64, 64}, 10), random({64, 64, 3, 3}, 11)});
     big.n->set_attr_ints("pads", {1, 1, 1, 1});
     modelc::Kernel ks = fp16_kernel(big, "conv", 64, 64);
+    modelc::plan_kernel(ks);
     modelc::choose_tactic(ks, slow);
     INFO(ks.note);
     CHECK(ks.engine == "winograd");
