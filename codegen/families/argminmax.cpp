@@ -12,14 +12,13 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_argminmax(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.source.node;
   check_index_range(k);
   ops::ArgReduce a;
   const Split s = arg_split(k, &a);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
   if (y.numel() == 0) return nothing_to_run("the output is empty");
-  const bool is_max = n.op() == "ArgMax";
+  const bool is_max = k.op.type == "ArgMax";
   const bool last = a.select_last_index;
   const std::string t = ctype_of(k, ctx, x.dtype, "input 'data'");
   const OperandMaps xm = maps_of(s, view_strides(x));

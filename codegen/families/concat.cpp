@@ -1,33 +1,14 @@
 // codegen/families/concat.cpp — the "concat" family: Concat as one strided copy per input into its
-// place along the axis of the output (mc::dm::Copy).
-#include "codegen/families/data_movement.h"
-#include "ops/tensor.h"
-#include "support/error.h"
+// place along the axis of the output (mc::dm::Copy; the copies: schedule/copy.h concat_plan).
+#include "codegen/families/elementwise_util.h"
 
 namespace modelc::codegen {
-
-std::vector<StridedCopy> concat_plan(const Node& n, const std::vector<TensorView>& xs, const TensorView& y) {
-  const auto a = static_cast<std::size_t>(ops::concat_axis(n, static_cast<int64_t>(y.shape.size())));
-  std::vector<StridedCopy> copies;
-  int64_t at = 0;  // where the next input starts along the axis
-  for (const TensorView& x : xs) {
-    StridedCopy c;
-    c.shape = x.shape;
-    c.x_strides = x.strides;
-    c.y_strides = y.strides;
-    c.y_offset = at * y.strides[a];
-    at += x.shape[a];
-    copies.push_back(c);
-  }
-  if (at != y.shape[a]) throw n.error("internal: the inputs do not fill the output along the axis");
-  return copies;
-}
 
 namespace {
 
 KernelLaunches emit_concat(const Kernel& k, const EmitContext& ctx) {
   const TensorView& y = k.outputs.at(0);
-  const std::vector<StridedCopy> copies = concat_plan(*k.source.node, k.inputs, y);
+  const std::vector<StridedCopy>& copies = plan_of<std::vector<StridedCopy>>(k);
   KernelLaunches r;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     std::optional<Launch> l = copy_launch(ctx, y, k.inputs[i], copies[i],

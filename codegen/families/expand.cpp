@@ -1,16 +1,8 @@
 // codegen/families/expand.cpp — the "expand" family: Expand as a strided copy with x's numpy
 // broadcast strides (0 along the broadcast dims) over y's shape (mc::dm::Copy).
-#include "codegen/families/data_movement.h"
+#include "codegen/families/elementwise_util.h"
 
 namespace modelc::codegen {
-
-StridedCopy expand_plan(const TensorView& x, const TensorView& y) {
-  StridedCopy c;
-  c.shape = y.shape;
-  c.y_strides = y.strides;
-  c.x_strides = broadcast_strides(x, y.shape);
-  return c;
-}
 
 namespace {
 

@@ -1,12 +1,13 @@
 // codegen/families/gather_scatter.cpp — the gather_elements, gather_nd, scatter_elements,
-// scatter_nd and onehot families (templates/gather_scatter.cuh; the ops' rules: ops/indexing.h).
+// scatter_nd and onehot families (templates/gather_scatter.cuh; the ops' rules: ops/indexing.h; the
+// kernels' plans: schedule/indexing.h).
 // Each prints the views' shapes and strides as the templates' Dims; a scatter is the copy of the
 // data into Y (mc::dm::Copy) and the scatter launch.
 #include <string>
 #include <vector>
 
 #include "codegen/families/elementwise_util.h"
-#include "ops/indexing.h"
+#include "schedule/indexing.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -32,7 +33,7 @@ void copy_data(const Kernel& k, const EmitContext& ctx, KernelLaunches& out) {
 KernelLaunches emit_gather_elements(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &indices = k.inputs.at(1), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to gather");
-  const auto axis = static_cast<std::size_t>(ops::elements_axis(*k.source.node, static_cast<int64_t>(x.shape.size())));
+  const auto axis = static_cast<std::size_t>(plan_of<ElementsPlan>(k).axis);
   Strides x_strides = x.strides;
   x_strides[axis] = 0;  // the axis coordinate comes from the indices
   Launch l;
@@ -48,7 +49,7 @@ KernelLaunches emit_gather_elements(const Kernel& k, const EmitContext& ctx) {
 KernelLaunches emit_gather_nd(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &indices = k.inputs.at(1), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to gather");
-  const ops::GatherNdDims d = ops::gather_nd_dims(*k.source.node, x.shape, indices.shape);
+  const ops::GatherNdDims& d = plan_of<ops::GatherNdDims>(k);
   const auto b = static_cast<std::size_t>(d.batch_dims), kk = static_cast<std::size_t>(d.k);
   const std::size_t q = indices.shape.size();
   const Shape rows(indices.shape.begin(), indices.shape.end() - 1);
@@ -78,8 +79,9 @@ KernelLaunches emit_scatter_elements(const Kernel& k, const EmitContext& ctx) {
   KernelLaunches out;
   copy_data(k, ctx, out);
   if (updates.numel() == 0) return out;
-  const auto axis = static_cast<std::size_t>(ops::elements_axis(*k.source.node, static_cast<int64_t>(x.shape.size())));
-  const ops::ScatterReduction red = ops::scatter_reduction(*k.source.node);
+  const ElementsPlan& p = plan_of<ElementsPlan>(k);
+  const auto axis = static_cast<std::size_t>(p.axis);
+  const ops::ScatterReduction red = p.reduction;
   Shape lines = drop(updates.shape, axis);
   Strides us = drop(updates.strides, axis), is = drop(indices.strides, axis), ys = drop(y.strides, axis);
   collapse(lines, {&us, &is, &ys});
@@ -102,8 +104,9 @@ KernelLaunches emit_scatter_nd(const Kernel& k, const EmitContext& ctx) {
   KernelLaunches out;
   copy_data(k, ctx, out);
   if (updates.numel() == 0) return out;
-  const auto kk = static_cast<std::size_t>(ops::scatter_nd_k(*k.source.node, x.shape, indices.shape, updates.shape));
-  const ops::ScatterReduction red = ops::scatter_reduction(*k.source.node);
+  const ScatterNdPlan& p = plan_of<ScatterNdPlan>(k);
+  const auto kk = static_cast<std::size_t>(p.k);
+  const ops::ScatterReduction red = p.reduction;
   const std::size_t q = indices.shape.size();
   const Shape rows(indices.shape.begin(), indices.shape.end() - 1);
   const Strides row_u(updates.strides.begin(), updates.strides.begin() + static_cast<std::ptrdiff_t>(q - 1));
@@ -131,7 +134,7 @@ KernelLaunches emit_scatter_nd(const Kernel& k, const EmitContext& ctx) {
 KernelLaunches emit_onehot(const Kernel& k, const EmitContext& ctx) {
   const TensorView &indices = k.inputs.at(0), &values = k.inputs.at(2), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
-  const auto axis = static_cast<std::size_t>(ops::onehot_axis(*k.source.node, static_cast<int64_t>(indices.shape.size())));
+  const auto axis = static_cast<std::size_t>(plan_of<ElementsPlan>(k).axis);
   const int64_t depth = y.shape[axis];
   int64_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < indices.shape.size(); ++d) (d < axis ? outer : inner) *= indices.shape[d];

@@ -1,39 +1,18 @@
 // codegen/families/pad.cpp — the "pad" family: Pad in every form (pads as an attribute before opset
 // 11, as an input from 11, with axes from 18, the wrap mode from 19), constant, edge, reflect and
 // wrap modes, negative pads cropping first: the pads, mode and fill value of ops::pad_params and
-// ops::pad_fill (ops/pad.h), as the reference reads them; mc::dm::Pad.
-#include "codegen/families/data_movement.h"
-#include "ops/pad.h"
-#include "support/error.h"
+// ops::pad_fill (ops/pad.h), as the reference reads them (the kernel's plan: schedule/data_movement.h
+// PadPlan); mc::dm::Pad.
+#include "codegen/families/elementwise_util.h"
+#include "schedule/data_movement.h"
 
 namespace modelc::codegen {
-
-PadPlan pad_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  const ops::PadParams params = ops::pad_params(n, x.shape);
-  PadPlan p;
-  p.mode = params.mode;
-  for (std::size_t d = 0; d < x.shape.size(); ++d) {
-    const int64_t begin = params.begin[d], end = params.end[d];
-    p.begin.push_back(begin);
-    p.lo.push_back(begin < 0 ? -begin : 0);
-    p.kept.push_back(x.shape[d] - p.lo.back() - (end < 0 ? -end : 0));
-    if (x.shape[d] + begin + end != y.shape[d]) throw n.error("internal: the pads disagree with the output shape");
-  }
-  // The fill value of the constant mode, in x's type: known now, or read from a tensor computed at
-  // run time.
-  if (n.has_input(2) && !n.input(2).is_constant()) {
-    p.fill_input = 2;
-  } else {
-    p.fill = ops::pad_fill(n, x.dtype, n.has_input(2) ? &n.input(2).constant() : nullptr);
-  }
-  return p;
-}
 
 namespace {
 
 KernelLaunches emit_pad(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  const PadPlan p = pad_plan(*k.source.node, x, y);
+  const PadPlan& p = plan_of<PadPlan>(k);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   const std::string comment =
       "mode " + p.mode +

@@ -1,59 +1,20 @@
 // codegen/families/resize.cpp — the "resize" family: Resize (opsets 10, 11, 13, 18, 19) and
 // Upsample (7, 9) through tap tables (templates/resize.cuh).
 //
-// The taps are the reference's own (ops::resize_sampling, compiler/ops/resize.h), so the kernel
+// The taps are the reference's own (ops::resize_sampling, compiler/ops/resize.h; the kernel's plan:
+// schedule/data_movement.h ResizePlan), so the kernel
 // reads the same input elements with the same weights. The dims the reference leaves unchanged (an
 // identity mapping) are copied, as it skips them.
-#include "codegen/families/data_movement.h"
-#include "ops/resize.h"
-#include "support/error.h"
+#include "codegen/families/elementwise_util.h"
+#include "schedule/data_movement.h"
 
 namespace modelc::codegen {
-
-ResizePlan resize_plan(const Node& n, const TensorView& x, const TensorView& y) {
-  // The roi / scales / sizes inputs are constants by the time a kernel exists (lowering folds them).
-  ops::TensorRefs in(n.inputs().size(), nullptr);
-  for (std::size_t i = 1; i < in.size(); ++i) {
-    if (!n.has_input(static_cast<int>(i))) continue;
-    if (!n.input(static_cast<int>(i)).is_constant())
-      throw n.error("input " + std::to_string(i) + " must be a constant (it decides the sampling)");
-    in[i] = &n.input(static_cast<int>(i)).constant();
-  }
-  const ops::ResizeSampling s = ops::resize_sampling(n, x.shape, in);
-  if (s.out != y.shape)
-    throw n.error("internal: the resize plan disagrees with the output shape " + shape_str(y.shape));
-  ResizePlan r;
-  r.extrapolation = s.extrapolation;
-  r.summary = s.mode + ", " + s.coord + (s.mode == "nearest" ? ", " + s.nearest_mode : "");
-  for (const std::vector<ops::ResizeTaps>& taps : s.axes) {
-    if (taps.empty()) {  // the identity: the dim is copied
-      r.taps.push_back(0);
-      r.start.push_back(0);
-      continue;
-    }
-    r.taps.push_back(s.width);
-    r.start.push_back(static_cast<int64_t>(r.table.size()));
-    for (const ops::ResizeTaps& t : taps) {
-      for (int64_t k = 0; k < s.width; ++k) {
-        if (t.extrapolate) {
-          r.table.push_back({k == 0 ? -2 : -1, 0.0});
-        } else if (k < static_cast<int64_t>(t.w.size())) {
-          const auto& [index, weight] = t.w[static_cast<std::size_t>(k)];
-          r.table.push_back({static_cast<int32_t>(index), weight});
-        } else {
-          r.table.push_back({-1, 0.0});
-        }
-      }
-    }
-  }
-  return r;
-}
 
 namespace {
 
 KernelLaunches emit_resize(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
-  const ResizePlan p = resize_plan(*k.source.node, x, y);
+  const ResizePlan& p = plan_of<ResizePlan>(k);
   const std::string comment = node_str(k) + ": " + view_str(x) + " -> " + view_str(y) + ", " + p.summary;
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to write");
   // Integer data accumulates in double so that the result truncates as the reference's does.

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "codegen/families/elementwise_util.h"
-#include "ops/indexing.h"
+#include "schedule/indexing.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -16,7 +16,7 @@ std::string flag(bool b) { return b ? "true" : "false"; }
 KernelLaunches emit_cumsum(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
-  const ops::CumSumParams cp = ops::cumsum_params(*k.source.node);
+  const ops::CumSumParams& cp = plan_of<ops::CumSumParams>(k);
   const auto a = static_cast<std::ptrdiff_t>(cp.axis);
   Shape outer(x.shape.begin(), x.shape.begin() + a), inner(x.shape.begin() + a + 1, x.shape.end());
   Strides xo(x.strides.begin(), x.strides.begin() + a), yo(y.strides.begin(), y.strides.begin() + a);
@@ -56,8 +56,9 @@ KernelLaunches emit_nonzero(const Kernel& k, const EmitContext& ctx) {
 KernelLaunches emit_trilu(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
-  const bool upper = ops::trilu_upper(*k.source.node);
-  const std::optional<int64_t> kval = ops::trilu_k(*k.source.node);
+  const TriluPlan& p = plan_of<TriluPlan>(k);
+  const bool upper = p.upper;
+  const std::optional<int64_t>& kval = p.k;
   Launch l;
   l.comment = std::string(upper ? "upper" : "lower") + " triangle of the last two dims from diagonal " +
               (kval ? num(*kval) : std::string("k (read at run time)")) + ", zeros elsewhere";

@@ -1,20 +1,8 @@
 // codegen/families/tile.cpp — the "tile" family: Tile as a strided copy over
 // [repeats_0, len_0, repeats_1, len_1, ...], x's strides 0 on the repeat dims (mc::dm::Copy).
-#include "codegen/families/data_movement.h"
+#include "codegen/families/elementwise_util.h"
 
 namespace modelc::codegen {
-
-StridedCopy tile_plan(const TensorView& x, const TensorView& y) {
-  StridedCopy c;
-  for (std::size_t d = 0; d < x.shape.size(); ++d) {
-    const int64_t len = x.shape[d];
-    const int64_t repeats = len == 0 ? 0 : y.shape[d] / len;
-    c.shape.insert(c.shape.end(), {repeats, len});
-    c.x_strides.insert(c.x_strides.end(), {0, x.strides[d]});
-    c.y_strides.insert(c.y_strides.end(), {len * y.strides[d], y.strides[d]});
-  }
-  return c;
-}
 
 namespace {
 

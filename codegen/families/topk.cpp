@@ -20,8 +20,8 @@ std::vector<int64_t> output_strides(const Kernel& k, const TopKLayout& l, const 
   Shape want = l.split.shape;
   want[static_cast<std::size_t>(l.p.axis)] = l.p.k;
   if (v.shape != want) {
-    throw k.source.node->error(fmt::format("internal: output '{}' has shape {}, expected {}", v.value, shape_str(v.shape),
-                                    shape_str(want)));
+    throw k.error(fmt::format("internal: output '{}' has shape {}, expected {}", v.value, shape_str(v.shape),
+                              shape_str(want)));
   }
   return view_strides(v);
 }

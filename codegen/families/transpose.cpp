@@ -1,8 +1,7 @@
 // codegen/families/transpose.cpp — the "transpose" family: Transpose as a strided copy whose source
 // strides are x's, permuted (templates/data_movement.cuh, mc::dm::Copy).
-#include "codegen/families/data_movement.h"
-#include "ops/tensor.h"
-#include "support/error.h"
+#include "codegen/families/elementwise_util.h"
+#include "schedule/data_movement.h"
 
 namespace modelc::codegen {
 
@@ -10,9 +9,10 @@ namespace {
 
 KernelLaunches emit_transpose(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
+  const TransposePlan& p = plan_of<TransposePlan>(k);
   std::string perm;
-  for (int64_t p : k.source.node->attr_ints("perm")) perm += (perm.empty() ? "" : ",") + std::to_string(p);
-  return copy_kernel(ctx, y, x, transpose_plan(*k.source.node, x, y), perm.empty() ? std::string("dims reversed") : "perm " + perm);
+  for (int64_t d : p.perm) perm += (perm.empty() ? "" : ",") + std::to_string(d);
+  return copy_kernel(ctx, y, x, p.copy, perm.empty() ? std::string("dims reversed") : "perm " + perm);
 }
 
 }  // namespace

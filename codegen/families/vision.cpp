@@ -18,7 +18,7 @@ std::string strides_of_view(const TensorView& v) { return dims(reduction::view_s
 KernelLaunches emit_grid_sample(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &g = k.inputs.at(1), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
-  const ops::GridSample s = ops::grid_sample(*k.source.node);
+  const ops::GridSample& s = plan_of<ops::GridSample>(k);
   Launch l;
   l.comment = fmt::format("{} sampling, {} padding, align_corners {}", s.mode_name(), s.padding_name(),
                           s.align_corners ? 1 : 0);
@@ -33,7 +33,7 @@ KernelLaunches emit_grid_sample(const Kernel& k, const EmitContext& ctx) {
 KernelLaunches emit_roi_align(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &rois = k.inputs.at(1), &batch = k.inputs.at(2), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
-  const ops::RoiAlign r = ops::roi_align(*k.source.node);
+  const ops::RoiAlign& r = plan_of<ops::RoiAlign>(k);
   Launch l;
   l.comment = fmt::format("{} of the samples, {} coordinates, sampling ratio {}, spatial scale {}",
                           r.max_mode ? "max" : "average", r.half_pixel ? "half_pixel" : "output_half_pixel",
@@ -52,7 +52,7 @@ KernelLaunches emit_roi_align(const Kernel& k, const EmitContext& ctx) {
 
 KernelLaunches emit_nms(const Kernel& k, const EmitContext& ctx) {
   const TensorView &boxes = k.inputs.at(0), &scores = k.inputs.at(1), &y = k.outputs.at(0);
-  const ops::Nms s = ops::nms(*k.source.node);
+  const ops::Nms& s = plan_of<ops::Nms>(k);
   if (s.bound() == 0) return nothing_to_run(node_str(k) + ": the bound of selected boxes is 0");
   const int64_t bytes = vision::nms_workspace_bytes(s);
   if (k.workspace.dtype == DType::undefined || k.workspace_bytes < bytes) {

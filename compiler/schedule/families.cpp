@@ -5,9 +5,12 @@
 #include <deque>
 
 #include "ops/registry.h"
+#include "schedule/data_movement.h"
 #include "schedule/family_work.h"
+#include "schedule/indexing.h"
 #include "schedule/int8.h"
 #include "schedule/linear_plans.h"
+#include "schedule/reduction.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -46,20 +49,46 @@ std::vector<FamilyFacts> make_table() {
     FamilyFacts& f = add("concat");
     f.strided_operands = true;
     f.follows_layout = LayoutFollow::same_rank;
+    f.plan = concat_kernel_plan;
     f.choose_tactic = data_tactic("one strided copy per input");
   }
   {
     FamilyFacts& f = add("transpose");
     f.strided_operands = true;
+    f.plan = transpose_kernel_plan;
     f.choose_tactic = transpose_tactic;
   }
-  add("depth_space").choose_tactic = data_tactic("strided copy over six dims");
+  {
+    FamilyFacts& f = add("depth_space");
+    f.plan = depth_space_kernel_plan;
+    f.choose_tactic = data_tactic("strided copy over six dims");
+  }
   add("expand").choose_tactic = data_tactic("strided copy, zero strides on the broadcast dims");
-  add("gather").choose_tactic = data_tactic("one thread per output element, indices read at run time");
-  add("pad").choose_tactic = data_tactic("one thread per output element, source index per dim by the mode");
-  add("resize").choose_tactic = resize_tactic;
-  add("slice").choose_tactic = data_tactic("strided copy from an offset");
-  add("split").choose_tactic = data_tactic("one strided copy per output");
+  {
+    FamilyFacts& f = add("gather");
+    f.plan = gather_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  }
+  {
+    FamilyFacts& f = add("pad");
+    f.plan = pad_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, source index per dim by the mode");
+  }
+  {
+    FamilyFacts& f = add("resize");
+    f.plan = resize_kernel_plan;
+    f.choose_tactic = resize_tactic;
+  }
+  {
+    FamilyFacts& f = add("slice");
+    f.plan = slice_kernel_plan;
+    f.choose_tactic = data_tactic("strided copy from an offset");
+  }
+  {
+    FamilyFacts& f = add("split");
+    f.plan = split_kernel_plan;
+    f.choose_tactic = data_tactic("one strided copy per output");
+  }
   add("tile").choose_tactic = data_tactic("strided copy over [repeat, length] dim pairs");
   {
     FamilyFacts& f = add("gemm");
@@ -115,23 +144,56 @@ std::vector<FamilyFacts> make_table() {
   family_in(t, "softmax").work = work::softmax;
   family_in(t, "layernorm").work = work::layernorm;
   family_in(t, "instancenorm").work = work::instancenorm;
-  add("argminmax").choose_tactic = reduction::argminmax_tactic;
+  {
+    FamilyFacts& f = add("argminmax");
+    f.plan = reduction::argminmax_plan;
+    f.choose_tactic = reduction::argminmax_tactic;
+  }
   {
     FamilyFacts& f = add("topk");
+    f.plan = reduction::topk_plan;
     f.choose_tactic = reduction::topk_tactic;
     f.work = work::topk;
   }
   // Gathers, scatters and scans by index (ops/indexing.h; templates/gather_scatter.cuh, scan.cuh,
-  // triangular.cuh).
-  add("gather_elements").choose_tactic = data_tactic("one thread per output element, indices read at run time");
-  add("gather_nd").choose_tactic = data_tactic("one thread per output element, index tuples read at run time");
-  add("scatter_elements").choose_tactic =
-      data_tactic("the data copied, then one thread per line of updates along the axis, applied in order");
-  add("scatter_nd").choose_tactic = data_tactic(
-      "the data copied, then one thread per update element (a reduction: per slice element, over the tuples in order)");
-  add("onehot").choose_tactic = data_tactic("one thread per output element, indices read at run time");
-  add("trilu").choose_tactic = data_tactic("one thread per output element, the triangle's test on its coordinates");
-  add("cumsum").choose_tactic = data_tactic("one thread per line along the axis, summed in order");
+  // triangular.cuh); their plans: schedule/indexing.h.
+  {
+    FamilyFacts& f = add("gather_elements");
+    f.plan = gather_elements_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  }
+  {
+    FamilyFacts& f = add("gather_nd");
+    f.plan = gather_nd_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, index tuples read at run time");
+  }
+  {
+    FamilyFacts& f = add("scatter_elements");
+    f.plan = scatter_elements_kernel_plan;
+    f.choose_tactic = data_tactic(
+        "the data copied, then one thread per line of updates along the axis, applied in order");
+  }
+  {
+    FamilyFacts& f = add("scatter_nd");
+    f.plan = scatter_nd_kernel_plan;
+    f.choose_tactic = data_tactic(
+        "the data copied, then one thread per update element (a reduction: per slice element, over the tuples in order)");
+  }
+  {
+    FamilyFacts& f = add("onehot");
+    f.plan = onehot_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, indices read at run time");
+  }
+  {
+    FamilyFacts& f = add("trilu");
+    f.plan = trilu_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per output element, the triangle's test on its coordinates");
+  }
+  {
+    FamilyFacts& f = add("cumsum");
+    f.plan = cumsum_kernel_plan;
+    f.choose_tactic = data_tactic("one thread per line along the axis, summed in order");
+  }
   add("nonzero").choose_tactic = [](Kernel& k, const std::vector<Target>&) {
     k.tactic = GridStrideTactic{256, 1};  // templates/scan.cuh NonZero: one block
     k.note = "one block: chunk counts, their prefix sums, the coordinates written in order";

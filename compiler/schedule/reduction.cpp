@@ -170,11 +170,16 @@ Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out) {
 }
 
 Split arg_split(const Kernel& k, ops::ArgReduce* arg_out) {
-  if (!k.source.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
+  if (k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
-  const ops::ArgReduce a = ops::arg_reduce(*k.source.node, x);
+  const ops::ArgReduce& a = plan_of<ops::ArgReduce>(k);
   if (arg_out) *arg_out = a;
   return split_range(x, a.axis, a.axis + 1);
+}
+
+std::shared_ptr<const KernelPlan> argminmax_plan(const Kernel& k) {
+  if (!k.source.node || k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
+  return make_plan("argminmax", ops::arg_reduce(*k.source.node, k.inputs[0].shape));
 }
 
 Split layernorm_split(const Kernel& k, int64_t* axis_out) {
@@ -195,14 +200,19 @@ Split instancenorm_split(const Kernel& k) {
 }
 
 TopKLayout topk_layout(const Kernel& k) {
-  if (!k.source.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
+  if (k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
   TopKLayout l;
-  l.p = ops::topk_params(*k.source.node, x);
+  l.p = plan_of<ops::TopKParams>(k);
   l.split = split_range(x, l.p.axis, l.p.axis + 1);
   if (k.outputs.size() > 0 && k.outputs[0].dtype != DType::undefined) l.values = &k.outputs[0];
   if (k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined) l.indices = &k.outputs[1];
   return l;
+}
+
+std::shared_ptr<const KernelPlan> topk_plan(const Kernel& k) {
+  if (!k.source.node || k.inputs.empty()) throw Error("internal: topk kernel " + k.id + " is incomplete");
+  return make_plan("topk", ops::topk_params(*k.source.node, k.inputs[0].shape));
 }
 
 bool topk_sorts(const TopKLayout& l, DType t) {

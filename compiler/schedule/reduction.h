@@ -81,8 +81,11 @@ ReduceLayout reduce_layout(const Kernel& k);
 /// softmax: the dims a row runs over (ops::softmax_dims); `dims_out` receives them.
 Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out = nullptr);
 
-/// argminmax: the one dim ArgMax / ArgMin runs along (ops::arg_reduce); `arg_out` receives it.
+/// argminmax: the one dim ArgMax / ArgMin runs along (the kernel's plan, ops::ArgReduce); `arg_out`
+/// receives it.
 Split arg_split(const Kernel& k, ops::ArgReduce* arg_out = nullptr);
+/// argminmax's plan (FamilyFacts::plan): ops::arg_reduce of the node over X's shape.
+std::shared_ptr<const KernelPlan> argminmax_plan(const Kernel& k);
 
 /// layernorm: the dims from ops::layernorm_axis on; `axis_out` receives the axis.
 Split layernorm_split(const Kernel& k, int64_t* axis_out = nullptr);
@@ -90,7 +93,7 @@ Split layernorm_split(const Kernel& k, int64_t* axis_out = nullptr);
 /// instancenorm: the dims from ops::instancenorm_axis on (the spatial dims).
 Split instancenorm_split(const Kernel& k);
 
-/// topk: the axis (ops::topk_params), and the outputs present.
+/// topk: the axis, k and order (the kernel's plan, ops::TopKParams), and the outputs present.
 struct TopKLayout {
   Split split;
   ops::TopKParams p;
@@ -98,6 +101,8 @@ struct TopKLayout {
   const TensorView* indices = nullptr;
 };
 TopKLayout topk_layout(const Kernel& k);
+/// topk's plan (FamilyFacts::plan): ops::topk_params of the node over X's shape.
+std::shared_ptr<const KernelPlan> topk_plan(const Kernel& k);
 /// True when a row fits templates/topk.cuh's bitonic sort (kMaxSort: 4096 columns of 4-byte keys,
 /// 2048 of 8-byte keys); else the template runs k selection rounds.
 bool topk_sorts(const TopKLayout& l, DType t);

@@ -2,7 +2,7 @@
 // families: grid-stride loops of 256 threads.
 #include <algorithm>
 
-#include "schedule/copy.h"
+#include "schedule/data_movement.h"
 #include "schedule/tactics.h"
 
 namespace modelc {
@@ -22,7 +22,7 @@ std::function<void(Kernel&, const std::vector<Target>&)> data_tactic(std::string
 }
 
 void transpose_tactic(Kernel& k, const std::vector<Target>&) {
-  StridedCopy c = transpose_plan(*k.source.node, k.inputs.at(0), k.outputs.at(0));
+  StridedCopy c = plan_of<TransposePlan>(k).copy;
   collapse(c.shape, {&c.y_strides, &c.x_strides});
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = tiled_dim(c) >= 0 ? "copy through 32x32 shared-memory tiles (reads and writes coalesced)"

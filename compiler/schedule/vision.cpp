@@ -14,14 +14,14 @@ int64_t nms_workspace_bytes(const ops::Nms& s) {
 }
 
 void grid_sample_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::GridSample s = ops::grid_sample(*k.source.node);
+  const ops::GridSample& s = plan_of<ops::GridSample>(k);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element: {} sampling, {} padding, align_corners {}", s.mode_name(),
                        s.padding_name(), s.align_corners ? 1 : 0);
 }
 
 void roi_align_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::RoiAlign r = ops::roi_align(*k.source.node);
+  const ops::RoiAlign& r = plan_of<ops::RoiAlign>(k);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element: the {} of {} samples per bin", r.max_mode ? "max" : "average",
                        r.sampling_ratio > 0 ? fmt::format("{} x {}", r.sampling_ratio, r.sampling_ratio)
@@ -29,7 +29,7 @@ void roi_align_tactic(Kernel& k, const std::vector<Target>&) {
 }
 
 void nms_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::Nms s = ops::nms(*k.source.node);
+  const ops::Nms& s = plan_of<ops::Nms>(k);
   k.tactic = DirectTactic{256};
   k.workspace_bytes = nms_workspace_bytes(s);
   k.note = fmt::format("a block per (batch, class): at most {} greedy rounds over {} boxes; the output's static "
@@ -39,22 +39,35 @@ void nms_tactic(Kernel& k, const std::vector<Target>&) {
 
 namespace {
 
+const Node& node_of(const Kernel& k) {
+  if (!k.source.node) throw k.error("internal: the " + k.family + " kernel has no node to plan from");
+  return *k.source.node;
+}
+
 struct Registration {
   explicit Registration(FamilyFacts f) { register_family(std::move(f)); }
 };
 
-FamilyFacts facts(const char* name, std::function<void(Kernel&, const std::vector<Target>&)> rule, bool strided) {
+FamilyFacts facts(const char* name, std::function<std::shared_ptr<const KernelPlan>(const Kernel&)> plan,
+                  std::function<void(Kernel&, const std::vector<Target>&)> rule, bool strided) {
   FamilyFacts f;
   f.name = name;
+  f.plan = std::move(plan);
   // GridSample and RoiAlign read X and write Y through their views' strides (any layout).
   f.strided_operands = strided;
   f.choose_tactic = std::move(rule);
   return f;
 }
 
-const Registration grid_sample_registration{facts("grid_sample", grid_sample_tactic, true)};
-const Registration roi_align_registration{facts("roi_align", roi_align_tactic, true)};
-const Registration nms_registration{facts("nms", nms_tactic, false)};
+// The plans: the ops' parameters (ops/vision.h), read from the node once.
+const Registration grid_sample_registration{facts(
+    "grid_sample", [](const Kernel& k) { return make_plan("grid_sample", ops::grid_sample(node_of(k))); },
+    grid_sample_tactic, true)};
+const Registration roi_align_registration{facts(
+    "roi_align", [](const Kernel& k) { return make_plan("roi_align", ops::roi_align(node_of(k))); },
+    roi_align_tactic, true)};
+const Registration nms_registration{
+    facts("nms", [](const Kernel& k) { return make_plan("nms", ops::nms(node_of(k))); }, nms_tactic, false)};
 
 }  // namespace
 }  // namespace modelc::vision

@@ -1,5 +1,6 @@
 // compiler/schedule/vision.h — the grid_sample, roi_align and nms families as the schedule sees them:
-// their facts (registered beside families.cpp's table) and tactic rules, and the workspace of the
+// their facts (registered beside families.cpp's table), their plans (ops::GridSample, ops::RoiAlign,
+// ops::Nms, read from the node by the plan_kernels stage) and tactic rules, and the workspace of the
 // NonMaxSuppression kernel (templates/vision.cuh NmsWorkspace computes the same layout).
 #pragma once
 

@@ -1,14 +1,15 @@
-// The data-movement families against the reference interpreter, bit for bit: the emit-time plans
-// (codegen/families/data_movement.h) of Transpose, Slice (negative steps, clamping, both forms),
+// The data-movement families against the reference interpreter, bit for bit: the plans
+// (schedule/copy.h, schedule/data_movement.h) of Transpose, Slice (negative steps, clamping, both forms),
 // Expand, Tile, DepthToSpace/SpaceToDepth, Concat, Split, Pad (every mode, negative pads, axes),
 // Gather and Resize (every mode and coordinate transformation), applied on the host; and the
 // kernels of templates/data_movement.cuh and resize.cuh on the host emulation for float16, int64,
 // bool and float data.
-#include "codegen/families/data_movement.h"
+#include "schedule/data_movement.h"
 
 #include <functional>
 #include <memory>
 
+#include "codegen/families/elementwise_util.h"
 #include "tests/templates/elementwise_harness.h"
 
 using namespace ew_test;
