@@ -122,10 +122,9 @@ void gemv_work(KernelWork& w, const Kernel& k, const GemvTactic& t) {
 // Rows of a reduction-shaped kernel (schedule/reduction.h): what its grid() divides by the rows
 // per block.
 int64_t reduction_rows(const Kernel& k) {
-  if (k.family == "softmax") return reduction::softmax_split(k).rows();
-  if (k.family == "layernorm") return reduction::layernorm_split(k).rows();
-  if (k.family == "instancenorm") return reduction::instancenorm_split(k).rows();
-  if (k.family == "groupnorm") return reduction::groupnorm_split(k).rows();
+  if (k.family == "softmax") return plan_of<reduction::SoftmaxPlan>(k).split.rows();
+  if (k.family == "layernorm" || k.family == "instancenorm") return plan_of<reduction::NormPlan>(k).split.rows();
+  if (k.family == "groupnorm") return plan_of<reduction::GroupNormPlan>(k).split.rows();
   if (k.family == "topk") return reduction::topk_layout(k).split.rows();
   return k.outputs.empty() ? 1 : k.outputs[0].numel();  // reduce, argminmax: one output per row
 }
@@ -298,7 +297,7 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
     w.blocks = direct_blocks(k, *t);
     w.threads = t->threads;
     if (k.family == "rnn") {  // a block per sequence, its steps one after another (schedule/rnn.h)
-      const rnn::RnnKernel r = rnn::rnn_kernel(k);
+      const rnn::RnnKernel& r = plan_of<rnn::RnnKernel>(k);
       w.flops = static_cast<double>(ops::lookup(*k.source.node).flops(*k.source.node));
       w.blocks = r.blocks();
       w.smem_bytes = static_cast<int>(r.smem_bytes);

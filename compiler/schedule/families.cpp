@@ -5,7 +5,9 @@
 #include <deque>
 
 #include "ops/registry.h"
+#include "schedule/elementwise.h"
 #include "schedule/int8.h"
+#include "schedule/reduction.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -31,6 +33,7 @@ std::vector<FamilyFacts> make_table() {
     f.follows_layout = LayoutFollow::same_shape;
     f.converts_types = true;
     f.choose_tactic = elementwise_tactic;
+    f.plan = [](const Kernel& k) { return make_plan("elementwise", elementwise_plan(k)); };
   }
   {
     FamilyFacts& f = add("concat");
@@ -80,14 +83,26 @@ std::vector<FamilyFacts> make_table() {
     f.writes_channel_slice = true;
     f.choose_tactic = linear::pool_tactic;
   }
-  // Reduction-shaped families whose operands each keep their element type.
-  for (const auto& [name, rule] : {std::make_pair("softmax", reduction::softmax_tactic),
-                                   std::make_pair("layernorm", reduction::layernorm_tactic),
-                                   std::make_pair("instancenorm", reduction::instancenorm_tactic),
-                                   std::make_pair("reduce", reduction::reduce_tactic)}) {
-    FamilyFacts& f = add(name);
+  // Reduction-shaped families whose operands each keep their element type; each plans its split
+  // (schedule/reduction.h).
+  struct Reduction {
+    const char* name;
+    decltype(FamilyFacts::choose_tactic) rule;
+    decltype(FamilyFacts::plan) plan;
+  };
+  for (const Reduction& r :
+       {Reduction{"softmax", reduction::softmax_tactic,
+                  [](const Kernel& k) { return make_plan("softmax", reduction::softmax_plan(k)); }},
+        Reduction{"layernorm", reduction::layernorm_tactic,
+                  [](const Kernel& k) { return make_plan("layernorm", reduction::layernorm_plan(k)); }},
+        Reduction{"instancenorm", reduction::instancenorm_tactic,
+                  [](const Kernel& k) { return make_plan("instancenorm", reduction::instancenorm_plan(k)); }},
+        Reduction{"reduce", reduction::reduce_tactic,
+                  [](const Kernel& k) { return make_plan("reduce", reduction::reduce_layout(k)); }}}) {
+    FamilyFacts& f = add(r.name);
     f.converts_types = true;
-    f.choose_tactic = rule;
+    f.choose_tactic = r.rule;
+    f.plan = r.plan;
   }
   add("argminmax").choose_tactic = reduction::argminmax_tactic;
   add("topk").choose_tactic = reduction::topk_tactic;
@@ -116,6 +131,7 @@ std::vector<FamilyFacts> make_table() {
     f.strided_operands = true;
     f.converts_types = true;
     f.choose_tactic = quantize_tactic;
+    f.plan = [](const Kernel& k) { return make_plan("quantize", quantize_plan(k)); };
   }
   {
     FamilyFacts& f = add("conv_int8");
@@ -129,7 +145,11 @@ std::vector<FamilyFacts> make_table() {
     f.tensor_cores = true;
     f.choose_tactic = linear::gemm_int8_tactic;
   }
-  add("qlinear").choose_tactic = linear::qlinear_tactic;
+  {
+    FamilyFacts& f = add("qlinear");
+    f.choose_tactic = linear::qlinear_tactic;
+    f.plan = [](const Kernel& k) { return make_plan("qlinear", linear::qlinear_plan(k)); };
+  }
   return t;
 }
 
