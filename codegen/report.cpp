@@ -15,6 +15,7 @@
 #include "ops/registry.h"
 #include "plugin/plugin.h"
 #include "schedule/linear_plans.h"
+#include "schedule/plugin_family.h"
 #include "schedule/target.h"
 #include "support/error.h"
 
@@ -134,13 +135,14 @@ std::string tile_text(const Kernel& k) {
 
 // A plugin kernel (compiler/plugin/plugin.h): which plugin, op, header and instantiation.
 Json plugin_json(const Kernel& k) {
-  const plugin::PluginOp& op = plugin::plugin_op_of(*k.source.node);
+  const PluginPlan& p = plan_of<PluginPlan>(k);
+  const plugin::PluginOp& op = *p.op;
   return {{"name", op.plugin->name},
           {"op", op.op},
           {"domain", op.domain},
           {"header", op.header},
           {"kernel", op.kernel},
-          {"instantiation", plugin::instantiate(op, *k.source.node).type},
+          {"instantiation", p.instance.type},
           {"workspace_bytes", k.workspace_bytes}};
 }
 
@@ -148,10 +150,11 @@ Json plugin_json(const Kernel& k) {
 std::string plugins_markdown(const Schedule& s) {
   std::string rows;
   for (const Kernel& k : s.kernels) {
-    if (k.family != "plugin" || !k.source.node) continue;
-    const plugin::PluginOp& op = plugin::plugin_op_of(*k.source.node);
+    if (k.family != "plugin" || k.op.empty()) continue;
+    const PluginPlan& p = plan_of<PluginPlan>(k);
+    const plugin::PluginOp& op = *p.op;
     rows += "| " + k.id + " | " + cell(op.qualified()) + " | " + cell(nodes_text(k)) + " | " + cell(op.plugin->name) +
-            " | " + cell(op.header) + " | `" + cell(plugin::instantiate(op, *k.source.node).type) + "` | " +
+            " | " + cell(op.header) + " | `" + cell(p.instance.type) + "` | " +
             grouped(k.workspace_bytes) + " |\n";
   }
   if (rows.empty()) return "";
@@ -505,7 +508,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       const std::string epi = k.epilogue;
       if (!epi.empty()) kj["epilogue"] = epi;
     }
-    if (k.family == "plugin" && k.source.node) {
+    if (k.family == "plugin" && !k.op.empty()) {
       kj["engine"] = "plugin";
       kj["plugin"] = plugin_json(k);
     }

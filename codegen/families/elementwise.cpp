@@ -16,11 +16,8 @@
 
 #include "codegen/families/elementwise_util.h"
 #include "ops/activation.h"
-#include "ops/activation_smooth.h"
-#include "ops/elementwise.h"
 #include "ops/fused.h"
-#include "ops/math.h"
-#include "ops/normalization.h"
+#include "schedule/elementwise.h"
 #include "support/error.h"
 
 namespace modelc::codegen {
@@ -55,12 +52,11 @@ std::vector<int> present_inputs(const Kernel& k) {
   return r;
 }
 
-// Clip: the bounds of ops::clip_bounds (attributes before opset 11, optional inputs from 11). When
-// every given bound is known at compile time they are members of the Op, else the given bounds are
-// operands.
-OpSpec clip_spec(const Kernel& k) {
+// Clip: the bounds of the plan (ops::clip_bounds: attributes before opset 11, optional inputs from
+// 11). When every given bound is known at compile time they are members of the Op, else the given
+// bounds are operands.
+OpSpec clip_spec(const Kernel& k, const std::array<ops::ClipBound, 2>& b) {
   const DType t = k.inputs[0].dtype;
-  const std::array<ops::ClipBound, 2> b = ops::clip_bounds(*k.source.node);
   const bool lo = b[0].given, hi = b[1].given;
   if ((lo && !b[0].value) || (hi && !b[1].value)) {
     std::vector<int> ins{0};
@@ -77,12 +73,11 @@ OpSpec clip_spec(const Kernel& k) {
   return {ew("Clip<" + compute_type(t) + ", " + flags(lo, hi) + ">"), bound(b[0]) + ", " + bound(b[1]), {0}};
 }
 
-// The spec of the op a kernel runs: its node's op, or the elementwise op a fused node
-// (FusedBatchNormalization, FusedAdd, ...) wraps, whose attributes the fused node carries.
-OpSpec plain_op_spec(const Kernel& k) {
-  if (!k.source.node) return {ew("Identity"), "", {0}, true};
-  const Node& n = *k.source.node;
-  const std::string op = ops::activation_only_fused(n.op()) ? ops::producer_of_fused(n.op()) : n.op();
+// The spec of the op a kernel runs (its plan's: the node's op, or the elementwise op a fused node
+// (FusedBatchNormalization, FusedAdd, ...) wraps, with the attributes the fused node carries; an
+// Identity for a kernel without a node).
+OpSpec plain_op_spec(const Kernel& k, const ElementwisePlan& p) {
+  const std::string& op = p.op;
   static const char* const kPlain[] = {
       "Neg",  "Abs",     "Sqrt",      "Exp",     "Log",         "Reciprocal",     "Floor", "Ceil", "Erf", "Not",
       "Relu", "Sigmoid", "HardSwish", "Tanh",    "Softplus",    "PRelu",          "Add",   "Sub",  "Mul", "Div",
@@ -95,48 +90,39 @@ OpSpec plain_op_spec(const Kernel& k) {
     if (op == p) return {ew(op), "", present_inputs(k)};
   }
   if (op == "Identity" || op == "Dropout") return {ew("Identity"), "", {0}, true};
-  if (op == "LeakyRelu" || op == "Elu") return {ew(op), float_literal(ops::activation_attrs(n).alpha), {0}};
-  if (op == "Selu") {
-    const ops::ActivationAttrs a = ops::activation_attrs(n);
-    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.gamma), {0}};
-  }
+  if (op == "LeakyRelu" || op == "Elu") return {ew(op), float_literal(p.activation.alpha), {0}};
+  if (op == "Selu") return {ew(op), float_literal(p.activation.alpha) + ", " + float_literal(p.activation.gamma), {0}};
   if (op == "HardSigmoid") {
-    const ops::ActivationAttrs a = ops::activation_attrs(n);
-    return {ew(op), float_literal(a.alpha) + ", " + float_literal(a.beta), {0}};
+    return {ew(op), float_literal(p.activation.alpha) + ", " + float_literal(p.activation.beta), {0}};
   }
-  if (op == "Clip") return clip_spec(k);
-  if (op == "IsInf") {
-    const ops::IsInfDetect d = ops::isinf_detect(n);
-    return {ew("IsInf<" + flags(d.negative, d.positive) + ">"), "", {0}};
-  }
-  if (op == "Mod") return {ew(std::string("Mod<") + (ops::mod_is_fmod(n) ? "true" : "false") + ">"), "", {0, 1}};
-  if (op == "Celu") return {ew(op), float_literal(ops::celu_alpha(n)), {0}};
-  if (op == "Gelu") return {ew(ops::gelu_approximates_tanh(n) ? "GeluTanh" : "Gelu"), "", {0}};
+  if (op == "Clip") return clip_spec(k, p.clip);
+  if (op == "IsInf") return {ew("IsInf<" + flags(p.isinf.negative, p.isinf.positive) + ">"), "", {0}};
+  if (op == "Mod") return {ew(std::string("Mod<") + (p.fmod ? "true" : "false") + ">"), "", {0, 1}};
+  if (op == "Celu") return {ew(op), float_literal(p.celu_alpha), {0}};
+  if (op == "Gelu") return {ew(p.gelu_tanh ? "GeluTanh" : "Gelu"), "", {0}};
   if (op == "Where") return {ew(op), "", {0, 1, 2}, true, true};
   if (op == "Cast" || op == "CastLike") {
     // The conversion is the store's; the same type on both sides is a copy of the bits.
     return {ew("Identity"), "", {0}, k.inputs[0].dtype == k.outputs[0].dtype};
   }
   if (op == "BatchNormalization") {
-    return {ew("BatchNorm"), float_literal(ops::norm_epsilon(n)), {0, 1, 2, 3, 4}, false, false, true};
+    return {ew("BatchNorm"), float_literal(p.epsilon), {0, 1, 2, 3, 4}, false, false, true};
   }
   throw kernel_error(k, "the elementwise template family has no kernel for op " + op);
 }
 
-OpSpec op_spec(const Kernel& k) {
-  OpSpec spec = plain_op_spec(k);
-  if (k.source.node && ops::activation_only_fused(k.source.node->op())) spec.act = ops::activation_of_fused(*k.source.node);
+OpSpec op_spec(const Kernel& k, const ElementwisePlan& p) {
+  OpSpec spec = plain_op_spec(k, p);
+  spec.act = p.act;
   return spec;
 }
 
 // The legacy broadcast before opset 7 (Add/Sub/Mul/Div/Pow with 'broadcast' and 'axis', PRelu's
-// shared or per-channel slope) is the numpy form once B's view has the shape of
-// ops::legacy_numpy_shape: its own dims, then dims of length 1 (stride 0).
-void legacy_to_numpy(const Node& n, const TensorView& a, TensorView& b) {
-  const std::optional<Shape> s = ops::legacy_numpy_shape(n, a.shape, b.shape);
-  if (!s) return;
-  b.strides.resize(s->size(), 0);
-  b.shape = *s;
+// shared or per-channel slope) is the numpy form once B's view has the plan's shape for it
+// (ops::legacy_numpy_shape): its own dims, then dims of length 1 (stride 0).
+void legacy_to_numpy(const Shape& s, TensorView& b) {
+  b.strides.resize(s.size(), 0);
+  b.shape = s;
 }
 
 // BatchNormalization's parameters ([C] or, with spatial=0, [C, D1, ...]) align with dims 1.. of X.
@@ -150,10 +136,11 @@ Strides channel_strides(const TensorView& v, const Shape& out) {
 
 KernelLaunches emit_elementwise(const Kernel& k, const EmitContext& ctx) {
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "elementwise kernel without input or output");
-  const OpSpec spec = op_spec(k);
+  const ElementwisePlan& p = plan_of<ElementwisePlan>(k);
+  const OpSpec spec = op_spec(k, p);
   const TensorView& y = k.outputs[0];
   std::vector<TensorView> inputs = k.inputs;
-  if (k.source.node && inputs.size() == 2) legacy_to_numpy(*k.source.node, inputs[0], inputs[1]);
+  if (p.legacy_b_shape && inputs.size() == 2) legacy_to_numpy(*p.legacy_b_shape, inputs[1]);
   Shape shape = y.shape;
 
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");

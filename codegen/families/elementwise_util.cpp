@@ -70,8 +70,8 @@ std::string ptr_at(const EmitContext& ctx, const TensorView& v, bool is_const, i
 }
 
 std::string node_str(const Kernel& k) {
-  if (!k.source.node) return "kernel " + k.id;
-  return k.source.node->op() + " '" + k.source.node->name() + "'";
+  if (k.op.empty()) return "kernel " + k.id;
+  return k.op.type + " '" + k.op.name + "'";
 }
 
 Error kernel_error(const Kernel& k, const std::string& message) { return k.error(message); }

@@ -18,8 +18,9 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_groupnorm(const Kernel& k, const EmitContext& ctx) {
-  const ops::GroupNorm g = ops::group_norm(*k.source.node, k.inputs[0].shape);
-  const Split s = groupnorm_split(k);
+  const GroupNormPlan& p = plan_of<GroupNormPlan>(k);
+  const ops::GroupNorm& g = p.g;
+  const Split& s = p.split;
   const TensorView x = group_view(k.inputs[0], g.groups);
   const TensorView y = group_view(k.outputs[0], g.groups);
   NormalizeOperands operands;
@@ -30,8 +31,8 @@ KernelLaunches emit_groupnorm(const Kernel& k, const EmitContext& ctx) {
   const int64_t count = g.per_channel ? k.inputs[0].shape[1] : g.groups;
   operands.param_strides = [&](const TensorView& v, const char* what) {
     if (v.shape != Shape{count}) {
-      throw k.source.node->error(fmt::format("{} has shape {}, expected [{}] (one value per {})", what, shape_str(v.shape),
-                                      count, g.per_channel ? "channel" : "group"));
+      throw k.error(fmt::format("{} has shape {}, expected [{}] (one value per {})", what, shape_str(v.shape), count,
+                                g.per_channel ? "channel" : "group"));
     }
     const int64_t st = view_strides(v)[0];
     std::vector<int64_t> strides(s.shape.size(), 0);

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
-#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -16,7 +15,8 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
-  const Split s = instancenorm_split(k);
+  const NormPlan& p = plan_of<NormPlan>(k);
+  const Split& s = p.split;
   NormalizeOperands operands;
   operands.x = &k.inputs[0];
   operands.scale = &k.inputs[1];
@@ -25,14 +25,14 @@ KernelLaunches emit_instancenorm(const Kernel& k, const EmitContext& ctx) {
   const int64_t channels = s.shape[1];
   operands.param_strides = [&](const TensorView& v, const char* what) {
     if (v.shape != Shape{channels}) {
-      throw k.source.node->error(fmt::format("{} has shape {}, expected [{}] (one value per channel)", what,
-                                      shape_str(v.shape), channels));
+      throw k.error(fmt::format("{} has shape {}, expected [{}] (one value per channel)", what, shape_str(v.shape),
+                                channels));
     }
     std::vector<int64_t> st(s.shape.size(), 0);
     st[1] = view_strides(v)[0];
     return st;
   };
-  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.source.node));
+  return emit_normalize(k, ctx, s, operands, p.epsilon);
 }
 
 MODELC_REGISTER_FAMILY(instancenorm_family)(KernelFamily{"instancenorm", {"reduce.cuh", "normalization.cuh"}, emit_instancenorm});

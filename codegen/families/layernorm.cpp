@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "codegen/families/reduction_common.h"
-#include "ops/normalization.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -17,7 +16,8 @@ namespace {
 using namespace reduction_codegen;
 
 KernelLaunches emit_layernorm(const Kernel& k, const EmitContext& ctx) {
-  const Split s = layernorm_split(k, nullptr);
+  const NormPlan& p = plan_of<NormPlan>(k);
+  const Split& s = p.split;
   NormalizeOperands operands;
   operands.x = &k.inputs[0];
   operands.scale = &k.inputs[1];
@@ -26,7 +26,7 @@ KernelLaunches emit_layernorm(const Kernel& k, const EmitContext& ctx) {
   operands.mean = k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined ? &k.outputs[1] : nullptr;
   operands.inv_std_dev = k.outputs.size() > 2 && k.outputs[2].dtype != DType::undefined ? &k.outputs[2] : nullptr;
   operands.param_strides = [&](const TensorView& v, const char* what) { return strides_broadcast(k, s, v, what); };
-  return emit_normalize(k, ctx, s, operands, ops::norm_epsilon(*k.source.node));
+  return emit_normalize(k, ctx, s, operands, p.epsilon);
 }
 
 MODELC_REGISTER_FAMILY(layernorm_family)(KernelFamily{"layernorm", {"reduce.cuh", "normalization.cuh"}, emit_layernorm});

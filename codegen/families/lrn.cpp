@@ -15,7 +15,7 @@ KernelLaunches emit_lrn(const Kernel& k, const EmitContext& ctx) {
   const TensorView &x = k.inputs.at(0), &y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty");
   reduction::check_index_range(k);
-  const ops::Lrn p = ops::lrn(*k.source.node);
+  const ops::Lrn& p = plan_of<ops::Lrn>(k);
   Launch l;
   l.comment = fmt::format("size {} (channels c - {} .. c + {}), alpha {}, beta {}, bias {}", p.size, p.before, p.after,
                           p.alpha, p.beta, p.bias);

@@ -1,40 +1,31 @@
 // codegen/families/plugin.cpp — the `plugin` family: a plugin op's kernel (compiler/plugin/plugin.h,
 // docs/PLUGINS.md), instantiated as the manifest says and launched like every template.
 //
-// The instantiation and the attributes' Params fields are plugin::instantiate's, the same the
-// reference run builds (compiler/plugin/runner.cpp); this printer adds the pointers: one per input
-// and output, by the manifest's names, and the workspace. The plugin's headers are copied into the
+// The instantiation and the attributes' Params fields are plugin::instantiate's (the kernel's plan,
+// schedule/plugin_family.h), the same the reference run builds (compiler/plugin/runner.cpp); this
+// printer adds the pointers: one per input and output, by the manifest's names, and the workspace. The plugin's headers are copied into the
 // folder's kernels/plugins/NAME/ and the op's header is included.
 #include "codegen/family.h"
 #include "plugin/plugin.h"
+#include "schedule/plugin_family.h"
 #include "support/error.h"
 
 namespace modelc {
 namespace {
 
 KernelLaunches emit_plugin(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.source.node;
-  const plugin::PluginOp& op = plugin::plugin_op_of(n);
+  // The plan checked that the views are the node's operands, dense, of their types and shapes.
+  const PluginPlan& p = plan_of<PluginPlan>(k);
+  const plugin::PluginOp& op = *p.op;
   if (k.inputs.size() != op.inputs.size() || k.outputs.size() != op.outputs.size()) {
     throw k.error("internal: the plugin kernel has " + std::to_string(k.inputs.size()) + " inputs and " +
                   std::to_string(k.outputs.size()) + " outputs");
   }
-  // The kernel reads dense tensors of the node's types and shapes (the family converts nothing, and
-  // the layout stage keeps a plugin op's buffers NCHW).
-  auto check = [&](const TensorView& v, const Value& value) {
-    if (v.dtype != value.dtype() || v.shape != value.shape() || !v.dense()) {
-      throw k.error("internal: the plugin kernel's view of '" + value.name() + "' is not dense " + value.type_str());
-    }
-  };
   bool empty = true;
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) check(k.inputs[i], n.input(static_cast<int>(i)));
-  for (std::size_t i = 0; i < op.outputs.size(); ++i) {
-    check(k.outputs[i], n.output(static_cast<int>(i)));
-    empty = empty && k.outputs[i].numel() == 0;
-  }
+  for (const TensorView& v : k.outputs) empty = empty && v.numel() == 0;
   if (empty) return nothing_to_run("the outputs are empty");
 
-  const plugin::Instance inst = plugin::instantiate(op, n);
+  const plugin::Instance& inst = p.instance;
   Launch l;
   l.comment = op.qualified() + " (plugin '" + op.plugin->name + "', " + op.header + ")";
   l.type = inst.type;

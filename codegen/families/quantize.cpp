@@ -9,6 +9,7 @@
 #include "codegen/families/elementwise_util.h"
 #include "codegen/families/linear.h"
 #include "ops/quantize.h"
+#include "schedule/int8.h"
 #include "schedule/linear.h"
 #include "support/error.h"
 
@@ -25,13 +26,13 @@ Strides param_strides(const TensorView& p, const Shape& out, const ops::QuantAxi
 }
 
 KernelLaunches emit_quantize(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.source.node;
+  const std::string& op_type = k.op.type;
   if (k.outputs.empty() || k.inputs.empty()) throw kernel_error(k, "quantize kernel without input or output");
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");
   Shape shape = y.shape;
-  if (n.op() == "DynamicQuantizeLinear") {
+  if (op_type == "DynamicQuantizeLinear") {
     if (k.workspace.dtype == DType::undefined) throw kernel_error(k, "DynamicQuantizeLinear without its workspace");
     Strides xs = x.strides, ys = y.strides;
     collapse(shape, {&xs, &ys});
@@ -43,7 +44,7 @@ KernelLaunches emit_quantize(const Kernel& k, const EmitContext& ctx) {
     zp.offset += 4;
     const std::string tx = elem_type(x.dtype);
     Launch range;
-    range.comment = "DynamicQuantizeLinear '" + n.name() + "': the range of x " + view_str(x) + " (with 0), its scale and zero point";
+    range.comment = "DynamicQuantizeLinear '" + k.op.name + "': the range of x " + view_str(x) + " (with 0), its scale and zero point";
     range.type = fmt::format("mc::q::Range<{}, {},\n      {}>", tx, dims(shape), dims(xs));
     range.params = {{"x", ctx.ptr(x, true)}, {"scale", ctx.ptr(scale, false)}, {"zero_point", ctx.ptr(zp, false)}};
     if (k.outputs.size() > 1 && k.outputs[1].dtype != DType::undefined) range.params.push_back({"scale_out", ctx.ptr(k.outputs[1], false)});
@@ -58,8 +59,8 @@ KernelLaunches emit_quantize(const Kernel& k, const EmitContext& ctx) {
     r.launches = {range, q};
     return r;
   }
-  const bool quantize = n.op() == "QuantizeLinear";
-  const ops::QuantAxis a = ops::quant_axis(n, n.input(0).shape(), n.input(1).shape());
+  const bool quantize = op_type == "QuantizeLinear";
+  const ops::QuantAxis& a = plan_of<ops::QuantAxis>(k);
   const bool zp = k.inputs.size() > 2 && k.inputs[2].dtype != DType::undefined;
   Strides ys = y.strides, xs = x.strides, ss = param_strides(k.inputs[1], shape, a);
   Strides zs = zp ? param_strides(k.inputs[2], shape, a) : Strides{};
@@ -94,14 +95,15 @@ std::string optional_ptr(const Kernel& k, const EmitContext& ctx, int i) {
 }
 
 KernelLaunches emit_qlinear(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.source.node;
+  const linear::QLinearPlan& plan = plan_of<linear::QLinearPlan>(k);
+  const std::string& op_type = k.op.type;
   const TensorView& y = k.outputs.at(0);
   if (y.numel() == 0) return nothing_to_run(node_str(k) + ": the output is empty, nothing to compute");
   for (const TensorView& v : k.inputs) {
     if (v.dtype != DType::undefined && !v.dense()) throw kernel_error(k, "the direct integer kernels take dense operands");
   }
   if (!y.dense()) throw kernel_error(k, "the direct integer kernels write a dense output");
-  const bool qlinear = n.op() == "QLinearConv" || n.op() == "QLinearMatMul";
+  const bool qlinear = op_type == "QLinearConv" || op_type == "QLinearMatMul";
   const int wi = qlinear ? 3 : 1, wz = qlinear ? 5 : 3;
   std::vector<LaunchParam> p;
   auto add = [&](const char* field, int i) {
@@ -121,22 +123,22 @@ KernelLaunches emit_qlinear(const Kernel& k, const EmitContext& ctx) {
   }
   const std::string tx = elem_type(k.inputs[0].dtype), tw = elem_type(k.inputs[static_cast<std::size_t>(wi)].dtype);
   const std::string ty = elem_type(y.dtype);
-  const int64_t channels = n.op() == "QLinearConv" || n.op() == "ConvInteger" ? y.shape.at(1) : y.shape.back();
+  const int64_t channels = plan.conv ? y.shape.at(1) : y.shape.back();
   const bool per = (k.inputs.size() > static_cast<std::size_t>(wz) && k.inputs[static_cast<std::size_t>(wz)].numel() > 1) ||
                    (qlinear && k.inputs[4].numel() > 1);
   if (per && channels <= 1) throw kernel_error(k, "per-channel parameters of a single channel");
   std::string type, comment;
-  if (n.op() == "QLinearConv" || n.op() == "ConvInteger") {
-    const linear::ConvGeometry g = ops::integer_conv_geometry(n, 0, wi).padded3();
+  if (plan.conv) {
+    const linear::ConvGeometry& g = *plan.conv;
     const bool bias = qlinear && k.inputs.size() > 8 && k.inputs[8].dtype != DType::undefined;
     if (bias) p.push_back({"bias", ctx.ptr(k.inputs[8], true)});
     type = fmt::format("mc::q::DirectConv<{}, {}, {}, {},\n    {}, {}, {}>", tx, tw, ty, linear::conv_shape(g),
                        qlinear ? "true" : "false", per ? "true" : "false", bias ? "true" : "false");
-    comment = fmt::format("{} '{}' {} * W{} -> {} {}, direct, one thread per output (exact integer sums)", n.op(), n.name(),
+    comment = fmt::format("{} '{}' {} * W{} -> {} {}, direct, one thread per output (exact integer sums)", op_type, k.op.name,
                           linear::shape_text(k.inputs[0].shape), linear::shape_text(k.inputs[static_cast<std::size_t>(wi)].shape),
                           linear::shape_text(y.shape), g.str());
   } else {
-    const ops::IntMatMulDims d = ops::int_matmul_dims(n, n.input(0).shape(), n.input(wi).shape(), "A", "B");
+    const ops::IntMatMulDims& d = plan.matmul;
     if (d.batch.size() > 3) throw kernel_error(k, "more than 3 batch dims");
     // Batch dims right-aligned into 3; each operand's batch strides (0 where it broadcasts).
     std::array<int64_t, 3> batch{1, 1, 1}, sa{0, 0, 0}, sb{0, 0, 0};
@@ -156,7 +158,7 @@ KernelLaunches emit_qlinear(const Kernel& k, const EmitContext& ctx) {
         "mc::gemm::Strides<{}, {}, {}, {}, 1>, {}, {}>",
         tx, tw, ty, batch[0], batch[1], batch[2], d.M, d.N, d.K, sa[0], sa[1], sa[2], d.K, sb[0], sb[1], sb[2], d.N,
         qlinear ? "true" : "false", per ? "true" : "false");
-    comment = fmt::format("{} '{}' {} x {} -> {}, direct, one thread per output (exact integer sums)", n.op(), n.name(),
+    comment = fmt::format("{} '{}' {} x {} -> {}, direct, one thread per output (exact integer sums)", op_type, k.op.name,
                           linear::shape_text(k.inputs[0].shape), linear::shape_text(k.inputs[static_cast<std::size_t>(wi)].shape),
                           linear::shape_text(y.shape));
   }

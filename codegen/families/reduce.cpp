@@ -30,14 +30,11 @@ const std::map<std::string, std::string>& op_names() {
   return m;
 }
 
-;
-
 KernelLaunches emit_reduce(const Kernel& k, const EmitContext& ctx) {
-  const Node& n = *k.source.node;
-  const auto op = op_names().find(n.op());
-  if (op == op_names().end()) throw n.error("internal: the reduce template has no reduction for " + n.op());
+  const auto op = op_names().find(k.op.type);
+  if (op == op_names().end()) throw k.error("internal: the reduce template has no reduction for " + k.op.type);
   check_index_range(k);
-  const ReduceLayout l = reduce_layout(k);
+  const ReduceLayout& l = plan_of<ReduceLayout>(k);
   const TensorView& x = k.inputs[0];
   const TensorView& y = k.outputs[0];
   if (y.numel() == 0) return nothing_to_run("the output is empty");

@@ -59,7 +59,7 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
 
 KernelLaunches reduction_launch(const Kernel& k, const std::string& type, std::vector<LaunchParam> params) {
   Launch l;
-  l.comment = k.source.node ? fmt::format("{} '{}'", k.source.node->op(), k.source.node->name()) : "kernel " + k.id;
+  l.comment = k.op.empty() ? "kernel " + k.id : fmt::format("{} '{}'", k.op.type, k.op.name);
   l.type = type;
   l.params = std::move(params);
   return single_launch(std::move(l));

@@ -39,7 +39,7 @@ std::string act_literal(const ops::RnnActivation& a) {
 }
 
 KernelLaunches emit_rnn(const Kernel& k, const EmitContext& ctx) {
-  const rnn::RnnKernel rk = rnn::rnn_kernel(k);
+  const rnn::RnnKernel& rk = plan_of<rnn::RnnKernel>(k);
   const RnnParams& p = rk.p;
   const bool l1 = p.layout == 1;
   const TensorView* x = operand(k.inputs, RnnParams::kX);

@@ -31,9 +31,17 @@ Split groupnorm_split(const Kernel& k) {
   return split_range(s, 2, static_cast<int64_t>(s.size()));
 }
 
+GroupNormPlan groupnorm_plan(const Kernel& k) {
+  GroupNormPlan p;
+  p.split = groupnorm_split(k);
+  p.g = ops::group_norm(*k.source.node, k.inputs[0].shape);
+  return p;
+}
+
 void groupnorm_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const ops::GroupNorm g = ops::group_norm(*k.source.node, k.inputs[0].shape);
-  const Split s = groupnorm_split(k);
+  const GroupNormPlan& p = plan_of<GroupNormPlan>(k);
+  const ops::GroupNorm& g = p.g;
+  const Split& s = p.split;
   const OperandMaps xm = maps_of(s, group_view(k.inputs[0], g.groups).strides);
   const ReductionTile tile =
       choose_tile(s.rows(), s.cols(), OperandMaps::inner_stride(xm.col), OperandMaps::inner_stride(xm.row), targets.front());
@@ -48,7 +56,7 @@ void groupnorm_tactic(Kernel& k, const std::vector<Target>& targets) {
 namespace modelc {
 
 void lrn_tactic(Kernel& k, const std::vector<Target>&) {
-  const ops::Lrn p = ops::lrn(*k.source.node);
+  const ops::Lrn& p = plan_of<ops::Lrn>(k);
   k.tactic = GridStrideTactic{256, std::nullopt};
   k.note = fmt::format("one thread per output element, the sum of squares over {} channels (FP32)", p.size);
 }
@@ -69,6 +77,7 @@ FamilyFacts groupnorm_facts() {
   f.follows_layout = LayoutFollow::same_shape;
   f.converts_types = true;
   f.choose_tactic = reduction::groupnorm_tactic;
+  f.plan = [](const Kernel& k) { return make_plan("groupnorm", reduction::groupnorm_plan(k)); };
   f.work = work::groupnorm;
   return f;
 }
@@ -80,6 +89,7 @@ FamilyFacts lrn_facts() {
   f.follows_layout = LayoutFollow::same_shape;
   f.converts_types = true;
   f.choose_tactic = lrn_tactic;
+  f.plan = [](const Kernel& k) { return make_plan("lrn", ops::lrn(*k.source.node)); };
   return f;
 }
 

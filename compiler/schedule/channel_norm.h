@@ -1,11 +1,12 @@
 // compiler/schedule/channel_norm.h — the groupnorm and lrn families as the schedule sees them: their
-// facts (registered beside the built-in table of families.cpp), their tactic rules, and the
-// GroupNormalization split the groupnorm printer and the cost model read.
+// facts (registered beside the built-in table of families.cpp), their tactic rules, and their plans
+// (GroupNormalization's split, which the groupnorm printer and the cost model read; LRN's ops::Lrn).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "ops/channel_norm.h"
 #include "schedule/reduction.h"
 #include "schedule/schedule.h"
 #include "schedule/target.h"
@@ -20,6 +21,14 @@ TensorView group_view(const TensorView& v, int64_t groups);
 /// \brief groupnorm: rows are (N, group), columns a group's channels and the instance dims, over the
 /// logical shape of group_view (ops::group_norm).
 Split groupnorm_split(const Kernel& k);
+
+/// \brief groupnorm's plan: the node's groups, epsilon and scale / bias form (ops::group_norm) and
+/// groupnorm_split.
+struct GroupNormPlan {
+  ops::GroupNorm g;
+  Split split;
+};
+GroupNormPlan groupnorm_plan(const Kernel& k);
 
 /// groupnorm: the tiling of groupnorm_split's rows (reduction::choose_tile).
 void groupnorm_tactic(Kernel& k, const std::vector<Target>& targets);

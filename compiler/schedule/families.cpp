@@ -6,6 +6,7 @@
 
 #include "ops/registry.h"
 #include "schedule/data_movement.h"
+#include "schedule/elementwise.h"
 #include "schedule/family_work.h"
 #include "schedule/indexing.h"
 #include "schedule/int8.h"
@@ -23,13 +24,6 @@ bool depthwise(const Node& n) {
          n.input(0).rank() > 1 && n.input(0).shape()[1] > 1;
 }
 
-FamilyFacts& family_in(std::vector<FamilyFacts>& t, const std::string& name) {
-  for (FamilyFacts& f : t) {
-    if (f.name == name) return f;
-  }
-  throw Error("internal: no family " + name + " in the table");
-}
-
 std::vector<FamilyFacts> make_table() {
   std::vector<FamilyFacts> t;
   auto add = [&](std::string name) -> FamilyFacts& {
@@ -43,6 +37,7 @@ std::vector<FamilyFacts> make_table() {
     f.follows_layout = LayoutFollow::same_shape;
     f.converts_types = true;
     f.choose_tactic = elementwise_tactic;
+    f.plan = [](const Kernel& k) { return make_plan("elementwise", elementwise_plan(k)); };
     f.work = work::elementwise;
   }
   {
@@ -132,18 +127,30 @@ std::vector<FamilyFacts> make_table() {
     f.choose_tactic = linear::pool_tactic;
     f.work = work::pool;
   }
-  // Reduction-shaped families whose operands each keep their element type.
-  for (const auto& [name, rule] : {std::make_pair("softmax", reduction::softmax_tactic),
-                                   std::make_pair("layernorm", reduction::layernorm_tactic),
-                                   std::make_pair("instancenorm", reduction::instancenorm_tactic),
-                                   std::make_pair("reduce", reduction::reduce_tactic)}) {
-    FamilyFacts& f = add(name);
+  // Reduction-shaped families whose operands each keep their element type; each plans its split
+  // (schedule/reduction.h).
+  struct Reduction {
+    const char* name;
+    decltype(FamilyFacts::choose_tactic) rule;
+    decltype(FamilyFacts::plan) plan;
+    decltype(FamilyFacts::work) work;
+  };
+  for (const Reduction& r :
+       {Reduction{"softmax", reduction::softmax_tactic,
+                  [](const Kernel& k) { return make_plan("softmax", reduction::softmax_plan(k)); }, work::softmax},
+        Reduction{"layernorm", reduction::layernorm_tactic,
+                  [](const Kernel& k) { return make_plan("layernorm", reduction::layernorm_plan(k)); }, work::layernorm},
+        Reduction{"instancenorm", reduction::instancenorm_tactic,
+                  [](const Kernel& k) { return make_plan("instancenorm", reduction::instancenorm_plan(k)); },
+                  work::instancenorm},
+        Reduction{"reduce", reduction::reduce_tactic,
+                  [](const Kernel& k) { return make_plan("reduce", reduction::reduce_layout(k)); }, nullptr}}) {
+    FamilyFacts& f = add(r.name);
     f.converts_types = true;
-    f.choose_tactic = rule;
+    f.choose_tactic = r.rule;
+    f.plan = r.plan;
+    f.work = r.work;
   }
-  family_in(t, "softmax").work = work::softmax;
-  family_in(t, "layernorm").work = work::layernorm;
-  family_in(t, "instancenorm").work = work::instancenorm;
   {
     FamilyFacts& f = add("argminmax");
     f.plan = reduction::argminmax_plan;
@@ -208,6 +215,7 @@ std::vector<FamilyFacts> make_table() {
     f.strided_operands = true;
     f.converts_types = true;
     f.choose_tactic = quantize_tactic;
+    f.plan = [](const Kernel& k) { return make_plan("quantize", quantize_plan(k)); };
   }
   {
     FamilyFacts& f = add("conv_int8");
@@ -227,6 +235,7 @@ std::vector<FamilyFacts> make_table() {
   }
   {
     FamilyFacts& f = add("qlinear");
+    f.plan = [](const Kernel& k) { return make_plan("qlinear", linear::qlinear_plan(k)); };
     f.choose_tactic = linear::qlinear_tactic;
     f.work = work::qlinear;
   }

@@ -111,7 +111,7 @@ void qlinear(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 void rnn(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const DirectTactic* t = std::get_if<DirectTactic>(&tactic);
   if (!t) return default_work(w, k, tactic);
-  const rnn::RnnKernel r = rnn::rnn_kernel(k);
+  const rnn::RnnKernel& r = plan_of<rnn::RnnKernel>(k);
   w.flops = static_cast<double>(k.flops);
   w.blocks = r.blocks();
   w.threads = t->threads;
@@ -125,16 +125,16 @@ void elementwise(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 }
 
 void softmax(KernelWork& w, const Kernel& k, const Tactic& tactic) {
-  reduction_rows(w, k, tactic, reduction::softmax_split(k).rows());
+  reduction_rows(w, k, tactic, plan_of<reduction::SoftmaxPlan>(k).split.rows());
 }
 void layernorm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
-  reduction_rows(w, k, tactic, reduction::layernorm_split(k).rows());
+  reduction_rows(w, k, tactic, plan_of<reduction::NormPlan>(k).split.rows());
 }
 void instancenorm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
-  reduction_rows(w, k, tactic, reduction::instancenorm_split(k).rows());
+  reduction_rows(w, k, tactic, plan_of<reduction::NormPlan>(k).split.rows());
 }
 void groupnorm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
-  reduction_rows(w, k, tactic, reduction::groupnorm_split(k).rows());
+  reduction_rows(w, k, tactic, plan_of<reduction::GroupNormPlan>(k).split.rows());
 }
 void topk(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   reduction_rows(w, k, tactic, reduction::topk_layout(k).split.rows());

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ops/quantize.h"
 #include "schedule/schedule.h"
 #include "schedule/target.h"
 
@@ -28,6 +30,14 @@ Int8Gemm int8_gemm(const Kernel& k);
 void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets);
 /// gemm_int8: the INT8 GEMM on tensor cores, likewise.
 void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets);
+/// \brief qlinear's plan: an integer convolution's geometry (ConvInteger, QLinearConv:
+/// ops::integer_conv_geometry, padded to 3 spatial dims), else the integer product's dims
+/// (MatMulInteger, QLinearMatMul: ops::int_matmul_dims of the node's A and B).
+struct QLinearPlan {
+  std::optional<ops::Window3> conv;
+  ops::IntMatMulDims matmul;
+};
+QLinearPlan qlinear_plan(const Kernel& k);
 /// qlinear: one thread per output (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul whose
 /// weights are not constant or that the INT8 kernels do not take), engine SIMT with the reason.
 void qlinear_tactic(Kernel& k, const std::vector<Target>& targets);
@@ -39,5 +49,8 @@ namespace modelc {
 /// quantize: a grid-stride loop (QuantizeLinear, DequantizeLinear); DynamicQuantizeLinear: a
 /// one-block range reduction, then the grid-stride quantization.
 void quantize_tactic(Kernel& k, const std::vector<Target>& targets);
+/// quantize's plan: QuantizeLinear's / DequantizeLinear's axis of the scale and zero point
+/// (ops::quant_axis, from the node's shapes); per tensor (the default) for DynamicQuantizeLinear.
+ops::QuantAxis quantize_plan(const Kernel& k);
 
 }  // namespace modelc

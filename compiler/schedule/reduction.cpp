@@ -169,6 +169,13 @@ Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out) {
   return split_range(x, d.axis, d.end);
 }
 
+SoftmaxPlan softmax_plan(const Kernel& k) {
+  SoftmaxPlan p;
+  p.split = softmax_split(k, &p.dims);
+  p.log = k.source.node->op() == "LogSoftmax";
+  return p;
+}
+
 Split arg_split(const Kernel& k, ops::ArgReduce* arg_out) {
   if (k.inputs.empty() || k.outputs.empty()) throw Error("internal: argminmax kernel " + k.id + " is incomplete");
   const Shape& x = k.inputs[0].shape;
@@ -197,6 +204,21 @@ Split instancenorm_split(const Kernel& k) {
   }
   const Shape& x = k.inputs[0].shape;
   return split_range(x, ops::instancenorm_axis(*k.source.node, x), static_cast<int64_t>(x.size()));
+}
+
+NormPlan layernorm_plan(const Kernel& k) {
+  NormPlan p;
+  p.split = layernorm_split(k, &p.axis);
+  p.epsilon = ops::norm_epsilon(*k.source.node);
+  return p;
+}
+
+NormPlan instancenorm_plan(const Kernel& k) {
+  NormPlan p;
+  p.split = instancenorm_split(k);
+  p.axis = ops::instancenorm_axis(*k.source.node, k.inputs[0].shape);
+  p.epsilon = ops::norm_epsilon(*k.source.node);
+  return p;
 }
 
 TopKLayout topk_layout(const Kernel& k) {

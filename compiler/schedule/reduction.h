@@ -70,7 +70,7 @@ std::string list_str(const std::vector<int64_t>& v);
 
 // ---- each family's split --------------------------------------------------------------------------
 
-/// reduce: the reduced axes (ops::reduce_dims) are the columns.
+/// reduce: the reduced axes (ops::reduce_dims) are the columns (the family's plan).
 struct ReduceLayout {
   Split split;
   std::vector<int64_t> axes;  ///< normalized, for the note
@@ -80,6 +80,13 @@ ReduceLayout reduce_layout(const Kernel& k);
 
 /// softmax: the dims a row runs over (ops::softmax_dims); `dims_out` receives them.
 Split softmax_split(const Kernel& k, ops::SoftmaxDims* dims_out = nullptr);
+/// \brief softmax's plan: softmax_split with its dims, and whether the op is LogSoftmax.
+struct SoftmaxPlan {
+  Split split;
+  ops::SoftmaxDims dims;
+  bool log = false;  ///< LogSoftmax: log of the softmax
+};
+SoftmaxPlan softmax_plan(const Kernel& k);
 
 /// argminmax: the one dim ArgMax / ArgMin runs along (the kernel's plan, ops::ArgReduce); `arg_out`
 /// receives it.
@@ -92,6 +99,16 @@ Split layernorm_split(const Kernel& k, int64_t* axis_out = nullptr);
 
 /// instancenorm: the dims from ops::instancenorm_axis on (the spatial dims).
 Split instancenorm_split(const Kernel& k);
+
+/// \brief The plan of layernorm and instancenorm: the split, its first column dim (layernorm's
+/// axis; instancenorm's first spatial dim) and the node's 'epsilon' (ops::norm_epsilon).
+struct NormPlan {
+  Split split;
+  int64_t axis = 0;
+  double epsilon = 0;
+};
+NormPlan layernorm_plan(const Kernel& k);
+NormPlan instancenorm_plan(const Kernel& k);
 
 /// topk: the axis, k and order (the kernel's plan, ops::TopKParams), and the outputs present.
 struct TopKLayout {

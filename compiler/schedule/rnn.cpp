@@ -24,7 +24,7 @@ RnnKernel rnn_kernel(const Kernel& k) {
 }
 
 void rnn_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const RnnKernel r = rnn_kernel(k);
+  const RnnKernel& r = plan_of<RnnKernel>(k);
   for (const Target& t : targets) {
     if (r.smem_bytes > t.smem_per_block) {
       throw k.source.node->error(fmt::format("hidden size {} needs {} bytes of shared memory per block (the gates and the "
@@ -52,6 +52,7 @@ FamilyFacts rnn_facts() {
   FamilyFacts f;
   f.name = "rnn";
   f.choose_tactic = rnn_tactic;
+  f.plan = [](const Kernel& k) { return make_plan("rnn", rnn_kernel(k)); };
   f.work = work::rnn;
   return f;
 }

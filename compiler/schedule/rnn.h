@@ -21,6 +21,7 @@ struct RnnKernel {
   int64_t smem_bytes = 0;  ///< dynamic shared memory: the gates, h, c, GRU's terms, X's step row
   int64_t blocks() const { return p.directions * p.batch; }
 };
+/// The family's plan: the node's recurrence (ops::rnn_params) and its block.
 RnnKernel rnn_kernel(const Kernel& k);
 /// Threads for `rows` gate rows: a warp per row up to 8 warps (rows / 8 rounded up, at least one).
 int rnn_threads(int64_t rows);

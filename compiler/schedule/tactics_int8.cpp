@@ -90,6 +90,20 @@ void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
                        int8_note(k), why);
 }
 
+QLinearPlan qlinear_plan(const Kernel& k) {
+  if (!k.source.node) internal(k, "no node");
+  const Node& n = *k.source.node;
+  const bool qlinear = n.op() == "QLinearConv" || n.op() == "QLinearMatMul";
+  const int wi = qlinear ? 3 : 1;
+  QLinearPlan p;
+  if (n.op() == "QLinearConv" || n.op() == "ConvInteger") {
+    p.conv = ops::integer_conv_geometry(n, 0, wi).padded3();
+  } else {
+    p.matmul = ops::int_matmul_dims(n, n.input(0).shape(), n.input(wi).shape(), "A", "B");
+  }
+  return p;
+}
+
 void qlinear_tactic(Kernel& k, const std::vector<Target>&) {
   check_size(k);
   k.arch_tactic.clear();
@@ -112,6 +126,13 @@ void qlinear_tactic(Kernel& k, const std::vector<Target>&) {
 }  // namespace modelc::linear
 
 namespace modelc {
+
+ops::QuantAxis quantize_plan(const Kernel& k) {
+  if (!k.source.node) throw Error("internal: quantize kernel " + k.id + " has no node");
+  const Node& n = *k.source.node;
+  if (n.op() == "DynamicQuantizeLinear") return {};
+  return ops::quant_axis(n, n.input(0).shape(), n.input(1).shape());
+}
 
 void quantize_tactic(Kernel& k, const std::vector<Target>&) {
   if (k.outputs.empty()) return;

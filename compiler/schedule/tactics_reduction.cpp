@@ -75,7 +75,7 @@ std::string tile_note(const ReductionTile& t, int64_t cols, const char* per, boo
 }
 
 void reduce_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const ReduceLayout l = reduce_layout(k);
+  const ReduceLayout& l = plan_of<ReduceLayout>(k);
   const ReductionTile tile = row_tile(l.split, maps_of(l.split, view_strides(k.inputs[0])), targets.front());
   const std::string what = l.noop ? std::string("no axes (noop_with_empty_axes): each element on its own")
                                   : fmt::format("axes {}: {} outputs of {} elements", list_str(l.axes), l.split.rows(),
@@ -84,8 +84,9 @@ void reduce_tactic(Kernel& k, const std::vector<Target>& targets) {
 }
 
 void softmax_tactic(Kernel& k, const std::vector<Target>& targets) {
-  ops::SoftmaxDims d;
-  const Split s = softmax_split(k, &d);
+  const SoftmaxPlan& p = plan_of<SoftmaxPlan>(k);
+  const Split& s = p.split;
+  const ops::SoftmaxDims& d = p.dims;
   const ReductionTile tile = row_tile(s, maps_of(s, view_strides(k.inputs[0])), targets.front());
   set_tactic(k, tile,
              fmt::format("axis {} ({}): {} rows of {}; {}", d.axis, d.coerced ? "the input coerced to 2-D" : "one dim",
@@ -103,22 +104,23 @@ void argminmax_tactic(Kernel& k, const std::vector<Target>& targets) {
 }
 
 void layernorm_tactic(Kernel& k, const std::vector<Target>& targets) {
-  int64_t axis = 0;
-  const Split s = layernorm_split(k, &axis);
+  const NormPlan& p = plan_of<NormPlan>(k);
+  const Split& s = p.split;
   const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
   const ReductionTile tile = row_tile(s, xm, targets.front());
   set_tactic(k, tile,
-             fmt::format("axis {}: {} rows of {}, epsilon {}; {}", axis, s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.source.node), tile_note(tile, s.cols(), "row", true)));
+             fmt::format("axis {}: {} rows of {}, epsilon {}; {}", p.axis, s.rows(), s.cols(), p.epsilon,
+                         tile_note(tile, s.cols(), "row", true)));
 }
 
 void instancenorm_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const Split s = instancenorm_split(k);
+  const NormPlan& p = plan_of<NormPlan>(k);
+  const Split& s = p.split;
   const OperandMaps xm = maps_of(s, view_strides(k.inputs[0]));
   const ReductionTile tile = row_tile(s, xm, targets.front());
   set_tactic(k, tile,
-             fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(),
-                         ops::norm_epsilon(*k.source.node), tile_note(tile, s.cols(), "row", true)));
+             fmt::format("{} (batch, channel) rows of {}, epsilon {}; {}", s.rows(), s.cols(), p.epsilon,
+                         tile_note(tile, s.cols(), "row", true)));
 }
 
 void topk_tactic(Kernel& k, const std::vector<Target>&) {
