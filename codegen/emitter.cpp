@@ -317,7 +317,7 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
     try {
       kl = f->emit(*k, pointers);
     } catch (const Error& err) {
-      if (k->op.empty() || !err.where().node.empty()) throw;
+      if (k->op.empty() || err.names_node()) throw;
       throw err.with_node(k->op.name, k->op.type, k->op.opset);
     }
     for (const std::string& h : f->headers) code.headers.insert(header_name(h));

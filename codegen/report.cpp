@@ -253,7 +253,7 @@ Json precision_json(const PrecisionReport& p) {
                        {"underflow", w.underflow}});
   }
   Json fp32 = Json::array();
-  for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) fp32.push_back({{"node", n.node}, {"op", n.op}, {"reason", n.reason}});
+  for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) fp32.push_back({{"node", n.name}, {"op", n.op}, {"reason", n.reason}});
   return {{"fp16", p.type == DType::float16},
           {"bf16", p.type == DType::bfloat16},
           {"type", dtype_name(p.type)},
@@ -290,7 +290,7 @@ std::string precision_markdown(const PrecisionReport& p) {
   }
   if (!p.fp32_nodes.empty()) {
     m += "\n| FP32 node | op | why |\n|---|---|---|\n";
-    for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) m += "| " + cell(n.node) + " | " + n.op + " | " + cell(n.reason) + " |\n";
+    for (const PrecisionReport::Fp32Node& n : p.fp32_nodes) m += "| " + cell(n.name) + " | " + n.op + " | " + cell(n.reason) + " |\n";
   }
   return m;
 }
@@ -328,8 +328,8 @@ std::string int8_output_text(const Kernel& k) {
 Json int8_json(const Schedule& s, const PrecisionReport& p) {
   Json layers = Json::array();
   for (const PrecisionReport::Int8Layer& l : p.int8_layers) {
-    Json j = {{"node", l.node}, {"op", l.op}, {"precision", l.precision}};
-    const Kernel* k = kernel_of(s, l.node);
+    Json j = {{"node", l.name}, {"op", l.op}, {"precision", l.precision}};
+    const Kernel* k = kernel_of(s, l.name);
     if (k) j["kernel"] = k->id;
     if (l.precision == "INT8") {
       j["x_scale"] = l.x_scale;
@@ -362,9 +362,9 @@ std::string int8_markdown(const Schedule& s, const PrecisionReport& p) {
                   "weights: one per output channel (max |w| / 127).\n\n";
   m += "| node | op | kernel | precision | x scale | weight scales | output | why not INT8 |\n|---|---|---|---|---:|---|---|---|\n";
   for (const PrecisionReport::Int8Layer& l : p.int8_layers) {
-    const Kernel* k = kernel_of(s, l.node);
+    const Kernel* k = kernel_of(s, l.name);
     const bool i8 = l.precision == "INT8";
-    m += "| " + cell(l.node) + " | " + l.op + " | " + (k ? k->id : "-") + " | " + l.precision + " | " +
+    m += "| " + cell(l.name) + " | " + l.op + " | " + (k ? k->id : "-") + " | " + l.precision + " | " +
          (i8 ? fmt::format("{:.4g}", l.x_scale) : "") + " | " +
          (i8 ? fmt::format("{:.3g} .. {:.3g}", l.w_scale_min, l.w_scale_max) : "") + " | " + (i8 && k ? cell(int8_output_text(*k)) : "") +
          " | " + cell(l.reason) + " |\n";
@@ -383,7 +383,7 @@ Json concats_json(const std::vector<ConcatElision>& concats) {
       if (!in.reason.empty()) i["kept_because"] = in.reason;
       inputs.push_back(std::move(i));
     }
-    a.push_back({{"node", c.node}, {"output", c.output}, {"elided", c.elided}, {"inputs", std::move(inputs)}});
+    a.push_back({{"node", c.name}, {"output", c.output}, {"elided", c.elided}, {"inputs", std::move(inputs)}});
   }
   return a;
 }
@@ -397,7 +397,7 @@ std::string concats_markdown(const std::vector<ConcatElision>& concats) {
   m += "\n| Concat kept | input | why it cannot be a slice of the output |\n|---|---|---|\n";
   for (const ConcatElision& c : concats) {
     for (const ConcatElision::Input& in : c.inputs) {
-      if (!in.reason.empty()) m += "| " + cell(c.node) + " | " + cell(in.value) + " | " + cell(in.reason) + " |\n";
+      if (!in.reason.empty()) m += "| " + cell(c.name) + " | " + cell(in.value) + " | " + cell(in.reason) + " |\n";
     }
   }
   return m;

@@ -324,7 +324,7 @@ std::string report_graph_dot(const Schedule& s) {
   for (std::size_t c : concat_used) {
     const ConcatElision& e = s.concats[c];
     d += "  concat" + std::to_string(c) + " [shape=note, style=\"filled,dashed\", fillcolor=\"#ffffff\", label=\"" +
-         dot_text("Concat " + e.node) + "\\nelided: " + std::to_string(e.inputs.size()) +
+         dot_text("Concat " + e.name) + "\\nelided: " + std::to_string(e.inputs.size()) +
          " producers write its slices\", fontsize=9];\n";
     for (const ConcatElision::Input& in : e.inputs) {
       if (auto w = writer.find(in.value); w != writer.end()) {

@@ -30,7 +30,7 @@ struct PrecisionReport {
   };
   /// A node with float tensors that stays FP32, and why.
   struct Fp32Node {
-    std::string node, op, reason;
+    std::string name, op, reason;  ///< the node's name, its op, why it stays FP32
   };
   std::vector<Weight> weights;          ///< in the order the pass converted them
   std::vector<Fp32Node> fp32_nodes;     ///< in graph order
@@ -43,7 +43,7 @@ struct PrecisionReport {
   /// --int8 (passes/precision_int8.cpp): each convolution and matrix product the pass considered,
   /// in graph order, with the precision it runs in and why it is not INT8.
   struct Int8Layer {
-    std::string node, op;       ///< the ONNX node and its op
+    std::string name, op;       ///< the ONNX node's name and its op
     std::string precision;      ///< "INT8", "FP16" or "FP32"
     std::string reason;         ///< why not INT8; empty for INT8
     double x_scale = 0;         ///< INT8: the input's scale (threshold / 127)

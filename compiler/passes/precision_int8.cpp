@@ -85,7 +85,7 @@ class Int8Rewriter {
       if (!default_domain(*n) || (n->op() != "Conv" && n->op() != "Gemm" && n->op() != "MatMul")) continue;
       if (!n->has_input(0) || !n->has_input(1) || n->input(0).dtype() != DType::float32) continue;
       PrecisionReport::Int8Layer layer;
-      layer.node = n->name();
+      layer.name = n->name();
       layer.op = n->op();
       std::string reason;
       if (fp16_rules::pinned(*n, keep)) {

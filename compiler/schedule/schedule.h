@@ -272,7 +272,7 @@ struct WeightEntry {
 /// \brief What the elide_concat stage (schedule/elide_concat.cpp) decided for one Concat kernel: elided (its
 /// producers write their slices of its buffer, no kernel runs) or kept, with the inputs that stop it.
 struct ConcatElision {
-  std::string node;    ///< the Concat node
+  std::string name;    ///< the Concat node's name
   std::string output;  ///< its output value
   bool elided = false;
   struct Input {

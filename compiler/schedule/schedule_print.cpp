@@ -115,7 +115,7 @@ std::string print_schedule(const Schedule& s) {
       for (const ConcatElision::Input& in : c.inputs) {
         inputs.push_back(fmt::format("{} at {}{}", in.value, in.offset, in.reason.empty() ? "" : ": " + in.reason));
       }
-      os << fmt::format("concat '{}': {} ({})\n", c.node, c.elided ? "elided" : "kept", fmt::join(inputs, "; "));
+      os << fmt::format("concat '{}': {} ({})\n", c.name, c.elided ? "elided" : "kept", fmt::join(inputs, "; "));
     }
   }
   if (ran("streams")) {

@@ -22,6 +22,8 @@ class Error : public std::runtime_error {
   Error(Where where, std::string message, std::string hint = {});
 
   const Where& where() const { return where_; }
+  /// True when the error names a node (Where::node).
+  bool names_node() const { return !where_.node.empty(); }
   const std::string& message() const { return message_; }
   const std::string& hint() const { return hint_; }
 

@@ -169,7 +169,7 @@ TEST_CASE("precision: --keep-fp32 pins a node: Casts on both sides of it; unknow
   CHECK(relu->output(0).dtype() == DType::float32);
   CHECK(node_named(b.g, "softmax")->input(0).producer()->op() == "Cast");
   REQUIRE(report.fp32_nodes.size() == 1);
-  CHECK(report.fp32_nodes[0].node == "relu");
+  CHECK(report.fp32_nodes[0].name == "relu");
   CHECK(report.fp32_nodes[0].reason.find("--keep-fp32") != std::string::npos);
 
   Builder b2;
@@ -308,7 +308,7 @@ TEST_CASE("precision: integer and bool tensors never change; comparisons read FP
   // X to float16 (Gather and Where share it), Gather's output back to float32 for Greater, Y.
   CHECK(count(b.g, "Cast") == 3);
   REQUIRE(report.fp32_nodes.size() == 1);
-  CHECK(report.fp32_nodes[0].node == "greater");
+  CHECK(report.fp32_nodes[0].name == "greater");
 }
 
 TEST_CASE("precision: the model's own Cast to float reads the FP16 value; no Cast chains are left") {

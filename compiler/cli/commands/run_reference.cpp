@@ -251,7 +251,7 @@ int run_run_reference(const RunReference& a) {
         if (l.precision == "INT8") {
           ++n8;
         } else {
-          not_int8 += "\n  not INT8: " + l.op + " " + l.node + " (" + l.precision + "): " + l.reason;
+          not_int8 += "\n  not INT8: " + l.op + " " + l.name + " (" + l.precision + "): " + l.reason;
         }
       }
       fp16_lines.push_back("int8 simulation: " + std::to_string(n8) + " of " + std::to_string(report.int8_layers.size()) +
