@@ -167,7 +167,7 @@ std::string plugins_markdown(const Schedule& s) {
 }  // namespace
 
 bool is_conv_or_matmul(const Kernel& k) {
-  if (!k.engine.empty()) return true;
+  if (k.engine != Engine::none) return true;
   if (k.op.empty()) return false;
   const std::string producer = ops::producer_of_fused(k.op.type);
   const std::string op = producer.empty() ? k.op.type : producer;
@@ -180,14 +180,14 @@ bool on_tensor_cores(const std::string& engine) { return engine == "tensor_core"
 
 std::string engine_of(const Kernel& k) {
   if (!is_conv_or_matmul(k)) return "";
-  return k.engine.empty() ? "simt" : k.engine;
+  return k.engine == Engine::none ? "simt" : engine_name(k.engine);
 }
 
 std::string fallback_reason_of(const Kernel& k) {
   const std::string e = engine_of(k);
   if (e.empty() || on_tensor_cores(e)) return "";
   if (!k.fallback_reason.empty()) return k.fallback_reason;
-  return k.engine.empty() ? family_default_reason(k) : "no reason recorded";
+  return k.engine == Engine::none ? family_default_reason(k) : "no reason recorded";
 }
 
 std::string engine_summary(const Schedule& s) {

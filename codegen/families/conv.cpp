@@ -152,11 +152,11 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                        ctx.ctype(vy.dtype), acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn,
                        tile.bk, tile.tm, tile.tn, epilogue, pitches);
   };
-  if (k.engine == "tensor_core" || k.engine == "winograd") {
+  if (k.engine == Engine::tensor_core || k.engine == Engine::winograd) {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = c.x_pitch, yp = ranged ? g.M : c.y_pitch;
     // A Winograd kernel's W is the transformed U ([16, M, pitch]): never the compact form (winograd_unfit).
-    const TcConvDepth d = k.engine == "winograd" ? TcConvDepth{} : c.depth;
+    const TcConvDepth d = k.engine == Engine::winograd ? TcConvDepth{} : c.depth;
     const std::string TY = ctx.ctype(vy.dtype), TXW = tc_operand_type(k, k.inputs[0].dtype);
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
@@ -166,9 +166,9 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
     const std::string comment = fmt::format(
         "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.op.type, k.op.name,
         shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
-        ranged ? "ranges" : std::to_string(yp), k.engine == "winograd" ? "Winograd F(2x2,3x3)" : "implicit GEMM",
+        ranged ? "ranges" : std::to_string(yp), k.engine == Engine::winograd ? "Winograd F(2x2,3x3)" : "implicit GEMM",
         d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
-    if (k.engine == "winograd") return winograd_launches(k, ctx, c, comment, decl, params);
+    if (k.engine == Engine::winograd) return winograd_launches(k, ctx, c, comment, decl, params);
     return tc_launches(k, ctx, comment, decl, params, simt_comment(""), simt_type);
   }
   const TileConfig tile = tile_of(k);

@@ -175,7 +175,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmPlan& plan = plan_of<GemmPlan>(k);
   const GemmLowering& g = plan.gemm;
   const TensorView& vy = k.outputs[0];
-  const bool tc = k.engine == "tensor_core";
+  const bool tc = k.engine == Engine::tensor_core;
   const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
   if (g.kind == GemmLowering::Kind::strided_sum) {
     const std::string type = fmt::format(
@@ -228,7 +228,7 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
     const std::string what = fmt::format("{} '{}' {}{}", k.op.type, k.op.name, g.what, fused);
     return tc_launches(k, ctx, what + ", tensor cores", decl, params, what, simt_type);
   }
-  if (k.engine == "gemv") {
+  if (k.engine == Engine::gemv) {
     const GemvTactic t = gemv_of(k);
     const std::string type = fmt::format(
         "mc::gemv::Gemv<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"

@@ -103,7 +103,7 @@ bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
   }
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     Kernel& k = s.kernels[i];
-    if (k.engine == "winograd") transform_winograd_weights(s, k);
+    if (k.engine == Engine::winograd) transform_winograd_weights(s, k);
     if (k.workspace_bytes > 0) add_workspace(s, i);
   }
   drop_unused_buffers(s);

@@ -16,6 +16,17 @@ const char* space_name(Space s) {
   return "?";
 }
 
+const char* engine_name(Engine e) {
+  switch (e) {
+    case Engine::none: return "";
+    case Engine::simt: return "simt";
+    case Engine::tensor_core: return "tensor_core";
+    case Engine::winograd: return "winograd";
+    case Engine::gemv: return "gemv";
+  }
+  return "";
+}
+
 Error Kernel::error(const std::string& message, const std::string& hint) const {
   if (!op.empty()) return Error(Error::Where{op.name, op.type, op.opset, {}}, message, hint);
   return Error("kernel " + id + " (" + family + "): " + message, hint);

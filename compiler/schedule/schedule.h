@@ -137,6 +137,17 @@ struct Buffer {
   int64_t offset = -1;
 };
 
+/// \brief What a convolution or matrix product runs on (Kernel::engine; report.json "engine").
+enum class Engine {
+  none,         ///< not a convolution or matrix product
+  simt,         ///< the SIMT templates
+  tensor_core,  ///< the tensor-core templates (implicit GEMM, GEMM)
+  winograd,     ///< Winograd F(2x2, 3x3) on tensor cores (schedule/winograd.h)
+  gemv,         ///< a product of at most 8 rows (templates/gemv.cuh)
+};
+/// "", "simt", "tensor_core", "winograd", "gemv".
+const char* engine_name(Engine e);
+
 /// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator
 /// parameters are in the kernel's plan).
 struct KernelOp {
@@ -191,11 +202,11 @@ struct Kernel {
   /// --arch; report.json and the emitted comments print tactic_fields(tactic).
   Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
-  /// Convolutions and matrix products (the gemm and conv families): "tensor_core" when the kernel
-  /// runs on the tensor-core templates, "simt" otherwise; empty for every other family. A BF16
-  /// "tensor_core" kernel planned for sm_75 too runs a SIMT tile there (its arch_tactic entry is a
-  /// TileConfig: no BF16 MMA below sm_80).
-  std::string engine;
+  /// Convolutions and matrix products (the gemm and conv families): Engine::tensor_core when the
+  /// kernel runs on the tensor-core templates (winograd, gemv: those forms), simt otherwise; none
+  /// for every other family. A BF16 tensor_core kernel planned for sm_75 too runs a SIMT tile there
+  /// (its arch_tactic entry is a TileConfig: no BF16 MMA below sm_80).
+  Engine engine = Engine::none;
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);
   /// empty when it is, or when engine is empty.
   std::string fallback_reason;

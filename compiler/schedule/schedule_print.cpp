@@ -81,7 +81,7 @@ std::string print_schedule(const Schedule& s) {
         std::vector<std::string> fields;
         for (const auto& [key, value] : tactic_fields(k.tactic)) fields.push_back(fmt::format("{}={}", key, value));
         os << fmt::format("    tactic: {}{}{}\n", fmt::join(fields, " "), k.arch_tactic.empty() ? "" : " (differs per arch)",
-                          k.engine.empty() ? "" : ", engine " + k.engine);
+                          k.engine == Engine::none ? "" : std::string(", engine ") + engine_name(k.engine));
         if (k.workspace.buffer >= 0) os << fmt::format("    workspace: {}\n", view_text(k.workspace));
         os << fmt::format("    note: {}\n", k.note);
       }

@@ -62,7 +62,7 @@ void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   const TcConvDepth d = tc_conv_depth(k);
   if (!d.compact && cp % 16 != 0) internal(k, fmt::format("X's channel pitch {} is not a multiple of 16", cp));
   if (!aligned16(x) || !aligned16(k.inputs[1]) || !aligned16(y)) internal(k, "a buffer not 16-byte aligned");
-  k.engine = "tensor_core";
+  k.engine = Engine::tensor_core;
   k.fallback_reason.clear();
   const int64_t pixels = g.N * g.out_pixels();
   TcProblem p{1, pixels, g.M, d.K, kernel_bytes(k)};
@@ -79,7 +79,7 @@ void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   check_size(k);
   k.arch_tactic.clear();
   if (!aligned16(k.inputs[0]) || !aligned16(k.inputs[1]) || !aligned16(k.outputs[0])) internal(k, "a buffer not 16-byte aligned");
-  k.engine = "tensor_core";
+  k.engine = Engine::tensor_core;
   k.fallback_reason.clear();
   TcProblem p{1, g.M, g.N, g.K, kernel_bytes(k)};
   p.int8 = true;
@@ -108,7 +108,7 @@ void qlinear_tactic(Kernel& k, const std::vector<Target>&) {
   check_size(k);
   k.arch_tactic.clear();
   k.tactic = DirectTactic{128};
-  k.engine = "simt";
+  k.engine = Engine::simt;
   const Node& n = *k.source.node;
   const bool conv = n.op() == "QLinearConv" || n.op() == "ConvInteger";
   const int w = n.op() == "QLinearConv" || n.op() == "QLinearMatMul" ? 3 : 1;

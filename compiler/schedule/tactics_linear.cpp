@@ -366,7 +366,7 @@ void gemv_gemm(Kernel& k, const GemmLowering& g, const std::vector<Target>& targ
   const int64_t group_columns = k_contiguous ? 1 : 32 * (16 / dtype_size(k.outputs[0].dtype));
   std::string why;
   k.tactic = choose_gemv(g.batch_count(), g.N, group_columns, targets.front(), &why);
-  k.engine = "gemv";
+  k.engine = Engine::gemv;
   const Estimate e = estimate(kernel_work(k, k.tactic), targets.front());
   std::string instead;
   // The first target with tensor cores for the operands (BF16: from sm_80).
@@ -413,7 +413,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
     return;
   }
   if (k.fallback_reason.empty()) {
-    k.engine = "tensor_core";
+    k.engine = Engine::tensor_core;
     const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, storage,
                                           [&](const Target& t, std::string* w) {
                                             const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, w);
@@ -424,7 +424,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
     k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
     return;
   }
-  k.engine = "simt";
+  k.engine = Engine::simt;
   simt_gemm(k, g, targets.front());
   k.note += " (SIMT: " + k.fallback_reason + ")";
 }
@@ -482,12 +482,12 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   const ConvGeometry g = conv_geometry(k);
   check_size(k);
   k.arch_tactic.clear();
-  k.engine = "simt";
+  k.engine = Engine::simt;
   k.fallback_reason = conv_fallback(k, g);
   const DType storage = tc_storage(k.inputs[0].dtype, k.inputs[1].dtype);
   if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   if (k.fallback_reason.empty()) {
-    k.engine = "tensor_core";
+    k.engine = Engine::tensor_core;
     const int64_t pixels = g.N * g.out_pixels();
     const TcConvDepth d = tc_conv_depth(k);
     const std::string why =
@@ -498,7 +498,7 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
     k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} ({}); {}", g.str(),
                          pixels, g.M, d.K, depth, why);
     const std::string winograd = plan_winograd(k, g, targets);
-    if (k.engine == "winograd") {
+    if (k.engine == Engine::winograd) {
       k.note = g.str() + ": " + winograd;
     } else if (!winograd.empty()) {
       k.note += "; " + winograd;
@@ -517,7 +517,7 @@ void conv_depthwise_tactic(Kernel& k, const std::vector<Target>&) {
                 std::to_string(g.G) + " groups");
   }
   k.arch_tactic.clear();
-  k.engine = "simt";
+  k.engine = Engine::simt;
   k.fallback_reason = g.M == g.G ? "depthwise (groups = C)" : fmt::format("depthwise (groups = {})", g.G);
   k.tactic = DirectTactic{128};
   k.note = fmt::format("{}: depthwise (one input channel per group), direct, one thread per output", g.str());

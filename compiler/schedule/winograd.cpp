@@ -98,7 +98,7 @@ std::string plan_winograd(Kernel& k, const ConvGeometry& g, const std::vector<Ta
   if (!wins && !forced) {
     return fmt::format("not Winograd F(2x2,3x3) ({}: not {:.0f}% faster)", versus, kWinogradMargin * 100);
   }
-  k.engine = "winograd";
+  k.engine = Engine::winograd;
   k.tactic = per.at(targets.front().sm);
   const bool differ = std::any_of(per.begin(), per.end(), [&](const auto& e) { return e.second != k.tactic; });
   k.arch_tactic = differ ? per : std::map<int, Tactic>{};

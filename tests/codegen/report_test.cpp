@@ -16,7 +16,7 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-Kernel conv_kernel(const std::string& id, const std::string& engine, const std::string& reason) {
+Kernel conv_kernel(const std::string& id, Engine engine, const std::string& reason) {
   Kernel k;
   k.id = id;
   k.family = "conv";
@@ -33,9 +33,9 @@ TEST_CASE("report: GEMV kernels counted apart from SIMT, with their reason") {
   Schedule s;
   s.name = "m";
   s.archs = {"sm_80"};
-  s.kernels.push_back(conv_kernel("k0", "tensor_core", ""));
-  s.kernels.push_back(conv_kernel("k1", "gemv", "at most 8 rows: GEMV"));
-  s.kernels.push_back(conv_kernel("k2", "simt", "FP32 storage"));
+  s.kernels.push_back(conv_kernel("k0", Engine::tensor_core, ""));
+  s.kernels.push_back(conv_kernel("k1", Engine::gemv, "at most 8 rows: GEMV"));
+  s.kernels.push_back(conv_kernel("k2", Engine::simt, "FP32 storage"));
   CHECK(engine_summary(s) ==
         "3 kernels; 3 convolutions/matrix products: 1 on tensor cores, 1 on GEMV, 1 on SIMT (FP32 storage: 1)");
   CHECK(fallback_reason_of(s.kernels[1]) == "at most 8 rows: GEMV");
@@ -51,17 +51,17 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
   Schedule s;
   s.name = "m";
   s.archs = {"sm_75", "sm_90"};
-  s.kernels.push_back(conv_kernel("k0", "tensor_core", ""));
+  s.kernels.push_back(conv_kernel("k0", Engine::tensor_core, ""));
   s.kernels.back().arch_tactic = {{75, TcTile{128, 64, 32, 2, 2, false, false}}, {90, TcTile{64, 64, 32, 2, 2, true, false}}};
-  s.kernels.push_back(conv_kernel("k1", "simt", "depthwise (groups = C)"));
-  s.kernels.push_back(conv_kernel("k2", "simt", "FP32 storage"));
-  s.kernels.push_back(conv_kernel("k3", "simt", "FP32 storage"));
+  s.kernels.push_back(conv_kernel("k1", Engine::simt, "depthwise (groups = C)"));
+  s.kernels.push_back(conv_kernel("k2", Engine::simt, "FP32 storage"));
+  s.kernels.push_back(conv_kernel("k3", Engine::simt, "FP32 storage"));
   Kernel other;
   other.id = "k4";
   other.family = "elementwise";
   other.nodes = {"/relu/Relu"};
   s.kernels.push_back(other);
-  Kernel fused = conv_kernel("k5", "tensor_core", "");
+  Kernel fused = conv_kernel("k5", Engine::tensor_core, "");
   fused.nodes = {"/c/Conv", "/bn/BatchNormalization", "/r/Relu"};
   s.kernels.push_back(fused);
 

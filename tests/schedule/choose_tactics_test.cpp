@@ -70,7 +70,7 @@ TEST_CASE("tactics stage: every kernel's tactic and note, a workspace buffer, th
   CHECK(note.find("; boundary Cast 'cast_a' folded in; boundary Cast 'cast_b' folded in") != std::string::npos);
   const std::size_t ci = static_cast<std::size_t>(&kernel_of(s, "conv") - s.kernels.data());
   const Kernel& conv = s.kernels[ci];
-  CHECK(conv.engine == "winograd");
+  CHECK(conv.engine == Engine::winograd);
   // Its workspace: an arena buffer of its own, not yet placed.
   REQUIRE(conv.workspace_bytes > 0);
   REQUIRE(conv.workspace.buffer >= 0);

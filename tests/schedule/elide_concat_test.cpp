@@ -113,8 +113,8 @@ TEST_CASE("elide_concat: two convs and a pool write their slices of the Concat's
       CHECK(kernel_layout(kernel_of(s, "conv_b")).y_pitch == 32);
       CHECK(kernel_layout(kernel_of(s, "pool")).y_pitch == 32);
       if (fp16) {  // 16-byte aligned slices: the convolutions stay on tensor cores
-        CHECK(kernel_of(s, "conv_a").engine == "tensor_core");
-        CHECK(kernel_of(s, "conv_b").engine == "tensor_core");
+        CHECK(kernel_of(s, "conv_a").engine == Engine::tensor_core);
+        CHECK(kernel_of(s, "conv_b").engine == Engine::tensor_core);
       }
     }
   }
@@ -128,7 +128,7 @@ TEST_CASE("elide_concat: channels padded at the end of the Concat's pixels, its 
   CHECK(concat_kernels(s) == 0);
   const TensorView& whole = kernel_of(s, "conv_out").inputs[0];
   CHECK(whole.strides == std::vector<int64_t>{1152, 1, 192, 32});
-  CHECK(kernel_of(s, "conv_out").engine == "tensor_core");
+  CHECK(kernel_of(s, "conv_out").engine == Engine::tensor_core);
   const TensorView& pool = kernel_of(s, "pool").outputs[0];
   CHECK(pool.offset == whole.offset + 20 * 2);
   CHECK(pool.strides == whole.strides);
@@ -157,7 +157,7 @@ TEST_CASE("elide_concat: a tensor-core convolution's slice off a 16-byte boundar
   REQUIRE(s.concats.size() == 1);
   CHECK(s.concats[0].inputs[0].reason.empty());
   CHECK(s.concats[0].inputs[1].reason.find("not 16-byte aligned") != std::string::npos);
-  CHECK(kernel_of(s, "conv_b").engine == "tensor_core");
+  CHECK(kernel_of(s, "conv_b").engine == Engine::tensor_core);
 }
 
 TEST_CASE("elide_concat: --disable-pass elide_concat keeps the Concat kernel") {

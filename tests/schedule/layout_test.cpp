@@ -262,7 +262,7 @@ TEST_CASE("layout: a one-pixel buffer keeps its channel count as its pitch (issu
   CHECK(l.x_pitch == 10);
   CHECK(f2.inputs[1].strides == std::vector<int64_t>{10, 1, 10, 10});
   // 10 channels at pitch 10: not whole 16-byte chunks, so the SIMT form runs it.
-  CHECK(f2.engine == "simt");
+  CHECK(f2.engine == Engine::simt);
   CHECK(f2.fallback_reason == "channels 10 not padded to a multiple of 8");
   const Kernel& f1 = kernel_of(s, "f1");
   CHECK(kernel_layout(f1).x_pitch == 24);

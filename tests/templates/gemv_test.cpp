@@ -192,7 +192,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
     const modelc::Target sm90 = modelc::target_for("sm_90");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {sm90});
-    CHECK(k.engine == "gemv");
+    CHECK(k.engine == modelc::Engine::gemv);
     CHECK(k.fallback_reason == "at most 8 rows: GEMV");
     // A warp per column, 4 columns per block: 250 blocks, more than the 132 SMs, so no K split.
     CHECK(k.tactic == modelc::Tactic{modelc::GemvTactic{4, 1, 4}});
@@ -218,7 +218,7 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
     modelc::Kernel k = t.kernel("gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::target_for("sm_80")});
-    CHECK(k.engine == "gemv");
+    CHECK(k.engine == modelc::Engine::gemv);
     // FP32: 4 columns per thread, 128 per warp; K split 4: one warp per column group, 2 blocks.
     CHECK(k.tactic == modelc::Tactic{modelc::GemvTactic{4, 4, 128}});
     CHECK(k.estimate.blocks == 2);
@@ -229,6 +229,6 @@ TEST_CASE("gemm family: products of at most 8 rows run on the GEMV, with a tacti
     modelc::Kernel k = t.kernel("gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::target_for("sm_80")});
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
   }
 }

@@ -334,7 +334,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
     INFO(k.note);
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.fallback_reason.empty());
     REQUIRE(k.arch_tactic.size() == 2);
     CHECK(std::holds_alternative<modelc::TileConfig>(k.tactic));  // the oldest arch's
@@ -364,7 +364,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     modelc::Kernel k = bf16_kernel(t, "gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.arch_tactic.empty());
     if (k.workspace_bytes > 0) {
       k.workspace = modelc::TensorView{"ws", DType::float32, {k.workspace_bytes / 4}, {1}, modelc::Space::arena, 0, 1024};
@@ -377,7 +377,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     modelc::Kernel k = bf16_kernel(t, "gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
-    CHECK(k.engine == "simt");
+    CHECK(k.engine == modelc::Engine::simt);
     CHECK(k.fallback_reason == "BF16 storage on sm_75 (no BF16 MMA below sm_80)");
     CHECK(k.note.find("(SIMT: BF16 storage on sm_75") != std::string::npos);
     const modelc::KernelLaunches e = f.emit(k, Bf16Context{});
@@ -389,7 +389,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     modelc::Kernel k = bf16_kernel(g, "gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
-    CHECK(k.engine == "gemv");
+    CHECK(k.engine == modelc::Engine::gemv);
     const modelc::KernelLaunches e = f.emit(k, Bf16Context{});
     REQUIRE(e.launches.size() == 1);
     CHECK(e.launches[0].type.find("mc::gemv::Gemv<mc::bf16, float,") == 0);
@@ -399,7 +399,7 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     k.inputs[0].dtype = DType::float16;
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
-    CHECK(k.engine == "simt");
+    CHECK(k.engine == modelc::Engine::simt);
     CHECK(k.fallback_reason == "float16 A and bfloat16 B");
   }
 }
@@ -415,7 +415,7 @@ TEST_CASE("conv family, BF16: tensor cores from sm_80 (no Winograd), a SIMT NHWC
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, ts);
     INFO(k.note);
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     REQUIRE(k.arch_tactic.size() == 2);
     CHECK(std::holds_alternative<modelc::TileConfig>(k.arch_tactic.at(75)));
     CHECK(std::holds_alternative<modelc::TcTile>(k.arch_tactic.at(80)));
@@ -437,7 +437,7 @@ TEST_CASE("conv family, BF16: tensor cores from sm_80 (no Winograd), a SIMT NHWC
     modelc::Kernel k = bf16_kernel(t, "conv", 16, 32);
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
-    CHECK(k.engine == "simt");
+    CHECK(k.engine == modelc::Engine::simt);
     CHECK(k.fallback_reason == "BF16 storage on sm_75 (no BF16 MMA below sm_80)");
   }
 }

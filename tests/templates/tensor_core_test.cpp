@@ -641,7 +641,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel k = fp16_kernel(t, "gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.fallback_reason.empty());
     CHECK_FALSE(modelc::linear::tc_tile_of(k, k.tactic).async);
     REQUIRE(k.arch_tactic.count(75) == 1);
@@ -678,7 +678,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     ts[0].fp16_accumulate = true;
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, ts);
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.arch_tactic.empty());
     CHECK(modelc::linear::tc_tile_of(k, k.tactic).fp16_accumulate);
     const modelc::KernelLaunches e = f.emit(k, HalfContext{});
@@ -698,7 +698,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel k = fp32.kernel("gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75"}));
-    CHECK(k.engine == "simt");
+    CHECK(k.engine == modelc::Engine::simt);
     CHECK(k.fallback_reason == "FP32 storage");
     CHECK(k.note.find("(SIMT: FP32 storage)") != std::string::npos);
     CHECK(f.emit(k, HalfContext{}).launches.at(0).type.find("mc::gemm::Gemm<") == 0);
@@ -707,7 +707,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel kt = fp16_kernel(tiny, "gemm");
     modelc::plan_kernel(kt);
     modelc::choose_tactic(kt, targets({"sm_75"}));
-    CHECK(kt.engine == "simt");
+    CHECK(kt.engine == modelc::Engine::simt);
     CHECK(kt.fallback_reason == "tiny GEMM: 16x4x8");
 
     OneNode sum("Einsum", 12, {random({3, 4}, 10)});
@@ -715,7 +715,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     modelc::Kernel ks = fp16_kernel(sum, "gemm");
     modelc::plan_kernel(ks);
     modelc::choose_tactic(ks, targets({"sm_75"}));
-    CHECK(ks.engine == "simt");
+    CHECK(ks.engine == modelc::Engine::simt);
     CHECK(ks.fallback_reason == "one-operand Einsum (a strided sum)");
   }
 }
@@ -730,7 +730,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_80"}));
     CHECK(k.family == "conv");
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.fallback_reason.empty());
     CHECK(k.arch_tactic.size() == 2);
     place_workspace(k);
@@ -751,7 +751,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel k = fp16_kernel(t, "conv", 16, 32);
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_80"}));
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.note.find("K 144 (9 taps x pitch 16)") != std::string::npos);
     place_workspace(k);
     const modelc::KernelLaunches e = f.emit(k, HalfContext{});
@@ -763,7 +763,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel nchw = fp16_kernel(t, "conv");
     modelc::plan_kernel(nchw);
     modelc::choose_tactic(nchw, targets({"sm_75"}));
-    CHECK(nchw.engine == "simt");
+    CHECK(nchw.engine == modelc::Engine::simt);
     CHECK(nchw.fallback_reason == "NCHW layout");
 
     modelc::Kernel fp32 = t.kernel("conv");
@@ -775,7 +775,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel unpadded = fp16_kernel(c12, "conv", 12, 16);
     modelc::plan_kernel(unpadded);
     modelc::choose_tactic(unpadded, targets({"sm_75"}));
-    CHECK(unpadded.engine == "simt");
+    CHECK(unpadded.engine == modelc::Engine::simt);
     CHECK(unpadded.fallback_reason == "channels 12 not padded to a multiple of 8");
     // The SIMT fallback emits the NHWC template with the pitches.
     const modelc::KernelLaunches e = f.emit(unpadded, HalfContext{});
@@ -802,7 +802,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel grouped = fp16_kernel(g, "conv", 16, 16);
     modelc::plan_kernel(grouped);
     modelc::choose_tactic(grouped, targets({"sm_75"}));
-    CHECK(grouped.engine == "simt");
+    CHECK(grouped.engine == modelc::Engine::simt);
     CHECK(grouped.fallback_reason == "groups = 4");
 
     OneNode dw("Conv", 13, {random({1, 16, 8, 8}, 10), random({16, 1, 3, 3}, 11)});
@@ -811,7 +811,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     CHECK(depthwise.family == "conv_depthwise");
     modelc::plan_kernel(depthwise);
     modelc::choose_tactic(depthwise, targets({"sm_75"}));
-    CHECK(depthwise.engine == "simt");
+    CHECK(depthwise.engine == modelc::Engine::simt);
     CHECK(depthwise.fallback_reason == "depthwise (groups = C)");
   }
 }
@@ -1050,7 +1050,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_75", "sm_90"}), modelc::Target::Winograd::always));
     INFO(k.note);
-    CHECK(k.engine == "winograd");
+    CHECK(k.engine == modelc::Engine::winograd);
     REQUIRE(std::holds_alternative<modelc::WinogradTactic>(k.tactic));
     CHECK(k.note.find("Winograd F(2x2,3x3) (--winograd always): 64 tiles of 2x2, 16 GEMMs of 64x64x64") != std::string::npos);
     const modelc::linear::WinogradPlan plan = modelc::linear::winograd_plan(k, modelc::linear::conv_geometry(k));
@@ -1095,7 +1095,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     modelc::Kernel k = fp16_kernel(t, "conv", 64, 64);
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::never));
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.note.find("Winograd") == std::string::npos);
   }
   SUBCASE("auto: the estimates decide, and the note gives both") {
@@ -1105,7 +1105,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     modelc::choose_tactic(k, ts);
     INFO(k.note);
     // On an A100 the 16 products of 64 tiles move more bytes than the direct convolution saves FLOPs.
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.note.find("not Winograd F(2x2,3x3) (sm_80: ") != std::string::npos);
     // A 64x64 image on a part whose tensor cores are 30 times slower (the same bandwidth): the
     // FLOPs Winograd saves pay for its transforms.
@@ -1117,7 +1117,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     modelc::plan_kernel(ks);
     modelc::choose_tactic(ks, slow);
     INFO(ks.note);
-    CHECK(ks.engine == "winograd");
+    CHECK(ks.engine == modelc::Engine::winograd);
     CHECK(ks.note.find("Winograd F(2x2,3x3): 1024 tiles of 2x2") != std::string::npos);
   }
   SUBCASE("what does not qualify: stride 2, a 1x1 filter, dilation") {
@@ -1126,7 +1126,7 @@ TEST_CASE("conv family: Winograd for 3x3 stride-1 convolutions, --winograd alway
     modelc::Kernel k = fp16_kernel(s2, "conv", 16, 16);
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, with(targets({"sm_80"}), modelc::Target::Winograd::always));
-    CHECK(k.engine == "tensor_core");
+    CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(modelc::linear::winograd_unfit(k, modelc::linear::conv_geometry(k)) == "stride 2");
     OneNode one("Conv", 13, {random({1, 16, 8, 8}, 6), random({16, 16, 1, 1}, 7)});
     modelc::Kernel k1 = fp16_kernel(one, "conv", 16, 16);
