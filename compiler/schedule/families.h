@@ -3,7 +3,8 @@
 // A template family is a header of templates/ and its printer in codegen/families/. The schedule
 // never asks codegen anything: the lowering picks a family from an op's OpDef::kernels (the first
 // whose `accepts` takes the node), the layout stage reads the layout facts below, the boundary-cast
-// fold reads `converts_types`, and the tactics stage calls `choose_tactic`. The built-in families
+// fold reads `converts_types`, the plan_kernels stage calls `plan` (the kernel's typed plan,
+// schedule/plan.h), the tactics stage `choose_tactic`, and the cost model `work`. The built-in families
 // are one table in families.cpp; codegen's family registry (codegen/family.h) prints each of them
 // (a unit test compares the two lists).
 #pragma once

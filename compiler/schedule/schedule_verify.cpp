@@ -135,6 +135,10 @@ void verify_schedule(const Schedule& s) {
     };
     for (const TensorView& v : k.inputs) check(v, "input");
     for (const TensorView& v : k.outputs) check(v, "output");
+    if (ran("plan_kernels")) {
+      const FamilyFacts* f = find_family(k.family);
+      if (f && f->plan && !k.plan) fail("kernel " + k.id + " (" + k.family + ") has no plan");
+    }
     if (ran("tactics")) {
       if (std::holds_alternative<std::monostate>(k.tactic)) fail("kernel " + k.id + " has no tactic");
       if (k.workspace_bytes > 0) {

@@ -114,8 +114,9 @@ std::string print_schedule(const Schedule& s);
 /// \brief Checks the invariants that hold after the stages in s.ran (--verify-each): every view
 /// inside its buffer and every buffer a kernel names in s.buffers, view chains that end at their
 /// buffer's value, every buffer placed once the plans ran (each view at its buffer's place), no two
-/// arena buffers live at once sharing a byte, a tactic per kernel after the tactics, ... Throws an
-/// internal Error naming the broken invariant.
+/// arena buffers live at once sharing a byte, a plan per kernel of a family that plans after
+/// plan_kernels, a tactic per kernel after the tactics, ... Throws an internal Error naming the
+/// broken invariant.
 void verify_schedule(const Schedule& s);
 
 }  // namespace modelc
