@@ -47,7 +47,9 @@ std::shared_ptr<const KernelPlan> conv_plan(const Kernel& k) {
   if (!p.dense && (p.x_pitch == 0 || (p.y_pitch == 0 && !ranged))) {
     throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
   }
-  if (p.x_pitch != 0) {
+  // Dense X, W and Y run NCHW even where their strides are channels-last too (X [N, C, 1]: one
+  // pixel), with W OIHW; only a channels-last convolution (SIMT or tensor cores) has W stored OHWI.
+  if (!p.dense) {
     p.w = kernel_weight_storage(k, x, w, p.x_pitch);
     p.depth = tc_conv_depth(k);
   }

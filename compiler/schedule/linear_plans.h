@@ -47,8 +47,8 @@ struct ConvPlan {
   /// X's and Y's channel pitches (channels_last_pitch; 0 where the view is not channels-last, Y's
   /// for a horizontally fused kernel, whose ranges have their own strides).
   int64_t x_pitch = 0, y_pitch = 0;
-  /// Where X is channels-last: W's OHWI storage (kernel_weight_storage) and the tensor-core GEMM
-  /// depth it gives (tc_conv_depth).
+  /// Unless dense: W's OHWI storage (kernel_weight_storage) and the tensor-core GEMM depth it gives
+  /// (tc_conv_depth).
   WeightStorage w;
   TcConvDepth depth;
   /// The tactics stage: the convolution runs as Winograd F(2x2, 3x3) (engine "winograd"), its
