@@ -120,3 +120,25 @@ TEST_CASE("plan_kernels stage: a kernel without a plan is an error where a print
     CHECK(std::string(err.what()).find("kernel k9 (conv): internal: the kernel's plan is missing") != std::string::npos);
   }
 }
+
+TEST_CASE("plan_kernels stage: a dense convolution of one pixel keeps its OIHW weight (X [N, C, 1] reads as channels-last too)") {
+  for (const bool fp16 : {false, true}) {
+    CAPTURE(fp16);
+    Graph g;
+    g.set_opset(17);
+    Value* x = input(g, "x", {1, 4, 1});
+    Value* y = g.add_value("y");
+    g.add_node("Conv", "conv", {x, sine_weight(g, "W", {2, 4, 3})}, {y})->set_attr_ints("pads", {1, 1});
+    g.add_output(y);
+    ops::infer_graph(g);
+    LowerOptions o = options();
+    o.layout = LayoutMode::automatic;
+    o.passes.fp16 = fp16;
+    Schedule s = test::before(g, o, "plan_kernels");
+    CHECK(run_schedule_stage(s, o, "plan_kernels"));
+    const linear::ConvPlan& c = plan_of<linear::ConvPlan>(kernel_running(s, "Conv"));
+    CHECK(c.dense);
+    CHECK(c.w.row == 0);  // no OHWI storage read for it
+    CHECK(c.depth.K == 0);
+  }
+}
