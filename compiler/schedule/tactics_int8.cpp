@@ -9,6 +9,7 @@
 #include "schedule/int8.h"
 #include "schedule/layout.h"
 #include "schedule/linear.h"
+#include "schedule/linear_plans.h"
 #include "schedule/tactics.h"
 #include "support/error.h"
 
@@ -52,14 +53,15 @@ Int8Gemm int8_gemm(const Kernel& k) {
 }
 
 void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const ConvGeometry g = conv_geometry(k);
+  const Int8ConvPlan& plan = plan_of<Int8ConvPlan>(k);
+  const ConvGeometry& g = plan.geometry;
   check_size(k);
   k.arch_tactic.clear();
   const TensorView &x = k.inputs[0], &y = k.outputs[0];
   if (g.G != 1) internal(k, "groups = " + std::to_string(g.G));
   const int64_t cp = channels_last_pitch(x);
   if (cp == 0 || channels_last_pitch(y) == 0) internal(k, "X and Y must be channels-last (the layout stage makes them)");
-  const TcConvDepth d = tc_conv_depth(k);
+  const TcConvDepth& d = plan.depth;
   if (!d.compact && cp % 16 != 0) internal(k, fmt::format("X's channel pitch {} is not a multiple of 16", cp));
   if (!aligned16(x) || !aligned16(k.inputs[1]) || !aligned16(y)) internal(k, "a buffer not 16-byte aligned");
   k.engine = Engine::tensor_core;
@@ -75,7 +77,7 @@ void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
 }
 
 void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const Int8Gemm g = int8_gemm(k);
+  const Int8Gemm& g = plan_of<Int8GemmPlan>(k).gemm;
   check_size(k);
   k.arch_tactic.clear();
   if (!aligned16(k.inputs[0]) || !aligned16(k.inputs[1]) || !aligned16(k.outputs[0])) internal(k, "a buffer not 16-byte aligned");

@@ -8,6 +8,7 @@
 #include "schedule/cost_model.h"
 #include "schedule/layout.h"
 #include "schedule/linear.h"
+#include "schedule/linear_plans.h"
 #include "schedule/tactics.h"
 #include "schedule/winograd.h"
 #include "support/error.h"
@@ -402,7 +403,7 @@ void simt_gemm(Kernel& k, const GemmLowering& g, const Target& t) {
 }  // namespace
 
 void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const GemmLowering g = lower_gemm(k);
+  const GemmLowering g = plan_of<GemmPlan>(k).gemm;
   k.fallback_reason = gemm_fallback(k, g);
   const DType storage = g.kind == GemmLowering::Kind::gemm ? tc_storage(k.inputs[g.a_input].dtype, k.inputs[g.b_input].dtype)
                                                            : DType::undefined;
@@ -454,7 +455,7 @@ std::string conv_fallback(const Kernel& k, const ConvGeometry& g) {
   // strides are channels-last too (X [N, C, 1]: one pixel); their W is OIHW, not OHWI.
   const bool dense = x.dense() && w.dense() && (!k.ranges.empty() || y.dense());
   if (dense || cp == 0 || !outputs_nhwc) return "NCHW layout";
-  if (!tc_conv_depth(k).compact && cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
+  if (!plan_of<ConvPlan>(k).depth.compact && cp % 8 != 0) return fmt::format("channels {} not padded to a multiple of 8", g.C);
   if (!aligned16(x) || !aligned16(w) || !std::all_of(k.outputs.begin(), k.outputs.end(), aligned16)) {
     return "a buffer not 16-byte aligned";
   }
@@ -479,7 +480,7 @@ void simt_conv(Kernel& k, const ConvGeometry& g, const Target& t) {
 }  // namespace
 
 void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const ConvGeometry g = conv_geometry(k);
+  const ConvGeometry g = plan_of<ConvPlan>(k).geometry;  // copies: a Winograd tactic replaces the plan
   check_size(k);
   k.arch_tactic.clear();
   k.engine = Engine::simt;
@@ -489,7 +490,7 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   if (k.fallback_reason.empty()) {
     k.engine = Engine::tensor_core;
     const int64_t pixels = g.N * g.out_pixels();
-    const TcConvDepth d = tc_conv_depth(k);
+    const TcConvDepth d = plan_of<ConvPlan>(k).depth;
     const std::string why =
         plan_tc_archs(k, targets, {1, pixels, g.M, d.K, kernel_bytes(k)}, storage,
                       [&](const Target& t, std::string* w) { return simt_conv_tile(k, g, t, w); });
@@ -510,7 +511,7 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
 }
 
 void conv_depthwise_tactic(Kernel& k, const std::vector<Target>&) {
-  const ConvGeometry g = conv_geometry(k);
+  const ConvGeometry& g = plan_of<DirectConvPlan>(k).geometry;
   check_size(k);
   if (g.Cg() != 1 || g.G < 2) {
     throw Error("internal: conv_depthwise kernel " + k.id + " has " + std::to_string(g.Cg()) + " input channels in each of " +
