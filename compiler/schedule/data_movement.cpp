@@ -89,49 +89,40 @@ ResizePlan resize_plan(const Node& n, const TensorView& x, const TensorView& y) 
   return r;
 }
 
-namespace {
-
-const Node& node_of(const Kernel& k) {
-  if (!k.source.node) throw k.error("internal: the " + k.family + " kernel has no node to plan from");
-  return *k.source.node;
-}
-
-}  // namespace
-
 std::shared_ptr<const KernelPlan> transpose_kernel_plan(const Kernel& k) {
-  const Node& n = node_of(k);
+  const Node& n = node_to_plan(k);
   return make_plan("transpose", TransposePlan{transpose_plan(n, k.inputs.at(0), k.outputs.at(0)), n.attr_ints("perm")});
 }
 
 std::shared_ptr<const KernelPlan> slice_kernel_plan(const Kernel& k) {
-  return make_plan("slice", slice_plan(node_of(k), k.inputs.at(0), k.outputs.at(0)));
+  return make_plan("slice", slice_plan(node_to_plan(k), k.inputs.at(0), k.outputs.at(0)));
 }
 
 std::shared_ptr<const KernelPlan> concat_kernel_plan(const Kernel& k) {
-  return make_plan("concat", concat_plan(node_of(k), k.inputs, k.outputs.at(0)));
+  return make_plan("concat", concat_plan(node_to_plan(k), k.inputs, k.outputs.at(0)));
 }
 
 std::shared_ptr<const KernelPlan> split_kernel_plan(const Kernel& k) {
-  return make_plan("split", split_plan(node_of(k), k.inputs.at(0), k.outputs));
+  return make_plan("split", split_plan(node_to_plan(k), k.inputs.at(0), k.outputs));
 }
 
 std::shared_ptr<const KernelPlan> depth_space_kernel_plan(const Kernel& k) {
-  const Node& n = node_of(k);
+  const Node& n = node_to_plan(k);
   const ops::DepthSpace ds = ops::depth_space(n);
   return make_plan("depth_space",
                    DepthSpacePlan{depth_space_plan(n, k.inputs.at(0), k.outputs.at(0)), ds.blocksize, ds.crd});
 }
 
 std::shared_ptr<const KernelPlan> pad_kernel_plan(const Kernel& k) {
-  return make_plan("pad", pad_plan(node_of(k), k.inputs.at(0), k.outputs.at(0)));
+  return make_plan("pad", pad_plan(node_to_plan(k), k.inputs.at(0), k.outputs.at(0)));
 }
 
 std::shared_ptr<const KernelPlan> gather_kernel_plan(const Kernel& k) {
-  return make_plan("gather", gather_plan(node_of(k), k.inputs.at(0), k.outputs.at(0)));
+  return make_plan("gather", gather_plan(node_to_plan(k), k.inputs.at(0), k.outputs.at(0)));
 }
 
 std::shared_ptr<const KernelPlan> resize_kernel_plan(const Kernel& k) {
-  return make_plan("resize", resize_plan(node_of(k), k.inputs.at(0), k.outputs.at(0)));
+  return make_plan("resize", resize_plan(node_to_plan(k), k.inputs.at(0), k.outputs.at(0)));
 }
 
 }  // namespace modelc

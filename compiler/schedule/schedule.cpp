@@ -27,6 +27,11 @@ const char* engine_name(Engine e) {
   return "";
 }
 
+const Node& node_to_plan(const Kernel& k) {
+  if (!k.source.node) throw k.error("internal: the " + k.family + " kernel has no node to plan from");
+  return *k.source.node;
+}
+
 Error Kernel::error(const std::string& message, const std::string& hint) const {
   if (!op.empty()) return Error(Error::Where{op.name, op.type, op.opset, {}}, message, hint);
   return Error("kernel " + id + " (" + family + "): " + message, hint);

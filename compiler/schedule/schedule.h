@@ -266,6 +266,10 @@ const T& plan_of(const Kernel& k) {
                 ", not the one its printer reads (the plan_kernels stage did not run, or its family planned another)");
 }
 
+/// \brief The node kernel k runs, for its family's plan function (stage-side: k.source.node); an
+/// internal Error naming the kernel when it has none.
+const Node& node_to_plan(const Kernel& k);
+
 /// \brief Kernel k's plan as a T, or null when it has none or one of another type.
 template <class T>
 const T* plan_if(const Kernel& k) {
