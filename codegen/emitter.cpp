@@ -170,7 +170,7 @@ std::string kernel_comment(const Kernel& k) {
   add(k.outputs);
   std::string nodes;
   for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "'" : ", '") + n + "'";
-  std::string c = "// " + comment(k.id + " (" + k.family + "): " + (k.op.empty() ? "" : k.op.type + " ") + nodes + ": " +
+  std::string c = "// " + comment(k.id + " (" + k.family_name() + "): " + (k.op.empty() ? "" : k.op.type + " ") + nodes + ": " +
                                   types) + "\n";
   c += "//   " + comment(where) + "\n";
   std::string tactic;
@@ -308,9 +308,9 @@ KernelCode kernel_code(const std::string& name, const std::vector<const Kernel*>
   std::map<std::string, std::string> symbol_of;  // instantiation -> its entry point (this file)
   int index = first;                             // the kernel's index in its profile (mc::Probe)
   for (const Kernel* k : kernels) {
-    const KernelFamily* f = FamilyRegistry::instance().find(k->family);
+    const KernelFamily* f = FamilyRegistry::instance().find(k->family_name());
     if (!f || !f->emit) {
-      const std::string what = "no code generator for template family '" + k->family + "'";
+      const std::string what = "no code generator for template family '" + k->family_name() + "'";
       throw k->op.empty() ? Error(what) : k->error(what);
     }
     KernelLaunches kl;

@@ -563,7 +563,7 @@ std::string estimates_table(const Model& m) {
       for (const auto& [key, value] : tactic_fields(kernel.tactic)) {
         tactic += (tactic.empty() ? "" : " ") + key + "=" + std::to_string(value);
       }
-      kernels += "    {" + c_string(kernel.id) + ", " + c_string(kernel.family) + ", " + c_string(tactic) + ", kEstimates" +
+      kernels += "    {" + c_string(kernel.id) + ", " + c_string(kernel.family_name()) + ", " + c_string(tactic) + ", kEstimates" +
                  n + " + " + std::to_string(k * targets.size()) + "},\n";
     }
     if (p.kernels.empty()) {

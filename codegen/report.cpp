@@ -100,9 +100,9 @@ std::string nodes_text(const Kernel& k) {
 }
 
 std::string family_default_reason(const Kernel& k) {
-  if (k.family == "conv_depthwise") return "depthwise convolution (SIMT template)";
-  if (k.family == "conv_transpose") return "ConvTranspose (SIMT template)";
-  return "no engine recorded by the " + k.family + " family";
+  if (k.family_name() == "conv_depthwise") return "depthwise convolution (SIMT template)";
+  if (k.family_name() == "conv_transpose") return "ConvTranspose (SIMT template)";
+  return "no engine recorded by the " + k.family_name() + " family";
 }
 
 // The target the estimates are for: the first --arch (the one k.tactic and k.estimate are for).
@@ -150,7 +150,7 @@ Json plugin_json(const Kernel& k) {
 std::string plugins_markdown(const Schedule& s) {
   std::string rows;
   for (const Kernel& k : s.kernels) {
-    if (k.family != "plugin" || k.op.empty()) continue;
+    if (k.family_name() != "plugin" || k.op.empty()) continue;
     const PluginPlan& p = plan_of<PluginPlan>(k);
     const plugin::PluginOp& op = *p.op;
     rows += "| " + k.id + " | " + cell(op.qualified()) + " | " + cell(nodes_text(k)) + " | " + cell(op.plugin->name) +
@@ -467,7 +467,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   for (const Kernel& k : s.kernels) {
     Json kj;
     kj["id"] = k.id;
-    kj["family"] = k.family;
+    kj["family"] = k.family_name();
     kj["op"] = k.op.type;
     kj["nodes"] = k.nodes;
     Json in = Json::array(), out = Json::array();
@@ -508,7 +508,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       const std::string epi = k.epilogue;
       if (!epi.empty()) kj["epilogue"] = epi;
     }
-    if (k.family == "plugin" && !k.op.empty()) {
+    if (k.family_name() == "plugin" && !k.op.empty()) {
       kj["engine"] = "plugin";
       kj["plugin"] = plugin_json(k);
     }
@@ -522,7 +522,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
     kj["waits"] = k.waits;
     if (k.event >= 0) kj["event"] = k.event;
     flops += k.flops;
-    ++families[k.family];
+    ++families[k.family_name()];
     kernels.push_back(std::move(kj));
   }
   j["flops"] = flops;
@@ -610,7 +610,7 @@ std::string roofline_markdown(const Schedule& s) {
     total += e.us;
     const std::string engine = engine_of(k);
     rows += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.4f} | {:.3f} | {:.2f} | {} |\n", k.id,
-                        engine.empty() ? k.family : engine, cell(tile_text(k)), e.blocks, e.waves, e.flops / 1e9,
+                        engine.empty() ? k.family_name() : engine, cell(tile_text(k)), e.blocks, e.waves, e.flops / 1e9,
                         e.bytes / 1e6, e.us, e.bound);
   }
   return fmt::format(
@@ -665,7 +665,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   }
 
   std::map<std::string, int> families;
-  for (const Kernel& k : s.kernels) ++families[k.family];
+  for (const Kernel& k : s.kernels) ++families[k.family_name()];
   m += "\n## Template families\n\n| family | kernels |\n|---|---:|\n";
   for (const auto& [f, n] : families) m += "| " + f + " | " + std::to_string(n) + " |\n";
 
@@ -680,7 +680,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
     }
     for (const TensorView& v : k.inputs) in += (in.empty() ? "" : "<br>") + view_text(v);
     for (const TensorView& v : k.outputs) out += (out.empty() ? "" : "<br>") + view_text(v);
-    m += "| " + k.id + " | " + k.family + " | " + k.op.type + " | " + cell(nodes) + " | " +
+    m += "| " + k.id + " | " + k.family_name() + " | " + k.op.type + " | " + cell(nodes) + " | " +
          cell(in) + " | " + cell(out) + " | " + cell(arch_tactic_text(k, "<br>")) + " | " + grouped(k.flops) + " | " +
          cell(launched) + " | " + cell(k.note) + " |\n";
   }

@@ -97,7 +97,7 @@ std::string engine_words(const std::string& engine) {
 std::string kernel_label(const Kernel& k) {
   const std::string engine = engine_words(engine_of(k));
   const std::string precision = precision_of(k);
-  std::string l = dot_text(k.id + " (" + k.family + ")", 60) + "\\n";
+  std::string l = dot_text(k.id + " (" + k.family_name() + ")", 60) + "\\n";
   std::string what = engine;
   if (!precision.empty()) what += (what.empty() ? "" : ", ") + precision;
   if (!what.empty()) l += dot_text(what) + "\\n";

@@ -227,7 +227,7 @@ std::map<std::string, std::string> render_tuning(const Schedule& s, const TuneOp
 
     // The driver's tables for this signature.
     const std::string p = fmt::format("kS{}", si);
-    tables += "\n// " + comment(k.tuning_signature) + ": kernel " + k.id + " (" + k.family + ") " +
+    tables += "\n// " + comment(k.tuning_signature) + ": kernel " + k.id + " (" + k.family_name() + ") " +
               comment(k.nodes.empty() ? std::string() : k.nodes.front()) + "\n";
     tables += "const mc::tune::Region " + p + "Regions[] = {\n";
     for (const Region& r : sc.regions) {
@@ -261,7 +261,7 @@ std::map<std::string, std::string> render_tuning(const Schedule& s, const TuneOp
     nlohmann::ordered_json e;
     e["signature"] = k.tuning_signature;
     e["kernel"] = k.id;
-    e["family"] = k.family;
+    e["family"] = k.family_name();
     e["nodes"] = k.nodes;
     e["scratch_bytes"] = sc.bytes;
     e["candidates"] = cands;

@@ -54,7 +54,7 @@ std::string ctype_of(const Kernel& k, const EmitContext& ctx, DType t, const cha
     default: break;
   }
   throw k.error(fmt::format("{} has element type {}, which the {} template does not support", what,
-                                    dtype_name(t), k.family));
+                                    dtype_name(t), k.family_name()));
 }
 
 KernelLaunches reduction_launch(const Kernel& k, const std::string& type, std::vector<LaunchParam> params) {

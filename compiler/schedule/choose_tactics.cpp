@@ -36,7 +36,7 @@ void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k
   if (!k.conversion.empty()) k.note = k.conversion + "; " + k.note;
   for (const OutputRange& r : k.ranges) {
     k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
-                          r.source->name(), k.family == "gemm" ? "columns" : "channels", r.begin, r.end,
+                          r.source->name(), k.family_name() == "gemm" ? "columns" : "channels", r.begin, r.end,
                           r.source->output(0).name());
   }
   for (std::size_t i = 0; i < k.source.outputs.size() && i < k.outputs.size(); ++i) {

@@ -128,7 +128,7 @@ void default_work(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) return reduction_work(w, k, *t, n);
   if (std::holds_alternative<TcTile>(tactic) || std::holds_alternative<TileConfig>(tactic) ||
       std::holds_alternative<GemvTactic>(tactic)) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + ") has a GEMM-shaped tactic and its family no work for it");
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has a GEMM-shaped tactic and its family no work for it");
   }
   // Grid-stride loops (data movement; resize has no tactic of its own): no arithmetic.
   const GridStrideTactic* gs = std::get_if<GridStrideTactic>(&tactic);
@@ -239,7 +239,7 @@ KernelWork kernel_work(const Kernel& k, const Tactic& tactic) {
   }
   KernelWork w;
   w.bytes = kernel_bytes(k);
-  const FamilyFacts* f = find_family(k.family);
+  const FamilyFacts* f = k.family;
   if (f && f->work) {
     f->work(w, k, tactic);
   } else {

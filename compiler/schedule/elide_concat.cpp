@@ -68,7 +68,7 @@ bool elide_concat(Schedule& s, const LowerOptions&) {
   // The elided Concats in kernel order, each input's step into the output's buffer.
   std::vector<std::pair<const Node*, std::vector<ViewStep>>> elided;
   for (const Kernel& k : s.kernels) {
-    if (k.family != "concat") continue;
+    if (k.family_name() != "concat") continue;
     const Node& c = *k.source.node;
     const Value& y = c.output(0);
     const int axis = concat_axis(c);
@@ -83,14 +83,14 @@ bool elide_concat(Schedule& s, const LowerOptions&) {
       if (x->is_graph_output() || index.space(x) == Space::output) return "a model output";
       for (const Node* u : x->users()) {
         if (u == &c) continue;
-        if (kernel.count(u) && kernel.at(u)->family == "concat") return "also feeds Concat '" + u->name() + "'";
+        if (kernel.count(u) && kernel.at(u)->family_name() == "concat") return "also feeds Concat '" + u->name() + "'";
         return "also read by '" + u->name() + "' (" + u->op() + ")";
       }
       if (std::count(c.inputs().begin(), c.inputs().end(), x) > 1) return "feeds this Concat more than once";
       const Node* p = x->producer();
       if (!p || !kernel.count(p)) return "its producer '" + (p ? p->name() : std::string()) + "' runs no kernel";
       const Kernel& pk = *kernel.at(p);
-      const std::string& f = pk.family;
+      const std::string& f = pk.family_name();
       if (p->outputs().empty() || p->outputs()[0] != x) return "not the first output of '" + p->name() + "'";
       for (const Value* o : p->outputs()) {
         if (o != x && o && (!o->users().empty() || o->is_graph_output())) {
@@ -105,7 +105,7 @@ bool elide_concat(Schedule& s, const LowerOptions&) {
       if (own.channels_last != whole.channels_last) {
         return "stored " + layout_word(own) + ", the Concat's output " + layout_word(whole);
       }
-      const FamilyFacts& facts = family_facts(f);
+      const FamilyFacts& facts = pk.facts();
       if (facts.strided_operands) return "";
       if (whole.channels_last) {
         if (!facts.writes_channel_slice || !pk.channels_last) {

@@ -44,7 +44,7 @@ bool fold_boundary_casts(Schedule& s, const LowerOptions& o) {
     if (kn && (kn->channels_last || !kn->conversion.empty())) return false;
     const ops::OpDef& def = ops::lookup(n);
     if (def.moves_data) return false;
-    const FamilyFacts* f = find_family(kn ? kn->family : family_of(n, o));
+    const FamilyFacts* f = kn ? kn->family : find_family(family_of(n, o));
     return f && f->converts_types;
   };
   auto channels_last = [&](const Value* v) {

@@ -10,7 +10,7 @@ namespace modelc {
 bool fold_gemm_batch(Schedule& s, const LowerOptions&) {
   bool changed = false;
   for (Kernel& k : s.kernels) {
-    if (k.family != "gemm") continue;
+    if (k.family_name() != "gemm") continue;
     const int64_t products = linear::lower_gemm(k).batch_count();
     k.batch_as_rows = true;
     if (linear::lower_gemm(k).batch_count() == products) {

@@ -193,7 +193,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
   // (the leader) it is compatible with.
   std::vector<std::vector<std::size_t>> sets;
   for (std::size_t k = 0; k < s.kernels.size(); ++k) {
-    if (!fusable(*s.kernels[k].source.node, s.kernels[k].family)) continue;
+    if (!fusable(*s.kernels[k].source.node, s.kernels[k].family_name())) continue;
     bool joined = false;
     for (auto& set : sets) {
       if (s.kernels[set[0]].family == s.kernels[k].family && compatible_siblings(s, index, s.kernels[set[0]], s.kernels[k])) {

@@ -131,7 +131,7 @@ WeightStorage kernel_weight_storage(const Kernel& k, const TensorView& x, const 
       (half || int8) && x.shape.size() == w.shape.size() && (x.shape.size() == 4 || x.shape.size() == 5);
   const WeightStorage ws = conv_weight_storage(w.shape, x.shape[1], x_pitch, tensor_cores, tensor_core_channels(x.dtype));
   if (!same_memory(w.shape, w.strides, weight_strides(w.shape, ws))) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
                 ") runs channels-last, but W '" + w.value + "' is not OHWI with channel pitch " +
                 std::to_string(ws.pitch) + " in rows of " + std::to_string(ws.row));
   }
@@ -156,7 +156,7 @@ KernelLayout kernel_layout(const Kernel& k) {
   const bool all_dense = dense_view(*x) && dense_view(*y) && (!w || dense_view(*w)) && (!r || dense_view(*r));
   if (all_dense) return l;
   auto fail = [&](const std::string& what) -> KernelLayout {
-    throw Error("internal: kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + (k.source.node ? " '" + k.source.node->name() + "'" : "") +
                 ") runs channels-last, but " + what);
   };
   l.channels_last = true;
@@ -597,7 +597,7 @@ bool plan_layout(Schedule& s, const LowerOptions& o) {
   std::vector<std::string> families;
   for (const Kernel& k : s.kernels) {
     nodes.push_back(k.source.node);
-    families.push_back(k.family);
+    families.push_back(k.family_name());
   }
   ValueIndex index(s);
   LayoutInput in;
@@ -615,7 +615,7 @@ bool plan_layout(Schedule& s, const LowerOptions& o) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node* n = nodes[i];
     auto it = kernels.find(n);
-    Kernel k = it != kernels.end() ? std::move(it->second) : kernel_for(*n, families[i]);
+    Kernel k = it != kernels.end() ? std::move(it->second) : kernel_for(*n, family_facts(families[i]));
     k.source.inputs.assign(n->inputs().begin(), n->inputs().end());
     k.source.outputs.assign(n->outputs().begin(), n->outputs().end());
     k.channels_last = plan.channels_last_kernels.count(n) != 0;

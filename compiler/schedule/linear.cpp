@@ -68,7 +68,7 @@ void require_dense(const Kernel& k) {
   for (const auto* views : {&k.inputs, &k.outputs}) {
     for (const TensorView& v : *views) {
       if (v.dtype != DType::undefined && !dense_view(v)) {
-        throw Error("internal: kernel " + k.id + " (" + k.family + ") got a strided view of '" + v.value + "'");
+        throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") got a strided view of '" + v.value + "'");
       }
     }
   }
@@ -81,7 +81,7 @@ namespace {
 const TensorView& view(const Kernel& k, bool input, std::size_t i) {
   const std::vector<TensorView>& v = input ? k.inputs : k.outputs;
   if (i >= v.size() || v[i].dtype == DType::undefined) {
-    throw Error(fmt::format("internal: kernel {} ({}) has no {} view {}", k.id, k.family, input ? "input" : "output", i));
+    throw Error(fmt::format("internal: kernel {} ({}) has no {} view {}", k.id, k.family_name(), input ? "input" : "output", i));
   }
   return v[i];
 }
@@ -100,7 +100,7 @@ void check_out(const Kernel& k, ConvGeometry& g, const Shape& y) {
 // The geometry of k's node, padded to 3 dims, its output checked against Y's view: the node's
 // shapes and the views' must agree (the layout stage changes strides, never shapes).
 ConvGeometry checked(const Kernel& k, const ops::WindowGeometry& w) {
-  if (!k.source.node) throw Error("internal: kernel " + k.id + " (" + k.family + ") has no node");
+  if (!k.source.node) throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no node");
   view(k, true, 0);
   ConvGeometry g = w.padded3();
   check_out(k, g, view(k, false, 0).shape);
@@ -125,7 +125,7 @@ namespace {
 
 void require_view(const Kernel& k, const std::vector<TensorView>& views, std::size_t i, const char* what) {
   if (i >= views.size() || views[i].dtype == DType::undefined) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + ") has no " + what + " view " + std::to_string(i));
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no " + what + " view " + std::to_string(i));
   }
 }
 

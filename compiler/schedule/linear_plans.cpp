@@ -45,7 +45,7 @@ std::shared_ptr<const KernelPlan> conv_plan(const Kernel& k) {
   p.x_pitch = channels_last_pitch(x);
   p.y_pitch = ranged ? 0 : channels_last_pitch(y);
   if (!p.dense && (p.x_pitch == 0 || (p.y_pitch == 0 && !ranged))) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + "): X, W and Y are neither dense NCHW nor channels-last");
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + "): X, W and Y are neither dense NCHW nor channels-last");
   }
   // Dense X, W and Y run NCHW even where their strides are channels-last too (X [N, C, 1]: one
   // pixel), with W OIHW; only a channels-last convolution (SIMT or tensor cores) has W stored OHWI.

@@ -22,9 +22,9 @@ std::string family_of(const Node& n, const LowerOptions& o, bool output_copy) {
   return it == o.family_substitutes.end() ? f : it->second;
 }
 
-Kernel kernel_for(const Node& n, const std::string& family) {
+Kernel kernel_for(const Node& n, const FamilyFacts& family) {
   Kernel k;
-  k.family = family;
+  k.family = &family;
   k.op = {n.name(), n.op(), n.domain(), n.opset()};
   k.source.node = &n;
   k.source.inputs.assign(n.inputs().begin(), n.inputs().end());
@@ -55,12 +55,13 @@ bool list_kernels(Schedule& s, const LowerOptions& o) {
     bool empty = true;  // every output has zero elements: nothing to compute
     for (const Value* v : n.outputs()) empty = empty && (!v || v->numel() == 0);
     if (empty) continue;
-    if (!find_family(family)) {
+    const FamilyFacts* facts = find_family(family);
+    if (!facts) {
       missing.push_back(&n);
       missing_families.insert(family);
       continue;
     }
-    s.kernels.push_back(kernel_for(n, family));
+    s.kernels.push_back(kernel_for(n, *facts));
     s.kernels.back().output_copy = copy;
   }
   if (!missing.empty()) {

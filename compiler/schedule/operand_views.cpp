@@ -77,7 +77,7 @@ class OperandViews {
 
   bool is_product(const Node* n) {
     const Kernel* k = kernel(n);
-    if (!k || k->family != "gemm") return false;
+    if (!k || k->family_name() != "gemm") return false;
     const std::string op = linear::producer_op(*n);
     return op == "MatMul" || op == "Gemm";
   }

@@ -57,7 +57,7 @@ std::string epilogue_text(const Kernel& k) {
 }  // namespace
 
 void plan_kernel(Kernel& k) {
-  const FamilyFacts& f = family_facts(k.family);
+  const FamilyFacts& f = k.facts();
   k.plan = f.plan ? f.plan(k) : nullptr;
   k.flops = kernel_flops(k);
   k.epilogue = epilogue_text(k);

@@ -131,7 +131,7 @@ void check_index_range(const Kernel& k) {
     }
     if (v.numel() > kIntMax || last > kIntMax) {
       throw k.error(fmt::format("tensor '{}' ({}) has more elements than the {} template indexes (2^31 - 1)",
-                                        v.value, shape_str(v.shape), k.family),
+                                        v.value, shape_str(v.shape), k.family_name()),
                          "split the model's largest tensors, or export with a smaller batch");
     }
   };

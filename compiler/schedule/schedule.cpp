@@ -1,6 +1,7 @@
 // compiler/schedule/schedule.cpp — see schedule.h; and begin_schedule (schedule/stages.h).
 #include "schedule/schedule.h"
 
+#include "schedule/families.h"
 #include "schedule/stages.h"
 #include "schedule/target.h"
 
@@ -28,13 +29,23 @@ const char* engine_name(Engine e) {
 }
 
 const Node& node_to_plan(const Kernel& k) {
-  if (!k.source.node) throw k.error("internal: the " + k.family + " kernel has no node to plan from");
+  if (!k.source.node) throw k.error("internal: the " + k.family_name() + " kernel has no node to plan from");
   return *k.source.node;
+}
+
+const std::string& Kernel::family_name() const {
+  static const std::string unknown = "?";
+  return family ? family->name : unknown;
+}
+
+const FamilyFacts& Kernel::facts() const {
+  if (!family) throw error("internal: the kernel has no family (list_kernels sets it)");
+  return *family;
 }
 
 Error Kernel::error(const std::string& message, const std::string& hint) const {
   if (!op.empty()) return Error(Error::Where{op.name, op.type, op.opset, {}}, message, hint);
-  return Error("kernel " + id + " (" + family + "): " + message, hint);
+  return Error("kernel " + id + " (" + family_name() + "): " + message, hint);
 }
 
 bool TensorView::dense() const { return strides == strides_of(shape); }

@@ -28,6 +28,8 @@
 
 namespace modelc {
 
+struct FamilyFacts;  // schedule/families.h
+
 /// Where a tensor's bytes live in the generated program.
 enum class Space {
   input,    ///< a model input: the caller's device pointer (index = graph input index)
@@ -182,7 +184,9 @@ struct KernelSource {
 /// \brief One kernel launch (or a group of launches of one template family).
 struct Kernel {
   std::string id;                       ///< "k7": unique, a C identifier
-  std::string family;                   ///< templates/<family>.cuh, codegen/families/<family>.cpp
+  /// Its template family's descriptor (schedule/families.h: facts, plan, tactic, work), set by
+  /// list_kernels; the stages, the cost model and codegen's printer registry ask it, by pointer.
+  const FamilyFacts* family = nullptr;
   /// The (main) ONNX node it runs, by name, op and opset (comments, errors, the report); an output
   /// copy or a layout conversion has none (op.type empty).
   KernelOp op;
@@ -253,6 +257,10 @@ struct Kernel {
   std::vector<std::string> operand_views;
   std::string kept_view;                ///< fold_operand_views: a Transpose / Slice that stays a kernel: why
 
+  /// Its family's name (templates/<name>.cuh, codegen/families/<name>.cpp); "?" before list_kernels.
+  const std::string& family_name() const;
+  /// Its family's descriptor; an internal Error naming the kernel before list_kernels set it.
+  const FamilyFacts& facts() const;
   /// An Error about this kernel: naming its node (op, opset) when it has one, else its id and family.
   Error error(const std::string& message, const std::string& hint = {}) const;
 };

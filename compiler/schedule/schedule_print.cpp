@@ -55,7 +55,7 @@ std::string print_schedule(const Schedule& s) {
   if (ran("list_kernels")) {
     os << "kernels (" << s.kernels.size() << "):\n";
     for (const Kernel& k : s.kernels) {
-      os << fmt::format("  {} {} {}{}\n", k.id, k.family, node_text(k.source.node), k.output_copy ? " (output copy)" : "");
+      os << fmt::format("  {} {} {}{}\n", k.id, k.family_name(), node_text(k.source.node), k.output_copy ? " (output copy)" : "");
       os << fmt::format("    in:  {}\n    out: {}\n", views_text(k.inputs), views_text(k.outputs));
       std::vector<std::string> decided;
       if (k.channels_last) decided.push_back("channels-last");

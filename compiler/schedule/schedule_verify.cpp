@@ -79,7 +79,9 @@ void verify_schedule(const Schedule& s) {
     const Kernel& k = s.kernels[i];
     if (k.id != fmt::format("k{}", i)) fail(fmt::format("kernel #{} is named {}", i, k.id));
     if (!k.source.node || !in_graph.count(k.source.node)) fail("kernel " + k.id + " runs a node that is not in the graph");
-    if (!find_family(k.family)) fail(fmt::format("kernel {} ('{}') has no family '{}'", k.id, k.source.node->name(), k.family));
+    if (!k.family || find_family(k.family->name) != k.family) {
+      fail(fmt::format("kernel {} ('{}') has no registered family ('{}')", k.id, k.source.node->name(), k.family_name()));
+    }
     if (folded.count(k.source.node->name()) && k.source.node->op() == "Cast") {
       fail("the folded Cast '" + k.source.node->name() + "' still runs a kernel");
     }
@@ -136,8 +138,8 @@ void verify_schedule(const Schedule& s) {
     for (const TensorView& v : k.inputs) check(v, "input");
     for (const TensorView& v : k.outputs) check(v, "output");
     if (ran("plan_kernels")) {
-      const FamilyFacts* f = find_family(k.family);
-      if (f && f->plan && !k.plan) fail("kernel " + k.id + " (" + k.family + ") has no plan");
+      const FamilyFacts* f = k.family;
+      if (f && f->plan && !k.plan) fail("kernel " + k.id + " (" + k.family_name() + ") has no plan");
     }
     if (ran("tactics")) {
       if (std::holds_alternative<std::monostate>(k.tactic)) fail("kernel " + k.id + " has no tactic");

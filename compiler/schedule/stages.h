@@ -104,7 +104,7 @@ bool place_weights(Schedule& s, const LowerOptions& o);
 std::string family_of(const Node& n, const LowerOptions& o, bool output_copy = false);
 /// \brief A kernel of `family` running n: its source (n, its operands), the ONNX nodes it covers
 /// (report); the views come from resolve (schedule/views.h).
-Kernel kernel_for(const Node& n, const std::string& family);
+Kernel kernel_for(const Node& n, const FamilyFacts& family);
 
 // ---- the IR, printed and checked (schedule_print.cpp, schedule_verify.cpp) -----------------------
 

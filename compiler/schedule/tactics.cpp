@@ -9,7 +9,7 @@
 namespace modelc {
 
 void choose_tactic(Kernel& k, const std::vector<Target>& targets) {
-  const FamilyFacts& f = family_facts(k.family);
+  const FamilyFacts& f = k.facts();
   if (!f.choose_tactic) throw Error("internal: template family '" + f.name + "' has no tactic rule");
   try {
     f.choose_tactic(k, targets);

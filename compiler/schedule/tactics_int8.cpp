@@ -18,7 +18,7 @@ namespace modelc::linear {
 namespace {
 
 [[noreturn]] void internal(const Kernel& k, const std::string& what) {
-  throw Error("internal: INT8 kernel " + k.id + " (" + k.family + (k.source.node ? " '" + k.source.node->name() + "'" : "") + "): " + what);
+  throw Error("internal: INT8 kernel " + k.id + " (" + k.family_name() + (k.source.node ? " '" + k.source.node->name() + "'" : "") + "): " + what);
 }
 
 std::string int8_note(const Kernel& k) {

@@ -66,7 +66,7 @@ void check_grid(const Kernel& k, const TileConfig& t, int64_t M) {
 
 TileConfig tile_of(const Kernel& k) {
   if (const TileConfig* t = std::get_if<TileConfig>(&k.tactic)) return *t;
-  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no SIMT tile");
+  throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no SIMT tile");
 }
 
 // ---- tensor-core tiles ----------------------------------------------------------------------------
@@ -201,8 +201,8 @@ std::vector<TcCandidate> tc_candidates(const TcProblem& p, const Target& target,
 
 std::string tuning_signature(const Kernel& k, const TcProblem& p) {
   const DType storage = k.inputs.empty() ? DType::undefined : k.inputs[0].dtype;
-  const bool conv = k.family.rfind("conv", 0) == 0;
-  return fmt::format("{} {}{} batch {} M {} N {} K {}{}", k.family, dtype_name(storage),
+  const bool conv = k.family_name().rfind("conv", 0) == 0;
+  return fmt::format("{} {}{} batch {} M {} N {} K {}{}", k.family_name(), dtype_name(storage),
                      conv ? (k.channels_last ? " nhwc" : " nchw") : "", p.batch, p.M, p.N, p.K,
                      p.split_k ? "" : " no split-K");
 }
@@ -214,7 +214,7 @@ bool split_leaves_two_slices(int64_t slices, int64_t split) {
 
 TcTile tc_tile_of(const Kernel& k, const Tactic& tactic) {
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) return *t;
-  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no tensor-core tile");
+  throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no tensor-core tile");
 }
 
 bool tensor_cores_on(const Target& t, DType storage) {
@@ -281,7 +281,7 @@ GemvTactic choose_gemv(int64_t batch, int64_t N, int64_t group_columns, const Ta
 
 GemvTactic gemv_of(const Kernel& k) {
   if (const GemvTactic* t = std::get_if<GemvTactic>(&k.tactic)) return *t;
-  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no GEMV tactic");
+  throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no GEMV tactic");
 }
 
 // ---- gemm -----------------------------------------------------------------------------------------

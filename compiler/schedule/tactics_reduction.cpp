@@ -61,7 +61,7 @@ ReductionTile choose_block_per_row(int64_t cols, bool sorts) {
 
 ReductionTile tile_of(const Kernel& k) {
   if (const ReductionTile* t = std::get_if<ReductionTile>(&k.tactic)) return *t;
-  throw Error("internal: kernel " + k.id + " (" + k.family + ") has no reduction tiling");
+  throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has no reduction tiling");
 }
 
 std::string tile_note(const ReductionTile& t, int64_t cols, const char* per, bool kept_in_registers) {

@@ -198,7 +198,7 @@ TEST_CASE("emitter: many kernels are split into parts; the API stays in NAME.cu"
   const std::string& main_cu = files.at("sample_main.cu");
   CHECK(has(main_cu, "const mc_cli::TargetRates kTargets[] = {\n    {75, \"T4\", 320, 65, 130, 8.1},\n};"));
   CHECK(count(main_cu, "// k") >= 11);
-  CHECK(has(main_cu, "{\"k10\", \"" + s.kernels[10].family + "\", "));
+  CHECK(has(main_cu, "{\"k10\", \"" + s.kernels[10].family_name() + "\", "));
   CHECK(has(main_cu, "return mc_cli::main(argc, argv, model, &kEstimates);"));
 }
 
@@ -356,7 +356,7 @@ TEST_CASE("emitter: no partial output on error; replaces only a previous modelc 
       f.emit = [](const Kernel&, const EmitContext&) -> KernelLaunches { throw Error("cannot emit this"); };
       FamilyRegistry::instance().add(f);
     }
-    s.kernels.back().family = "test_failing";
+    s.kernels.back().family = test::bare_family("test_failing");
     try {
       emit_model(s, dir / "out", o);
       FAIL("no error");
@@ -440,7 +440,7 @@ TEST_CASE("emitter: launches in order, arch variants, nothing to run") {
   }
   auto g = test::sample_graph();
   Schedule s = lower(*g, test::sample_options());
-  for (Kernel& k : s.kernels) k.family = "test_launches";
+  for (Kernel& k : s.kernels) k.family = test::bare_family("test_launches");
   EmitOptions o;
   o.format = false;
   const auto files = render_model(s, o);
@@ -474,7 +474,7 @@ TEST_CASE("emitter: launches in order, arch variants, nothing to run") {
       return r;
     };
     if (!FamilyRegistry::instance().find(f.name)) FamilyRegistry::instance().add(f);
-    s.kernels[0].family = f.name;
+    s.kernels[0].family = test::bare_family(f.name);
     CHECK_THROWS_WITH_AS(render_model(s, o), doctest::Contains("mixes arch variants"), Error);
   }
 }

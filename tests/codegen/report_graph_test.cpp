@@ -22,7 +22,7 @@ TEST_CASE("report graph: a box per kernel with its nodes, the data flow, inputs 
   INFO(dot);
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     const Kernel& k = s.kernels[i];
-    CHECK(has(dot, "k_" + std::to_string(i) + " [label=\"" + k.id + " (" + k.family + ")"));
+    CHECK(has(dot, "k_" + std::to_string(i) + " [label=\"" + k.id + " (" + k.family_name() + ")"));
     for (const std::string& n : k.nodes) CHECK(has(dot, n));
   }
   CHECK(has(dot, "in0 [shape=ellipse"));

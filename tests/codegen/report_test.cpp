@@ -6,6 +6,7 @@
 
 #include "codegen/emitter.h"
 #include "codegen/report.h"
+#include "schedule/families.h"
 #include "frontend/onnx_import.h"
 #include "pipeline/pipeline.h"
 #include "support/build_paths.h"
@@ -19,7 +20,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 Kernel conv_kernel(const std::string& id, Engine engine, const std::string& reason) {
   Kernel k;
   k.id = id;
-  k.family = "conv";
+  k.family = &family_facts("conv");
   k.engine = engine;
   k.fallback_reason = reason;
   k.nodes = {"/conv_" + id + "/Conv"};
@@ -58,7 +59,7 @@ TEST_CASE("report: tensor core or SIMT per convolution and matrix product, and w
   s.kernels.push_back(conv_kernel("k3", Engine::simt, "FP32 storage"));
   Kernel other;
   other.id = "k4";
-  other.family = "elementwise";
+  other.family = &family_facts("elementwise");
   other.nodes = {"/relu/Relu"};
   s.kernels.push_back(other);
   Kernel fused = conv_kernel("k5", Engine::tensor_core, "");

@@ -14,6 +14,17 @@
 
 namespace modelc::test {
 
+/// \brief The descriptor of that name, a bare one (no facts, plan or tactic) registered the first
+/// time: for tests that hand a lowered kernel to a printer family of their own.
+inline const FamilyFacts* bare_family(const std::string& name) {
+  if (!find_family(name)) {
+    FamilyFacts f;
+    f.name = name;
+    register_family(std::move(f));
+  }
+  return &family_facts(name);
+}
+
 inline void register_test_families() {
   if (FamilyRegistry::instance().find("test_elementwise")) return;
   FamilyFacts facts;

@@ -511,7 +511,7 @@ TEST_CASE("plugin: the emitted folder copies the headers, launches the kernel an
   const Schedule sch = lower(s.g, o);
   REQUIRE(sch.kernels.size() == 1);
   const Kernel& k = sch.kernels[0];
-  CHECK(k.family == "plugin");
+  CHECK(k.family_name() == "plugin");
   CHECK(k.workspace_bytes == 256);
   CHECK(k.workspace.dtype != DType::undefined);
   CHECK_HAS(k.note, "plugin 'test_ops' (scale.cuh): test::Scale; workspace 256 bytes");

@@ -49,7 +49,7 @@ struct Inception {
 
 int concat_kernels(const Schedule& s) {
   int n = 0;
-  for (const Kernel& k : s.kernels) n += k.family == "concat";
+  for (const Kernel& k : s.kernels) n += k.family_name() == "concat";
   return n;
 }
 

@@ -169,7 +169,7 @@ TEST_CASE("list_kernels stage: the kernels in order with their families, sources
   const Kernel& add = s.kernels[1];
   CHECK(relu.id == "k0");
   CHECK(add.id == "k1");
-  CHECK(relu.family == "test_elementwise");
+  CHECK(relu.family_name() == "test_elementwise");
   CHECK(relu.source.node->name() == "relu");
   CHECK(add.source.inputs.at(0)->name() == "f");
   CHECK(add.nodes == std::vector<std::string>{"add"});

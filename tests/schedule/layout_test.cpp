@@ -87,7 +87,7 @@ TEST_CASE("layout: conv-relu-pool-conv-globalpool-flatten-gemm runs channels-las
   CHECK(conversions(s) == 1);
   REQUIRE(s.kernels.size() == 7);
   const Kernel& to_nhwc = s.kernels[0];
-  CHECK(to_nhwc.family == "elementwise");
+  CHECK(to_nhwc.family_name() == "elementwise");
   CHECK(to_nhwc.note.find("'x' is NCHW (a model input)") != std::string::npos);
   CHECK(to_nhwc.inputs[0].space == Space::input);
   CHECK(to_nhwc.inputs[0].strides == std::vector<int64_t>{192, 64, 8, 1});
@@ -387,7 +387,7 @@ TEST_CASE("layout stage: storage on the buffers, a conversion kernel, OHWI weigh
   // The conversion of the model input is a kernel of its own, saying why, before conv1.
   const Kernel& to_nhwc = s.kernels[0];
   CHECK(to_nhwc.id == "k0");
-  CHECK(to_nhwc.family == "elementwise");
+  CHECK(to_nhwc.family_name() == "elementwise");
   CHECK(to_nhwc.conversion.find("'x' is NCHW (a model input)") != std::string::npos);
   CHECK(to_nhwc.source.node->op() == "Identity");
   const Kernel& conv1 = kernel_of(s, "conv1");

@@ -54,7 +54,7 @@ TEST_CASE("lower: views give no kernel and alias their input's buffer; weights a
   const Kernel& add = s.kernels[1];
   CHECK(relu.id == "k0");
   CHECK(add.id == "k1");
-  CHECK(relu.family == "test_elementwise");
+  CHECK(relu.family_name() == "test_elementwise");
   CHECK(std::get<GridStrideTactic>(relu.tactic).block == 128);
   CHECK(relu.note == "test family (sm_75)");  // planned for the oldest arch
   CHECK(relu.nodes == std::vector<std::string>{"relu"});
@@ -150,7 +150,7 @@ TEST_CASE("lower: outputs that are inputs, constants, or share a buffer get copy
   for (const Kernel& k : s.kernels) {
     if (k.op.type != "Identity") continue;
     ++copies;
-    CHECK(k.family == "test_elementwise");  // "elementwise", substituted in the test
+    CHECK(k.family_name() == "test_elementwise");  // "elementwise", substituted in the test
     CHECK(k.outputs[0].space == Space::output);
   }
   CHECK(copies == 5);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "ops/shape_inference.h"
+#include "schedule/families.h"
 #include "schedule/data_movement.h"
 #include "schedule/elementwise.h"
 #include "schedule/linear_plans.h"
@@ -112,7 +113,7 @@ TEST_CASE("plan_kernels stage: each kernel's plan from its family, the node read
 TEST_CASE("plan_kernels stage: a kernel without a plan is an error where a printer reads one") {
   Kernel k;
   k.id = "k9";
-  k.family = "conv";
+  k.family = &family_facts("conv");
   try {
     (void)plan_of<linear::ConvPlan>(k);
     FAIL("no error");

@@ -172,7 +172,7 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
     using Sh = mc::conv::Shape<2, 6, 6, 6, Dims3<1, 9, 7>, Dims3<1, 3, 3>, Dims3<1, 5, 4>, Dims3<1, 2, 2>,
                                Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
-    CHECK(k.family == "conv_depthwise");
+    CHECK(k.family_name() == "conv_depthwise");
     check_geometry<Sh>(modelc::linear::conv_geometry(k));
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
@@ -198,7 +198,7 @@ TEST_CASE("conv_depthwise template: multiplier 1 and 2, NCHW and NHWC; plan pick
     OneNode t("Conv", 11, {random({1, 4, 5, 5}, 25), random({4, 2, 3, 3}, 26)});
     t.n->set_attr_int("group", 2);
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
-    CHECK(k.family == "conv");
+    CHECK(k.family_name() == "conv");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     CHECK(modelc::linear::tile_of(k).bm == 16);
@@ -312,7 +312,7 @@ TEST_CASE("conv templates: FusedConv epilogues (bias, activation, residual) for 
     fuse(t, activation(Activation::hard_swish, 1.0 / 6, 0.5));
     const Tensor want = t.reference()[0];
     modelc::Kernel k = t.kernel(modelc::family_for(*t.n));
-    CHECK(k.family == "conv_depthwise");
+    CHECK(k.family_name() == "conv_depthwise");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, {modelc::Target{}});
     using Sh = mc::conv::Shape<1, 5, 5, 5, Dims3<1, 6, 6>, Dims3<1, 3, 3>, Dims3<1, 6, 6>, Dims3<1, 1, 1>,

@@ -38,12 +38,12 @@ KernelLaunches emit(OneNode& c, const std::string& family = "") {
   k.id = "k0";
   k.source.node = c.n;
   k.op = {c.n->name(), c.n->op(), c.n->domain(), c.n->opset()};
-  k.family = family.empty() ? ops::OpRegistry::instance().find(c.n->op(), c.n->opset())->kernels.at(0) : family;
+  k.family = &family_facts(family.empty() ? ops::OpRegistry::instance().find(c.n->op(), c.n->opset())->kernels.at(0) : family);
   TensorView absent;
   absent.dtype = DType::undefined;
   for (const Value* v : c.n->inputs()) k.inputs.push_back(v ? dense_view(*v) : absent);
   for (const Value* v : c.n->outputs()) k.outputs.push_back(v ? dense_view(*v) : absent);
-  const KernelFamily* f = FamilyRegistry::instance().find(k.family);
+  const KernelFamily* f = FamilyRegistry::instance().find(k.family_name());
   REQUIRE(f != nullptr);
   plan_kernel(k);
   choose_tactic(k, {Target{}});

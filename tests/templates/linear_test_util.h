@@ -17,6 +17,7 @@
 #include "ops/registry.h"
 #include "ops/shape_inference.h"
 #include "reference/interpreter.h"
+#include "schedule/families.h"
 #include "templates/gemm.cuh"
 
 namespace linear_test {
@@ -36,7 +37,7 @@ struct OneNode : modelc::op_test::OneNode {
     ops::infer_graph(*g);
     Kernel k;
     k.id = "k0";
-    k.family = family;
+    k.family = &family_facts(family);
     k.source.node = n;
     k.op = {n->name(), n->op(), n->domain(), n->opset()};
     k.nodes = {n->name()};

@@ -96,7 +96,7 @@ inline TensorView dense_view(const Value& v) {
 inline Kernel kernel_of(const Node& n, const std::string& family) {
   Kernel k;
   k.id = "k0";
-  k.family = family;
+  k.family = &family_facts(family);
   k.source.node = &n;
   k.op = {n.name(), n.op(), n.domain(), n.opset()};
   k.nodes = {n.name()};
@@ -135,7 +135,7 @@ class FakeContext : public EmitContext {
 
 /// Runs the family's plan and emit on k; returns its launches.
 inline KernelLaunches plan_and_emit(Kernel& k) {
-  const KernelFamily* f = FamilyRegistry::instance().find(k.family);
+  const KernelFamily* f = FamilyRegistry::instance().find(k.family_name());
   REQUIRE(f != nullptr);
   plan_kernel(k);
   choose_tactic(k, {Target{}});

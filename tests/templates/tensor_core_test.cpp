@@ -729,7 +729,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::Kernel k = fp16_kernel(t, "conv", 8, 64);
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_80"}));
-    CHECK(k.family == "conv");
+    CHECK(k.family_name() == "conv");
     CHECK(k.engine == modelc::Engine::tensor_core);
     CHECK(k.fallback_reason.empty());
     CHECK(k.arch_tactic.size() == 2);
@@ -808,7 +808,7 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     OneNode dw("Conv", 13, {random({1, 16, 8, 8}, 10), random({16, 1, 3, 3}, 11)});
     dw.n->set_attr_int("group", 16);
     modelc::Kernel depthwise = fp16_kernel(dw, modelc::family_for(*dw.n));
-    CHECK(depthwise.family == "conv_depthwise");
+    CHECK(depthwise.family_name() == "conv_depthwise");
     modelc::plan_kernel(depthwise);
     modelc::choose_tactic(depthwise, targets({"sm_75"}));
     CHECK(depthwise.engine == modelc::Engine::simt);

@@ -390,7 +390,7 @@ int run_compile(const Compile& c) {
   const Schedule& s = lowered.schedules.back();
   auto kernels_text = [](const Schedule& p) {
     std::map<std::string, int> families;
-    for (const Kernel& k : p.kernels) ++families[k.family];
+    for (const Kernel& k : p.kernels) ++families[k.family_name()];
     std::string fam;
     for (const auto& [f, n] : families) fam += (fam.empty() ? "" : ", ") + f + " " + std::to_string(n);
     return std::to_string(p.kernels.size()) + " kernels" + (fam.empty() ? "" : " (" + fam + ")");
