@@ -527,7 +527,8 @@ std::string figure(double v) {
 // engine (schedule/cost_model.h), a Winograd kernel's GEMMs on tensor cores.
 std::string roofline_engine(const Kernel& k, const Tactic& tactic) {
   if (std::holds_alternative<WinogradTactic>(tactic)) return "tensor_core";
-  return kernel_work(k, tactic).engine;
+  const KernelWork w = kernel_work(k, tactic);
+  return w.engine == Engine::tensor_core && w.int8 ? "tensor_core_int8" : engine_name(w.engine);
 }
 
 // NAME_main.cu's view of the kernels for --profile (runtime/profile.h mc_cli::Estimates): each

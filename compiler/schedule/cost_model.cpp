@@ -84,7 +84,7 @@ int simt_registers(const TileConfig& t) {
 }  // namespace
 
 void simt_gemm_work(KernelWork& w, int64_t groups, int64_t M, int64_t N, int64_t K, const TileConfig& t) {
-  w.engine = "simt";
+  w.engine = Engine::simt;
   w.blocks = groups * ceil_div(M, t.bm) * ceil_div(N, t.bn);
   w.threads = t.threads();
   w.regs_per_thread = simt_registers(t);
@@ -102,7 +102,7 @@ void gemv_work(KernelWork& w, int64_t batch, int64_t M, int64_t N, int64_t K, bo
   const int64_t sums = k_contiguous ? M : M * v;
   const int64_t limit = kGemvChunkBytes / (M * size) / (32 * v) * (32 * v);
   const int64_t chunk = std::min(std::max(ceil_div(K, v), int64_t{1}) * v, limit);
-  w.engine = "gemv";
+  w.engine = Engine::gemv;
   w.flops = 2.0 * static_cast<double>(batch * M * N * K);
   w.blocks = batch * ceil_div(N, t.columns);
   w.threads = t.threads();
@@ -181,8 +181,8 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   e.blocks_per_sm = std::max(blocks_per_sm(w.threads, w.regs_per_thread, w.smem_bytes, t), 1);
   e.waves = static_cast<double>(e.blocks) / static_cast<double>(sms * e.blocks_per_sm);
   const double clock_hz = t.boost_mhz * 1e6;
-  const bool int8 = w.engine == "tensor_core_int8";
-  const bool tc = w.engine == "tensor_core" || int8;
+  const bool tc = w.engine == Engine::tensor_core;
+  const bool int8 = tc && w.int8;
 
   // Compute: the busiest SM runs ceil(blocks / SMs) blocks' FLOPs at its share of the rate, less
   // when its resident warps cannot keep the sub-partitions busy.
@@ -215,7 +215,8 @@ Estimate estimate(const KernelWork& w, const Target& t) {
 
 KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t) {
   KernelWork w;
-  w.engine = t.int8 ? "tensor_core_int8" : "tensor_core";
+  w.engine = Engine::tensor_core;
+  w.int8 = t.int8;
   const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
   const int64_t slices = ceil_div(K, t.bk);
   w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);

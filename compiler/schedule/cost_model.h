@@ -27,7 +27,10 @@ namespace modelc {
 
 /// \brief A kernel's work as the model sees it.
 struct KernelWork {
-  std::string engine = "simt";  ///< "tensor_core" (tensor-core rate), anything else: the SIMT rate
+  /// The rate its FLOPs run at: Engine::tensor_core the target's tensor-core rate (FP16, or INT8
+  /// where `int8`), every other engine (simt, gemv) the SIMT rate.
+  Engine engine = Engine::simt;
+  bool int8 = false;            ///< integer MMAs (tensor_core): the INT8 rate
   double flops = 0;             ///< useful FLOPs (2 per multiply-add)
   double executed_flops = -1;   ///< FLOPs the tiles execute (rounded-up tiles); < 0: flops
   double bytes = 0;             ///< the fewest bytes: each input read once, each output written once
