@@ -27,7 +27,11 @@ namespace modelc {
 
 /// \brief A kernel's work as the model sees it.
 struct KernelWork {
-  std::string engine = "simt";  ///< "tensor_core" (tensor-core rate), anything else: the SIMT rate
+  /// "tensor_core" (tensor-core rate), "tensor_core_int8" (INT8 rate), "hopper" (the Hopper engine's
+  /// rate for its tile: Target::hopper_tflops_*), anything else: the SIMT rate
+  std::string engine = "simt";
+  /// The Hopper engine: its tile's BN and consumer warpgroups (which of the target's rates applies).
+  int hopper_bn = 0, hopper_consumers = 0;
   double flops = 0;             ///< useful FLOPs (2 per multiply-add)
   double executed_flops = -1;   ///< FLOPs the tiles execute (rounded-up tiles); < 0: flops
   double bytes = 0;             ///< the fewest bytes: each input read once, each output written once
@@ -96,6 +100,14 @@ Estimate sum_estimates(const std::vector<Estimate>& parts);
 /// \brief The work of `batch` tensor-core GEMMs of M x N x K with tile `t` (split-K included)
 /// moving at least `bytes`.
 KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t);
+
+/// \brief The work of `batch` GEMMs of M x N x K on the Hopper engine with tile `t` (persistent:
+/// min(SMs, tiles) blocks of one per SM, each walking its tiles' K slices; counted as `tiles`
+/// blocks of one per SM, so the waves are the rounds of the loop) moving at least `bytes`.
+KernelWork hopper_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const HopperTile& t);
+
+/// \brief The Hopper engine's rate (TFLOP/s) for work w's tile on target t (Target::hopper_tflops_*).
+double hopper_tflops(const KernelWork& w, const Target& t);
 
 /// The fewest bytes kernel k moves: distinct_bytes of each input and output.
 double kernel_bytes(const Kernel& k);
