@@ -58,7 +58,7 @@ struct Launch {
   /// ctas = mc::hopper::persistent_ctas (one per SM, at most one per tile: no stream-K workspace),
   /// and the entry point takes p as a `const __grid_constant__` parameter (TMA reads the maps
   /// there).
-  std::string tensor_maps;
+  std::string tensor_maps{};
 };
 
 /// \brief The code of one kernel: its launches, in order (Concat: one per input), or its arch

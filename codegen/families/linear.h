@@ -98,6 +98,17 @@ KernelLaunches hopper_conv_launches(const Kernel& k, const EmitContext& ctx, con
                                     const std::string& epilogue, std::vector<LaunchParam> params,
                                     const std::string& comment);
 
+/// \brief The launches of the INT8 families on the Hopper engine (k.tactic an INT8 HopperTile):
+/// `mc::hopper::Gemm<mc::tc::MmaS8<TA>, TY, Shape<1, 1, 1, M, N, K>, A rows, B [N][K], Y rows, Tile,
+/// tc8::Epilogue>` and `mc::hopper::Conv<mc::tc::MmaS8<TA>, ...>`, as hopper_gemm_launches and
+/// hopper_conv_launches.
+KernelLaunches hopper_int8_gemm_launches(const Kernel& k, const EmitContext& ctx, const Int8Gemm& g,
+                                         const std::string& epilogue, std::vector<LaunchParam> params,
+                                         const std::string& comment);
+KernelLaunches hopper_int8_conv_launches(const Kernel& k, const EmitContext& ctx, const Int8ConvPlan& c,
+                                         const std::string& epilogue, std::vector<LaunchParam> params,
+                                         const std::string& comment);
+
 /// The C++ type of tensor-core operands of `t`: "__half" (float16) or "mc::bf16" (bfloat16).
 std::string tc_operand_type(const Kernel& k, DType t);
 

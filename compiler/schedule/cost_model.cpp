@@ -236,9 +236,9 @@ KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double b
 }
 
 double hopper_tflops(const KernelWork& w, const Target& t) {
-  const double r = w.hopper_consumers == 1 ? t.hopper_tflops_64
-                   : w.hopper_bn >= 256    ? t.hopper_tflops_128x256
-                                           : t.hopper_tflops_128x128;
+  const double r = w.hopper_consumers == 1 ? (w.hopper_int8 ? t.hopper_tops_64 : t.hopper_tflops_64)
+                   : w.hopper_bn >= 256    ? (w.hopper_int8 ? t.hopper_tops_128x256 : t.hopper_tflops_128x256)
+                                           : (w.hopper_int8 ? t.hopper_tops_128x128 : t.hopper_tflops_128x128);
   if (r <= 0) throw Error("internal: a Hopper engine kernel estimated for sm_" + std::to_string(t.sm) + ", which has no Hopper engine");
   return r;
 }
@@ -248,6 +248,7 @@ KernelWork hopper_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, doub
   w.engine = "hopper";
   w.hopper_bn = t.bn;
   w.hopper_consumers = t.consumers;
+  w.hopper_int8 = t.int8;
   const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
   const int64_t slices = ceil_div(K, t.bk);
   w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);

@@ -32,6 +32,7 @@ struct KernelWork {
   std::string engine = "simt";
   /// The Hopper engine: its tile's BN and consumer warpgroups (which of the target's rates applies).
   int hopper_bn = 0, hopper_consumers = 0;
+  bool hopper_int8 = false;  ///< the Hopper engine's INT8 rates (Target::hopper_tops_*)
   double flops = 0;             ///< useful FLOPs (2 per multiply-add)
   double executed_flops = -1;   ///< FLOPs the tiles execute (rounded-up tiles); < 0: flops
   double bytes = 0;             ///< the fewest bytes: each input read once, each output written once

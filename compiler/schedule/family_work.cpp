@@ -72,6 +72,10 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 void conv_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::Int8ConvPlan& c = plan_of<linear::Int8ConvPlan>(k);
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) return tc_conv(w, c.geometry, c.depth.K, *t);
+  if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = linear::hopper_conv_work(c.geometry, c.x_pitch, w.bytes, *t);
+    return;
+  }
   default_work(w, k, tactic);
 }
 
@@ -79,6 +83,10 @@ void gemm_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::Int8Gemm& g = plan_of<linear::Int8GemmPlan>(k).gemm;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     w = tc_gemm_work(1, g.M, g.N, g.K, w.bytes, *t);
+    return;
+  }
+  if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = hopper_gemm_work(1, g.M, g.N, g.K, w.bytes, *t);
     return;
   }
   default_work(w, k, tactic);

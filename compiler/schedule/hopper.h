@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedule/cost_model.h"
+#include "schedule/int8.h"
 #include "schedule/linear.h"
 #include "schedule/linear_plans.h"
 #include "schedule/tactic.h"
@@ -26,10 +27,10 @@ std::string hopper_gemm_fallback(const Kernel& k, const GemmLowering& g, const s
 
 /// \brief The Hopper engine's tile for `batch` products of M x N x K moving `bytes` on target t:
 /// the candidates (128 x 256 x 64 in 3 stages, 128 x 128 x 64 and 128 x 64 x 64 in 4, two consumer
-/// warpgroups; 64 x 128 x 64 and 64 x 64 x 64 in 4, one) by the cost model's estimate, the larger
-/// tile on a tie; the reason in *why.
+/// warpgroups; 64 x 128 x 64 and 64 x 64 x 64 in 4, one; BK 128 for INT8) by the cost model's
+/// estimate, the larger tile on a tie; the reason in *why.
 HopperTile choose_hopper_tile(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const Target& t,
-                              std::string* why);
+                              std::string* why, bool int8 = false);
 
 /// \brief Why convolution k (plan c; FP16 or BF16, NHWC, tensor cores chosen) does not run on the
 /// Hopper engine (hopper::Conv) for `targets`; "" when it does. Beyond the product's rules (sm_90a
@@ -48,7 +49,18 @@ PixelRect hopper_pixel_rect(const ConvGeometry& g, int bm);
 
 /// \brief The Hopper engine's tile for convolution g of channel pitch `pitch` moving `bytes` on
 /// target t: choose_hopper_tile's candidates by the estimate of hopper_conv_work.
-HopperTile choose_hopper_conv_tile(const ConvGeometry& g, int64_t pitch, double bytes, const Target& t, std::string* why);
+HopperTile choose_hopper_conv_tile(const ConvGeometry& g, int64_t pitch, double bytes, const Target& t, std::string* why,
+                                   bool int8 = false);
+
+/// \brief Why INT8 product g of gemm_int8 kernel k does not run on the Hopper engine (hopper::Gemm
+/// with tc::MmaS8 and the family's tc8::Epilogue); "" when it does: sm_90a alone, K and A's rows
+/// whole 16 bytes (TMA).
+std::string hopper_int8_gemm_fallback(const Kernel& k, const Int8Gemm& g, const std::vector<Target>& targets);
+
+/// \brief Why conv_int8 kernel k (plan c) does not run on the Hopper engine (hopper::Conv with
+/// tc::MmaS8); "" when it does: hopper_conv_fallback's rules (less FP32 accumulation and ranges,
+/// which INT8 kernels do not have) and no zero point of X (TMA pads with 0: tc8::Conv keeps those).
+std::string hopper_int8_conv_fallback(const Kernel& k, const Int8ConvPlan& c, const std::vector<Target>& targets);
 
 /// \brief The work of convolution g (channel pitch `pitch`) on the Hopper engine with tile t: the
 /// product of the pixel rectangles' rows (rounded up per image) by M by taps x ceil(pitch / BK) x BK,

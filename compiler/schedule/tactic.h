@@ -62,12 +62,14 @@ struct TcTile {
 /// emitted code launches no more blocks than tiles, so it needs no workspace).
 struct HopperTile {
   int bm = 128, bn = 128, bk = 64, stages = 4, consumers = 2;
+  /// 8-bit operands (tc::MmaS8, INT32 accumulators, wgmma k32): BK counts bytes (128 a stage row).
+  bool int8 = false;
   int threads() const { return 128 * (1 + consumers); }
   /// hopper::Kernel::kSmemBytes: 1 KB alignment slack, the stages (A and B slices of 2-byte
-  /// elements, each rounded up to 1 KB), 16 bytes of mbarriers a stage, 17 KB of epilogue
-  /// scratch per consumer warpgroup.
+  /// elements, 1-byte for INT8, each rounded up to 1 KB), 16 bytes of mbarriers a stage, 17 KB of
+  /// epilogue scratch per consumer warpgroup.
   int smem_bytes() const;
-  std::string name() const;  ///< "wgmma 128x128x64 4 stages 2 consumers"
+  std::string name() const;  ///< "wgmma 128x128x64 4 stages 2 consumers" ("wgmma INT8 128x128x128 ...")
   bool operator==(const HopperTile& o) const;
   bool operator!=(const HopperTile& o) const { return !(*this == o); }
 };
@@ -151,7 +153,7 @@ struct TcCandidate {
 
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
-/// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
+/// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 [int8 1] (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
 /// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
 /// [grid] (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);

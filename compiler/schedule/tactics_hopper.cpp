@@ -15,11 +15,12 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The tiles choose_hopper_tile weighs, largest first (the tie order): {BM, BN, stages, consumers},
-// BK 64 (one 128-byte swizzled row of FP16 / BF16 a stage). BN is one wgmma's N: 64, 128 and 256
-// are among the shapes the nvcc build has the asm for (scripts/gen_wgmma_ptx.py SHAPES). Shared
-// memory (HopperTile::smem_bytes): 179 KB, 163 KB, 131 KB, 114 KB, 82 KB.
+// BK one 128-byte swizzled row a stage (64 FP16 / BF16 elements, 128 INT8). BN is one wgmma's N:
+// 64, 128 and 256 are among the shapes the nvcc build has the asm for (scripts/gen_wgmma_ptx.py
+// SHAPES). Shared memory (HopperTile::smem_bytes, FP16 and INT8 alike): 179 KB, 163 KB, 131 KB,
+// 114 KB, 82 KB.
 constexpr int kHopperTiles[][4] = {{128, 256, 3, 2}, {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 128, 4, 1}, {64, 64, 4, 1}};
-constexpr int kHopperBk = 64;
+constexpr int kHopperBk = 64, kHopperBkInt8 = 128;
 
 /// Estimates within 2% of each other are ties (tactics_linear.cpp kEstimateTie: the model does not
 /// resolve finer): the larger tile keeps them.
@@ -39,12 +40,36 @@ std::optional<int64_t> flat_batch_stride(const GemmLowering& g, const MatrixStri
 /// 16 bytes below 2^40.
 bool tma_stride(int64_t elements) { return elements >= 0 && (elements * 2) % 16 == 0 && elements * 2 < (int64_t{1} << 40); }
 
-}  // namespace
-
-std::string hopper_gemm_fallback(const Kernel& k, const GemmLowering& g, const std::vector<Target>& targets) {
+/// The targets' rule of every Hopper kernel: sm_90a alone ("" when it holds).
+std::string targets_rule(const std::vector<Target>& targets) {
   if (targets.size() != 1 || !targets.front().hopper) {
     return "the Hopper engine only for --arch sm_90a alone (one plan serves every image of a fat binary)";
   }
+  return "";
+}
+
+/// The rules hopper::Conv adds for a convolution of geometry g: 2-D, W stored in taps of X's pitch
+/// cp (rows of taps x cp), X a whole NHWC tensor at cp, strides up to 8, Y's pitch yp >= M.
+std::string conv_rules(const Kernel& k, const ConvGeometry& g, int64_t cp, int64_t w_pitch, int64_t w_row, int64_t yp,
+                       int64_t elements16) {
+  if (g.kernel[0] != 1 || g.in[0] != 1 || g.out[0] != 1) return "a 3-D convolution";
+  const int64_t taps = g.k_size();
+  if (cp <= 0 || cp % elements16 != 0) return fmt::format("X's channel pitch {} is not whole 16 bytes (TMA)", cp);
+  if (w_pitch != cp || w_row != taps * cp) {
+    return fmt::format("W stored in taps of {} (rows of {}), not of X's pitch {}", w_pitch, w_row, cp);
+  }
+  const TensorView &x = k.inputs[0], &w = k.inputs[1];
+  if (x.strides.empty() || x.strides[0] != g.in[1] * g.in[2] * cp) return "X is a part of a wider NHWC buffer (TMA maps it whole)";
+  if (w.strides.empty() || w.strides[0] != taps * cp) return "W's rows are not its taps x pitch";
+  if (g.stride[1] > 8 || g.stride[2] > 8) return "a stride above 8 (TMA's traversal steps)";
+  if (yp < g.M) return fmt::format("Y's channel pitch {} below its {} channels", yp, g.M);
+  return "";
+}
+
+}  // namespace
+
+std::string hopper_gemm_fallback(const Kernel& k, const GemmLowering& g, const std::vector<Target>& targets) {
+  if (std::string r = targets_rule(targets); !r.empty()) return r;
   if (targets.front().fp16_accumulate) return "--fp16-accumulate (the Hopper engine accumulates in FP32)";
   if (g.a.col != 1) return fmt::format("A not K-major (column stride {}): TMA loads A's k contiguous", g.a.col);
   const bool k_major_b = g.b.row == 1, n_major_b = !k_major_b && g.b.col == 1;
@@ -69,11 +94,11 @@ std::string hopper_gemm_fallback(const Kernel& k, const GemmLowering& g, const s
 }
 
 HopperTile choose_hopper_tile(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const Target& t,
-                              std::string* why) {
+                              std::string* why, bool int8) {
   std::optional<HopperTile> best;
   Estimate best_e;
   for (const auto& c : kHopperTiles) {
-    const HopperTile tile{c[0], c[1], kHopperBk, c[2], c[3]};
+    const HopperTile tile{c[0], c[1], int8 ? kHopperBkInt8 : kHopperBk, c[2], c[3], int8};
     if (tile.smem_bytes() > t.smem_per_block) continue;
     const Estimate e = estimate(hopper_gemm_work(batch, M, N, K, bytes, tile), t);
     if (!best || e.us < best_e.us * (1 - kEstimateTie)) {
@@ -96,25 +121,29 @@ HopperTile choose_hopper_tile(int64_t batch, int64_t M, int64_t N, int64_t K, do
 // ---- convolution ------------------------------------------------------------------------------
 
 std::string hopper_conv_fallback(const Kernel& k, const ConvPlan& c, const std::vector<Target>& targets) {
-  if (targets.size() != 1 || !targets.front().hopper) {
-    return "the Hopper engine only for --arch sm_90a alone (one plan serves every image of a fat binary)";
-  }
+  if (std::string r = targets_rule(targets); !r.empty()) return r;
   if (targets.front().fp16_accumulate) return "--fp16-accumulate (the Hopper engine accumulates in FP32)";
   if (!k.ranges.empty()) return "a horizontally fused convolution (several outputs)";
-  const ConvGeometry& g = c.geometry;
-  if (g.kernel[0] != 1 || g.in[0] != 1 || g.out[0] != 1) return "a 3-D convolution";
-  if (c.depth.compact) return fmt::format("compact K ({} channels: taps x channels, not taps of the pitch)", g.C);
-  const int64_t cp = c.x_pitch, taps = g.k_size();
-  if (cp <= 0 || cp % 8 != 0) return fmt::format("X's channel pitch {} is not whole 16 bytes (TMA)", cp);
-  if (c.w.pitch != cp || c.w.row != taps * cp) {
-    return fmt::format("W stored in taps of {} (rows of {}), not of X's pitch {}", c.w.pitch, c.w.row, cp);
+  if (c.depth.compact) return fmt::format("compact K ({} channels: taps x channels, not taps of the pitch)", c.geometry.C);
+  return conv_rules(k, c.geometry, c.x_pitch, c.w.pitch, c.w.row, c.y_pitch, 8);
+}
+
+std::string hopper_int8_gemm_fallback(const Kernel& k, const Int8Gemm& g, const std::vector<Target>& targets) {
+  (void)k;
+  if (std::string r = targets_rule(targets); !r.empty()) return r;
+  if (g.K % 16 != 0 || g.a_row % 16 != 0) {
+    return fmt::format("K {} (A's rows {} bytes apart, B's {}): TMA's rows are whole 16 bytes", g.K, g.a_row, g.K);
   }
-  const TensorView &x = k.inputs[0], &w = k.inputs[1];
-  if (x.strides.empty() || x.strides[0] != g.in[1] * g.in[2] * cp) return "X is a part of a wider NHWC buffer (TMA maps it whole)";
-  if (w.strides.empty() || w.strides[0] != taps * cp) return "W's rows are not its taps x pitch";
-  if (g.stride[1] > 8 || g.stride[2] > 8) return "a stride above 8 (TMA's traversal steps)";
-  if (c.y_pitch < g.M) return fmt::format("Y's channel pitch {} below its {} channels", c.y_pitch, g.M);
   return "";
+}
+
+std::string hopper_int8_conv_fallback(const Kernel& k, const Int8ConvPlan& c, const std::vector<Target>& targets) {
+  if (std::string r = targets_rule(targets); !r.empty()) return r;
+  if (c.depth.compact) return fmt::format("compact K ({} channels: taps x channels, not taps of the pitch)", c.geometry.C);
+  if (c.epilogue.x_zero_point != 0 || c.epilogue.runtime_zero_point) {
+    return "X's zero point (TMA pads with 0, not the zero point)";
+  }
+  return conv_rules(k, c.geometry, c.x_pitch, c.depth.pitch, c.depth.row, c.y_pitch, 16);
 }
 
 PixelRect hopper_pixel_rect(const ConvGeometry& g, int bm) {
@@ -141,11 +170,12 @@ KernelWork hopper_conv_work(const ConvGeometry& g, int64_t pitch, double bytes, 
   return w;
 }
 
-HopperTile choose_hopper_conv_tile(const ConvGeometry& g, int64_t pitch, double bytes, const Target& t, std::string* why) {
+HopperTile choose_hopper_conv_tile(const ConvGeometry& g, int64_t pitch, double bytes, const Target& t, std::string* why,
+                                   bool int8) {
   std::optional<HopperTile> best;
   Estimate best_e;
   for (const auto& c : kHopperTiles) {
-    const HopperTile tile{c[0], c[1], kHopperBk, c[2], c[3]};
+    const HopperTile tile{c[0], c[1], int8 ? kHopperBkInt8 : kHopperBk, c[2], c[3], int8};
     if (tile.smem_bytes() > t.smem_per_block) continue;
     const Estimate e = estimate(hopper_conv_work(g, pitch, bytes, tile), t);
     if (!best || e.us < best_e.us * (1 - kEstimateTie)) {

@@ -45,6 +45,8 @@ struct Target {
   /// Fractions of the wgmma peak (tc_fp16_tflops) from published Hopper GEMMs of this form
   /// (docs/hopper.md, "Expected rates"): leads, not measurements; 0 without the engine.
   double hopper_tflops_128x256 = 0, hopper_tflops_128x128 = 0, hopper_tflops_64 = 0;
+  /// The same for INT8 (TOPS, INT32 accumulation), fractions of tc_int8_tops.
+  double hopper_tops_128x256 = 0, hopper_tops_128x128 = 0, hopper_tops_64 = 0;
   /// --tuning-cache: measured tactic choices (schedule/tuning_cache.h); they apply where the
   /// cache's device is this target's SM (TuningCache::device.sm == sm). Null: the cost model alone.
   const TuningCache* tuning = nullptr;

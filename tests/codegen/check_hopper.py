@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""tests/codegen/check_hopper.py — a model compiled --fp16 --arch sm_90a runs its matrix products on
-the Hopper engine (issue 32; schedule/hopper.h, codegen/families/hopper.cpp, docs/hopper.md).
+"""tests/codegen/check_hopper.py — a model compiled for --arch sm_90a runs its matrix products and
+convolutions on the Hopper engine (issue 32; schedule/hopper.h, codegen/families/hopper.cpp, docs/hopper.md).
 
   check_hopper.py ptx --modelc build/modelc --model M.onnx [--model M2.onnx] --work DIR --nvcc NVCC --ptxas PTXAS
   check_hopper.py verify --modelc build/modelc --model M.onnx [--model M2.onnx] --work DIR
 
-Each model in turn:
-ptx: compiles the model (--fp16 --arch sm_90a) into DIR/NAME; report.json names at least one
+Each model in turn, compiled with --flags (default --fp16; e.g. "--int8 --calibrate random:4"):
+ptx: compiles the model (FLAGS --arch sm_90a) into DIR/NAME; report.json names at least one
 kernel with engine "hopper", each with a Hopper tactic ("hopper": 1); nvcc compiles NAME.cu to PTX for
 sm_90a (as the folder's Makefile includes it); every Hopper kernel's entry issues wgmma.mma_async and
 loads with cp.async.bulk.tensor, no other entry issues wgmma; ptxas -v for sm_90a reports no stack
 frame and no spills in any function.
-verify: `modelc verify --emulate --fp16 --arch sm_90a --keep DIR/NAME` passes on the host
+verify: `modelc verify --emulate FLAGS --arch sm_90a --keep DIR/NAME` passes on the host
 emulation (outputs against the reference), and the folder it ran holds Hopper kernels (so the
 engine is what ran).
 Exit 0 when all hold; 1 with the first failure.
@@ -61,7 +61,7 @@ def model_name(model):
 def check_ptx(a, model):
     folder = os.path.join(a.work, model_name(model))
     shutil.rmtree(folder, ignore_errors=True)
-    run([a.modelc, model, "--fp16", "--arch", "sm_90a", "-o", folder])
+    run([a.modelc, model] + a.flags.split() + ["--arch", "sm_90a", "-o", folder])
     _, ids = hopper_kernels(folder)
     sources = [f for f in os.listdir(folder) if f.endswith(".cu") and not f.endswith("_main.cu")]
     if len(sources) != 1:
@@ -108,7 +108,7 @@ def check_ptx(a, model):
 def check_verify(a, model):
     keep = os.path.join(a.work, model_name(model))
     shutil.rmtree(keep, ignore_errors=True)
-    out = run([a.modelc, "verify", model, "--emulate", "--fp16", "--arch", "sm_90a", "--keep", keep])
+    out = run([a.modelc, "verify", model, "--emulate"] + a.flags.split() + ["--arch", "sm_90a", "--keep", keep])
     if "PASS" not in out:
         print(out[-4000:])
         fail("verify printed no PASS")
@@ -125,6 +125,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--nvcc")
     p.add_argument("--ptxas")
+    p.add_argument("--flags", default="--fp16", help="modelc's precision flags (default --fp16)")
     a = p.parse_args()
     for m in a.model:
         if not os.path.isfile(m):

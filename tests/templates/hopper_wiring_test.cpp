@@ -41,21 +41,10 @@ modelc::Kernel fp16_matmul(OneNode& t, const std::string& family = "gemm") {
 /// stage stores it (taps of cp; compact for few channels).
 modelc::Kernel fp16_nhwc_conv(OneNode& t, int64_t cp, int64_t yp) {
   modelc::Kernel k = fp16_matmul(t, "conv");
-  auto channels_last = [](modelc::TensorView& v, int64_t pitch) {
-    const std::size_t r = v.shape.size();
-    int64_t s = pitch;
-    v.strides.assign(r, 0);
-    v.strides[1] = 1;
-    for (std::size_t i = r; i-- > 2;) {
-      v.strides[i] = s;
-      s *= v.shape[i];
-    }
-    v.strides[0] = s;
-  };
-  channels_last(k.inputs[0], cp);
+  make_channels_last(k.inputs[0], cp);
   modelc::TensorView& w = k.inputs[1];
   w.strides = modelc::weight_strides(w.shape, modelc::conv_weight_storage(w.shape, k.inputs[0].shape[1], cp, true));
-  channels_last(k.outputs[0], yp);
+  make_channels_last(k.outputs[0], yp);
   return k;
 }
 
@@ -243,4 +232,41 @@ TEST_CASE("hopper wiring: NHWC convolutions on hopper::Conv with a pixel rectang
     CHECK(r.pw * 4 <= 256);
     CHECK(r.pw == 64);
   }
+}
+
+TEST_CASE("hopper wiring: INT8 tiles (BK 128 bytes) and the INT8 rules") {
+  using Quant = mc::tc8::Epilogue<int8_t, int8_t, mc::Act::none, 0, true, true, false>;
+  using S8 = mc::hopper::Gemm<mc::tc::MmaS8<int8_t>, int8_t, mc::gemm::Shape<1, 1, 1, 256, 256, 256>,
+                              mc::gemm::Strides<0, 0, 0, 256, 1>, mc::gemm::Strides<0, 0, 0, 1, 256>,
+                              mc::gemm::Strides<0, 0, 0, 256, 1>, mc::hopper::Tile<128, 256, 128, 3>, Quant>;
+  CHECK(modelc::HopperTile{128, 256, 128, 3, 2, true}.smem_bytes() == S8::kSmemBytes);
+  CHECK(modelc::HopperTile{128, 256, 128, 3, 2, true}.name() == "wgmma INT8 128x256x128 3 stages 2 consumers");
+  CHECK(modelc::tactic_fields(modelc::Tactic{modelc::HopperTile{128, 256, 128, 3, 2, true}}).at("int8") == 1);
+
+  const modelc::Target h = modelc::target_for("sm_90a");
+  std::string why;
+  const modelc::HopperTile t8 = modelc::linear::choose_hopper_tile(1, 4096, 4096, 4096, 3.0 * 4096 * 4096, h, &why, true);
+  INFO(why);
+  CHECK(t8.int8);
+  CHECK(t8.bk == 128);
+  // The INT8 rate: twice the operations a second of FP16's at each tile (0.65 x 2 against 0.75).
+  const modelc::Estimate e8 = modelc::estimate(modelc::hopper_gemm_work(1, 4096, 4096, 4096, 3.0 * 4096 * 4096, t8), h);
+  const modelc::HopperTile t16 = modelc::linear::choose_hopper_tile(1, 4096, 4096, 4096, 6.0 * 4096 * 4096, h, nullptr);
+  const modelc::Estimate e16 = modelc::estimate(modelc::hopper_gemm_work(1, 4096, 4096, 4096, 6.0 * 4096 * 4096, t16), h);
+  CHECK(e8.us < e16.us * 0.9);
+  CHECK(e8.us > e16.us * 0.5);
+
+  modelc::Kernel k;
+  k.id = "k0";
+  modelc::linear::Int8Gemm g;
+  g.M = 64;
+  g.N = 64;
+  g.K = 64;
+  g.a_row = 64;
+  g.y_row = 64;
+  CHECK(modelc::linear::hopper_int8_gemm_fallback(k, g, hopper_targets({"sm_90a"})).empty());
+  CHECK(modelc::linear::hopper_int8_gemm_fallback(k, g, hopper_targets({"sm_86", "sm_90a"})).find("sm_90a alone") !=
+        std::string::npos);
+  g.K = g.a_row = 72;  // 72-byte rows: not whole 16 bytes
+  CHECK(modelc::linear::hopper_int8_gemm_fallback(k, g, hopper_targets({"sm_90a"})).find("K 72") != std::string::npos);
 }
