@@ -526,8 +526,10 @@ std::string figure(double v) {
 // The rate a kernel's FLOPs run at with `tactic` for the roofline (runtime/profile.h): its work's
 // engine (schedule/cost_model.h), a Winograd kernel's GEMMs on tensor cores.
 std::string roofline_engine(const Kernel& k, const Tactic& tactic) {
-  // The Hopper engine's FLOPs against the wgmma peak (the tensor-core rate): a roofline's ceiling.
-  if (std::holds_alternative<WinogradTactic>(tactic) || std::holds_alternative<HopperTile>(tactic)) return "tensor_core";
+  if (std::holds_alternative<WinogradTactic>(tactic)) return "tensor_core";
+  // The Hopper engine's FLOPs against the wgmma peak (the tensor-core rate, INT8's for s8): a
+  // roofline's ceiling.
+  if (const HopperTile* h = std::get_if<HopperTile>(&tactic)) return h->int8 ? "tensor_core_int8" : "tensor_core";
   return kernel_work(k, tactic).engine;
 }
 
