@@ -186,8 +186,9 @@ std::string kernel_comment(const Kernel& k) {
 std::string entry_point(const std::string& symbol, const Launch& l) {
   const std::string t = symbol + "_t";
   const std::string bounds = t + "::kThreads" + (l.min_blocks > 0 ? ", " + std::to_string(l.min_blocks) : "");
+  const std::string constant = l.tensor_maps.empty() ? "" : "__grid_constant__ ";  // TMA reads the maps from p
   return "// " + comment(l.comment) + "\nusing " + t + " = " + l.type + ";\nextern \"C\" __global__ void __launch_bounds__(" +
-         bounds + ") " + symbol + "(const " + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
+         bounds + ") " + symbol + "(const " + constant + t + "::Params p) {\n  " + t + "::run(p);\n}\n\n";
 }
 
 // The stream a kernel of stream `s` runs on in the enqueue function: `stream` (the caller's) for
@@ -200,8 +201,14 @@ std::string launch_statements(const std::string& symbol, const Launch& l, int s)
   const std::string t = symbol + "_t";
   std::string r = t + "::Params p{};\n";
   for (const LaunchParam& p : l.params) r += "p." + p.field + " = " + p.value + ";\n";
+  std::string grid = t + "::grid()";
+  if (!l.tensor_maps.empty()) {  // the Hopper engine: its tensor maps, a persistent grid
+    r += "MC_CHECK(" + t + "::make_maps(p, " + l.tensor_maps + "));\n";
+    r += "int ctas = 0;\nMC_CHECK(mc::hopper::persistent_ctas(" + t + "::kTiles, &ctas));\n";
+    grid = t + "::grid(ctas)";
+  }
   const std::string smem = l.dynamic_smem > 0 ? t + "::kSmemBytes" : "0";
-  const std::string args = symbol + ", " + t + "::grid(), " + t + "::block(), " + smem + ", p);\n";
+  const std::string args = symbol + ", " + grid + ", " + t + "::block(), " + smem + ", p);\n";
   return r + (s == 0 ? "MC_LAUNCH(" + args : "MC_LAUNCH_ON(" + stream_of(s) + ", " + args);
 }
 

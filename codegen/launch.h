@@ -12,7 +12,8 @@
 // The emitter writes, per distinct instantiation in a file, `using NAME_k12_t = TYPE;` and an
 // entry point with a stable, unmangled symbol (what ptxas and the report name):
 //   extern "C" __global__ void __launch_bounds__(NAME_k12_t::kThreads) NAME_k12(const NAME_k12_t::Params p)
-// (`__launch_bounds__(NAME_k12_t::kThreads, 1)` for a launch with Launch::min_blocks 1)
+// (`__launch_bounds__(NAME_k12_t::kThreads, 1)` for a launch with Launch::min_blocks 1; a
+// `const __grid_constant__` Params for one with Launch::tensor_maps)
 // and, in the enqueue function, `NAME_k12_t::Params p{};`, one `p.FIELD = VALUE;` per param and
 // `MC_LAUNCH(NAME_k12, NAME_k12_t::grid(), NAME_k12_t::block(), 0, p);` (NAME_k12_t::kSmemBytes for
 // a launch with dynamic shared memory, Launch::dynamic_smem).
@@ -50,6 +51,14 @@ struct Launch {
   /// thread may have (the tensor-core kernels: ptxas otherwise caps a small block at 128 registers
   /// and spills).
   int min_blocks = 0;
+  /// The Hopper engine (templates/hopper_gemm.cuh; empty for every other launch): the arguments of
+  /// K::make_maps after p, e.g. "A pointer, B pointer". The launch builds K's TMA tensor maps into
+  /// p from them (host side, where the enqueue runs: at create, when the CUDA graph is captured,
+  /// and again for a capture on new pointers), launches K::grid(ctas) blocks for
+  /// ctas = mc::hopper::persistent_ctas (one per SM, at most one per tile: no stream-K workspace),
+  /// and the entry point takes p as a `const __grid_constant__` parameter (TMA reads the maps
+  /// there).
+  std::string tensor_maps{};
 };
 
 /// \brief The code of one kernel: its launches, in order (Concat: one per input), or its arch

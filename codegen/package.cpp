@@ -527,6 +527,9 @@ std::string figure(double v) {
 // engine (schedule/cost_model.h), a Winograd kernel's GEMMs on tensor cores.
 std::string roofline_engine(const Kernel& k, const Tactic& tactic) {
   if (std::holds_alternative<WinogradTactic>(tactic)) return "tensor_core";
+  // The Hopper engine's FLOPs against the wgmma peak (the tensor-core rate, INT8's for s8): a
+  // roofline's ceiling.
+  if (const HopperTile* h = std::get_if<HopperTile>(&tactic)) return h->int8 ? "tensor_core_int8" : "tensor_core";
   const KernelWork w = kernel_work(k, tactic);
   return w.engine == Engine::tensor_core && w.int8 ? "tensor_core_int8" : engine_name(w.engine);
 }

@@ -176,7 +176,9 @@ bool is_conv_or_matmul(const Kernel& k) {
   return kOps.count(op) > 0;
 }
 
-bool on_tensor_cores(const std::string& engine) { return engine == "tensor_core" || engine == "winograd"; }
+bool on_tensor_cores(const std::string& engine) {
+  return engine == "tensor_core" || engine == "winograd" || engine == "hopper";
+}
 
 std::string engine_of(const Kernel& k) {
   if (!is_conv_or_matmul(k)) return "";

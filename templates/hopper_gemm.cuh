@@ -565,6 +565,18 @@ struct ConvProblem {
 template <class Mma, class TY, class Sh, int Cp, int Yp, class Tl, class Epi, int PH, int PW>
 using Conv = Kernel<ConvProblem<Mma, TY, Sh, Cp, Yp, Tl, Epi, PH, PW>>;
 
+/// \brief The blocks a Hopper kernel of `tiles` tiles runs on the current device when it has no
+/// stream-K workspace (what modelc's emitted launches do): one per SM (the grid must be resident:
+/// one block per SM), at most one per tile, so grid() never splits a tile's K; at least 1.
+inline cudaError_t persistent_ctas(int tiles, int* ctas) {
+  int device = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  *ctas = sms < tiles ? sms : tiles;
+  if (*ctas < 1) *ctas = 1;
+  return e;
+}
+
 /// \brief The entry point of a Hopper kernel K (the emitted code's is the same: a register cap at
 /// entry, one block per SM, Params as a __grid_constant__ parameter the TMA reads the maps from).
 template <class K>

@@ -152,6 +152,12 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                        ctx.ctype(vy.dtype), acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn,
                        tile.bk, tile.tm, tile.tn, epilogue, pitches);
   };
+  if (k.engine == Engine::hopper) {
+    const std::string comment =
+        fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM", k.op.type, k.op.name,
+                    shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, c.x_pitch, c.y_pitch);
+    return hopper_conv_launches(k, ctx, c, epilogue, params, comment);
+  }
   if (k.engine == Engine::tensor_core || k.engine == Engine::winograd) {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = c.x_pitch, yp = ranged ? g.M : c.y_pitch;

@@ -17,8 +17,12 @@ namespace modelc::linear {
 
 // ---- shared helpers ----------------------------------------------------------------------------
 
-static std::string strides_text(const MatrixStrides& s) {
+std::string strides_text(const MatrixStrides& s) {
   return fmt::format("mc::gemm::Strides<{}, {}, {}, {}, {}>", s.batch[0], s.batch[1], s.batch[2], s.row, s.col);
+}
+
+std::string y_text(const GemmLowering& g) {
+  return g.range_y.empty() ? strides_text(g.y) : "/*none: the ranges'*/ " + strides_text(g.y);
 }
 
 std::string acc_type(DType t) {
@@ -158,10 +162,6 @@ namespace {
 
 std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::gemm::Ints<{}>", fmt::join(v, ", ")); }
 
-/// Y's strides; "none, the ranges'" for a horizontally fused product (it has no Y of its own).
-std::string y_text(const GemmLowering& g) {
-  return g.range_y.empty() ? strides_text(g.y) : "/*none: the ranges'*/ " + strides_text(g.y);
-}
 
 /// The element type the epilogue's operands (C / bias, residual) are read as: theirs, else Y's.
 std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
@@ -176,7 +176,8 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmLowering& g = plan.gemm;
   const TensorView& vy = k.outputs[0];
   const bool tc = k.engine == Engine::tensor_core;
-  const std::string T = tc ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
+  // The tensor-core epilogues (mma.sync's and the Hopper engine's) read C / bias and residual as theirs.
+  const std::string T = tc || k.engine == Engine::hopper ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
   if (g.kind == GemmLowering::Kind::strided_sum) {
     const std::string type = fmt::format(
         "mc::gemm::StridedSum<{}, {}, mc::gemm::StridedIndex<{}, {}>,\n    mc::gemm::StridedIndex<{}, {}>>", T, Acc,
@@ -214,6 +215,10 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
         ctx.ctype(vy.dtype), Acc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a),
         strides_text(g.b), y_text(g), tile.bm, tile.bn, tile.bk, tile.tm, tile.tn, epilogue);
   };
+  if (k.engine == Engine::hopper) {
+    const std::string what = fmt::format("{} '{}' {}{}", k.op.type, k.op.name, g.what, fused);
+    return hopper_gemm_launches(k, ctx, g, epilogue, params, what);
+  }
   if (tc) {
     const std::string TY = ctx.ctype(vy.dtype), TAB = tc_operand_type(k, k.inputs[g.a_input].dtype);
     auto decl = [&](const TcTile& t) {

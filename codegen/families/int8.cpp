@@ -105,6 +105,12 @@ KernelLaunches emit_conv_int8(const Kernel& k, const EmitContext& ctx) {
   const int64_t cp = plan.x_pitch, yp = plan.y_pitch;
   const TcConvDepth& d = plan.depth;
   const std::string ta = ctx.ctype(x.dtype), ty = ctx.ctype(y.dtype);
+  if (k.engine == Engine::hopper) {
+    const std::string comment = fmt::format("QConv '{}' {} {} * W{} int8 -> {} {}{}, NHWC (pitch {} -> {}), INT8 implicit GEMM",
+                                            k.op.name, shape_text(x.shape), dtype_name(x.dtype), shape_text(k.inputs[1].shape),
+                                            shape_text(y.shape), g.str(), what, cp, yp);
+    return hopper_int8_conv_launches(k, ctx, plan, epilogue, params, comment);
+  }
   auto decl = [&](const TcTile& t) {
     return fmt::format("mc::tc8::Conv<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", ta, ty, conv_shape(g), cp, yp,
                        tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
@@ -124,6 +130,11 @@ KernelLaunches emit_gemm_int8(const Kernel& k, const EmitContext& ctx) {
   std::string what;
   const std::string epilogue = int8_epilogue(k, ctx, plan.epilogue, &params, &what);
   const std::string ta = ctx.ctype(a.dtype), ty = ctx.ctype(y.dtype);
+  if (k.engine == Engine::hopper) {
+    const std::string comment = fmt::format("QMatMul '{}' {} {} x B[{}x{}] int8 -> {}{}, INT8 GEMM", k.op.name, shape_text(a.shape),
+                                            dtype_name(a.dtype), g.N, g.K, shape_text(y.shape), what);
+    return hopper_int8_gemm_launches(k, ctx, g, epilogue, params, comment);
+  }
   auto decl = [&](const TcTile& t) {
     return fmt::format("mc::tc8::Gemm<{}, {}, /*M N K*/ {}, {}, {},\n    /*A strides*/ {}, 1, /*B row*/ {}, /*Y row*/ {}, {}, {}>",
                        ta, ty, g.M, g.N, g.K, g.a_row, g.K, g.y_row, tc_tile_text(t), epilogue);

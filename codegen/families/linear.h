@@ -77,6 +77,38 @@ KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::s
                            const std::string& simt_comment = {},
                            const std::function<std::string(const TileConfig&)>& simt_decl = nullptr);
 
+/// "mc::gemm::Strides<batch0, batch1, batch2, row, col>".
+std::string strides_text(const MatrixStrides& s);
+/// Y's strides; "none, the ranges'" for a horizontally fused product (it has no Y of its own).
+std::string y_text(const GemmLowering& g);
+
+/// \brief The launch of a matrix product on the Hopper engine (k.tactic a HopperTile;
+/// codegen/families/hopper.cpp): `mc::hopper::Gemm<MMA policy, TY, Shape, A, B, Y strides,
+/// hopper::Tile, epilogue>` with `params` (Y, the epilogue's fields; A and B go to its tensor maps,
+/// Launch::tensor_maps), commented `comment` and the tile; includes hopper_gemm.cuh.
+KernelLaunches hopper_gemm_launches(const Kernel& k, const EmitContext& ctx, const GemmLowering& g,
+                                    const std::string& epilogue, std::vector<LaunchParam> params,
+                                    const std::string& comment);
+
+/// \brief The launch of an NHWC convolution on the Hopper engine (k.tactic a HopperTile; plan c):
+/// `mc::hopper::Conv<MMA policy, TY, conv Shape, X pitch, Y pitch, hopper::Tile<...>, epilogue, PH,
+/// PW>` (the pixel rectangle schedule/hopper.h hopper_pixel_rect gives the tile) with `params` (Y,
+/// the epilogue's; X and W go to its tensor maps), commented `comment` and the tile.
+KernelLaunches hopper_conv_launches(const Kernel& k, const EmitContext& ctx, const ConvPlan& c,
+                                    const std::string& epilogue, std::vector<LaunchParam> params,
+                                    const std::string& comment);
+
+/// \brief The launches of the INT8 families on the Hopper engine (k.tactic an INT8 HopperTile):
+/// `mc::hopper::Gemm<mc::tc::MmaS8<TA>, TY, Shape<1, 1, 1, M, N, K>, A rows, B [N][K], Y rows, Tile,
+/// tc8::Epilogue>` and `mc::hopper::Conv<mc::tc::MmaS8<TA>, ...>`, as hopper_gemm_launches and
+/// hopper_conv_launches.
+KernelLaunches hopper_int8_gemm_launches(const Kernel& k, const EmitContext& ctx, const Int8Gemm& g,
+                                         const std::string& epilogue, std::vector<LaunchParam> params,
+                                         const std::string& comment);
+KernelLaunches hopper_int8_conv_launches(const Kernel& k, const EmitContext& ctx, const Int8ConvPlan& c,
+                                         const std::string& epilogue, std::vector<LaunchParam> params,
+                                         const std::string& comment);
+
 /// The C++ type of tensor-core operands of `t`: "__half" (float16) or "mc::bf16" (bfloat16).
 std::string tc_operand_type(const Kernel& k, DType t);
 

@@ -127,7 +127,7 @@ void default_work(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   }
   if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) return reduction_work(w, k, *t, n);
   if (std::holds_alternative<TcTile>(tactic) || std::holds_alternative<TileConfig>(tactic) ||
-      std::holds_alternative<GemvTactic>(tactic)) {
+      std::holds_alternative<GemvTactic>(tactic) || std::holds_alternative<HopperTile>(tactic)) {
     throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has a GEMM-shaped tactic and its family no work for it");
   }
   // Grid-stride loops (data movement; resize has no tactic of its own): no arithmetic.
@@ -181,7 +181,8 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   e.blocks_per_sm = std::max(blocks_per_sm(w.threads, w.regs_per_thread, w.smem_bytes, t), 1);
   e.waves = static_cast<double>(e.blocks) / static_cast<double>(sms * e.blocks_per_sm);
   const double clock_hz = t.boost_mhz * 1e6;
-  const bool tc = w.engine == Engine::tensor_core;
+  const bool hopper = w.engine == Engine::hopper;
+  const bool tc = w.engine == Engine::tensor_core || hopper;
   const bool int8 = tc && w.int8;
 
   // Compute: the busiest SM runs ceil(blocks / SMs) blocks' FLOPs at its share of the rate, less
@@ -191,7 +192,8 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   const int64_t on_busiest = ceil_div(e.blocks, sms);
   const double resident_warps = static_cast<double>(std::min<int64_t>(on_busiest, e.blocks_per_sm)) * std::max(w.threads / 32, 1);
   const double warp_share = std::min(1.0, resident_warps / (tc ? kTensorCoreWarpsForPeak : kSimtWarpsForPeak));
-  const double sm_flops_per_us = (int8 ? t.tc_int8_tops : tc ? t.tc_fp16_tflops : t.fp32_tflops) * 1e6 / static_cast<double>(sms);
+  const double rate = hopper ? hopper_tflops(w, t) : int8 ? t.tc_int8_tops : tc ? t.tc_fp16_tflops : t.fp32_tflops;
+  const double sm_flops_per_us = rate * 1e6 / static_cast<double>(sms);
   e.compute_us = static_cast<double>(on_busiest) * per_block / (sm_flops_per_us * warp_share);
 
   // Memory: the bytes (and split-K's partials) at the DRAM rate, as far as the active SMs draw it.
@@ -231,6 +233,34 @@ KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double b
   if (t.split_k > 1) {
     w.split_bytes = 2.0 * static_cast<double>(t.split_k) * static_cast<double>(batch * M * N) * 4;
   }
+  return w;
+}
+
+double hopper_tflops(const KernelWork& w, const Target& t) {
+  const double r = w.hopper_consumers == 1 ? (w.int8 ? t.hopper_tops_64 : t.hopper_tflops_64)
+                   : w.hopper_bn >= 256    ? (w.int8 ? t.hopper_tops_128x256 : t.hopper_tflops_128x256)
+                                           : (w.int8 ? t.hopper_tops_128x128 : t.hopper_tflops_128x128);
+  if (r <= 0) throw Error("internal: a Hopper engine kernel estimated for sm_" + std::to_string(t.sm) + ", which has no Hopper engine");
+  return r;
+}
+
+KernelWork hopper_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const HopperTile& t) {
+  KernelWork w;
+  w.engine = Engine::hopper;
+  w.hopper_bn = t.bn;
+  w.hopper_consumers = t.consumers;
+  w.int8 = t.int8;
+  const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
+  const int64_t slices = ceil_div(K, t.bk);
+  w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  w.executed_flops = 2.0 * static_cast<double>(tiles) * t.bm * t.bn * static_cast<double>(slices * t.bk);
+  w.bytes = bytes;
+  w.blocks = tiles;
+  w.threads = t.threads();
+  w.smem_bytes = t.smem_bytes();
+  w.regs_per_thread = 65536 / t.threads() / 8 * 8;  // __launch_bounds__(threads, 1): the cap at entry (setmaxnreg moves it)
+  w.k_slices = slices;
+  w.stages = t.stages;
   return w;
 }
 

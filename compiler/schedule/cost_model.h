@@ -28,9 +28,12 @@ namespace modelc {
 /// \brief A kernel's work as the model sees it.
 struct KernelWork {
   /// The rate its FLOPs run at: Engine::tensor_core the target's tensor-core rate (FP16, or INT8
-  /// where `int8`), every other engine (simt, gemv) the SIMT rate.
+  /// where `int8`), Engine::hopper the Hopper engine's rate for its tile (Target::hopper_tflops_*,
+  /// hopper_tops_* where `int8`), every other engine (simt, gemv) the SIMT rate.
   Engine engine = Engine::simt;
-  bool int8 = false;            ///< integer MMAs (tensor_core): the INT8 rate
+  bool int8 = false;            ///< integer MMAs (tensor_core, hopper): the INT8 rates
+  /// The Hopper engine: its tile's BN and consumer warpgroups (which of the target's rates applies).
+  int hopper_bn = 0, hopper_consumers = 0;
   double flops = 0;             ///< useful FLOPs (2 per multiply-add)
   double executed_flops = -1;   ///< FLOPs the tiles execute (rounded-up tiles); < 0: flops
   double bytes = 0;             ///< the fewest bytes: each input read once, each output written once
@@ -99,6 +102,14 @@ Estimate sum_estimates(const std::vector<Estimate>& parts);
 /// \brief The work of `batch` tensor-core GEMMs of M x N x K with tile `t` (split-K included)
 /// moving at least `bytes`.
 KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t);
+
+/// \brief The work of `batch` GEMMs of M x N x K on the Hopper engine with tile `t` (persistent:
+/// min(SMs, tiles) blocks of one per SM, each walking its tiles' K slices; counted as `tiles`
+/// blocks of one per SM, so the waves are the rounds of the loop) moving at least `bytes`.
+KernelWork hopper_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const HopperTile& t);
+
+/// \brief The Hopper engine's rate (TFLOP/s) for work w's tile on target t (Target::hopper_tflops_*).
+double hopper_tflops(const KernelWork& w, const Target& t);
 
 /// The fewest bytes kernel k moves: distinct_bytes of each input and output.
 double kernel_bytes(const Kernel& k);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedule/channel_norm.h"
+#include "schedule/hopper.h"
 #include "schedule/linear_plans.h"
 #include "schedule/reduction.h"
 #include "schedule/rnn.h"
@@ -41,6 +42,8 @@ void gemm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::GemmLowering& g = plan_of<linear::GemmPlan>(k).gemm;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     w = tc_gemm_work(g.batch_count(), g.M, g.N, g.K, w.bytes, *t);
+  } else if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = hopper_gemm_work(g.batch_count(), g.M, g.N, g.K, w.bytes, *t);
   } else if (const GemvTactic* t = std::get_if<GemvTactic>(&tactic)) {
     gemv_work(w, g.batch_count(), g.M, g.N, g.K, g.b.row == 1 && g.b.col != 1, k.outputs[0].dtype, *t);
   } else if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
@@ -56,6 +59,8 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::ConvGeometry& g = c.geometry;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     tc_conv(w, g, c.depth.K, *t);
+  } else if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = linear::hopper_conv_work(g, c.x_pitch, w.bytes, *t);
   } else if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
     simt_gemm_work(w, g.G, g.Mg(), g.N * g.out_pixels(), g.Cg() * g.k_size(), *t);
     w.flops = 2.0 * static_cast<double>(g.G * g.Mg() * g.N * g.out_pixels() * g.Cg() * g.k_size());
@@ -67,6 +72,10 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 void conv_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::Int8ConvPlan& c = plan_of<linear::Int8ConvPlan>(k);
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) return tc_conv(w, c.geometry, c.depth.K, *t);
+  if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = linear::hopper_conv_work(c.geometry, c.x_pitch, w.bytes, *t);
+    return;
+  }
   default_work(w, k, tactic);
 }
 
@@ -74,6 +83,10 @@ void gemm_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::Int8Gemm& g = plan_of<linear::Int8GemmPlan>(k).gemm;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     w = tc_gemm_work(1, g.M, g.N, g.K, w.bytes, *t);
+    return;
+  }
+  if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
+    w = hopper_gemm_work(1, g.M, g.N, g.K, w.bytes, *t);
     return;
   }
   default_work(w, k, tactic);

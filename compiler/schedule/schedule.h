@@ -146,8 +146,9 @@ enum class Engine {
   tensor_core,  ///< the tensor-core templates (implicit GEMM, GEMM)
   winograd,     ///< Winograd F(2x2, 3x3) on tensor cores (schedule/winograd.h)
   gemv,         ///< a product of at most 8 rows (templates/gemv.cuh)
+  hopper,       ///< wgmma + TMA, warp-specialized and persistent (templates/hopper_gemm.cuh; --arch sm_90a)
 };
-/// "", "simt", "tensor_core", "winograd", "gemv".
+/// "", "simt", "tensor_core", "winograd", "gemv", "hopper".
 const char* engine_name(Engine e);
 
 /// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator

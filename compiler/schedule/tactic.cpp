@@ -40,6 +40,22 @@ bool TcTile::operator==(const TcTile& o) const {
          int8 == o.int8;
 }
 
+int HopperTile::smem_bytes() const {
+  auto align1024 = [](int b) { return (b + 1023) / 1024 * 1024; };
+  const int e = int8 ? 1 : 2;
+  const int stage = align1024(bm * bk * e) + align1024(bn * bk * e);
+  return 1024 + stages * stage + 16 * stages + consumers * 4 * 16 * 68 * 4;
+}
+
+std::string HopperTile::name() const {
+  return fmt::format("wgmma {}{}x{}x{} {} stages {} consumer{}", int8 ? "INT8 " : "", bm, bn, bk, stages, consumers,
+                     consumers == 1 ? "" : "s");
+}
+
+bool HopperTile::operator==(const HopperTile& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && stages == o.stages && consumers == o.consumers && int8 == o.int8;
+}
+
 std::string WinogradTactic::name() const { return "Winograd F(2x2,3x3), GEMMs " + gemm.name(); }
 
 bool ReductionTile::operator==(const ReductionTile& o) const {
@@ -57,6 +73,12 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
                                        {"warps_m", t.warps_m}, {"warps_n", t.warps_n}, {"async", t.async ? 1 : 0},
                                        {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0},
                                        {"stages", t.stages},   {"split_k", t.split_k}};
+      if (t.int8) f["int8"] = 1;
+      return f;
+    }
+    std::map<std::string, int64_t> operator()(const HopperTile& t) const {
+      std::map<std::string, int64_t> f{{"BM", t.bm},         {"BN", t.bn},           {"BK", t.bk}, {"stages", t.stages},
+                                       {"consumers", t.consumers}, {"threads", t.threads()}, {"hopper", 1}};
       if (t.int8) f["int8"] = 1;
       return f;
     }

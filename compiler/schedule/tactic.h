@@ -54,6 +54,26 @@ struct TcTile {
   bool operator!=(const TcTile& o) const { return !(*this == o); }
 };
 
+/// \brief A Hopper engine tactic (sm_90a; templates/hopper_gemm.cuh hopper::Tile<BM, BN, BK, Stages,
+/// Swizzle, Consumers>): a persistent warp-specialized block of one producer warpgroup (TMA loads
+/// into a ring of `stages` shared-memory stages) and `consumers` warpgroups issuing
+/// wgmma.mma_async, each BM / consumers rows of all BN columns; operands in 128-byte swizzled
+/// boxes. The grid is min(SMs, tiles) blocks, each looping over tiles (no stream-K yet: the
+/// emitted code launches no more blocks than tiles, so it needs no workspace).
+struct HopperTile {
+  int bm = 128, bn = 128, bk = 64, stages = 4, consumers = 2;
+  /// 8-bit operands (tc::MmaS8, INT32 accumulators, wgmma k32): BK counts bytes (128 a stage row).
+  bool int8 = false;
+  int threads() const { return 128 * (1 + consumers); }
+  /// hopper::Kernel::kSmemBytes: 1 KB alignment slack, the stages (A and B slices of 2-byte
+  /// elements, 1-byte for INT8, each rounded up to 1 KB), 16 bytes of mbarriers a stage, 17 KB of
+  /// epilogue scratch per consumer warpgroup.
+  int smem_bytes() const;
+  std::string name() const;  ///< "wgmma 128x128x64 4 stages 2 consumers" ("wgmma INT8 128x128x128 ...")
+  bool operator==(const HopperTile& o) const;
+  bool operator!=(const HopperTile& o) const { return !(*this == o); }
+};
+
 /// \brief A GEMV tactic (templates/gemv.cuh Config<warps, k_split>; products of at most 8 rows): a
 /// block of `warps` warps, k_split of them on each column group, splitting K between them; `columns`
 /// per block (a K-contiguous B: one per column group, a warp per column; otherwise 32 x V per
@@ -109,7 +129,7 @@ struct GridStrideTactic {
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic =
     std::variant<std::monostate, TileConfig, TcTile, WinogradTactic, GemvTactic, ReductionTile, DirectTactic,
-                 GridStrideTactic>;
+                 GridStrideTactic, HopperTile>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -133,7 +153,7 @@ struct TcCandidate {
 
 /// \brief The tactic as named integer fields (report.json's "tactic", the emitted comments):
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
-/// stages split_k (tensor cores); the same and winograd 1 (Winograd: its GEMMs' tile); threads
+/// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 [int8 1] (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
 /// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
 /// [grid] (grid-stride); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);

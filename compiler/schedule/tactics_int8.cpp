@@ -6,6 +6,7 @@
 #include "ops/quantize.h"
 #include "ops/registry.h"
 #include "schedule/cost_model.h"
+#include "schedule/hopper.h"
 #include "schedule/int8.h"
 #include "schedule/layout.h"
 #include "schedule/linear.h"
@@ -64,8 +65,24 @@ void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   const TcConvDepth& d = plan.depth;
   if (!d.compact && cp % 16 != 0) internal(k, fmt::format("X's channel pitch {} is not a multiple of 16", cp));
   if (!aligned16(x) || !aligned16(k.inputs[1]) || !aligned16(y)) internal(k, "a buffer not 16-byte aligned");
-  k.engine = Engine::tensor_core;
   k.fallback_reason.clear();
+  // --arch sm_90a: the Hopper engine's s8 wgmma where hopper::Conv takes the convolution.
+  std::string not_hopper;
+  if (std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.hopper; })) {
+    not_hopper = hopper_int8_conv_fallback(k, plan, targets);
+    if (not_hopper.empty()) {
+      std::string why;
+      k.tactic = choose_hopper_conv_tile(g, plan.x_pitch, kernel_bytes(k), targets.front(), &why, true);
+      k.engine = Engine::hopper;
+      k.tuning_signature.clear();
+      k.tune_candidates.clear();
+      k.workspace_bytes = 0;
+      k.note = fmt::format("{}: INT8 implicit GEMM (wgmma s8), M {} (pixels) N {} (channels) K {} ({} taps x pitch {}); {}; {}",
+                           g.str(), g.N * g.out_pixels(), g.M, plan.depth.K, plan.depth.taps, plan.x_pitch, int8_note(k), why);
+      return;
+    }
+  }
+  k.engine = Engine::tensor_core;
   const int64_t pixels = g.N * g.out_pixels();
   TcProblem p{1, pixels, g.M, d.K, kernel_bytes(k)};
   p.int8 = true;
@@ -74,6 +91,7 @@ void conv_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
                                       : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
   k.note = fmt::format("{}: INT8 implicit GEMM on tensor cores (mma.sync s8), M {} (pixels) N {} (channels) K {} ({}); {}; {}",
                        g.str(), pixels, g.M, d.K, depth, int8_note(k), why);
+  if (!not_hopper.empty()) k.note += " (mma.sync, not the Hopper engine: " + not_hopper + ")";
 }
 
 void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
@@ -81,8 +99,23 @@ void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   check_size(k);
   k.arch_tactic.clear();
   if (!aligned16(k.inputs[0]) || !aligned16(k.inputs[1]) || !aligned16(k.outputs[0])) internal(k, "a buffer not 16-byte aligned");
-  k.engine = Engine::tensor_core;
   k.fallback_reason.clear();
+  // --arch sm_90a: the Hopper engine's s8 wgmma where hopper::Gemm takes the product.
+  std::string not_hopper;
+  if (std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.hopper; })) {
+    not_hopper = hopper_int8_gemm_fallback(k, g, targets);
+    if (not_hopper.empty()) {
+      std::string why;
+      k.tactic = choose_hopper_tile(1, g.M, g.N, g.K, kernel_bytes(k), targets.front(), &why, true);
+      k.engine = Engine::hopper;
+      k.tuning_signature.clear();
+      k.tune_candidates.clear();
+      k.workspace_bytes = 0;
+      k.note = fmt::format("INT8 GEMM (wgmma s8), M {} N {} K {} (B stored [N, K]); {}; {}", g.M, g.N, g.K, int8_note(k), why);
+      return;
+    }
+  }
+  k.engine = Engine::tensor_core;
   TcProblem p{1, g.M, g.N, g.K, kernel_bytes(k)};
   p.int8 = true;
   const std::string why = plan_tc_archs(k, targets, p, DType::int8, {});  // int8: tensor cores on every target
@@ -90,6 +123,7 @@ void gemm_int8_tactic(Kernel& k, const std::vector<Target>& targets) {
   check_grid(k, TileConfig{tc_tile_of(k, k.tactic).bm, 64, 8, 4, 8}, g.M);
   k.note = fmt::format("INT8 GEMM on tensor cores (mma.sync s8), M {} N {} K {} (B stored [N, K]); {}; {}", g.M, g.N, g.K,
                        int8_note(k), why);
+  if (!not_hopper.empty()) k.note += " (mma.sync, not the Hopper engine: " + not_hopper + ")";
 }
 
 QLinearPlan qlinear_plan(const Kernel& k) {

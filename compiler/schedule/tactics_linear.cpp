@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "schedule/cost_model.h"
+#include "schedule/hopper.h"
 #include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/linear_plans.h"
@@ -414,6 +415,22 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
     return;
   }
   if (k.fallback_reason.empty()) {
+    // --arch sm_90a: the Hopper engine where its templates take the product (schedule/hopper.h),
+    // else mma.sync with the reason.
+    std::string not_hopper;
+    if (std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.hopper; })) {
+      not_hopper = hopper_gemm_fallback(k, g, targets);
+      if (not_hopper.empty()) {
+        std::string why;
+        k.tactic = choose_hopper_tile(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), targets.front(), &why);
+        k.engine = Engine::hopper;
+        k.tuning_signature.clear();
+        k.tune_candidates.clear();
+        k.workspace_bytes = 0;
+        k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
+        return;
+      }
+    }
     k.engine = Engine::tensor_core;
     const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, storage,
                                           [&](const Target& t, std::string* w) {
@@ -423,6 +440,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
                                           });
     check_tc_grids(k, g.M);
     k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
+    if (!not_hopper.empty()) k.note += " (mma.sync, not the Hopper engine: " + not_hopper + ")";
     return;
   }
   k.engine = Engine::simt;
@@ -488,6 +506,24 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   const DType storage = tc_storage(k.inputs[0].dtype, k.inputs[1].dtype);
   if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   if (k.fallback_reason.empty()) {
+    // --arch sm_90a: the Hopper engine where hopper::Conv takes the convolution (schedule/hopper.h),
+    // else mma.sync (or Winograd) with the reason.
+    std::string not_hopper;
+    if (std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.hopper; })) {
+      const ConvPlan& c = plan_of<ConvPlan>(k);
+      not_hopper = hopper_conv_fallback(k, c, targets);
+      if (not_hopper.empty()) {
+        std::string why;
+        k.tactic = choose_hopper_conv_tile(g, c.x_pitch, kernel_bytes(k), targets.front(), &why);
+        k.engine = Engine::hopper;
+        k.tuning_signature.clear();
+        k.tune_candidates.clear();
+        k.workspace_bytes = 0;
+        k.note = fmt::format("{}: implicit GEMM, M {} (pixels) N {} (channels) K {} ({} taps x pitch {}); {}", g.str(),
+                             g.N * g.out_pixels(), g.M, c.depth.K, c.depth.taps, c.x_pitch, why);
+        return;
+      }
+    }
     k.engine = Engine::tensor_core;
     const int64_t pixels = g.N * g.out_pixels();
     const TcConvDepth d = plan_of<ConvPlan>(k).depth;
@@ -498,6 +534,7 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
                                         : fmt::format("{} taps x pitch {}", d.taps, d.pitch);
     k.note = fmt::format("{}: implicit GEMM on tensor cores, M {} (pixels) N {} (channels) K {} ({}); {}", g.str(),
                          pixels, g.M, d.K, depth, why);
+    if (!not_hopper.empty()) k.note += " (mma.sync, not the Hopper engine: " + not_hopper + ")";
     const std::string winograd = plan_winograd(k, g, targets);
     if (k.engine == Engine::winograd) {
       k.note = g.str() + ": " + winograd;

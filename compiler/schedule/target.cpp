@@ -22,6 +22,8 @@ int arch_number(const std::string& arch) {
 
 bool arch_specific(const std::string& arch) { return arch.size() > 4 && arch.back() == 'a'; }
 
+bool hopper_arch(const std::string& arch) { return arch == "sm_90a"; }
+
 namespace {
 
 // One row per architecture: the facts of one part. Sources:
@@ -73,6 +75,22 @@ Target target_for(const std::string& arch) {
   }
   t.tc_int8_tops = int8_tops(t.sm);
   t.sm = sm;
+  if (hopper_arch(arch)) {
+    // The Hopper engine's main loop at large K, as fractions of the wgmma peak (docs/hopper.md
+    // "Expected rates", from published TMA + wgmma warp-specialized persistent GEMMs; cuBLAS
+    // reaches 713 of 989 at 4096^3 FP16): 128x256x64 in 3 stages 0.75 (most MACs per shared-memory
+    // byte), 128x128x64 in 4 stages 0.68 (half the B reuse), one consumer warpgroup 0.50 (the
+    // epilogue and the waits are not overlapped by a second one). To be fitted to measurements.
+    t.hopper = true;
+    t.hopper_tflops_128x256 = 0.75 * t.tc_fp16_tflops;
+    t.hopper_tflops_128x128 = 0.68 * t.tc_fp16_tflops;
+    t.hopper_tflops_64 = 0.50 * t.tc_fp16_tflops;
+    // INT8 (BK 128 bytes, k32 wgmmas): 0.65 / 0.60 / 0.45 of the INT8 peak (the same leads: twice the
+    // MACs per shared-memory byte strain the issue of the epilogue and the requantize more).
+    t.hopper_tops_128x256 = 0.65 * t.tc_int8_tops;
+    t.hopper_tops_128x128 = 0.60 * t.tc_int8_tops;
+    t.hopper_tops_64 = 0.45 * t.tc_int8_tops;
+  }
   return t;
 }
 
@@ -88,7 +106,12 @@ std::vector<Target> targets_for(const std::vector<std::string>& archs, bool fp16
   for (const std::string& a : archs) {
     Target t = target_for(a);
     t.fp16_accumulate = fp16_accumulate;
-    if (std::none_of(targets.begin(), targets.end(), [&](const Target& x) { return x.sm == t.sm; })) targets.push_back(t);
+    const auto same = std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.sm == t.sm; });
+    if (same == targets.end()) {
+      targets.push_back(t);
+    } else if (same->hopper && !t.hopper) {
+      *same = t;  // sm_90 beside sm_90a: one plan for both images, without the Hopper engine
+    }
   }
   if (targets.empty()) {
     targets.push_back(target_for("sm_75"));

@@ -37,6 +37,16 @@ struct Target {
   /// Dense INT8 tensor-core rate, TOPS (INT32 accumulation): the INT8 kernels' compute term
   /// (templates/tensor_core_int8.cuh); twice the FP16 rate on every part of the table.
   double tc_int8_tops = 130;
+  /// --arch sm_90a (and no plain sm_90 beside it): the Hopper engine's instructions (wgmma,
+  /// setmaxnreg) exist in the image, so the GEMM tactic may choose templates/hopper_gemm.cuh.
+  bool hopper = false;
+  /// The Hopper engine's FP16 / BF16 main-loop rates (TFLOP/s, FP32 accumulation) by tile shape:
+  /// two consumer warpgroups on 128 x 256 and on 128 x 128 (or 128 x 64), one consumer on 64 rows.
+  /// Fractions of the wgmma peak (tc_fp16_tflops) from published Hopper GEMMs of this form
+  /// (docs/hopper.md, "Expected rates"): leads, not measurements; 0 without the engine.
+  double hopper_tflops_128x256 = 0, hopper_tflops_128x128 = 0, hopper_tflops_64 = 0;
+  /// The same for INT8 (TOPS, INT32 accumulation), fractions of tc_int8_tops.
+  double hopper_tops_128x256 = 0, hopper_tops_128x128 = 0, hopper_tops_64 = 0;
   /// --tuning-cache: measured tactic choices (schedule/tuning_cache.h); they apply where the
   /// cache's device is this target's SM (TuningCache::device.sm == sm). Null: the cost model alone.
   const TuningCache* tuning = nullptr;
@@ -52,6 +62,9 @@ Target::Winograd parse_winograd(const std::string& s);
 /// modelc targets) or sm_XXa (XX >= 90).
 int arch_number(const std::string& arch);
 
+/// \brief Whether an --arch is sm_90a, the one arch-specific target with the Hopper engine.
+bool hopper_arch(const std::string& arch);
+
 /// \brief Whether an --arch is arch-specific, sm_90a: SASS with the Hopper engine's instructions
 /// (wgmma, setmaxnreg) for compute capability 9.0 only, built with -gencode
 /// arch=compute_90a,code=sm_90a, no PTX of it. Its Target is sm_90's (the same chip).
@@ -63,7 +76,8 @@ bool arch_specific(const std::string& arch);
 Target target_for(const std::string& arch);
 
 /// \brief The distinct targets of an --arch list, ascending by SM number (never empty: sm_75 when
-/// the list is), each with `fp16_accumulate` set.
+/// the list is), each with `fp16_accumulate` set. sm_90 and sm_90a are one target (one plan for
+/// both images): it has the Hopper engine (Target::hopper) only when the list has no plain sm_90.
 std::vector<Target> targets_for(const std::vector<std::string>& archs, bool fp16_accumulate);
 
 }  // namespace modelc

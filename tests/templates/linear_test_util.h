@@ -84,6 +84,20 @@ inline Tensor random_ties(Shape s, uint64_t seed) {
   return Tensor::from_f64(DType::float32, std::move(s), v);
 }
 
+/// View v (logical [N, C, spatial...]) as channels-last at channel pitch `pitch`: strides [S * pitch,
+/// 1, spatial C-order * pitch...], as the layout stage stores it.
+inline void make_channels_last(TensorView& v, int64_t pitch) {
+  const std::size_t r = v.shape.size();
+  int64_t s = pitch;
+  v.strides.assign(r, 0);
+  v.strides[1] = 1;
+  for (std::size_t i = r; i-- > 2;) {
+    v.strides[i] = s;
+    s *= v.shape[i];
+  }
+  v.strides[0] = s;
+}
+
 inline std::vector<float> floats(const Tensor& t) {
   const std::vector<double> d = t.to_f64();
   return std::vector<float>(d.begin(), d.end());
