@@ -26,7 +26,7 @@ std::string hopper_tile_text(const HopperTile& t) {
 HopperTile hopper_tile_of(const Kernel& k, bool int8) {
   const HopperTile* t = std::get_if<HopperTile>(&k.tactic);
   if (!t || t->int8 != int8) {
-    throw Error("internal: kernel " + k.id + " (" + k.family + ") runs on the Hopper engine without its " +
+    throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") runs on the Hopper engine without its " +
                 (int8 ? "INT8 " : "") + "Hopper tile");
   }
   return *t;
