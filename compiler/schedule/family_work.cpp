@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedule/channel_norm.h"
+#include "schedule/conv_tiled.h"
 #include "schedule/linear_plans.h"
 #include "schedule/reduction.h"
 #include "schedule/rnn.h"
@@ -55,6 +56,7 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::ConvPlan& c = plan_of<linear::ConvPlan>(k);
   const linear::ConvGeometry& g = c.geometry;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
+    if (g.G > 1) return linear::grouped_work(w, g, *t, c.x_pitch);  // tc::ConvGrouped
     tc_conv(w, g, c.depth.K, *t);
   } else if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {
     simt_gemm_work(w, g.G, g.Mg(), g.N * g.out_pixels(), g.Cg() * g.k_size(), *t);
@@ -80,6 +82,7 @@ void gemm_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 }
 
 void conv_depthwise(KernelWork& w, const Kernel& k, const Tactic& tactic) {
+  if (const DepthwiseTactic* d = std::get_if<DepthwiseTactic>(&tactic)) return linear::depthwise_tiled_work(w, k, *d);
   const DirectTactic* t = std::get_if<DirectTactic>(&tactic);
   if (!t) return default_work(w, k, tactic);
   const linear::ConvGeometry& g = plan_of<linear::DirectConvPlan>(k).geometry;

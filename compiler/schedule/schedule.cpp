@@ -23,6 +23,7 @@ const char* engine_name(Engine e) {
     case Engine::tensor_core: return "tensor_core";
     case Engine::winograd: return "winograd";
     case Engine::gemv: return "gemv";
+    case Engine::depthwise_tiled: return "depthwise_tiled";
   }
   return "";
 }

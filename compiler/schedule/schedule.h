@@ -144,8 +144,11 @@ enum class Engine {
   tensor_core,  ///< the tensor-core templates (implicit GEMM, GEMM)
   winograd,     ///< Winograd F(2x2, 3x3) on tensor cores (schedule/winograd.h)
   gemv,         ///< a product of at most 8 rows (templates/gemv.cuh)
+  /// A depthwise convolution through a shared-memory input tile, weights in registers
+  /// (templates/conv_depthwise.cuh ConvDepthwiseTiled; NHWC FP16 / BF16)
+  depthwise_tiled,
 };
-/// "", "simt", "tensor_core", "winograd", "gemv".
+/// "", "simt", "tensor_core", "winograd", "gemv", "depthwise_tiled".
 const char* engine_name(Engine e);
 
 /// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator
