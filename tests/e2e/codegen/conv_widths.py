@@ -28,8 +28,8 @@ Paths (each a compile and `modelc verify --emulate`, which must pass at the prec
   fp32   the default layout in FP32 (NHWC, unpadded)
 A compile that fails (an internal error above all) fails the test, naming the branch's draw.
 
-ctest runs a fixed seeded sample (codegen_conv_widths: 6 branches, the FP16 path, with
---expect-new-kernels: its draws run ConvDepthwiseTiled and tc::ConvGrouped; BF16 and INT8 run in
+ctest runs a fixed seeded sample (codegen_conv_widths: 6 branches of seed 5, the FP16 path, with
+--expect-new-kernels: its draws run ConvDepthwiseTiled and tc::ConvGrouped and the fallbacks of both; BF16 and INT8 run in
 conv_blocks.py); codegen_conv_widths_sweep (label long) runs every path on 12 branches and 8
 seeds:
 
