@@ -205,9 +205,10 @@ struct Kernel {
   /// --arch; report.json and the emitted comments print tactic_fields(tactic).
   Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
-  /// Convolutions and matrix products (the gemm and conv families): Engine::tensor_core when the
-  /// kernel runs on the tensor-core templates (winograd, gemv: those forms), simt otherwise; none
-  /// for every other family. A BF16 tensor_core kernel planned for sm_75 too runs a SIMT tile there
+  /// Convolutions and matrix products (the gemm, conv and conv_depthwise families):
+  /// Engine::tensor_core when the kernel runs on the tensor-core templates (a grouped convolution:
+  /// tc::ConvGrouped; winograd, gemv: those forms), depthwise_tiled for ConvDepthwiseTiled, simt
+  /// otherwise; none for every other family. A BF16 tensor_core kernel planned for sm_75 too runs a SIMT tile there
   /// (its arch_tactic entry is a TileConfig: no BF16 MMA below sm_80).
   Engine engine = Engine::none;
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);

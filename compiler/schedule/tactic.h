@@ -4,7 +4,8 @@
 // One alternative per kind of template: the GEMM-shaped families (gemm, conv) on SIMT or tensor
 // cores, the GEMV (gemm products of at most 8 rows), the reduction-shaped ones (reduce, softmax,
 // normalizations, arg/top-k), the direct ones (one thread per output: depthwise, transposed
-// convolution, pools, a strided sum) and the grid-stride ones (elementwise, data movement).
+// convolution, pools, a strided sum), the tiled depthwise convolution and the grid-stride ones
+// (elementwise, data movement).
 // report.json and the emitted comments print a tactic as its named fields (tactic_fields).
 #pragma once
 
