@@ -660,7 +660,11 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
       const std::string op = k.op.type + (epi.empty() ? "" : " (" + epi + ")");
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
-           (e == "winograd" ? "Winograd (tensor core)" : on_tensor_cores(e) ? "tensor core" : e == "gemv" ? "GEMV" : "SIMT") +
+           (e == "winograd"          ? "Winograd (tensor core)"
+            : on_tensor_cores(e)     ? "tensor core"
+            : e == "gemv"            ? "GEMV"
+            : e == "depthwise_tiled" ? "tiled depthwise (SIMT)"
+                                     : "SIMT") +
            " | " + cell(fallback_reason_of(k)) + " | " +
            cell(arch_tactic_text(k, "<br>")) + " |\n";
     }

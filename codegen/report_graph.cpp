@@ -89,6 +89,7 @@ std::string engine_words(const std::string& engine) {
   if (engine == "winograd") return "Winograd (tensor core)";
   if (engine == "gemv") return "GEMV";
   if (engine == "simt") return "SIMT";
+  if (engine == "depthwise_tiled") return "tiled depthwise (SIMT)";
   return "";
 }
 

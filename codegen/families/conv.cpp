@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "codegen/families/linear.h"
+#include "schedule/conv_tiled.h"
 #include "support/error.h"
 
 namespace modelc::linear {
@@ -119,6 +120,38 @@ KernelLaunches winograd_launches(const Kernel& k, const EmitContext& ctx, const 
   return r;
 }
 
+/// A grouped convolution on tensor cores (tc::ConvGrouped, schedule/conv_tiled.h): one launch per
+/// arch variant, its dynamic shared memory the template's kSmemBytes as the schedule computes it;
+/// a SIMT variant (BF16 below sm_80) as the SIMT engine prints it.
+KernelLaunches grouped_launches(const Kernel& k, const EmitContext& ctx, const ConvPlan& c, const std::string& epilogue,
+                                const std::string& what, const std::vector<LaunchParam>& params,
+                                const std::string& simt_comment, const std::function<std::string(const TileConfig&)>& simt_decl) {
+  const ConvGeometry& g = c.geometry;
+  const TensorView& vy = k.outputs[0];
+  const GroupedShape s = grouped_shape(g);
+  const std::string comment =
+      fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), grouped implicit GEMM on tensor cores, K {} "
+                  "({} taps x {} channels a super-group of {} groups)",
+                  k.op.type, k.op.name, shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_text(vy.shape),
+                  g.str(), what, c.x_pitch, c.y_pitch, s.K, s.taps, s.Cs, s.F);
+  if (k.outputs[0].numel() == 0) return nothing_to_run(comment + ": empty output, nothing to run");
+  KernelLaunches r;
+  r.includes = {"conv_grouped.cuh"};  // only where a grouped convolution runs: other models' files unchanged
+  for (const auto& [sm, tactic] : arch_variants(k)) {
+    const std::string on = sm > 0 ? " (sm_" + std::to_string(sm) + ")" : "";
+    if (const TileConfig* simt = std::get_if<TileConfig>(&tactic)) {
+      r.launches.push_back(Launch{simt_comment + ", SIMT tile " + simt->name() + on, simt_decl(*simt), params, sm});
+      continue;
+    }
+    const TcTile t = tc_tile_of(k, tactic);
+    const std::string type = fmt::format("mc::tc::ConvGrouped<{}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}>",
+                                         tc_operand_type(k, k.inputs[0].dtype), ctx.ctype(vy.dtype), conv_shape(g),
+                                         c.x_pitch, c.y_pitch, tc_tile_text(t), epilogue);
+    r.launches.push_back(Launch{comment + ", tile " + t.name() + on, type, params, sm, grouped_smem_bytes(g, t, c.x_pitch), 1});
+  }
+  return r;
+}
+
 KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
   const ConvPlan& c = plan_of<ConvPlan>(k);
   const ConvGeometry& g = c.geometry;
@@ -158,6 +191,7 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                     shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, c.x_pitch, c.y_pitch);
     return hopper_conv_launches(k, ctx, c, epilogue, params, comment);
   }
+  if (k.engine == Engine::tensor_core && g.G > 1) return grouped_launches(k, ctx, c, epilogue, what, params, simt_comment(""), simt_type);
   if (k.engine == Engine::tensor_core || k.engine == Engine::winograd) {
     // Ranged: the Y pitch is unused (each range has its own strides); M keeps the template's check.
     const int64_t cp = c.x_pitch, yp = ranged ? g.M : c.y_pitch;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedule/channel_norm.h"
+#include "schedule/conv_tiled.h"
 #include "schedule/hopper.h"
 #include "schedule/linear_plans.h"
 #include "schedule/reduction.h"
@@ -58,6 +59,7 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   const linear::ConvPlan& c = plan_of<linear::ConvPlan>(k);
   const linear::ConvGeometry& g = c.geometry;
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
+    if (g.G > 1) return linear::grouped_work(w, g, *t, c.x_pitch);  // tc::ConvGrouped
     tc_conv(w, g, c.depth.K, *t);
   } else if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
     w = linear::hopper_conv_work(g, c.x_pitch, w.bytes, *t);
@@ -93,6 +95,7 @@ void gemm_int8(KernelWork& w, const Kernel& k, const Tactic& tactic) {
 }
 
 void conv_depthwise(KernelWork& w, const Kernel& k, const Tactic& tactic) {
+  if (const DepthwiseTactic* d = std::get_if<DepthwiseTactic>(&tactic)) return linear::depthwise_tiled_work(w, k, *d);
   const DirectTactic* t = std::get_if<DirectTactic>(&tactic);
   if (!t) return default_work(w, k, tactic);
   const linear::ConvGeometry& g = plan_of<linear::DirectConvPlan>(k).geometry;

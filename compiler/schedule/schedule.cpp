@@ -25,6 +25,7 @@ const char* engine_name(Engine e) {
     case Engine::winograd: return "winograd";
     case Engine::gemv: return "gemv";
     case Engine::hopper: return "hopper";
+    case Engine::depthwise_tiled: return "depthwise_tiled";
   }
   return "";
 }

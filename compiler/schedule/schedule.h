@@ -147,8 +147,11 @@ enum class Engine {
   winograd,     ///< Winograd F(2x2, 3x3) on tensor cores (schedule/winograd.h)
   gemv,         ///< a product of at most 8 rows (templates/gemv.cuh)
   hopper,       ///< wgmma + TMA, warp-specialized and persistent (templates/hopper_gemm.cuh; --arch sm_90a)
+  /// A depthwise convolution through a shared-memory input tile, weights in registers
+  /// (templates/conv_depthwise.cuh ConvDepthwiseTiled; NHWC FP16 / BF16)
+  depthwise_tiled,
 };
-/// "", "simt", "tensor_core", "winograd", "gemv", "hopper".
+/// "", "simt", "tensor_core", "winograd", "gemv", "hopper", "depthwise_tiled".
 const char* engine_name(Engine e);
 
 /// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator
@@ -207,9 +210,10 @@ struct Kernel {
   /// --arch; report.json and the emitted comments print tactic_fields(tactic).
   Tactic tactic;
   std::string note;                     ///< why this template / tactic (report.md)
-  /// Convolutions and matrix products (the gemm and conv families): Engine::tensor_core when the
-  /// kernel runs on the tensor-core templates (winograd, gemv: those forms), simt otherwise; none
-  /// for every other family. A BF16 tensor_core kernel planned for sm_75 too runs a SIMT tile there
+  /// Convolutions and matrix products (the gemm, conv and conv_depthwise families):
+  /// Engine::tensor_core when the kernel runs on the tensor-core templates (a grouped convolution:
+  /// tc::ConvGrouped; winograd, gemv: those forms), depthwise_tiled for ConvDepthwiseTiled, simt
+  /// otherwise; none for every other family. A BF16 tensor_core kernel planned for sm_75 too runs a SIMT tile there
   /// (its arch_tactic entry is a TileConfig: no BF16 MMA below sm_80).
   Engine engine = Engine::none;
   /// Why a convolution or matrix product is not on tensor cores ("depthwise", "FP32 storage", ...);

@@ -58,6 +58,16 @@ bool HopperTile::operator==(const HopperTile& o) const {
 
 std::string WinogradTactic::name() const { return "Winograd F(2x2,3x3), GEMMs " + gemm.name(); }
 
+std::string DepthwiseTactic::name() const {
+  return fmt::format("{}x{}x{} cv{} r{}x{} {}{}", th, tw, cb, cv, rh, rw, async ? "cp.async" : "register-staged",
+                     fp16_accumulate ? " fp16 sums" : "");
+}
+
+bool DepthwiseTactic::operator==(const DepthwiseTactic& o) const {
+  return th == o.th && tw == o.tw && cb == o.cb && cv == o.cv && rh == o.rh && rw == o.rw && async == o.async &&
+         fp16_accumulate == o.fp16_accumulate;
+}
+
 bool ReductionTile::operator==(const ReductionTile& o) const {
   return threads == o.threads && group == o.group && lanes_contiguous == o.lanes_contiguous;
 }
@@ -94,6 +104,10 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
       return {{"threads", t.threads}, {"group", t.group}, {"lanes_contiguous", t.lanes_contiguous ? 1 : 0}};
     }
     std::map<std::string, int64_t> operator()(const DirectTactic& t) const { return {{"threads", t.threads}}; }
+    std::map<std::string, int64_t> operator()(const DepthwiseTactic& t) const {
+      return {{"TH", t.th}, {"TW", t.tw}, {"CB", t.cb}, {"CV", t.cv}, {"RH", t.rh}, {"RW", t.rw},
+              {"async", t.async ? 1 : 0}, {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0}};
+    }
     std::map<std::string, int64_t> operator()(const GridStrideTactic& t) const {
       std::map<std::string, int64_t> f{{"block", t.block}};
       if (t.grid) f["grid"] = *t.grid;

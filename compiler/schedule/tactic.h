@@ -4,7 +4,8 @@
 // One alternative per kind of template: the GEMM-shaped families (gemm, conv) on SIMT or tensor
 // cores, the GEMV (gemm products of at most 8 rows), the reduction-shaped ones (reduce, softmax,
 // normalizations, arg/top-k), the direct ones (one thread per output: depthwise, transposed
-// convolution, pools, a strided sum) and the grid-stride ones (elementwise, data movement).
+// convolution, pools, a strided sum), the tiled depthwise convolution and the grid-stride ones
+// (elementwise, data movement).
 // report.json and the emitted comments print a tactic as its named fields (tactic_fields).
 #pragma once
 
@@ -117,6 +118,20 @@ struct DirectTactic {
   bool operator!=(const DirectTactic& o) const { return !(*this == o); }
 };
 
+/// \brief A depthwise convolution through a shared-memory input tile (templates/conv_depthwise.cuh
+/// ConvDepthwiseTiled, DepthwiseTile<TH, TW, CB, CV, RH, RW, Async>): a block computes th x tw output
+/// pixels of cb channels; each thread cv channels of rh x rw pixels; `async` stages the tile by
+/// cp.async (sm_80 and newer); `fp16_accumulate`: HFMA2 sums (--fp16-accumulate, FP16 storage).
+struct DepthwiseTactic {
+  int th = 8, tw = 8, cb = 32, cv = 2, rh = 2, rw = 4;
+  bool async = false;
+  bool fp16_accumulate = false;
+  int threads() const { return (cb / cv) * (th / rh) * (tw / rw); }
+  std::string name() const;  ///< "8x8x32 cv2 r2x4 cp.async" (+ " fp16 sums")
+  bool operator==(const DepthwiseTactic& o) const;
+  bool operator!=(const DepthwiseTactic& o) const { return !(*this == o); }
+};
+
 /// \brief A grid-stride loop of `block` threads per block (elementwise, data movement); `grid`:
 /// the block count, where the family fixes it at compile time.
 struct GridStrideTactic {
@@ -129,7 +144,7 @@ struct GridStrideTactic {
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic =
     std::variant<std::monostate, TileConfig, TcTile, WinogradTactic, GemvTactic, ReductionTile, DirectTactic,
-                 GridStrideTactic, HopperTile>;
+                 GridStrideTactic, HopperTile, DepthwiseTactic>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -155,7 +170,8 @@ struct TcCandidate {
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
 /// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 [int8 1] (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
 /// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
-/// [grid] (grid-stride); nothing for none.
+/// [grid] (grid-stride); TH TW CB CV RH RW async threads fp16_accumulate (tiled depthwise); nothing
+/// for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 
 }  // namespace modelc

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "schedule/conv_tiled.h"
 #include "schedule/cost_model.h"
 #include "schedule/hopper.h"
 #include "schedule/layout.h"
@@ -543,11 +544,23 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
     }
     return;
   }
+  // Grouped FP16 / BF16 (conv_fallback's "groups = G"): tc::ConvGrouped where it takes the kernel
+  // (schedule/conv_tiled.h), else the SIMT implicit GEMM with the reason.
+  if (g.G > 1 && k.fallback_reason == fmt::format("groups = {}", g.G)) {
+    const std::string grouped = grouped_fallback(k, g);
+    if (grouped.empty() && bf16_without_tensor_cores(storage, targets).empty()) {
+      k.fallback_reason.clear();
+      plan_grouped(k, g, plan_of<ConvPlan>(k).x_pitch, targets,
+                   [&](const Target& t, std::string* w) { return simt_conv_tile(k, g, t, w); });
+      return;
+    }
+    k.fallback_reason += "; " + (grouped.empty() ? bf16_without_tensor_cores(storage, targets) : grouped);
+  }
   simt_conv(k, g, targets.front());
   k.note += " (SIMT: " + k.fallback_reason + ")";
 }
 
-void conv_depthwise_tactic(Kernel& k, const std::vector<Target>&) {
+void conv_depthwise_tactic(Kernel& k, const std::vector<Target>& targets) {
   const ConvGeometry& g = plan_of<DirectConvPlan>(k).geometry;
   check_size(k);
   if (g.Cg() != 1 || g.G < 2) {
@@ -555,10 +568,21 @@ void conv_depthwise_tactic(Kernel& k, const std::vector<Target>&) {
                 std::to_string(g.G) + " groups");
   }
   k.arch_tactic.clear();
+  // Not on tensor cores either way (one input channel a group: an MMA of 7/8 zeros).
+  const std::string depthwise = g.M == g.G ? "depthwise (groups = C)" : fmt::format("depthwise (groups = {})", g.G);
+  const std::string not_tiled = depthwise_tiled_fallback(k);
+  if (not_tiled.empty()) {
+    k.engine = Engine::depthwise_tiled;
+    k.fallback_reason = depthwise;
+    plan_depthwise_tiled(k, targets);
+    return;
+  }
   k.engine = Engine::simt;
-  k.fallback_reason = g.M == g.G ? "depthwise (groups = C)" : fmt::format("depthwise (groups = {})", g.G);
+  // FP32 models keep the reason they always had; 16-bit ones say why the tiled kernel does not run.
+  k.fallback_reason = k.inputs[0].dtype == DType::float32 ? depthwise : depthwise + "; not tiled: " + not_tiled;
   k.tactic = DirectTactic{128};
-  k.note = fmt::format("{}: depthwise (one input channel per group), direct, one thread per output", g.str());
+  k.note = fmt::format("{}: depthwise (one input channel per group), direct, one thread per output{}", g.str(),
+                       k.inputs[0].dtype == DType::float32 ? "" : " (not tiled: " + not_tiled + ")");
 }
 
 void conv_transpose_tactic(Kernel& k, const std::vector<Target>&) {

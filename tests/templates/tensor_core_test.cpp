@@ -6,7 +6,11 @@
 // C = 3 in a pitch of 8, dilation 2, 1-D and 3-D), and its compact-K form (C 1..7: K over the
 // channels, W as ohwi_weights stores it compact); the Winograd F(2x2, 3x3) convolution
 // (templates/winograd.cuh: its weights transform, its three launches, the tactic rule).
+#include <fmt/format.h>
+
 #include "codegen/families/linear.h"
+#include "schedule/conv_tiled.h"
+#include "schedule/cost_model.h"
 #include "schedule/families.h"
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
@@ -799,11 +803,11 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
 
     OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
     g.n->set_attr_int("group", 4);
-    modelc::Kernel grouped = fp16_kernel(g, "conv", 16, 16);
+    modelc::Kernel grouped = fp16_kernel(g, "conv");
     modelc::plan_kernel(grouped);
     modelc::choose_tactic(grouped, targets({"sm_75"}));
     CHECK(grouped.engine == modelc::Engine::simt);
-    CHECK(grouped.fallback_reason == "groups = 4");
+    CHECK(grouped.fallback_reason == "groups = 4; NCHW layout");
 
     OneNode dw("Conv", 13, {random({1, 16, 8, 8}, 10), random({16, 1, 3, 3}, 11)});
     dw.n->set_attr_int("group", 16);
@@ -812,7 +816,142 @@ TEST_CASE("conv family: tensor cores for FP16 NHWC groups = 1, SIMT with the rea
     modelc::plan_kernel(depthwise);
     modelc::choose_tactic(depthwise, targets({"sm_75"}));
     CHECK(depthwise.engine == modelc::Engine::simt);
-    CHECK(depthwise.fallback_reason == "depthwise (groups = C)");
+    CHECK(depthwise.fallback_reason == "depthwise (groups = C); not tiled: NCHW layout");
+
+    modelc::Kernel dw32 = dw.kernel(modelc::family_for(*dw.n));
+    modelc::plan_kernel(dw32);
+    modelc::choose_tactic(dw32, targets({"sm_75"}));
+    CHECK(dw32.engine == modelc::Engine::simt);
+    CHECK(dw32.fallback_reason == "depthwise (groups = C)");
+
+    OneNode dw2("Conv", 13, {random({1, 8, 8, 8}, 12), random({16, 1, 3, 3}, 13)});
+    dw2.n->set_attr_int("group", 8);
+    modelc::Kernel multiplier = fp16_kernel(dw2, modelc::family_for(*dw2.n), 8, 16);
+    modelc::plan_kernel(multiplier);
+    modelc::choose_tactic(multiplier, targets({"sm_80"}));
+    CHECK(multiplier.engine == modelc::Engine::simt);
+    CHECK(multiplier.fallback_reason == "depthwise (groups = 8); not tiled: channel multiplier 2");
+  }
+}
+
+TEST_CASE("conv family: grouped FP16 / BF16 NHWC convolutions on tensor cores (tc::ConvGrouped)") {
+  const auto& f = family("conv");
+  SUBCASE("16 groups of 4 channels: two merged a super-group, sm_75 and sm_80 variants") {
+    OneNode g("Conv", 13, {random({1, 64, 8, 8}, 8), random({64, 4, 3, 3}, 9), random({64}, 10)});
+    g.n->set_attr_int("group", 16);
+    g.n->set_attr_ints("pads", {1, 1, 1, 1});
+    modelc::Kernel k = fp16_kernel(g, "conv", 64, 64);
+    modelc::plan_kernel(k);
+    modelc::choose_tactic(k, targets({"sm_75", "sm_80"}));
+    CHECK(k.engine == modelc::Engine::tensor_core);
+    CHECK(k.fallback_reason.empty());
+    INFO(k.note);
+    CHECK(k.note.find("grouped implicit GEMM on tensor cores, M 64 (pixels) N 64 (channels) K 72 (9 taps x 8 channels") !=
+          std::string::npos);
+    CHECK(k.note.find("2 groups merged a super-group") != std::string::npos);
+    REQUIRE(k.arch_tactic.size() == 2);
+    CHECK_FALSE(modelc::linear::tc_tile_of(k, k.arch_tactic.at(75)).async);
+    const modelc::linear::TcTile t80 = modelc::linear::tc_tile_of(k, k.arch_tactic.at(80));
+    CHECK(t80.async);
+    CHECK(t80.split_k == 1);
+    // The work the cost model prices: useful FLOPs 2 x 64 pixels x 64 channels x 9 taps x 4.
+    const modelc::KernelWork w = modelc::kernel_work(k, k.arch_tactic.at(80));
+    CHECK(w.flops == doctest::Approx(2.0 * 64 * 64 * 9 * 4));
+    CHECK(w.engine == modelc::Engine::tensor_core);
+    CHECK(w.smem_bytes == modelc::linear::grouped_smem_bytes(modelc::linear::conv_geometry(k), t80, 64));
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    REQUIRE(e.launches.size() == 2);
+    INFO(modelc::test::launch_text(e));
+    CHECK(e.launches[0].min_sm == 75);
+    CHECK(e.launches[1].min_sm == 80);
+    CHECK(e.launches[1].type.find("mc::tc::ConvGrouped<__half, __half, mc::conv::Shape<1, 64, 64, 16,") == 0);
+    CHECK(e.launches[1].type.find("/*X pitch*/ 64, /*Y pitch*/ 64, mc::tc::Tile<") != std::string::npos);
+    CHECK(e.launches[1].type.find("mc::gemm::EpilogueBias<__half>>") != std::string::npos);
+    CHECK(e.launches[1].dynamic_smem == w.smem_bytes);
+    CHECK(e.launches[1].min_blocks == 1);
+    CHECK(e.includes == std::vector<std::string>{"conv_grouped.cuh"});
+  }
+  SUBCASE("BF16 on sm_75 alone: the SIMT implicit GEMM, with the reason") {
+    OneNode g("Conv", 13, {random({1, 16, 8, 8}, 8), random({16, 4, 3, 3}, 9)});
+    g.n->set_attr_int("group", 4);
+    modelc::Kernel k = fp16_kernel(g, "conv", 16, 16);
+    for (auto* views : {&k.inputs, &k.outputs}) {
+      for (modelc::TensorView& v : *views) {
+        if (v.dtype == DType::float16) v.dtype = DType::bfloat16;
+      }
+    }
+    modelc::plan_kernel(k);
+    modelc::choose_tactic(k, targets({"sm_75"}));
+    CHECK(k.engine == modelc::Engine::simt);
+    CHECK(k.fallback_reason == "groups = 4; BF16 storage on sm_75 (no BF16 MMA below sm_80)");
+  }
+}
+
+TEST_CASE("conv_depthwise family: NHWC FP16 / BF16 on ConvDepthwiseTiled, the tile by the window") {
+  const auto& f = family("conv_depthwise");
+  auto depthwise = [](OneNode& t, int64_t c, int64_t pitch) {
+    t.n->set_attr_int("group", c);
+    modelc::Kernel k = fp16_kernel(t, modelc::family_for(*t.n), pitch, pitch);
+    REQUIRE(k.family_name() == "conv_depthwise");
+    modelc::plan_kernel(k);
+    return k;
+  };
+  SUBCASE("7x7 on 56x56x96 (ConvNeXt): CV 2, FP32 sums, cp.async from sm_80") {
+    OneNode t("Conv", 13, {random({1, 96, 56, 56}, 1), random({96, 1, 7, 7}, 2), random({96}, 3)});
+    t.n->set_attr_ints("pads", {3, 3, 3, 3});
+    modelc::Kernel k = depthwise(t, 96, 96);
+    modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
+    CHECK(k.engine == modelc::Engine::depthwise_tiled);
+    CHECK(k.fallback_reason == "depthwise (groups = C)");
+    REQUIRE(k.arch_tactic.size() == 2);
+    const auto& d75 = std::get<modelc::DepthwiseTactic>(k.arch_tactic.at(75));
+    const auto& d90 = std::get<modelc::DepthwiseTactic>(k.arch_tactic.at(90));
+    CHECK(d90.cv == 2);
+    CHECK(d90.rh == 2);
+    CHECK(d90.rw == 4);
+    CHECK(d90.async);
+    CHECK_FALSE(d75.async);
+    CHECK_FALSE(d90.fp16_accumulate);
+    const modelc::KernelWork w = modelc::kernel_work(k, d90);
+    CHECK(w.flops == doctest::Approx(2.0 * 96 * 56 * 56 * 49));
+    CHECK(w.blocks == (56 + d90.th - 1) / d90.th * ((56 + d90.tw - 1) / d90.tw) * ((96 + d90.cb - 1) / d90.cb));
+    CHECK(w.threads == d90.threads());
+    const modelc::KernelLaunches e = f.emit(k, HalfContext{});
+    INFO(modelc::test::launch_text(e));
+    REQUIRE(e.launches.size() == 2);
+    CHECK(e.launches[1].min_sm == 90);
+    CHECK(e.launches[1].type.find("mc::conv::ConvDepthwiseTiled<__half, float, mc::conv::Shape<1, 96, 96, 96,") == 0);
+    CHECK(e.launches[1].type.find(fmt::format("mc::conv::DepthwiseTile<{}, {}, {}, 2, 2, 4, true>", d90.th, d90.tw,
+                                              d90.cb)) != std::string::npos);
+    CHECK(e.launches[1].type.find("/*X pitch*/ 96, /*Y pitch*/ 96>") != std::string::npos);
+    CHECK(e.launches[1].dynamic_smem == modelc::linear::depthwise_smem_bytes(modelc::linear::conv_geometry(k), d90));
+  }
+  SUBCASE("3x3: CV 8; dilation 2: CV 4 (the register budget); --fp16-accumulate: HFMA2 sums") {
+    OneNode t("Conv", 13, {random({1, 40, 12, 12}, 4), random({40, 1, 3, 3}, 5)});
+    t.n->set_attr_ints("pads", {1, 1, 1, 1});
+    modelc::Kernel k = depthwise(t, 40, 40);
+    modelc::choose_tactic(k, targets({"sm_80"}));
+    CHECK(k.engine == modelc::Engine::depthwise_tiled);
+    CHECK(std::get<modelc::DepthwiseTactic>(k.tactic).cv == 8);
+
+    OneNode d("Conv", 13, {random({1, 40, 12, 12}, 4), random({40, 1, 3, 3}, 5)});
+    d.n->set_attr_ints("pads", {2, 2, 2, 2});
+    d.n->set_attr_ints("dilations", {2, 2});
+    modelc::Kernel dk = depthwise(d, 40, 40);
+    modelc::choose_tactic(dk, modelc::targets_for({"sm_80"}, true));
+    const auto& dt = std::get<modelc::DepthwiseTactic>(dk.tactic);
+    CHECK(dt.cv == 4);
+    CHECK(dt.fp16_accumulate);
+    const modelc::KernelLaunches e = f.emit(dk, HalfContext{});
+    REQUIRE(e.launches.size() == 1);
+    CHECK(e.launches[0].type.find("mc::conv::ConvDepthwiseTiled<__half, __half,") == 0);
+  }
+  SUBCASE("fallback: a window above 7x7") {
+    OneNode t("Conv", 13, {random({1, 16, 12, 12}, 6), random({16, 1, 9, 9}, 7)});
+    modelc::Kernel k = depthwise(t, 16, 16);
+    modelc::choose_tactic(k, targets({"sm_80"}));
+    CHECK(k.engine == modelc::Engine::simt);
+    CHECK(k.fallback_reason == "depthwise (groups = C); not tiled: window 9x9 above 7x7");
   }
 }
 

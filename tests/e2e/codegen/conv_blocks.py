@@ -9,6 +9,9 @@ One model (onnx.helper, opset 17, small shapes), x [1, 16, 12, 12] through, in o
     se:      the issue's repro at a small width: Conv 3x3 (16 -> 40) -> GlobalAveragePool -> Conv 1x1
              (40 -> 10) -> Relu -> Conv 1x1 (10 -> 40) -> Sigmoid -> Mul (a squeezed width of 10: above 8,
              not a multiple of 8, the case that stopped the FP16 compile)
+    convnext: depthwise 7x7 (40), 1x1 (40 -> 80) + Relu, 1x1 (80 -> 40), residual Add
+    resnext: 1x1 (40 -> 64) + BN + Relu, grouped 3x3 (16 groups of 4: two merged a tensor-core
+             super-group) + BN + Relu, 1x1 (64 -> 40) + BN, residual Add, Relu
     mbconv:  EfficientNet's: expand 1x1 (40 -> 96) + BatchNormalization + SiLU (x * Sigmoid(x)),
              depthwise 3x3 + BN + SiLU, squeeze-and-excite (96 -> 10 -> 96, SiLU, Sigmoid), project
              1x1 (96 -> 40) + BN, residual Add
@@ -27,7 +30,9 @@ sm_80, --fp16 --arch sm_75 and --int8 (compile only). Then each precision compil
 the precision's defaults (INT8: against the INT8 simulation, --calibrate random:4); FP16 and BF16
 are also judged against the reference's simulation of the same precision (`run-reference --fp16`
 / `--bf16` on the same inputs): relative L2 error against FP32 at most 1.25x the simulation's +
-1e-3 (conv_widths.against_simulation).
+1e-3 (conv_widths.against_simulation). In FP16 and BF16 no depthwise or grouped convolution may run on
+the old kernels (report.json: engine depthwise_tiled, templates/conv_depthwise.cuh ConvDepthwiseTiled;
+tensor_core, tc::ConvGrouped).
 """
 
 import json
@@ -111,6 +116,14 @@ def build(path):
     # se: the issue's repro, small.
     y = m.conv(x, 16, 40, k=3, prefix="stem")
     y = m.se(y, 40, 10, m.relu, m.sigmoid)
+    # convnext: depthwise 7x7, 1x1 expand + Relu, 1x1 project, residual.
+    h = m.conv(y, 40, 40, k=7, group=40, prefix="dw7")
+    h = m.relu(m.conv(h, 40, 80, prefix="cn_expand"))
+    y = m.node("Add", [y, m.conv(h, 80, 40, prefix="cn_project")], "cn_residual")
+    # resnext: 1x1 + Relu, grouped 3x3 (16 groups of 4 channels) + Relu, 1x1, residual.
+    h = m.relu(m.bn(m.conv(y, 40, 64, bias=False, prefix="rx_a"), 64))
+    h = m.relu(m.bn(m.conv(h, 64, 64, k=3, group=16, bias=False, prefix="rx_b"), 64))
+    y = m.relu(m.node("Add", [y, m.bn(m.conv(h, 64, 40, bias=False, prefix="rx_c"), 40)], "rx_add"))
     # mbconv: expand, depthwise 3x3, SE, project, residual.
     h = m.silu(m.bn(m.conv(y, 40, 96, bias=False, prefix="expand"), 96))
     h = m.silu(m.bn(m.conv(h, 96, 96, k=3, group=96, bias=False, prefix="dw3"), 96))
@@ -137,6 +150,12 @@ def build(path):
     onnx.checker.check_model(model)
     model = onnx.shape_inference.infer_shapes(model)
     onnx.save(model, path)
+
+
+def grouped(kernel):
+    """A depthwise or grouped convolution: W's dim 1 (channels a group) is not X's channel count."""
+    ins = kernel.get("inputs", [])
+    return len(ins) > 1 and len(ins[1]["shape"]) > 2 and ins[1]["shape"][1] != ins[0]["shape"][1]
 
 
 REPRO_FLAGS = [["--fp16", "--arch", "sm_90"], ["--bf16", "--arch", "sm_80"], ["--fp16", "--arch", "sm_75"],
@@ -180,6 +199,12 @@ def main():
         convs = [k for k in report["kernels"] if "conv" in k.get("family", "")]
         print(f"{p}: {len(report['kernels'])} kernels, {len(convs)} convolutions: " +
               ", ".join(f"{k['family']}/{k.get('engine') or '-'}" for k in convs))
+        if p in ("fp16", "bf16"):
+            old_kernels = [k for k in convs if grouped(k) and k.get("engine") not in ("depthwise_tiled", "tensor_core")]
+            if old_kernels:
+                fail(f"{p}: depthwise / grouped convolutions on the old kernels: " +
+                     ", ".join(f"{k['id']} ({k['family']}/{k.get('engine')}: {k.get('fallback_reason')})"
+                               for k in old_kernels))
         keep = os.path.join(a.work, "verify_" + p)
         rc, text = run([a.modelc, "verify", model, "--emulate", "-j", str(a.jobs), "--keep", keep] + flags)
         if rc != 0 or "\nPASS: " not in "\n" + text:

@@ -28,8 +28,9 @@ Paths (each a compile and `modelc verify --emulate`, which must pass at the prec
   fp32   the default layout in FP32 (NHWC, unpadded)
 A compile that fails (an internal error above all) fails the test, naming the branch's draw.
 
-ctest runs a fixed seeded sample (codegen_conv_widths: 6 branches, the FP16 path; BF16 and INT8 run
-in conv_blocks.py); codegen_conv_widths_sweep (label long) runs every path on 12 branches and 8
+ctest runs a fixed seeded sample (codegen_conv_widths: 6 branches of seed 5, the FP16 path, with
+--expect-new-kernels: its draws run ConvDepthwiseTiled and tc::ConvGrouped and the fallbacks of both; BF16 and INT8 run in
+conv_blocks.py); codegen_conv_widths_sweep (label long) runs every path on 12 branches and 8
 seeds:
 
     tests/e2e/codegen/conv_widths.py --modelc build/modelc --work /tmp/conv_widths_sweep \
@@ -212,9 +213,16 @@ def check_path(a, model, path, draws, outputs, seed):
     engines = {}
     for k in report["kernels"]:
         if k.get("family", "").startswith("conv"):
-            key = f"{k['family']}/{k.get('engine') or 'direct'}"
+            ins = k.get("inputs", [])
+            grouped = k["family"] == "conv" and len(ins) > 1 and ins[1]["shape"][1] != ins[0]["shape"][1]
+            key = f"{k['family']}{' grouped' if grouped else ''}/{k.get('engine') or 'direct'}"
             engines[key] = engines.get(key, 0) + 1
     print(f"{what}: conv kernels by family/engine: {engines}")
+    if a.expect_new_kernels and path in SIMULATED:
+        # The draws of the CI sample include both: the tiled depthwise and the grouped tensor-core kernels ran.
+        for key in ("conv_depthwise/depthwise_tiled", "conv grouped/tensor_core"):
+            if not engines.get(key):
+                fail(f"{what}: no {key} kernel (the sample was chosen to draw one)")
     keep = os.path.join(a.work, f"verify_{path}_{seed}")
     rc, text = run([a.modelc, "verify", model, "--emulate", "-j", str(a.jobs), "--keep", keep] + flags)
     if rc != 0 or "\nPASS: " not in "\n" + text:
@@ -228,6 +236,8 @@ def main():
         ap.add_argument("--paths", default="fp16,bf16,int8,nchw,fp32")
         ap.add_argument("--branches", type=int, default=6)
         ap.add_argument("--seeds", default="1", help="comma list: one model per seed")
+        ap.add_argument("--expect-new-kernels", action="store_true",
+                        help="fp16 / bf16: fail unless a tiled depthwise and a grouped tensor-core kernel ran")
     a = arguments(__doc__, add)
     paths = a.paths.split(",")
     for p in paths:
