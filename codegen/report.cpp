@@ -405,6 +405,48 @@ std::string concats_markdown(const std::vector<ConcatElision>& concats) {
   return m;
 }
 
+// The fuse_attention stage's outcome per candidate: the fused kernel and the ONNX nodes it covers,
+// or why the subgraph stays unfused.
+const Kernel* attention_kernel(const Schedule& s, const std::string& node) {
+  for (const Kernel& k : s.kernels) {
+    if (k.family_name() == "attention" && k.op.name == node) return &k;
+  }
+  return nullptr;
+}
+
+Json attention_json(const Schedule& s) {
+  Json a = Json::array();
+  for (const AttentionOutcome& o : s.attention) {
+    Json j = {{"softmax", o.softmax}, {"fused", o.fused}};
+    if (o.fused) {
+      const Kernel* k = attention_kernel(s, o.fused_node);
+      j["node"] = o.fused_node;
+      j["kernel"] = k ? Json(k->id) : Json();
+      j["covers"] = o.covers;
+    } else {
+      j["reason"] = o.reason;
+    }
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+std::string attention_markdown(const Schedule& s) {
+  if (s.attention.empty()) return "";
+  const auto fused = std::count_if(s.attention.begin(), s.attention.end(), [](const AttentionOutcome& o) { return o.fused; });
+  std::string m = "\n## Attention\n\n" + std::to_string(fused) + " of " + std::to_string(s.attention.size()) +
+                  " attention candidates (a Softmax of a product's scores) fused into one kernel each.\n\n"
+                  "| Softmax | kernel | covers / why not fused |\n|---|---|---|\n";
+  for (const AttentionOutcome& o : s.attention) {
+    const Kernel* k = o.fused ? attention_kernel(s, o.fused_node) : nullptr;
+    std::string covers;
+    for (const std::string& c : o.covers) covers += (covers.empty() ? "" : ", ") + c;
+    m += "| " + cell(o.softmax) + " | " + (k ? k->id : "-") + " | " + cell(o.fused ? covers : "not fused: " + o.reason) +
+         " |\n";
+  }
+  return m;
+}
+
 Json stage_kernels_json(const std::vector<StageKernels>& stages) {
   Json a = Json::array();
   for (const StageKernels& k : stages) {
@@ -568,6 +610,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   }
   j["weights"] = std::move(weights);
   if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
+  if (!s.attention.empty()) j["attention"] = attention_json(s);
   if (!s.stage_kernels.empty()) j["passes"] = stage_kernels_json(s.stage_kernels);
   if (s.precision) j["precision"] = precision_json(*s.precision);
   if (s.precision && s.precision->int8) j["precision"]["int8"] = int8_json(s, *s.precision);
@@ -694,6 +737,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += roofline_markdown(s);
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
+  m += attention_markdown(s);
   m += stage_kernels_markdown(s.stage_kernels);
   if (s.precision && s.precision->int8) m += int8_markdown(s, *s.precision);
   if (s.precision) m += precision_markdown(*s.precision);

@@ -249,9 +249,9 @@ void set_attention_spec(Node& n, const AttentionSpec& s) {
   n.set_attr_int("causal_offset", s.causal_offset);
 }
 
-// No kernel family yet (the fused kernel is templates/attention.cuh; its schedule family, tactic
-// and printer come with the wiring, which adds .kernel("attention") here). Until then the op only
-// exists where a test runs passes/fuse_attention, which the pipeline does not.
+// The kernel: the "attention" family (templates/attention.cuh; its descriptor schedule/attention.h,
+// its printer codegen/families/attention.cpp), for FP16 / BF16 operands (passes/fuse_attention makes
+// the op only in such compiles).
 MODELC_REGISTER_OP(Attention)
     .domain(kModelcDomain)
     .since(1)
@@ -262,6 +262,7 @@ MODELC_REGISTER_OP(Attention)
     .infer(infer_attention)
     .eval(eval_attention)
     .precision(Precision::fp32_compute)
+    .kernel("attention")
     .family("attention")
     .flops(flops_attention)
     .doc("softmax(scale Q K^T + bias terms [+ causal mask]) V over strided views of Q, K, V and O (made by "

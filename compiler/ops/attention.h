@@ -25,9 +25,9 @@
 //   scale                            float: multiplies Q K^T before the bias terms are added
 //   causal, causal_offset            a causal mask: key j is visible to query i when j <= i + offset
 //
-// The op's facts (ops/attention.cpp): FP16 / BF16 storage with FP32 arithmetic (fp32_compute);
-// no template family yet: the fused kernel (templates/attention.cuh) is wired into the schedule
-// separately, and until then passes/fuse_attention is not in the pipeline.
+// The op's facts (ops/attention.cpp): FP16 / BF16 storage with FP32 arithmetic (fp32_compute); its
+// kernel the "attention" family (templates/attention.cuh, schedule/attention.h); made by the
+// fuse_attention stage of the pipeline (compiler/pipeline/pipeline.cpp).
 #pragma once
 
 #include <cstdint>

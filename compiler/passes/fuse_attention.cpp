@@ -31,7 +31,8 @@
 //
 // The fused kernel's constraints (templates/attention.cuh), checked here, the reason recorded when
 // one fails (the subgraph then stays as it is): FP16 / BF16 storage (--fp16, --bf16, --int8; an FP32
-// compile keeps the unfused subgraph), head dim a multiple of 8 up to 128 (V's the same), the head
+// compile keeps the unfused subgraph), BF16 only where every --arch is sm_80 or newer (PassOptions::
+// min_sm), head dim a multiple of 8 up to 128 (V's the same), the head
 // dim contiguous in Q, K, V and O, every view offset and stride a multiple of 8 elements (16-byte
 // chunks), at most two bias terms.
 //
@@ -227,6 +228,7 @@ struct Traced {
   Value* source = nullptr;
   Strided view;        ///< the operand's shape, as a view of source's data
   double factor = 1.0;  ///< scalar constants it was multiplied by on the way
+  std::vector<Node*> steps;  ///< the view ops and factors on the way, the operand's producer first
 };
 
 /// One step back: the node making v and which output. True (and `data`) when the node is a view op
@@ -311,6 +313,7 @@ std::optional<Traced> trace_back(Value* operand) {
   for (Value* data = nullptr; step_back(*v, data); v = data) chain.push_back(data);
   Traced t;
   t.source = chain.back();
+  for (std::size_t k = 0; k + 1 < chain.size(); ++k) t.steps.push_back(chain[k]->producer());
   t.view = Strided::contiguous(t.source->shape());
   for (std::size_t k = chain.size() - 1; k-- > 0;) {
     const Value& out = *chain[k];
@@ -481,6 +484,7 @@ struct Match {
   Value *q = nullptr, *k = nullptr, *v = nullptr;
   std::vector<Term> bias;
   ops::AttentionSpec spec;
+  std::vector<Node*> operand_steps;  ///< Q's, K's and V's view ops and factors (Traced::steps)
 };
 
 /// The value of an Add / Where operand that leads (through the score chain's ops) to a MatMul.
@@ -675,6 +679,7 @@ Match match_at(Node& sm) {
   m.q = qt->source;
   m.k = kt->source;
   m.v = vt->source;
+  for (const Traced* t : {&*qt, &*kt, &*vt}) m.operand_steps.insert(m.operand_steps.end(), t->steps.begin(), t->steps.end());
   m.out = out;
   m.chain.push_back(qk);
   for (auto it = back.rbegin(); it != back.rend(); ++it) m.chain.push_back(it->first);
@@ -691,6 +696,23 @@ std::string kernel_refuses(const Match& m, const PassOptions& o) {
   const DType t = m.q->dtype();
   if (m.k->dtype() != t || m.v->dtype() != t || (t != DType::float32 && t != DType::float16 && t != DType::bfloat16)) {
     return "Q, K and V are not of one float type";
+  }
+  // The op must end up 16-bit: precision converts it (fp32_compute), unless it does not run or a
+  // node the op would stand for is pinned to FP32 (the op would be: fp16_rules::pinned reads covers).
+  if (t == DType::float32 && o.disabled.count("precision")) {
+    return "the precision stage is disabled: the fused kernel takes FP16 / BF16 operands";
+  }
+  for (const std::vector<Node*>* nodes : {&m.chain, &m.operand_steps}) {
+    for (const Node* n : *nodes) {
+      for (const std::string& c : covers_of(*n)) {
+        if (std::find(o.keep_fp32.begin(), o.keep_fp32.end(), c) != o.keep_fp32.end()) {
+          return "'" + c + "' is pinned by --keep-fp32: the fused kernel takes FP16 / BF16 operands";
+        }
+      }
+    }
+  }
+  if ((t == DType::bfloat16 || o.half_type() == DType::bfloat16) && o.min_sm > 0 && o.min_sm < 80) {
+    return "BF16 operands on sm_" + std::to_string(o.min_sm) + ": the kernel's BF16 MMA needs sm_80 or newer";
   }
   if (s.head_dim % 8 != 0 || s.head_dim > 128) {
     return "head dim " + std::to_string(s.head_dim) + ": the kernel takes multiples of 8 up to 128";
@@ -715,9 +737,33 @@ std::string kernel_refuses(const Match& m, const PassOptions& o) {
   return {};
 }
 
+/// The nodes the op stands for: the chain, and the operands' view ops and factors that nothing else
+/// reads (they go with the match: remove_dead), in graph order of discovery.
+std::vector<const Node*> covered_nodes(const Match& m) {
+  std::vector<const Node*> covered(m.chain.begin(), m.chain.end());
+  auto is_covered = [&](const Node* n) { return std::find(covered.begin(), covered.end(), n) != covered.end(); };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Node* n : m.operand_steps) {
+      if (is_covered(n)) continue;
+      bool dies = true;
+      for (const Value* out : n->outputs()) {
+        if (!out) continue;
+        dies &= !out->is_graph_output();
+        for (const Node* u : out->users()) dies &= is_covered(u);
+      }
+      if (dies) {
+        covered.push_back(n);
+        grew = true;
+      }
+    }
+  }
+  return covered;
+}
+
 Node* replace(Graph& g, Match& m) {
   std::vector<std::string> covers;
-  for (const Node* n : m.chain) {
+  for (const Node* n : covered_nodes(m)) {
     for (const std::string& c : covers_of(*n)) {
       if (std::find(covers.begin(), covers.end(), c) == covers.end()) covers.push_back(c);
     }
@@ -746,8 +792,11 @@ bool fuse_attention(Graph& g, const PassOptions& o, std::vector<AttentionOutcome
   for (const auto& up : g.nodes()) {
     if (is_op(up.get(), "Softmax") && up->has_input(0)) {
       const Node* p = up->input(0).producer();
-      // A candidate: scores that come from a product (what else a Softmax reads is not attention).
-      if (p && (is_op(p, "MatMul") || reaches_product(&up->input(0)))) softmaxes.push_back(up.get());
+      // A candidate: scores that come from a product (what else a Softmax reads is not attention),
+      // weights that a product reads (a classifier's Softmax into the model's output is none).
+      bool into_product = false;
+      for (const Node* u : up->output(0).users()) into_product |= is_op(u, "MatMul");
+      if (p && into_product && (is_op(p, "MatMul") || reaches_product(&up->input(0)))) softmaxes.push_back(up.get());
     }
   }
   // Matches never share a node (each owns its Softmax's chain), so the pointers of later

@@ -2,13 +2,17 @@
 // modelc.Attention node (ops/attention.h), Add + LayerNormalization into one modelc.ResidualNorm
 // (ops/residual_norm.h).
 //
-// NOT IN THE PIPELINE YET (compiler/pipeline/pipeline.cpp): the fused ops have no template family
-// until the kernels (templates/attention.cuh, templates/residual_norm.cuh) are wired into the
-// schedule, and a compile would fail on them. The wiring adds both passes to the stage list, after
-// fold_constants / fold_batchnorm (the masks and scales folded into constants; no Dropout, no
-// Identity: simplify) and before precision (which then converts the fused ops by their fp32_compute
-// policy) and fuse_epilogue (which would otherwise take the mask Add as the score product's
-// residual, and the residual Add into the product before the norm).
+// fuse_attention is the pipeline's fuse_attention stage (compiler/pipeline/pipeline.cpp), after
+// precision (Q, K and V already FP16 / BF16, the masks and scales folded into constants by
+// fold_constants; no Dropout, no Identity: simplify; a node precision keeps FP32 sits behind its
+// Casts, which stop the match) and before sink_reshapes and fuse_epilogue (which would move the
+// scale or mask Add across the scores' Reshape, or take the mask Add as the score product's
+// residual); its kernel is the "attention" family (schedule/attention.h, templates/attention.cuh).
+//
+// fuse_residual_norm is NOT IN THE PIPELINE YET: modelc.ResidualNorm has no template family until
+// templates/residual_norm.cuh is wired into the schedule, and a compile would fail on it. The wiring
+// adds it to the stage list beside fuse_attention (before fuse_epilogue, which would otherwise take
+// the residual Add into the product before the norm).
 #pragma once
 
 #include <string>
@@ -18,8 +22,9 @@
 
 namespace modelc {
 
-/// \brief What the attention fusion did with one candidate (a Softmax over the last dim whose input
-/// comes from a MatMul): fused into the node `fused` (covering `covers`), or left unfused, and why.
+/// \brief What the attention fusion did with one candidate (a Softmax whose input comes from a
+/// MatMul and whose output a MatMul reads): fused into the node `fused` (covering `covers`), or left
+/// unfused, and why.
 struct AttentionOutcome {
   std::string softmax;              ///< the candidate's Softmax node
   bool fused = false;

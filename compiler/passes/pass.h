@@ -13,6 +13,7 @@
 
 namespace modelc {
 
+struct AttentionOutcome;  // passes/fuse_attention.h
 struct CalibrationTable;  // passes/calibration.h
 struct TuningCache;       // schedule/tuning_cache.h
 
@@ -87,6 +88,12 @@ struct PassOptions {
   bool fuse_epilogue = true;
   std::vector<std::string> keep_fp32;   ///< --keep-fp32 NODE,...: nodes pinned to FP32 (by ONNX node name)
   PrecisionReport* precision_report = nullptr;  ///< filled by passes/precision when set
+  /// The oldest --arch's SM number (75, 80, ...), set by the pipeline for the stages that need it
+  /// (fuse_attention: no BF16 MMA below sm_80); 0: not known (any arch).
+  int min_sm = 0;
+  /// The fuse_attention stage's outcome per candidate (fused, covering which nodes, or why not),
+  /// for the report; the stage clears and fills it when set.
+  std::vector<AttentionOutcome>* attention_report = nullptr;
   bool verify_each = false;             ///< --verify-each: run the verifiers after every stage
   std::set<std::string> disabled;       ///< --disable-pass NAME (a stage of pipeline/pipeline.h)
   std::set<std::string> print_after;    ///< --print-after NAME ("all" for every stage)

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "passes/fuse_attention.h"
+#include "schedule/target.h"
 #include "support/error.h"
 
 namespace modelc {
@@ -27,6 +29,19 @@ bool schedule_stage(Compilation& c) {
 
 bool with_half(const LowerOptions& o) { return o.passes.half_type() != DType::undefined; }
 bool with_fuse_epilogue(const LowerOptions& o) { return o.passes.fuse_epilogue; }
+
+// fuse_attention for the oldest --arch, its outcomes into PassOptions::attention_report (cleared
+// first: a stage may run again on a copy of the graph).
+bool fuse_attention_stage(Compilation& c) {
+  PassOptions o = c.options.passes;
+  for (const std::string& a : c.options.archs) {
+    const int sm = arch_number(a);
+    o.min_sm = o.min_sm == 0 ? sm : std::min(o.min_sm, sm);
+  }
+  std::vector<AttentionOutcome>* r = o.attention_report;
+  if (r) r->clear();
+  return fuse_attention(c.graph, o, r);
+}
 
 }  // namespace
 
@@ -59,6 +74,15 @@ const std::vector<Stage>& pipeline() {
        "--fp16 / --bf16: FP16 (BF16) storage where it is safe, Casts at the FP32 boundaries, the FP32-pinned nodes; "
        "--int8: calibrated convolutions and matrix products on INT8 first (passes/precision_int8.cpp)",
        true, with_half, graph_pass<precision>},
+      {"fuse_attention", K::graph,
+       "the 16-bit types in place (precision: Q, K and V FP16 / BF16, a pinned node behind its Casts); masks and "
+       "scales constant (fold_constants); before sink_reshapes and fuse_epilogue (they would move or take the "
+       "scores' Adds)",
+       "--fp16 / --bf16: each attention (MatMul, scale, bias / mask, Softmax, MatMul and the views around them) "
+       "becomes one modelc.Attention kernel reading Q, K and V where the projections wrote them "
+       "(passes/fuse_attention.cpp); the report says why a candidate stays unfused (FP32 compiles keep the "
+       "unfused subgraph: the kernel takes 16-bit operands)",
+       true, with_half, fuse_attention_stage},
       {"fold_cast_pairs", K::graph, "the precision Casts in place (precision)",
        "a Cast pair from FP16 (BF16) around an op that computes in FP32 on 16-bit storage (fp32_compute) folds into it",
        true, nullptr, graph_pass<fold_cast_pairs>},
@@ -229,6 +253,7 @@ StageKernels count_without(Graph& g, const LowerOptions& o, std::size_t from, st
   without.passes.print_after.clear();
   without.passes.verify_each = false;
   without.passes.precision_report = nullptr;
+  without.passes.attention_report = nullptr;
   StageKernels k;
   k.stage = stages[skip].name;
   Compilation c{g, without, nullptr};
@@ -268,8 +293,10 @@ Schedule lower(Graph& g, const LowerOptions& o) {
   check_stage_flags(o.passes);
   // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
   PrecisionReport precision;
+  std::vector<AttentionOutcome> attention;
   LowerOptions options = o;
   if (!options.passes.precision_report) options.passes.precision_report = &precision;
+  if (!options.passes.attention_report) options.passes.attention_report = &attention;
   Compilation c{g, options, nullptr};
   const std::vector<Stage>& stages = pipeline();
   // count_stage_kernels: the graph as the graph stages left it (the counts without a schedule stage
@@ -312,6 +339,7 @@ Schedule lower(Graph& g, const LowerOptions& o) {
     if (unchanged[k]) counts[k].kernels_without = counts[k].kernels;
   }
   r.stage_kernels = std::move(counts);
+  r.attention = *options.passes.attention_report;  // empty where the stage did not run
   if (o.run_passes && with_half(o) && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
   return r;
 }
@@ -341,8 +369,10 @@ Schedule lower_before(Graph& g, const LowerOptions& o, const std::string& stage)
   if (!target || target->kind != StageKind::schedule) throw Error("internal: no schedule stage named '" + stage + "'");
   check_stage_flags(o.passes);
   PrecisionReport precision;
+  std::vector<AttentionOutcome> attention;
   LowerOptions options = o;
   if (!options.passes.precision_report) options.passes.precision_report = &precision;
+  if (!options.passes.attention_report) options.passes.attention_report = &attention;
   Compilation c{g, options, nullptr};
   for (const Stage& s : pipeline()) {
     if (&s == target) break;

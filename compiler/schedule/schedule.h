@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/fuse_attention.h"
 #include "passes/pass.h"
 #include "schedule/memory_plan.h"
 #include "schedule/plan.h"
@@ -363,6 +364,10 @@ struct Schedule {
   std::vector<LiveBuffer> arena_buffers;
   /// --fp16: what passes/precision did (report.md / report.json's "precision"); unset without it.
   std::optional<PrecisionReport> precision;
+  /// The fuse_attention stage's outcome per candidate (a Softmax of a product's scores, read by a
+  /// product): fused into which modelc.Attention node, covering which ONNX nodes, or why not
+  /// (report.json "attention"); empty when the stage did not run (FP32 compiles, --disable-pass).
+  std::vector<AttentionOutcome> attention;
   /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,
   /// padded ones, conversions; empty when every buffer is dense.
   std::string layout;

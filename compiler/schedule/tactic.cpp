@@ -56,6 +56,15 @@ bool HopperTile::operator==(const HopperTile& o) const {
   return bm == o.bm && bn == o.bn && bk == o.bk && stages == o.stages && consumers == o.consumers && int8 == o.int8;
 }
 
+int AttentionTile::smem_bytes(int64_t d) const {
+  const int ld = static_cast<int>((d + 15) / 16 * 16) + 8;  // a row of DPad + 8 halves
+  return (bq + stages * 2 * bkv) * ld * 2;
+}
+
+std::string AttentionTile::name() const {
+  return fmt::format("{}q x {}kv w{} {} stages{}", bq, bkv, warps, stages, q_regs ? "" : " Q from shared memory");
+}
+
 std::string WinogradTactic::name() const { return "Winograd F(2x2,3x3), GEMMs " + gemm.name(); }
 
 std::string DepthwiseTactic::name() const {
@@ -107,6 +116,10 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
     std::map<std::string, int64_t> operator()(const DepthwiseTactic& t) const {
       return {{"TH", t.th}, {"TW", t.tw}, {"CB", t.cb}, {"CV", t.cv}, {"RH", t.rh}, {"RW", t.rw},
               {"async", t.async ? 1 : 0}, {"threads", t.threads()}, {"fp16_accumulate", t.fp16_accumulate ? 1 : 0}};
+    }
+    std::map<std::string, int64_t> operator()(const AttentionTile& t) const {
+      return {{"BQ", t.bq},         {"BKV", t.bkv}, {"warps", t.warps}, {"stages", t.stages},
+              {"q_regs", t.q_regs ? 1 : 0}, {"threads", t.threads()}};
     }
     std::map<std::string, int64_t> operator()(const GridStrideTactic& t) const {
       std::map<std::string, int64_t> f{{"block", t.block}};

@@ -141,10 +141,28 @@ struct GridStrideTactic {
   bool operator!=(const GridStrideTactic& o) const { return !(*this == o); }
 };
 
+/// \brief A fused attention kernel's tile (templates/attention.cuh Tile<BQ, BKV, Warps, Stages,
+/// QRegs>): a block of `bq` queries of one (batch, head) run by `warps` warps (16 x bq / (16 x warps)
+/// rows each), key tiles of `bkv` keys streamed through `stages` shared-memory stages; q_regs: Q's
+/// fragments held in registers for the whole kernel.
+struct AttentionTile {
+  int bq = 64, bkv = 64, warps = 4, stages = 2;
+  bool q_regs = true;
+  int threads() const { return 32 * warps; }
+  /// The kernel's dynamic shared memory for head dim d (Attention::kSmemBytes): the Q tile and
+  /// `stages` (K, V) tile pairs, rows of d rounded up to 16, plus 8 halves of padding.
+  int smem_bytes(int64_t d) const;
+  std::string name() const;  ///< "64q x 64kv w4 2 stages"
+  bool operator==(const AttentionTile& o) const {
+    return bq == o.bq && bkv == o.bkv && warps == o.warps && stages == o.stages && q_regs == o.q_regs;
+  }
+  bool operator!=(const AttentionTile& o) const { return !(*this == o); }
+};
+
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic =
     std::variant<std::monostate, TileConfig, TcTile, WinogradTactic, GemvTactic, ReductionTile, DirectTactic,
-                 GridStrideTactic, HopperTile, DepthwiseTactic>;
+                 GridStrideTactic, HopperTile, DepthwiseTactic, AttentionTile>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -170,8 +188,8 @@ struct TcCandidate {
 /// BM BN BK TM TN threads (SIMT tile); BM BN BK warps_m warps_n async threads fp16_accumulate
 /// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 [int8 1] (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
 /// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
-/// [grid] (grid-stride); TH TW CB CV RH RW async threads fp16_accumulate (tiled depthwise); nothing
-/// for none.
+/// [grid] (grid-stride); TH TW CB CV RH RW async threads fp16_accumulate (tiled depthwise); BQ BKV
+/// warps stages q_regs threads (attention); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 
 }  // namespace modelc

@@ -312,6 +312,41 @@ TEST_CASE("fuse_attention: what the kernel cannot take stays unfused, with the r
     CHECK(out[0].reason.find("FP32") != std::string::npos);
     CHECK(count(b.g, "Attention") == 0);
   }
+  SUBCASE("BF16 below sm_80 (no BF16 MMA); sm_80 takes it") {
+    for (int sm : {75, 80}) {
+      Builder b;
+      b.finish(gpt2_attention(b, b.in("x", {1, 4, 16}), 1, 4, 2, 8));
+      PassOptions o;
+      o.bf16 = true;
+      o.min_sm = sm;
+      const auto out = fuse_checked(b.g, o);
+      REQUIRE(out.size() == 1);
+      CHECK(out[0].fused == (sm == 80));
+      if (sm == 75) CHECK(out[0].reason.find("BF16 operands on sm_75") != std::string::npos);
+    }
+  }
+  SUBCASE("precision disabled, or a covered node pinned to FP32") {
+    for (int pin = 0; pin < 2; ++pin) {
+      Builder b;
+      b.finish(gpt2_attention(b, b.in("x", {1, 4, 16}), 1, 4, 2, 8));
+      PassOptions o = fp16_compile();
+      if (pin) {
+        o.keep_fp32.push_back(b.g.nodes_of("Softmax")[0]->name());
+      } else {
+        o.disabled.insert("precision");
+      }
+      const auto out = fuse_checked(b.g, o);
+      REQUIRE(out.size() == 1);
+      CHECK_FALSE(out[0].fused);
+      CHECK(out[0].reason.find(pin ? "--keep-fp32" : "precision stage is disabled") != std::string::npos);
+    }
+  }
+  SUBCASE("a classifier's Softmax (no product reads it) is no candidate") {
+    Builder b;
+    Value* logits = b.node("MatMul", "fc", {b.in("x", {1, 16}), b.w("w", {16, 10})});
+    b.finish(b.softmax(logits, "probs"));
+    CHECK(fuse_checked(b.g).empty());
+  }
   SUBCASE("the attention weights are an output too") {
     Builder b;
     b.finish(gpt2_attention(b, b.in("x", {1, 4, 16}), 1, 4, 2, 8, false));
