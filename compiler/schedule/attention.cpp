@@ -65,10 +65,6 @@ void attention_work(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   w.stages = t->stages;
 }
 
-struct Registration {
-  explicit Registration(FamilyFacts f) { register_family(std::move(f)); }
-};
-
 FamilyFacts attention_facts() {
   FamilyFacts f;
   f.name = "attention";
@@ -79,7 +75,7 @@ FamilyFacts attention_facts() {
   return f;
 }
 
-const Registration attention_registration{attention_facts()};
+const FamilyFactsRegistration attention_registration{attention_facts()};
 
 }  // namespace
 

@@ -64,10 +64,6 @@ void lrn_tactic(Kernel& k, const std::vector<Target>&) {
 namespace {
 
 // The families' facts, beside families.cpp's table (register_family).
-struct Registration {
-  explicit Registration(FamilyFacts f) { register_family(std::move(f)); }
-};
-
 FamilyFacts groupnorm_facts() {
   FamilyFacts f;
   f.name = "groupnorm";
@@ -93,8 +89,8 @@ FamilyFacts lrn_facts() {
   return f;
 }
 
-const Registration groupnorm_registration{groupnorm_facts()};
-const Registration lrn_registration{lrn_facts()};
+const FamilyFactsRegistration groupnorm_registration{groupnorm_facts()};
+const FamilyFactsRegistration lrn_registration{lrn_facts()};
 
 }  // namespace
 }  // namespace modelc

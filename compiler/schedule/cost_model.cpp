@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "schedule/families.h"
 #include "schedule/winograd.h"
@@ -215,15 +216,27 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   return e;
 }
 
+namespace {
+
+// A product of batch x M x N x K on bm x bn x bk tiles: its useful FLOPs, the FLOPs its whole tiles
+// execute, and its bytes; returns its tiles and K slices.
+std::pair<int64_t, int64_t> tiled_product(KernelWork& w, int64_t batch, int64_t M, int64_t N, int64_t K, double bytes,
+                                          int bm, int bn, int bk) {
+  const int64_t tiles = batch * ceil_div(M, bm) * ceil_div(N, bn);
+  const int64_t slices = ceil_div(K, bk);
+  w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  w.executed_flops = 2.0 * static_cast<double>(tiles) * bm * bn * static_cast<double>(slices * bk);
+  w.bytes = bytes;
+  return {tiles, slices};
+}
+
+}  // namespace
+
 KernelWork tc_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, double bytes, const TcTile& t) {
   KernelWork w;
   w.engine = Engine::tensor_core;
   w.int8 = t.int8;
-  const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
-  const int64_t slices = ceil_div(K, t.bk);
-  w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  w.executed_flops = 2.0 * static_cast<double>(tiles) * t.bm * t.bn * static_cast<double>(slices * t.bk);
-  w.bytes = bytes;
+  const auto [tiles, slices] = tiled_product(w, batch, M, N, K, bytes, t.bm, t.bn, t.bk);
   w.blocks = tiles * t.split_k;
   w.threads = t.threads();
   w.smem_bytes = t.smem_bytes();
@@ -250,11 +263,7 @@ KernelWork hopper_gemm_work(int64_t batch, int64_t M, int64_t N, int64_t K, doub
   w.hopper_bn = t.bn;
   w.hopper_consumers = t.consumers;
   w.int8 = t.int8;
-  const int64_t tiles = batch * ceil_div(M, t.bm) * ceil_div(N, t.bn);
-  const int64_t slices = ceil_div(K, t.bk);
-  w.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  w.executed_flops = 2.0 * static_cast<double>(tiles) * t.bm * t.bn * static_cast<double>(slices * t.bk);
-  w.bytes = bytes;
+  const auto [tiles, slices] = tiled_product(w, batch, M, N, K, bytes, t.bm, t.bn, t.bk);
   w.blocks = tiles;
   w.threads = t.threads();
   w.smem_bytes = t.smem_bytes();

@@ -79,6 +79,11 @@ struct FamilyFacts {
 /// \brief Adds a family beside the built-in ones (tests' own families; later, plugins). An internal
 /// Error when the name is taken.
 void register_family(FamilyFacts f);
+/// \brief Registers a family when the program starts, from the family's own file (a static
+/// `const FamilyFactsRegistration r{facts()};`, as schedule/rnn.cpp, vision.cpp and attention.cpp do).
+struct FamilyFactsRegistration {
+  explicit FamilyFactsRegistration(FamilyFacts f) { register_family(std::move(f)); }
+};
 /// The family of that name; null when none.
 const FamilyFacts* find_family(const std::string& name);
 /// The family of that name; an internal Error when none.

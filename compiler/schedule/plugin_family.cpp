@@ -41,16 +41,14 @@ void plugin_tactic(Kernel& k, const std::vector<Target>&) {
   if (inst.workspace_bytes > 0) k.note += "; workspace " + std::to_string(inst.workspace_bytes) + " bytes";
 }
 
-struct Registration {
-  Registration() {
-    FamilyFacts f;
-    f.name = "plugin";
-    f.choose_tactic = plugin_tactic;
-    f.plan = [](const Kernel& k) { return make_plan("plugin", plugin_plan(k)); };
-    register_family(std::move(f));
-  }
-};
-const Registration registration;
+FamilyFacts plugin_facts() {
+  FamilyFacts f;
+  f.name = "plugin";
+  f.choose_tactic = plugin_tactic;
+  f.plan = [](const Kernel& k) { return make_plan("plugin", plugin_plan(k)); };
+  return f;
+}
+const FamilyFactsRegistration registration{plugin_facts()};
 
 }  // namespace
 }  // namespace modelc

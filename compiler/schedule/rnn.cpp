@@ -44,10 +44,6 @@ void rnn_tactic(Kernel& k, const std::vector<Target>& targets) {
 
 namespace {
 
-struct Registration {
-  explicit Registration(FamilyFacts f) { register_family(std::move(f)); }
-};
-
 FamilyFacts rnn_facts() {
   FamilyFacts f;
   f.name = "rnn";
@@ -57,7 +53,7 @@ FamilyFacts rnn_facts() {
   return f;
 }
 
-const Registration rnn_registration{rnn_facts()};
+const FamilyFactsRegistration rnn_registration{rnn_facts()};
 
 }  // namespace
 }  // namespace modelc::rnn

@@ -39,10 +39,6 @@ void nms_tactic(Kernel& k, const std::vector<Target>&) {
 
 namespace {
 
-struct Registration {
-  explicit Registration(FamilyFacts f) { register_family(std::move(f)); }
-};
-
 FamilyFacts facts(const char* name, std::function<std::shared_ptr<const KernelPlan>(const Kernel&)> plan,
                   std::function<void(Kernel&, const std::vector<Target>&)> rule, bool strided) {
   FamilyFacts f;
@@ -55,13 +51,13 @@ FamilyFacts facts(const char* name, std::function<std::shared_ptr<const KernelPl
 }
 
 // The plans: the ops' parameters (ops/vision.h), read from the node once.
-const Registration grid_sample_registration{facts(
+const FamilyFactsRegistration grid_sample_registration{facts(
     "grid_sample", [](const Kernel& k) { return make_plan("grid_sample", ops::grid_sample(node_to_plan(k))); },
     grid_sample_tactic, true)};
-const Registration roi_align_registration{facts(
+const FamilyFactsRegistration roi_align_registration{facts(
     "roi_align", [](const Kernel& k) { return make_plan("roi_align", ops::roi_align(node_to_plan(k))); },
     roi_align_tactic, true)};
-const Registration nms_registration{
+const FamilyFactsRegistration nms_registration{
     facts("nms", [](const Kernel& k) { return make_plan("nms", ops::nms(node_to_plan(k))); }, nms_tactic, false)};
 
 }  // namespace

@@ -277,22 +277,11 @@ modelc::Kernel bf16_kernel(OneNode& t, const std::string& family, int64_t cp = 0
       if (v.dtype == DType::float32) v.dtype = DType::bfloat16;
     }
   }
-  auto channels_last = [](modelc::TensorView& v, int64_t pitch) {
-    const std::size_t r = v.shape.size();
-    int64_t s = pitch;
-    v.strides.assign(r, 0);
-    v.strides[1] = 1;
-    for (std::size_t i = r; i-- > 2;) {
-      v.strides[i] = s;
-      s *= v.shape[i];
-    }
-    v.strides[0] = s;
-  };
   if (cp) {
-    channels_last(k.inputs[0], cp);
+    linear_test::make_channels_last(k.inputs[0], cp);
     modelc::TensorView& w = k.inputs[1];
     w.strides = modelc::weight_strides(w.shape, modelc::conv_weight_storage(w.shape, k.inputs[0].shape[1], cp, true));
-    channels_last(k.outputs[0], yp);
+    linear_test::make_channels_last(k.outputs[0], yp);
   }
   return k;
 }
