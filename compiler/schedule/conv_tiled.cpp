@@ -170,12 +170,7 @@ std::string grouped_fallback(const Kernel& k, const ConvGeometry& g) {
     return fmt::format("W not stored [M][taps][{}]", g.Cg());
   }
   if (!aligned16(k.inputs[0]) || !aligned16(k.inputs[1]) || !aligned16(k.outputs[0])) return "a buffer not 16-byte aligned";
-  DType epi = DType::undefined;
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
-    if (k.inputs[i].dtype == DType::undefined) continue;
-    if (epi != DType::undefined && k.inputs[i].dtype != epi) return "bias and residual of different types";
-    epi = k.inputs[i].dtype;
-  }
+  if (mixed_epilogue_types(k)) return "bias and residual of different types";
   if (g.N * g.out_pixels() > int64_t{1} << 31) return "over 2^31 output pixels";
   return "";
 }

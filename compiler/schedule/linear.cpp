@@ -36,6 +36,16 @@ int64_t channels_last_pitch(const TensorView& v) {
 
 bool aligned16(const TensorView& v) { return v.aligned(16); }
 
+bool mixed_epilogue_types(const Kernel& k) {
+  DType epi = DType::undefined;
+  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+    if (k.inputs[i].dtype == DType::undefined) continue;
+    if (epi != DType::undefined && k.inputs[i].dtype != epi) return true;
+    epi = k.inputs[i].dtype;
+  }
+  return false;
+}
+
 TcConvDepth tc_conv_depth(const Kernel& k) {
   const TensorView &x = k.inputs[0], &w = k.inputs[1];
   TcConvDepth d;

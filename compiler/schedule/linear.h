@@ -82,6 +82,9 @@ void require_dense(const Kernel& k);
 int64_t channels_last_pitch(const TensorView& v);
 /// A view's byte offset is a multiple of 16 (16-byte vector loads and stores; 256 in the arena).
 bool aligned16(const TensorView& v);
+/// True when the epilogue's operands (inputs 2..: bias / C, residual) do not share one element
+/// type: the tensor-core epilogues (and the grouped and tiled depthwise ones) read them as one.
+bool mixed_epilogue_types(const Kernel& k);
 
 /// \brief The GEMM depth of a channels-last convolution on the tensor-core template: taps x X's
 /// channel pitch, or in the compact form (W stored compact: schedule/layout.h WeightStorage) taps x

@@ -290,18 +290,6 @@ GemvTactic gemv_of(const Kernel& k) {
 
 namespace {
 
-// The epilogue's operands (inputs 2..: bias / C, residual) do not share one element type: the
-// tensor-core epilogue reads them as one type.
-bool mixed_epilogue_types(const Kernel& k) {
-  DType epi = DType::undefined;
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
-    if (k.inputs[i].dtype == DType::undefined) continue;
-    if (epi != DType::undefined && k.inputs[i].dtype != epi) return true;
-    epi = k.inputs[i].dtype;
-  }
-  return false;
-}
-
 /// The 16-bit float storage of tensor-core operands that share it: float16 or bfloat16; else
 /// undefined (FP32, integers, or two types).
 DType tc_storage(DType a, DType b) {
