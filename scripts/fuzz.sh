@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh — a longer libFuzzer run of one fuzz target (docs/TESTING.md, "Fuzzing and sanitizers").
 #
-#   scripts/fuzz.sh TARGET [MINUTES] [LIBFUZZER_ARGS...]    TARGET: model, npy, pb, plugin or calibration;
+#   scripts/fuzz.sh TARGET [MINUTES] [LIBFUZZER_ARGS...]    TARGET: model, npy, pb, plugin, calibration or tuning;
 #                                                           MINUTES: 60
 #
 # Builds the sanitized tree if needed (scripts/build.sh --sanitize: build-asan/), then fuzzes on one
@@ -12,9 +12,9 @@
 # tests/fuzz/regressions/TARGET/NAME (the fuzz_TARGET_regressions ctest replays them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/fuzz.sh model|npy|pb|plugin|calibration [MINUTES] [LIBFUZZER_ARGS...]" >&2; exit 2; }
+usage() { echo "usage: scripts/fuzz.sh model|npy|pb|plugin|calibration|tuning [MINUTES] [LIBFUZZER_ARGS...]" >&2; exit 2; }
 target=${1:-}
-case "$target" in model) max_len=200000 ;; npy|pb) max_len=4096 ;; plugin) max_len=16384 ;; calibration) max_len=8192 ;; *) usage ;; esac
+case "$target" in model) max_len=200000 ;; npy|pb) max_len=4096 ;; plugin|tuning) max_len=16384 ;; calibration) max_len=8192 ;; *) usage ;; esac
 shift
 minutes=60
 if [[ $# -gt 0 && "$1" != -* ]]; then

@@ -165,17 +165,26 @@ TuningCache TuningCache::read(const std::string& path) {
 }
 
 TuningCache TuningCache::collect(const std::vector<std::string>& paths, std::vector<std::string>* notes) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& path : paths) files.emplace_back(path, read_json_file(path, "--collect"));
+  return collect_texts(files, notes);
+}
+
+TuningCache TuningCache::collect_texts(const std::vector<std::pair<std::string, std::string>>& files,
+                                       std::vector<std::string>* notes) {
   TuningCache c;
   std::string device_file;
   std::map<std::string, std::map<std::string, double>> times;  // signature -> tactic -> fastest us
-  for (const std::string& path : paths) {
+  for (const auto& file : files) {
+    const std::string& path = file.first;  // (not a structured binding: the lambda below captures it)
+    const std::string& text = file.second;
     auto bad = [&](const std::string& what) -> Error {
       Error::Where w;
       w.file = path;
       return Error(w, "not a tuning driver's times: " + what,
                    "pass the times.json a tuning folder's driver wrote (modelc tune MODEL -o DIR; make -C DIR run)");
     };
-    const nlohmann::json j = parse_marked_json(read_json_file(path, "--collect"), "modelc_tuning_times", bad);
+    const nlohmann::json j = parse_marked_json(text, "modelc_tuning_times", bad);
     try {
       const nlohmann::json& d = j.at("device");
       if (!d.is_object()) throw bad("\"device\" is not an object");
@@ -220,6 +229,11 @@ TuningCache TuningCache::collect(const std::vector<std::string>& paths, std::vec
           const double us = json_us(ce.at("us"), who + ": candidate '" + shown(tactic) + "'", bad);
           auto [it, added] = mine.emplace(tactic, us);
           if (!added) it->second = std::min(it->second, us);
+          // A signature listed again (here or in an earlier file) adds its tactics to the same
+          // entry: the distilled cache must stay one that --tuning-cache reads (fuzz_tuning's finding).
+          if (mine.size() > kMaxCandidates) {
+            throw bad(who + ": more than " + std::to_string(kMaxCandidates) + " distinct candidates in all the files");
+          }
         }
         if (left_out > 0 && notes) {
           notes->push_back(path + ": " + shown(signature) + ": " + std::to_string(left_out) +
@@ -231,6 +245,11 @@ TuningCache TuningCache::collect(const std::vector<std::string>& paths, std::vec
     } catch (const std::exception& e) {
       throw bad(std::string("a field is missing or has the wrong type (") + e.what() + ")");
     }
+  }
+  if (times.size() > kMaxKernels) {
+    Error::Where w;
+    w.file = files.back().first;
+    throw Error(w, "not a tuning driver's times: the files list more than " + std::to_string(kMaxKernels) + " kernels in all");
   }
   for (const auto& [signature, tactics] : times) {
     if (tactics.empty()) {

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace modelc {
@@ -60,6 +61,10 @@ struct TuningCache {
   /// `notes` (if given) says where. Every file must come from one device (name, SM, SM count).
   /// Error naming the file for one that is not a times file, or of another device.
   static TuningCache collect(const std::vector<std::string>& paths, std::vector<std::string>* notes = nullptr);
+  /// \brief collect() of files already read: each entry is a file's name (named in every Error)
+  /// and its text. What collect() does after reading, and what the fuzz target drives.
+  static TuningCache collect_texts(const std::vector<std::pair<std::string, std::string>>& files,
+                                   std::vector<std::string>* notes = nullptr);
 };
 
 }  // namespace modelc

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Seeded mutations of JSON files modelc reads from elsewhere (plugin manifests, INT8 calibration
-caches), run through a fuzz target's replay binary and, for a few, the modelc command.
+caches, tuning caches and tuning drivers' times), run through a fuzz target's replay binary and, for
+a few, the modelc command.
 
-    hostile_json.py --kind plugin|calibration --replay BUILD/fuzz_KIND_replay --out DIR
+    hostile_json.py --kind plugin|calibration|tuning --replay BUILD/fuzz_KIND_replay --out DIR
                     [--count 300] [--seed 1] [--modelc BUILD/modelc --cli 12 [--cli-files FILE...]]
                     SEED_FILE...
 
@@ -13,7 +14,8 @@ files), then runs the replay binary over them: it aborts on a finding (a crash, 
 timeout, an internal error, an error that does not name the file, a sanitizer report). With
 --modelc, the first --cli mutants, the seed files and --cli-files also go through the command a user runs
 (`modelc list-ops --plugin DIR`; for calibration caches `modelc run-reference MODEL --int8
---calibration-cache FILE` on models/tiny_cnn.onnx): the exit status must be 0 or 1, never a signal,
+--calibration-cache FILE` on models/tiny_cnn.onnx; for tuning files both `modelc MODEL --fp16 --arch
+sm_80 --tuning-cache FILE` and `modelc tune --collect FILE`): the exit status must be 0 or 1, never a signal,
 and an error must name the file and not be internal. Exit 0 when all pass, 1 naming the first
 mutant that does not.
 """
@@ -127,10 +129,24 @@ def cli_check(args, path, plugin_headers):
         shutil.copy(path, os.path.join(folder, "plugin.json"))
         named = os.path.join(folder, "plugin.json")
         argv = [args.modelc, "list-ops", "--plugin", folder]
-    else:
+    elif args.kind == "calibration":
         named = path
         argv = [args.modelc, "run-reference", args.model, "--int8", "--calibration-cache", path, "-o",
                 os.path.join(args.out, "cli_run")]
+    else:
+        named = path
+        for argv in ([args.modelc, args.model, "--fp16", "--arch", "sm_80", "--tuning-cache", path, "-o",
+                      os.path.join(args.out, "cli_compile")],
+                     [args.modelc, "tune", "--collect", path, "-o", os.path.join(args.out, "cli_collected.json")]):
+            problem = cli_result(argv, path, named)
+            if problem:
+                return problem
+        return None
+    return cli_result(argv, path, named)
+
+
+def cli_result(argv, path, named):
+    """The problem with one modelc command's run on `path` (named `named` in errors), or None."""
     rc, _, err = run(argv, 60)
     if rc is None:
         return "modelc hung: " + err
@@ -149,14 +165,14 @@ def cli_check(args, path, plugin_headers):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kind", choices=["plugin", "calibration"], required=True)
+    ap.add_argument("--kind", choices=["plugin", "calibration", "tuning"], required=True)
     ap.add_argument("--replay", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--modelc")
     ap.add_argument("--cli", type=int, default=12)
-    ap.add_argument("--model", help="the model of the calibration caches' CLI runs")
+    ap.add_argument("--model", help="the model of the calibration and tuning caches' CLI runs")
     ap.add_argument("--plugin-headers", nargs="*", default=[])
     ap.add_argument("--cli-files", nargs="*", default=[], help="more files for the modelc command (not mutated)")
     ap.add_argument("seeds", nargs="+")

@@ -262,3 +262,24 @@ TEST_CASE("tuning: collect keeps the candidates that agreed, fastest first, and 
   CHECK_THROWS_WITH_AS(TuningCache::collect({"/nonexistent/times.json"}), doctest::Contains("--collect"), Error);
   for (const std::string& p : {a, b, other}) std::filesystem::remove(p);
 }
+
+TEST_CASE("tuning: collect refuses a signature whose files list more candidates than a cache may hold") {
+  // fuzz_tuning's finding: one signature listed twice, 3000 distinct tactics each, distilled into one
+  // entry of 6000 candidates, which the cache reader (at most 4096 for a kernel) then refused.
+  auto listing = [](int first) {
+    std::string s;
+    for (int i = first; i < first + 3000; ++i) {
+      s += std::string(s.empty() ? "" : ",") + "{\"tactic\": \"T" + std::to_string(i) + "\", \"status\": \"ok\", \"us\": 1}";
+    }
+    return s;
+  };
+  std::string twice = times_json(kA100, listing(0));
+  const std::string tail = "]}]}";
+  REQUIRE(twice.size() > tail.size());
+  twice = twice.substr(0, twice.size() - 2) +
+          ", {\"signature\": \"conv float16 nhwc batch 1 M 256 N 16 K 144\", \"candidates\": [" + listing(3000) + "]}]}";
+  CHECK_THROWS_WITH_AS(TuningCache::collect_texts({{"twice.json", twice}}), doctest::Contains("distinct candidates"), Error);
+  // Each half alone is a cache the reader takes.
+  const TuningCache half = TuningCache::collect_texts({{"half.json", times_json(kA100, listing(0))}});
+  CHECK(TuningCache::from_json(half.to_json(), "half.json").kernels.begin()->second.candidates.size() == 3000);
+}
