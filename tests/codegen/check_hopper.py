@@ -7,7 +7,7 @@ convolutions on the Hopper engine (issue 32; schedule/hopper.h, codegen/families
 
 Each model in turn, compiled with --flags (default --fp16; e.g. "--int8 --calibrate random:4"):
 ptx: compiles the model (FLAGS --arch sm_90a) into DIR/NAME; report.json names at least one
-kernel with engine "hopper", each with a Hopper tactic ("hopper": 1); nvcc compiles NAME.cu to PTX for
+kernel with engine "hopper", each with a Hopper tactic ("hopper": 1); nvcc compiles NAME.cu (and NAME_partN.cu) to PTX for
 sm_90a (as the folder's Makefile includes it); every Hopper kernel's entry issues wgmma.mma_async and
 loads with cp.async.bulk.tensor, no other entry issues wgmma; ptxas -v for sm_90a reports no stack
 frame and no spills in any function.
@@ -63,46 +63,64 @@ def check_ptx(a, model):
     shutil.rmtree(folder, ignore_errors=True)
     run([a.modelc, model] + a.flags.split() + ["--arch", "sm_90a", "-o", folder])
     _, ids = hopper_kernels(folder)
-    sources = [f for f in os.listdir(folder) if f.endswith(".cu") and not f.endswith("_main.cu")]
-    if len(sources) != 1:
-        fail("expected one kernel source in %s, found %s" % (folder, sources))
-    name = sources[0][:-3]
-    ptx = os.path.join(a.work, name + ".ptx")
-    run([a.nvcc, "-std=c++17", "--gpu-architecture=compute_90a", "-I.", "-Iruntime", "-Ikernels",
-         "-DMODELC_ARCHS=90a", "-DMODELC_PTX_ARCH=0", "-ptx", sources[0], "-o", ptx], cwd=folder)
+    # Large models split their kernels over NAME.cu and NAME_partN.cu (each its own nvcc run, as the
+    # folder's Makefile builds them); kernels are named NAME_kID in every part.
+    name = os.path.basename(folder)
+    sources = sorted(f for f in os.listdir(folder) if f.endswith(".cu") and not f.endswith("_main.cu"))
+    if name + ".cu" not in sources:
+        fail("no kernel source %s.cu in %s (found %s)" % (name, folder, sources))
     entries = {}
-    current = None
-    with open(ptx) as f:
-        for line in f:
-            m = re.match(r"\.visible \.entry (\w+)\(", line)
-            if m:
-                current = m.group(1)
-                entries[current] = ""
-            elif current:
-                entries[current] += line
+    logs = []
+    for source in sources:
+        ptx = os.path.join(a.work, source[:-3] + ".ptx")
+        run([a.nvcc, "-std=c++17", "--gpu-architecture=compute_90a", "-I.", "-Iruntime", "-Ikernels",
+             "-DMODELC_ARCHS=90a", "-DMODELC_PTX_ARCH=0", "-ptx", source, "-o", ptx], cwd=folder)
+        current = None
+        with open(ptx) as f:
+            for line in f:
+                m = re.match(r"\.visible \.entry (\w+)\(", line)
+                if m:
+                    current = m.group(1)
+                    entries[current] = ""
+                elif current:
+                    entries[current] += line
+        log = subprocess.run([a.ptxas, "-arch=sm_90a", "-v", ptx, "-o", ptx + ".cubin"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        if log.returncode != 0:
+            print(log.stdout[-6000:])
+            fail("ptxas failed on %s" % source)
+        logs.append(log.stdout)
+    # A kernel identical to an earlier one launches the earlier one's entry (MC_LAUNCH(NAME_k4, ...)
+    # inside k7's MC_KERNEL_BEGIN(7) ... MC_KERNEL_END(7)): each id's entries are the ones it launches.
+    launched = {}
+    for source in sources:
+        with open(os.path.join(folder, source)) as f:
+            text = f.read()
+        for m in re.finditer(r"MC_KERNEL_BEGIN\((\d+),(.*?)MC_KERNEL_END\(\1,", text, re.S):
+            launched.setdefault("k" + m.group(1), set()).update(re.findall(r"MC_LAUNCH\((\w+),", m.group(2)))
+    hopper_entries = set()
     for kid in ids:
-        mine = [e for e in entries if e == name + "_" + kid or e.startswith(name + "_" + kid + "_")]
+        roots = launched.get(kid) or {name + "_" + kid}
+        mine = [e for e in entries if any(e == r or e.startswith(r + "_") for r in roots)]
         if not mine:
-            fail("no entry point for Hopper kernel %s in the PTX (entries: %s)" % (kid, sorted(entries)))
+            fail("no entry point for Hopper kernel %s (launching %s) in the PTX (entries: %s)"
+                 % (kid, sorted(roots), sorted(entries)))
         for e in mine:
             for instr in ("wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier.try_wait"):
                 if instr not in entries[e]:
                     fail("%s (Hopper kernel %s) has no %s" % (e, kid, instr))
-    hopper_entries = {e for kid in ids for e in entries if e == name + "_" + kid or e.startswith(name + "_" + kid + "_")}
+        hopper_entries.update(mine)
     for e, body in entries.items():
         if e not in hopper_entries and "wgmma.mma_async" in body:
             fail("%s is not a Hopper kernel in report.json but issues wgmma" % e)
-    log = subprocess.run([a.ptxas, "-arch=sm_90a", "-v", ptx, "-o", ptx + ".cubin"], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    if log.returncode != 0:
-        print(log.stdout[-6000:])
-        fail("ptxas failed")
+    log = subprocess.CompletedProcess([], 0, "\n".join(logs))
     bad = [l for l in log.stdout.splitlines() if re.search(r"[1-9][0-9]* bytes (stack frame|spill)", l)]
     if bad:
         fail("ptxas reports a stack frame or spills:\n" + "\n".join(bad))
     functions = log.stdout.count("bytes stack frame")
     print("%s: %d Hopper kernels (%s) with wgmma.mma_async, cp.async.bulk.tensor, mbarrier.try_wait; "
-          "ptxas sm_90a: %d functions, 0 bytes stack, 0 spills" % (model_name(model), len(ids), ", ".join(ids), functions))
+          "ptxas sm_90a over %d source(s): %d functions, 0 bytes stack, 0 spills"
+          % (model_name(model), len(ids), ", ".join(ids), len(sources), functions))
 
 
 def check_verify(a, model):
