@@ -122,6 +122,8 @@ struct Options {
   bool fp16 = false;                                // --fp16 or --bf16: the precision pass on
   DType half = DType::float16;                      // its storage: float16, bfloat16 with --bf16
   bool io_fp16 = false;                             // --io-fp16 (with --fp16)
+  std::string arch;  // --arch A: the plan's one architecture (LowerOptions' default, sm_75, when empty),
+                     // and the emulated device's (MODELC_EMU_SM) when the cases run
   const char* flag() const { return half == DType::bfloat16 ? "--bf16" : "--fp16"; }
   const char* half_name() const { return half == DType::bfloat16 ? "BF16" : "FP16"; }
   double rtol16() const { return half == DType::bfloat16 ? kRtolBf16 : kRtolFp16; }
@@ -149,6 +151,9 @@ const char* const kUsage =
     "  --bf16             the same with bfloat16 storage (--bf16), compared at rtol 5e-2, atol 1e-2\n"
     "  --io-fp16          --fp16, and the models take and return FP16 (inputs rounded to FP16, outputs\n"
     "                     widened for the comparison): every kernel reads and writes FP16\n"
+    "  --arch A           plan for the one architecture A (default sm_75) and run the cases on an\n"
+    "                     emulated device of that SM; with sm_90a the last line also counts the\n"
+    "                     passed cases that ran a kernel on the Hopper engine\n"
     "  --fp16-families L  with --fp16 or --bf16: the op families (OpDef::family) a case may use, comma separated, or\n"
     "                     'all' (default conv,gemm,pool,elementwise,activation)\n"
     "  --substitute F=G   lower family F's kernels with family G (e.g. elementwise=test_elementwise, the\n"
@@ -397,6 +402,8 @@ std::string fp16_skip_reason(const Graph& g, const TensorMap& feeds, const std::
 
 // Step 1 and 2 for one case: "OK", "SKIP reason" or "FAIL reason". Runs in a child process.
 std::string prepare_case(const Case& c, const Options& o) {
+  std::error_code ignored;
+  fs::remove(c.out / "hopper", ignored);  // an earlier run's marker (another --arch)
   const onnx::ModelProto proto = [&] {
     std::ifstream f(c.dir / "model.onnx", std::ios::binary);
     onnx::ModelProto m;
@@ -471,6 +478,7 @@ std::string prepare_case(const Case& c, const Options& o) {
     opt.name = c.model;
     opt.family_substitutes = o.substitutes;
     PrecisionReport precision;
+    if (!o.arch.empty()) opt.archs = {o.arch};
     if (o.fp16) {
       opt.passes.fp16 = o.half == DType::float16;
       opt.passes.bf16 = o.half == DType::bfloat16;
@@ -508,6 +516,10 @@ std::string prepare_case(const Case& c, const Options& o) {
                  one_line(mc_npy::comparison_line(want->first, comparable(want->second), cmp), 300);
         }
       }
+    }
+    // A case that runs a kernel on the Hopper engine says so (a marker file): the summary counts them.
+    if (std::any_of(s.kernels.begin(), s.kernels.end(), [](const Kernel& k) { return k.engine == Engine::hopper; })) {
+      write_text(c.out / "hopper", "");
     }
     EmitOptions eo;
     eo.source = (c.dir / "model.onnx").string();
@@ -998,6 +1010,8 @@ int main(int argc, char** argv) {
     } else if (a == "--bf16") {
       o.fp16 = true;
       o.half = DType::bfloat16;
+    } else if (a == "--arch") {
+      o.arch = value();
     } else if (a == "--io-fp16") {
       o.io_fp16 = o.fp16 = true;
     } else if (a == "--fp16-families") {
@@ -1239,7 +1253,8 @@ int main(int argc, char** argv) {
   } else if (!in_driver.empty()) {
     fs::create_directories(work / "results" / "run");
     const fs::path out = work / "results" / "driver.txt";
-    sh(shell_quote(driver.string()) + " " + shell_quote((work / "results" / "run").string()) + " " +
+    const std::string emulated_sm = o.arch.empty() ? "" : "MODELC_EMU_SM=" + o.arch.substr(3) + " ";
+    sh(emulated_sm + shell_quote(driver.string()) + " " + shell_quote((work / "results" / "run").string()) + " " +
            std::to_string(o.jobs) + " " + std::to_string(o.timeout_s),
        out);
     std::istringstream lines(read_text(out));
@@ -1256,12 +1271,13 @@ int main(int argc, char** argv) {
   const double run_s = since(run_start);
 
   // Report.
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, passed_hopper = 0;
   std::string skips_text, fails_text;
   for (const Case& c : cases) {
     const std::string& r = final[c.id];
     if (r.rfind("PASS", 0) == 0) {
       ++passed;
+      if (fs::exists(c.out / "hopper")) ++passed_hopper;
       if (o.verbose) std::cout << "PASS " << c.id << "\n";
     } else if (r.rfind("SKIP", 0) == 0) {
       ++skipped;
@@ -1284,6 +1300,9 @@ int main(int argc, char** argv) {
   if (o.sample_n > 1) {
     std::cout << "--sample " << o.sample_k << "/" << o.sample_n << ": " << cases.size() << " of "
               << cases.size() + static_cast<std::size_t>(sampled_out) << " cases\n";
+  }
+  if (!o.arch.empty()) {
+    std::cout << "--arch " << o.arch << ": " << passed_hopper << " of the passed cases ran a kernel on the Hopper engine\n";
   }
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
   if (passed == 0) {
