@@ -447,6 +447,47 @@ std::string attention_markdown(const Schedule& s) {
   return m;
 }
 
+// The fuse_se_gate stage's outcome per candidate pool: the gate kernel and the ONNX nodes it covers,
+// or why the block's gate stays unfused.
+const Kernel* se_gate_kernel(const Schedule& s, const std::string& node) {
+  for (const Kernel& k : s.kernels) {
+    if (k.family_name() == "se_gate" && k.op.name == node) return &k;
+  }
+  return nullptr;
+}
+
+Json se_gates_json(const Schedule& s) {
+  Json a = Json::array();
+  for (const SeGateOutcome& o : s.se_gates) {
+    Json j = {{"pool", o.pool}, {"fused", o.fused}};
+    if (o.fused) {
+      const Kernel* k = se_gate_kernel(s, o.fused_node);
+      j["node"] = o.fused_node;
+      j["kernel"] = k ? Json(k->id) : Json();
+      j["covers"] = o.covers;
+    } else {
+      j["reason"] = o.reason;
+    }
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+std::string se_gates_markdown(const Schedule& s) {
+  if (s.se_gates.empty()) return "";
+  const auto fused = std::count_if(s.se_gates.begin(), s.se_gates.end(), [](const SeGateOutcome& o) { return o.fused; });
+  std::string m = "\n## Squeeze-and-excite gates\n\n" + std::to_string(fused) + " of " + std::to_string(s.se_gates.size()) +
+                  " global average pools fused with the FC, activation, FC and sigmoid after them into one gate kernel "
+                  "each.\n\n| pool | kernel | covers / why not fused |\n|---|---|---|\n";
+  for (const SeGateOutcome& o : s.se_gates) {
+    const Kernel* k = o.fused ? se_gate_kernel(s, o.fused_node) : nullptr;
+    std::string covers;
+    for (const std::string& c : o.covers) covers += (covers.empty() ? "" : ", ") + c;
+    m += "| " + cell(o.pool) + " | " + (k ? k->id : "-") + " | " + cell(o.fused ? covers : "not fused: " + o.reason) + " |\n";
+  }
+  return m;
+}
+
 Json stage_kernels_json(const std::vector<StageKernels>& stages) {
   Json a = Json::array();
   for (const StageKernels& k : stages) {
@@ -611,6 +652,7 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   j["weights"] = std::move(weights);
   if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
   if (!s.attention.empty()) j["attention"] = attention_json(s);
+  if (!s.se_gates.empty()) j["se_gates"] = se_gates_json(s);
   if (!s.stage_kernels.empty()) j["passes"] = stage_kernels_json(s.stage_kernels);
   if (s.precision) j["precision"] = precision_json(*s.precision);
   if (s.precision && s.precision->int8) j["precision"]["int8"] = int8_json(s, *s.precision);
@@ -738,6 +780,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
   m += attention_markdown(s);
+  m += se_gates_markdown(s);
   m += stage_kernels_markdown(s.stage_kernels);
   if (s.precision && s.precision->int8) m += int8_markdown(s, *s.precision);
   if (s.precision) m += precision_markdown(*s.precision);
