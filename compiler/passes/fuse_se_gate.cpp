@@ -207,7 +207,10 @@ bool product(const Node* n) {
 bool se_shaped(const Node& pool) {
   std::vector<const Value*> pooled{&pool.output(0)};
   for (const Node* u : pool.output(0).users()) {
-    if (is_op(u, "Flatten") || is_op(u, "Reshape") || is_op(u, "Squeeze")) pooled.push_back(&u->output(0));
+    // The views the match takes, and INT8's QuantizeLinear (a candidate the kernel refuses, reported).
+    if (is_op(u, "Flatten") || is_op(u, "Reshape") || is_op(u, "Squeeze") || is_op(u, "QuantizeLinear")) {
+      pooled.push_back(&u->output(0));
+    }
   }
   // FC2 within a few nodes of FC1 (an unfused activation, and the Casts around one kept in FP32).
   std::function<bool(const Value&, int)> reaches_product = [&](const Value& v, int depth) {
@@ -247,6 +250,10 @@ Match match_at(Node* pool) {
     m.chain.push_back(r);
     v = &r->output(0);
     r = only_reader(*v, "the pooled vector");
+  }
+  if (is_op(r, "QuantizeLinear")) {
+    throw Refused{"the pooled vector is quantized for an INT8 FC (" + named(*r) + "): the kernel reads float32, float16 or "
+                  "bfloat16 weights"};
   }
   m.fc1 = fc_of(r, *v, C, "FC1");
   m.chain.push_back(r);
