@@ -150,9 +150,10 @@ TEST_CASE("fuse_se_gate: the Gemm form (Flatten, Gemm transB, Relu, Gemm, Sigmoi
   Builder b;
   Value* x = b.in("x", {2, 12, 3, 3});
   Value* f = b.node("Flatten", "flatten", {b.node("GlobalAveragePool", "gap", {x})});
-  Value* h = b.node("Relu", "relu", {b.node("Gemm", "fc1", {f, b.w("fc1.W", {6, 12}), b.w("fc1.B", {6})})});
+  Value* g1 = b.node("Gemm", "fc1", {f, b.w("fc1.W", {6, 12}), b.w("fc1.B", {6})});  // [S, C]: transB
   b.last()->set_attr_int("transB", 1);
-  Value* g2 = b.node("Gemm", "fc2", {h, b.w("fc2.W", {6, 12}), b.w("fc2.B", {12})});  // [S, C]: no transB
+  Value* h = b.node("Relu", "relu", {g1});
+  Value* g2 = b.node("Gemm", "fc2", {h, b.w("fc2.W", {6, 12}), b.w("fc2.B", {12})});  // [S, C] for S -> C: no transB
   Value* s = b.node("Sigmoid", "sigmoid", {g2});
   Value* r = b.node("Reshape", "view", {s, b.ints("view.shape", {2, 12, 1, 1})});
   b.finish(b.node("Mul", "scale", {x, r}));
