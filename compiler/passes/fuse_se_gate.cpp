@@ -12,6 +12,9 @@
 //         has a bias) with constant B ([S, C] with transB 1, [C, S] without); or a FusedMatMul (alpha
 //         1) with constant B [C, S]; an optional constant bias of S values; its activation (any a
 //         fused epilogue has: ReLU, SiLU, HardSwish, ...);
+//         or an unfused Conv / Gemm / MatMul followed by its activation node(s) (match_activation), or
+//         by Cast to float32, the activation, Cast back (an activation precision keeps in FP32: BF16's
+//         HardSigmoid; the kernel computes it in FP32 anyway);
 //   FC2   FC1's one reader, the same forms (S -> C) with the gate for its activation: sigmoid or
 //         hard_sigmoid;
 //   out   FC2's output when it is [N, C, 1, 1] (the Conv form); for [N, C] (the Gemm / MatMul form)
