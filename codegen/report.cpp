@@ -405,21 +405,24 @@ std::string concats_markdown(const std::vector<ConcatElision>& concats) {
   return m;
 }
 
-// The fuse_attention stage's outcome per candidate: the fused kernel and the ONNX nodes it covers,
-// or why the subgraph stays unfused.
-const Kernel* attention_kernel(const Schedule& s, const std::string& node) {
+// A fusion stage's outcome per candidate (fuse_attention: a Softmax; fuse_se_gate: a pool): the
+// fused kernel and the ONNX nodes it covers, or why the subgraph stays unfused. `candidate` is the
+// outcome's field naming the candidate node, `key` its report.json name.
+const Kernel* fused_kernel(const Schedule& s, const char* family, const std::string& node) {
   for (const Kernel& k : s.kernels) {
-    if (k.family_name() == "attention" && k.op.name == node) return &k;
+    if (k.family_name() == family && k.op.name == node) return &k;
   }
   return nullptr;
 }
 
-Json attention_json(const Schedule& s) {
+template <class Outcome>
+Json outcomes_json(const Schedule& s, const std::vector<Outcome>& outcomes, const char* family, const char* key,
+                   std::string Outcome::*candidate) {
   Json a = Json::array();
-  for (const AttentionOutcome& o : s.attention) {
-    Json j = {{"softmax", o.softmax}, {"fused", o.fused}};
+  for (const Outcome& o : outcomes) {
+    Json j = {{key, o.*candidate}, {"fused", o.fused}};
     if (o.fused) {
-      const Kernel* k = attention_kernel(s, o.fused_node);
+      const Kernel* k = fused_kernel(s, family, o.fused_node);
       j["node"] = o.fused_node;
       j["kernel"] = k ? Json(k->id) : Json();
       j["covers"] = o.covers;
@@ -431,17 +434,21 @@ Json attention_json(const Schedule& s) {
   return a;
 }
 
-std::string attention_markdown(const Schedule& s) {
-  if (s.attention.empty()) return "";
-  const auto fused = std::count_if(s.attention.begin(), s.attention.end(), [](const AttentionOutcome& o) { return o.fused; });
-  std::string m = "\n## Attention\n\n" + std::to_string(fused) + " of " + std::to_string(s.attention.size()) +
-                  " attention candidates (a Softmax of a product's scores) fused into one kernel each.\n\n"
-                  "| Softmax | kernel | covers / why not fused |\n|---|---|---|\n";
-  for (const AttentionOutcome& o : s.attention) {
-    const Kernel* k = o.fused ? attention_kernel(s, o.fused_node) : nullptr;
+// report.md's section: `title`, "F of N `what` fused into one kernel each.", a row per candidate.
+template <class Outcome>
+std::string outcomes_markdown(const Schedule& s, const std::vector<Outcome>& outcomes, const char* family,
+                              std::string Outcome::*candidate, const std::string& title, const std::string& what,
+                              const std::string& column) {
+  if (outcomes.empty()) return "";
+  const auto fused = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.fused; });
+  std::string m = "\n## " + title + "\n\n" + std::to_string(fused) + " of " + std::to_string(outcomes.size()) + " " +
+                  what + " fused into one kernel each.\n\n| " + column +
+                  " | kernel | covers / why not fused |\n|---|---|---|\n";
+  for (const Outcome& o : outcomes) {
+    const Kernel* k = o.fused ? fused_kernel(s, family, o.fused_node) : nullptr;
     std::string covers;
     for (const std::string& c : o.covers) covers += (covers.empty() ? "" : ", ") + c;
-    m += "| " + cell(o.softmax) + " | " + (k ? k->id : "-") + " | " + cell(o.fused ? covers : "not fused: " + o.reason) +
+    m += "| " + cell(o.*candidate) + " | " + (k ? k->id : "-") + " | " + cell(o.fused ? covers : "not fused: " + o.reason) +
          " |\n";
   }
   return m;
@@ -610,7 +617,8 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
   }
   j["weights"] = std::move(weights);
   if (!s.concats.empty()) j["concats"] = concats_json(s.concats);
-  if (!s.attention.empty()) j["attention"] = attention_json(s);
+  if (!s.attention.empty()) j["attention"] = outcomes_json(s, s.attention, "attention", "softmax", &AttentionOutcome::softmax);
+  if (!s.se_gates.empty()) j["se_gates"] = outcomes_json(s, s.se_gates, "se_gate", "pool", &SeGateOutcome::pool);
   if (!s.stage_kernels.empty()) j["passes"] = stage_kernels_json(s.stage_kernels);
   if (s.precision) j["precision"] = precision_json(*s.precision);
   if (s.precision && s.precision->int8) j["precision"]["int8"] = int8_json(s, *s.precision);
@@ -737,7 +745,10 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
   m += roofline_markdown(s);
   m += streams_markdown(s);
   m += concats_markdown(s.concats);
-  m += attention_markdown(s);
+  m += outcomes_markdown(s, s.attention, "attention", &AttentionOutcome::softmax, "Attention",
+                         "attention candidates (a Softmax of a product's scores)", "Softmax");
+  m += outcomes_markdown(s, s.se_gates, "se_gate", &SeGateOutcome::pool, "Squeeze-and-excite gates",
+                         "squeeze-and-excite candidates (a global average pool and the two FCs after it)", "pool");
   m += stage_kernels_markdown(s.stage_kernels);
   if (s.precision && s.precision->int8) m += int8_markdown(s, *s.precision);
   if (s.precision) m += precision_markdown(*s.precision);

@@ -14,6 +14,7 @@
 namespace modelc {
 
 struct AttentionOutcome;  // passes/fuse_attention.h
+struct SeGateOutcome;     // passes/fuse_se_gate.h
 struct CalibrationTable;  // passes/calibration.h
 struct TuningCache;       // schedule/tuning_cache.h
 
@@ -94,6 +95,9 @@ struct PassOptions {
   /// The fuse_attention stage's outcome per candidate (fused, covering which nodes, or why not),
   /// for the report; the stage clears and fills it when set.
   std::vector<AttentionOutcome>* attention_report = nullptr;
+  /// The fuse_se_gate stage's outcome per candidate (a pool of a rank-4 value), for the report; the
+  /// stage clears and fills it when set.
+  std::vector<SeGateOutcome>* se_gate_report = nullptr;
   bool verify_each = false;             ///< --verify-each: run the verifiers after every stage
   std::set<std::string> disabled;       ///< --disable-pass NAME (a stage of pipeline/pipeline.h)
   std::set<std::string> print_after;    ///< --print-after NAME ("all" for every stage)

@@ -192,6 +192,7 @@ void run_stages_before_precision(Graph& g, const PassOptions& o) {
   p.calibration = nullptr;
   p.precision_report = nullptr;
   p.attention_report = nullptr;
+  p.se_gate_report = nullptr;
   p.print_after.clear();
   for (const Stage& s : pipeline()) {
     if (std::string(s.name) == "precision") break;

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "passes/fuse_attention.h"
+#include "passes/fuse_se_gate.h"
 #include "schedule/target.h"
 #include "support/error.h"
 
@@ -41,6 +42,13 @@ bool fuse_attention_stage(Compilation& c) {
   std::vector<AttentionOutcome>* r = o.attention_report;
   if (r) r->clear();
   return fuse_attention(c.graph, o, r);
+}
+
+// fuse_se_gate, its outcomes into PassOptions::se_gate_report (cleared first, as above).
+bool fuse_se_gate_stage(Compilation& c) {
+  std::vector<SeGateOutcome>* r = c.options.passes.se_gate_report;
+  if (r) r->clear();
+  return fuse_se_gate(c.graph, c.options.passes, r);
 }
 
 }  // namespace
@@ -94,6 +102,13 @@ const std::vector<Stage>& pipeline() {
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
        "bias, activation and residual add into the producing Conv / Gemm / MatMul (modelc.Fused*)", true,
        with_fuse_epilogue, graph_pass<fuse_epilogue>},
+      {"fuse_se_gate", K::graph,
+       "the epilogues fused (fuse_epilogue: each FC carries its activation, the gate its Sigmoid / HardSigmoid); "
+       "before fuse_elementwise",
+       "the gate of each squeeze-and-excite block (GlobalAveragePool or ReduceMean over H, W, FC, activation, FC, "
+       "sigmoid / hard-sigmoid) becomes one modelc.SEGate kernel writing the [N, C, 1, 1] gate "
+       "(passes/fuse_se_gate.cpp); the report says why a candidate stays unfused",
+       true, with_fuse_epilogue, fuse_se_gate_stage},
       {"fold_scale", K::graph, "the epilogues fused (fuse_epilogue: a MatMul made a FusedMatMul takes no bias after)",
        "a constant scalar Mul / Div read only by matrix products' operands becomes their alpha", true, nullptr,
        graph_pass<fold_scale>},
@@ -254,6 +269,7 @@ StageKernels count_without(Graph& g, const LowerOptions& o, std::size_t from, st
   without.passes.verify_each = false;
   without.passes.precision_report = nullptr;
   without.passes.attention_report = nullptr;
+  without.passes.se_gate_report = nullptr;
   StageKernels k;
   k.stage = stages[skip].name;
   Compilation c{g, without, nullptr};
@@ -294,9 +310,11 @@ Schedule lower(Graph& g, const LowerOptions& o) {
   // The precision pass's report goes into the Schedule (for the report), and to the caller's too.
   PrecisionReport precision;
   std::vector<AttentionOutcome> attention;
+  std::vector<SeGateOutcome> se_gates;
   LowerOptions options = o;
   if (!options.passes.precision_report) options.passes.precision_report = &precision;
   if (!options.passes.attention_report) options.passes.attention_report = &attention;
+  if (!options.passes.se_gate_report) options.passes.se_gate_report = &se_gates;
   Compilation c{g, options, nullptr};
   const std::vector<Stage>& stages = pipeline();
   // count_stage_kernels: the graph as the graph stages left it (the counts without a schedule stage
@@ -340,6 +358,7 @@ Schedule lower(Graph& g, const LowerOptions& o) {
   }
   r.stage_kernels = std::move(counts);
   r.attention = *options.passes.attention_report;  // empty where the stage did not run
+  r.se_gates = *options.passes.se_gate_report;
   if (o.run_passes && with_half(o) && !o.passes.disabled.count("precision")) r.precision = *options.passes.precision_report;
   return r;
 }
@@ -370,9 +389,11 @@ Schedule lower_before(Graph& g, const LowerOptions& o, const std::string& stage)
   check_stage_flags(o.passes);
   PrecisionReport precision;
   std::vector<AttentionOutcome> attention;
+  std::vector<SeGateOutcome> se_gates;
   LowerOptions options = o;
   if (!options.passes.precision_report) options.passes.precision_report = &precision;
   if (!options.passes.attention_report) options.passes.attention_report = &attention;
+  if (!options.passes.se_gate_report) options.passes.se_gate_report = &se_gates;
   Compilation c{g, options, nullptr};
   for (const Stage& s : pipeline()) {
     if (&s == target) break;

@@ -22,6 +22,7 @@
 
 #include "ir/graph.h"
 #include "passes/fuse_attention.h"
+#include "passes/fuse_se_gate.h"
 #include "passes/pass.h"
 #include "schedule/memory_plan.h"
 #include "schedule/plan.h"
@@ -368,6 +369,10 @@ struct Schedule {
   /// product): fused into which modelc.Attention node, covering which ONNX nodes, or why not
   /// (report.json "attention"); empty when the stage did not run (FP32 compiles, --disable-pass).
   std::vector<AttentionOutcome> attention;
+  /// The fuse_se_gate stage's outcome per candidate (a GlobalAveragePool or spatial ReduceMean of a
+  /// rank-4 value): fused into which modelc.SEGate node, covering which ONNX nodes, or why not
+  /// (report.json "se_gates"); empty when the stage did not run (--disable-pass).
+  std::vector<SeGateOutcome> se_gates;
   /// The layout pass's one-line account (schedule/layout.h): kernels and buffers channels-last,
   /// padded ones, conversions; empty when every buffer is dense.
   std::string layout;

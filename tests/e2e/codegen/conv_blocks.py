@@ -25,14 +25,16 @@ One model (onnx.helper, opset 17, small shapes), x [1, 16, 12, 12] through, in o
 
 First the issue's repro itself, x [1, 3, 8, 8] -> Conv (3 -> 240) -> GlobalAveragePool -> Conv (240 -> 10)
 -> Relu -> Conv (10 -> 240) -> Sigmoid -> Mul, must compile with --fp16 --arch sm_90, --bf16 --arch
-sm_80, --fp16 --arch sm_75 and --int8 (compile only). Then each precision compiles the blocks
+sm_80, --fp16 --arch sm_75 and --int8 (compile only; in FP16 and BF16 its gate is one se_gate kernel:
+report.json's se_gates lists the pool fused). Then each precision compiles the blocks
 (`--arch sm_80`) and runs `modelc verify --emulate`, which must pass at
 the precision's defaults (INT8: against the INT8 simulation, --calibrate random:4); FP16 and BF16
 are also judged against the reference's simulation of the same precision (`run-reference --fp16`
 / `--bf16` on the same inputs): relative L2 error against FP32 at most 1.25x the simulation's +
 1e-3 (conv_widths.against_simulation). In FP16 and BF16 no depthwise or grouped convolution may run on
 the old kernels (report.json: engine depthwise_tiled, templates/conv_depthwise.cuh ConvDepthwiseTiled;
-tensor_core, tc::ConvGrouped).
+tensor_core, tc::ConvGrouped), and each of the four squeeze-and-excite gates runs as one se_gate kernel
+(templates/se_gate.cuh: pool, FC, activation, FC, gate; no pool kernel left, report.json se_gates all fused).
 """
 
 import json
@@ -158,6 +160,19 @@ def grouped(kernel):
     return len(ins) > 1 and len(ins[1]["shape"]) > 2 and ins[1]["shape"][1] != ins[0]["shape"][1]
 
 
+def check_se_gates(out, want, what):
+    """`want` squeeze-and-excite gates fused into as many se_gate kernels, no pool kernel left."""
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    gates = [k for k in report["kernels"] if k.get("family") == "se_gate"]
+    pools = [k for k in report["kernels"] if k.get("family") == "pool"]
+    outcomes = report.get("se_gates", [])
+    unfused = [o for o in outcomes if not o["fused"]]
+    if len(gates) != want or pools or len(outcomes) != want or unfused:
+        fail(f"{what}: {len(gates)} se_gate kernels (want {want}), {len(pools)} pool kernels, se_gates " +
+             "; ".join(f"{o['pool']}: {o.get('reason', 'fused')}" for o in outcomes))
+
+
 REPRO_FLAGS = [["--fp16", "--arch", "sm_90"], ["--bf16", "--arch", "sm_80"], ["--fp16", "--arch", "sm_75"],
                ["--int8", "--calibrate", "random:2", "--arch", "sm_90"]]
 
@@ -186,6 +201,8 @@ def main():
         rc, _ = run([a.modelc, repro, "-o", os.path.join(a.work, f"repro_{i}")] + flags)
         if rc != 0:
             fail(f"the issue's repro: modelc {' '.join(flags)} exited with {rc}")
+        if "--int8" not in flags:
+            check_se_gates(os.path.join(a.work, f"repro_{i}"), 1, "the issue's repro " + " ".join(flags))
     model = os.path.join(a.work, "conv_blocks.onnx")
     build(model)
     for p in a.precisions.split(","):
@@ -200,6 +217,7 @@ def main():
         print(f"{p}: {len(report['kernels'])} kernels, {len(convs)} convolutions: " +
               ", ".join(f"{k['family']}/{k.get('engine') or '-'}" for k in convs))
         if p in ("fp16", "bf16"):
+            check_se_gates(out, 4, p)
             old_kernels = [k for k in convs if grouped(k) and k.get("engine") not in ("depthwise_tiled", "tensor_core")]
             if old_kernels:
                 fail(f"{p}: depthwise / grouped convolutions on the old kernels: " +
