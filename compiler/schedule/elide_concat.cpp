@@ -134,7 +134,9 @@ bool elide_concat(Schedule& s, const LowerOptions&) {
   }
   const std::map<const Node*, const Node*> host = prefix_hosts(concats);
   std::map<const Node*, std::vector<const Node*>> members;  // a chain's widest Concat -> its prefixes
-  for (const auto& [c, d] : host) members[d].push_back(c);
+  for (const Node* c : concats) {  // in kernel order (not the map's, by address: the output must not vary)
+    if (host.count(c)) members[host.at(c)].push_back(c);
+  }
   auto in_chain = [&](const Node* u, const Node* d) {
     if (u == d) return true;
     auto h = host.find(u);
