@@ -385,7 +385,10 @@ Json concats_json(const std::vector<ConcatElision>& concats) {
       if (!in.reason.empty()) i["kept_because"] = in.reason;
       inputs.push_back(std::move(i));
     }
-    a.push_back({{"node", c.name}, {"output", c.output}, {"elided", c.elided}, {"inputs", std::move(inputs)}});
+    Json j = {{"node", c.name}, {"output", c.output}, {"elided", c.elided}, {"inputs", std::move(inputs)}};
+    if (!c.prefix_of.empty()) j["prefix_of"] = c.prefix_of;
+    if (!c.reason.empty()) j["kept_because"] = c.reason;
+    a.push_back(std::move(j));
   }
   return a;
 }
@@ -394,10 +397,11 @@ std::string concats_markdown(const std::vector<ConcatElision>& concats) {
   if (concats.empty()) return "";
   const auto elided = std::count_if(concats.begin(), concats.end(), [](const ConcatElision& c) { return c.elided; });
   std::string m = "\n## Concats\n\n" + std::to_string(elided) + " of " + std::to_string(concats.size()) +
-                  " Concats elided (their producers write into the output's slices; no kernel).\n";
+                  " Concats elided (their producers write into the output's slices, a prefix of a wider Concat is its first channels; no kernel).\n";
   if (elided == static_cast<std::ptrdiff_t>(concats.size())) return m;
   m += "\n| Concat kept | input | why it cannot be a slice of the output |\n|---|---|---|\n";
   for (const ConcatElision& c : concats) {
+    if (!c.reason.empty()) m += "| " + cell(c.name) + " | (all) | " + cell(c.reason) + " |\n";
     for (const ConcatElision::Input& in : c.inputs) {
       if (!in.reason.empty()) m += "| " + cell(c.name) + " | " + cell(in.value) + " | " + cell(in.reason) + " |\n";
     }

@@ -416,8 +416,8 @@ struct OperandLoader {
 /// channels per tap: Cp (padded: channels >= C read 0) or C (compact: k = tap x C + c, X still read
 /// at its pitch Cp); zero past the last pixel or tap. A tap in the padding reads 0, or with kPad
 /// (8-bit operands with a zero point) the byte `pad` (the zero point: a real zero). 16-byte loads
-/// where a chunk is one tap's channels (KC = Cp, a whole number of chunks); element by element
-/// otherwise.
+/// where a chunk is one tap's channels (KC and Cp whole numbers of chunks: padded, or compact over a
+/// channel slice of a wider buffer); element by element otherwise.
 template <class T, class Sh, int Cp, int KC, int BK, int BX, int NT, bool kPad = false>
 struct Im2colLoader {
   using Elem = T;
@@ -432,7 +432,9 @@ struct Im2colLoader {
   static constexpr bool kKFast = true;
   static_assert(KC == Cp || KC == Sh::kC, "tc::Im2colLoader: k runs over the pitch or the channels");
   static_assert(!kPad || sizeof(T) == 1, "tc::Im2colLoader: a padding value for 8-bit operands only");
-  static constexpr bool kVector = KC == Cp && Cp % V == 0;
+  // Whole chunks of one tap: the padded form, or the compact one over whole chunks of channels
+  // read at a wider pitch (X a channel slice of a Concat's buffer).
+  static constexpr bool kVector = KC % V == 0 && Cp % V == 0;
   static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * KC;
   using Map = Chunks<BX, BK, true, NT, V>;
   using Layout = StageLayout<BX, BK, true, sizeof(T)>;

@@ -71,6 +71,10 @@ std::vector<FamilyFacts> make_table() {
   }
   {
     FamilyFacts& f = add("resize");
+    // mc::dm::Resize reads X and writes Y through their strides: it runs on channels-last buffers
+    // where its input is one (no layout conversion around it; its output can be a Concat's slice).
+    f.strided_operands = true;
+    f.follows_layout = LayoutFollow::same_rank;
     f.plan = resize_kernel_plan;
     f.choose_tactic = resize_tactic;
   }

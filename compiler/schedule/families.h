@@ -27,7 +27,7 @@ namespace modelc {
 enum class LayoutFollow {
   never,       ///< they do not
   same_shape,  ///< an operand of the same shape is channels-last (elementwise ops)
-  same_rank,   ///< an operand of the same rank is channels-last (Concat: shapes differ on its axis)
+  same_rank,   ///< an operand of the same rank is channels-last (Concat: shapes differ on its axis; Resize)
 };
 
 /// \brief Where a family's channels-last kernels accept a channel pitch above the channel count

@@ -194,7 +194,10 @@ WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_
   // The 8-bit convolution has no SIMT form: where X's pitch is not whole chunks (a one-pixel
   // buffer, never padded; a buffer some reader takes unpadded) its K runs over the channels too.
   const bool eight_bit = chunk == tensor_core_channels(DType::int8);
-  if (tensor_cores && (cg < chunk || (eight_bit && x_pitch % chunk != 0))) {
+  // X a channel slice of a wider buffer (elide_concat: its pitch beyond its channels padded): K over
+  // the channels, not over the pitch (the rest of each pixel is other slices' data).
+  const bool slice = x_pitch > round_up(cg, chunk);
+  if (tensor_cores && (cg < chunk || slice || (eight_bit && x_pitch % chunk != 0))) {
     return {cg, round_up(taps * cg, chunk), true};
   }
   return {x_pitch, taps * x_pitch};

@@ -95,7 +95,8 @@ int64_t tensor_core_channels(DType t);
 
 /// \brief The storage of the weight `w` ([M, Cg, K...]) of a channels-last convolution whose X has
 /// `x_channels` channels at pitch `x_pitch`: compact where `tensor_cores` (tensor_core_operands),
-/// one group and Cg < `chunk` (tensor_core_channels: kCompactKChannels for FP16), or, for the 8-bit
+/// one group and Cg < `chunk` (tensor_core_channels: kCompactKChannels for FP16) or X a channel slice
+/// of a wider buffer (`x_pitch` above Cg rounded up to `chunk`: elide_concat), or, for the 8-bit
 /// operands (chunk 16, no SIMT form), a pitch that is not a multiple of 16, rows rounded up to
 /// `chunk`; padded at X's pitch for one group; Cg otherwise.
 WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores,

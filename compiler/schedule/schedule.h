@@ -312,6 +312,9 @@ struct ConcatElision {
   };
   std::vector<Input> inputs;
   std::string reason;  ///< kept for a reason of the Concat as a whole (its axis, its output); may be empty
+  /// A prefix of a wider Concat (its inputs the first of that one's, DenseNet's nested concats): that
+  /// Concat's name. Elided, its output is the first channels of that one's buffer; empty otherwise.
+  std::string prefix_of;
 };
 
 /// \brief The kernels one optional stage of the pipeline saves: the stages after it run again on a

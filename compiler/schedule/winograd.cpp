@@ -33,7 +33,7 @@ std::string winograd_unfit(const Kernel& k, const ConvGeometry& g) {
   if (g.dilation != std::array<int64_t, 3>{1, 1, 1}) return "dilation";
   if (g.G != 1) return "groups";
   if (!k.ranges.empty()) return "horizontally fused";
-  if (tc_conv_depth(k).compact) return "compact K (fewer than 8 channels)";
+  if (tc_conv_depth(k).compact) return "compact K (fewer than 8 channels, or X a channel slice of a wider buffer)";
   if (k.inputs[0].dtype != DType::float16) return "BF16 storage (the transforms stage FP16)";
   return "";
 }

@@ -240,3 +240,190 @@ TEST_CASE("elide_concat stage: each input a slice step of the Concat's buffer, i
   REQUIRE(s.concats.size() == 1);
   CHECK(s.concats[0].elided);
 }
+
+namespace {
+
+/// A skip connection (issue 30): x [1, 8, 6, 6] (FP16 with `fp16`) -> conv s (3x3 p1, 16) -> s,
+/// read by conv n (1x1, 16 -> 8 channels; or, `residual`, conv n of x (8 -> 16) plus s, its fused
+/// residual) and by Concat(u, s) where u = conv u (1x1, 16) of x; conv out (1x1) reads the Concat.
+struct Skip {
+  Graph g;
+  Skip(bool fp16, bool residual = false) {
+    g.set_opset(17);
+    const DType t = fp16 ? DType::float16 : DType::float32;
+    Value* x = input(g, "x", {1, 8, 6, 6});
+    Value* in = network_input(g, x, fp16);
+    Value *s = g.add_value("s"), *u = g.add_value("u"), *c = g.add_value("c"), *y = g.add_value("y"),
+          *n = g.add_value("n");
+    g.add_node("Conv", "conv_s", {in, sine_weight(g, "Ws", {16, 8, 3, 3}, t)}, {s})->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("Conv", "conv_u", {in, sine_weight(g, "Wu", {16, 8, 1, 1}, t)}, {u});
+    if (residual) {
+      Value* a = g.add_value("a");
+      g.add_node("Conv", "conv_n", {in, sine_weight(g, "Wn", {16, 8, 1, 1}, t)}, {a});
+      g.add_node("Add", "add", {a, s}, {n});
+    } else {
+      g.add_node("Conv", "conv_n", {s, sine_weight(g, "Wn", {8, 16, 1, 1}, t)}, {n});
+    }
+    g.add_node("Concat", "concat", {u, s}, {c})->set_attr_int("axis", 1);
+    g.add_node("Conv", "conv_out", {c, sine_weight(g, "Wo", {8, 32, 1, 1}, t)}, {y});
+    g.add_output(y);
+    g.add_output(n);
+    ops::infer_graph(g);
+  }
+};
+
+/// DenseNet's nested Concats: x [1, 8, 6, 6] -> MaxPool (3x3 s1 p1) x0 -> conv 1 (16) y1 ->
+/// c2 = Concat(x0, y1) -> Relu r2 -> conv 2 (16) y2 -> c3 = Concat(x0, y1, y2) -> conv 3 (1x1, 8;
+/// reads c3 as is) y3 -> c4 = Concat(x0, y1, y2, y3) -> Relu -> out. FP16 x (through a Cast).
+/// `reduced`: c2 also read by ReduceMean over the channels (a family that reads dense operands
+/// only) -> the output m.
+struct DenseBlock {
+  Graph g;
+  explicit DenseBlock(bool reduced = false) {
+    g.set_opset(17);
+    const DType t = DType::float16;
+    Value* in = network_input(g, input(g, "x", {1, 8, 6, 6}), true);
+    Value *x0 = g.add_value("x0"), *y1 = g.add_value("y1"), *c2 = g.add_value("c2"), *r2 = g.add_value("r2"),
+          *y2 = g.add_value("y2"), *c3 = g.add_value("c3"), *y3 = g.add_value("y3"), *c4 = g.add_value("c4"),
+          *out = g.add_value("out");
+    Node* pool = g.add_node("MaxPool", "pool", {in}, {x0});
+    pool->set_attr_ints("kernel_shape", {3, 3});
+    pool->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("Conv", "conv1", {x0, sine_weight(g, "W1", {16, 8, 3, 3}, t)}, {y1})->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("Concat", "concat2", {x0, y1}, {c2})->set_attr_int("axis", 1);
+    g.add_node("Relu", "relu2", {c2}, {r2});
+    g.add_node("Conv", "conv2", {r2, sine_weight(g, "W2", {16, 24, 3, 3}, t)}, {y2})->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("Concat", "concat3", {x0, y1, y2}, {c3})->set_attr_int("axis", 1);
+    g.add_node("Conv", "conv3", {c3, sine_weight(g, "W3", {8, 40, 1, 1}, t)}, {y3});
+    g.add_node("Concat", "concat4", {x0, y1, y2, y3}, {c4})->set_attr_int("axis", 1);
+    g.add_node("Relu", "relu4", {c4}, {out});
+    g.add_output(out);
+    if (reduced) {
+      Value* m = g.add_value("m");
+      g.add_node("ReduceMean", "reduce", {c2}, {m})->set_attr_ints("axes", {1});
+      g.add_output(m);
+    }
+    ops::infer_graph(g);
+  }
+};
+
+const ConcatElision& decision(const Schedule& s, const std::string& node) {
+  for (const ConcatElision& c : s.concats) {
+    if (c.name == node) return c;
+  }
+  FAIL("no decision for " << node);
+  return s.concats.front();
+}
+
+}  // namespace
+
+TEST_CASE("elide_concat: an input other kernels read is written once; a conv reads its slice in place") {
+  Skip net(true);
+  const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, true));
+  CHECK(concat_kernels(s) == 0);
+  const ConcatElision& c = decision(s, "concat");
+  CHECK(c.elided);
+  for (const ConcatElision::Input& in : c.inputs) CHECK(in.reason.empty());
+  // conv_n reads s where conv_s wrote it: channel 16 of c's 32-channel pixels.
+  const TensorView& whole = kernel_of(s, "conv_out").inputs[0];
+  const TensorView& x = kernel_of(s, "conv_n").inputs[0];
+  CHECK(x.buffer == whole.buffer);
+  CHECK(x.offset == whole.offset + 16 * 2);
+  CHECK(x.strides == std::vector<int64_t>{36 * 32, 1, 6 * 32, 32});
+  CHECK(kernel_of(s, "conv_s").outputs[0].offset == x.offset);
+  CHECK_FALSE(has_buffer(s, "s"));
+  // Its weight: K over the 16 channels (compact), not over the buffer's pitch of 32.
+  const KernelLayout l = kernel_layout(kernel_of(s, "conv_n"));
+  CHECK(l.x_pitch == 32);
+  CHECK(l.w.compact);
+  CHECK(l.w.pitch == 16);
+  CHECK(l.w.row == 16);
+  CHECK(kernel_of(s, "conv_n").engine == Engine::tensor_core);
+}
+
+TEST_CASE("elide_concat: a reader that cannot take the slice keeps the Concat, and says why") {
+  SUBCASE("an FP32 convolution (SIMT: X at its channel count)") {
+    Skip net(false);
+    const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, false));
+    CHECK(concat_kernels(s) == 1);
+    const ConcatElision& c = decision(s, "concat");
+    CHECK_FALSE(c.elided);
+    CHECK(c.inputs[0].reason.empty());
+    CHECK(c.inputs[1].reason.find("also read by 'conv_n' (conv)") != std::string::npos);
+    CHECK(c.inputs[1].reason.find("16-bit tensor-core operands") != std::string::npos);
+  }
+  SUBCASE("a convolution's fused residual (read exactly as its Y is stored)") {
+    Skip net(true, true);
+    const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, true));
+    CHECK(concat_kernels(s) == 1);
+    const std::string why = decision(s, "concat").inputs[1].reason;
+    CAPTURE(why);
+    CHECK(why.find("only X can be read at a channel pitch") != std::string::npos);
+  }
+}
+
+TEST_CASE("elide_concat: nested Concats, each a prefix of the next, share the widest one's buffer") {
+  DenseBlock net;
+  LowerOptions o = layout_options(LayoutMode::automatic, true);
+  o.passes.verify_each = true;
+  const Schedule s = lower(net.g, o);
+  CHECK(concat_kernels(s) == 0);
+  CHECK(decision(s, "concat4").elided);
+  CHECK(decision(s, "concat4").prefix_of.empty());
+  for (const char* prefix : {"concat2", "concat3"}) {
+    CAPTURE(prefix);
+    CHECK(decision(s, prefix).elided);
+    CHECK(decision(s, prefix).prefix_of == "concat4");
+  }
+  // One buffer of 48 channels: x0 at 0, y1 at 8, y2 at 24, y3 at 40; c2 and c3 its first channels.
+  const std::vector<int64_t> strides{36 * 48, 1, 6 * 48, 48};
+  const TensorView& whole = kernel_of(s, "relu4").inputs[0];
+  CHECK(whole.strides == strides);
+  for (const auto& [node, c0] : {std::make_pair("pool", 0), std::make_pair("conv1", 8), std::make_pair("conv2", 24),
+                                 std::make_pair("conv3", 40)}) {
+    const std::string name = node;
+    CAPTURE(name);
+    const TensorView& y = kernel_of(s, name).outputs[0];
+    CHECK(y.buffer == whole.buffer);
+    CHECK(y.offset == whole.offset + c0 * 2);
+    CHECK(y.strides == strides);
+  }
+  const TensorView& c2 = kernel_of(s, "relu2").inputs[0];
+  CHECK(c2.value == "c2");
+  CHECK(c2.shape == Shape{1, 24, 6, 6});
+  CHECK(c2.offset == whole.offset);
+  CHECK(c2.strides == strides);
+  // conv3 reads c3 (40 channels) at the pitch of 48: K over its 40 channels.
+  const TensorView& c3 = kernel_of(s, "conv3").inputs[0];
+  CHECK(c3.offset == whole.offset);
+  CHECK(c3.strides == strides);
+  CHECK(kernel_layout(kernel_of(s, "conv3")).w.compact);
+  CHECK(kernel_of(s, "conv3").engine == Engine::tensor_core);
+  for (const char* gone : {"x0", "y1", "y2", "y3", "c2", "c3"}) CHECK_FALSE(has_buffer(s, gone));
+  CHECK(has_buffer(s, "c4"));
+  // The one buffer lives from the pool (its first writer) to relu4 (its last reader).
+  for (const LiveBuffer& b : s.arena_buffers) {
+    if (b.name != "c4") continue;
+    CHECK(s.kernels[static_cast<std::size_t>(b.first)].source.node->name() == "pool");
+    CHECK(s.kernels[static_cast<std::size_t>(b.last)].source.node->name() == "relu4");
+  }
+}
+
+TEST_CASE("elide_concat: a prefix whose output a kernel cannot read in place stays a Concat kernel") {
+  // concat2's output also read by a ReduceMean: concat2 copies (from the slices of concat4's
+  // buffer), the rest elided.
+  DenseBlock net(true);
+  const Schedule s = lower(net.g, layout_options(LayoutMode::automatic, true));
+  CHECK(concat_kernels(s) == 1);
+  const ConcatElision& c2 = decision(s, "concat2");
+  CAPTURE(c2.reason);
+  CHECK_FALSE(c2.elided);
+  CHECK(c2.reason.find("not a view of the first channels of Concat 'concat4'") != std::string::npos);
+  CHECK(decision(s, "concat3").elided);
+  CHECK(decision(s, "concat4").elided);
+  const nlohmann::json j = nlohmann::json::parse(report_json(s, ReportInfo{}));
+  CHECK(j["concats"][0]["node"] == "concat2");
+  CHECK(j["concats"][0]["prefix_of"] == "concat4");
+  CHECK(j["concats"][0]["kept_because"] == c2.reason);
+  CHECK(report_markdown(s, ReportInfo{}).find("| concat2 | (all) | not a view") != std::string::npos);
+}

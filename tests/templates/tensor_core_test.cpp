@@ -4,7 +4,8 @@
 // both staging paths, FP32 and FP16 accumulation, float and __half output with the clamp) and the
 // implicit-GEMM convolution over NHWC views with channel pitches (1x1, 3x3 s2 p1, 7x7 s2 p3 with
 // C = 3 in a pitch of 8, dilation 2, 1-D and 3-D), and its compact-K form (C 1..7: K over the
-// channels, W as ohwi_weights stores it compact); the Winograd F(2x2, 3x3) convolution
+// channels, W as ohwi_weights stores it compact; and 16 channels, a slice at a pitch of 40, on
+// 16-byte loads); the Winograd F(2x2, 3x3) convolution
 // (templates/winograd.cuh: its weights transform, its three launches, the tactic rule).
 #include <fmt/format.h>
 
@@ -531,6 +532,21 @@ TEST_CASE("tensor-core conv: compact K (C 1..7 at pitch 8, NaN in the padded cha
   compact_conv_case<1, 6, 12, 8, 10, 3, 3, 1, 0, 1, Tile<32, 32, 32, 1, 1, false, 2, 2>, __half>(218);
   // 4 channels, 3x3 s2 p1 (K 36 in rows of 40), split-K with FP16 accumulation.
   compact_conv_case<2, 4, 16, 9, 9, 3, 3, 2, 1, 1, Tile<64, 32, 16, 2, 1, true, 2, 2>, float, __half>(221, 2e-2);
+}
+
+TEST_CASE("tensor-core conv: compact K over a channel slice (16 channels at pitch 40, NaN in the rest), 16-byte loads") {
+  // X a slice of a wider Concat buffer (elide_concat): K over its 16 channels in whole chunks, read
+  // at the buffer's pitch; the other 24 channels of each pixel (another slice's data) never read.
+  OneNode t("Conv", 13, {hrandom({1, 16, 7, 6}, 230), hrandom({24, 16, 3, 3}, 231, 0.5), hrandom({24}, 232)});
+  t.n->set_attr_ints("pads", {1, 1, 1, 1});
+  const Tensor want = t.reference()[0];
+  using Sh = mc::conv::Shape<1, 16, 24, 1, Dims3<1, 7, 6>, Dims3<1, 3, 3>, Dims3<1, 7, 6>, Dims3<1, 1, 1>,
+                             Dims3<0, 1, 1>, Dims3<1, 1, 1>>;
+  check_geometry<Sh>(modelc::linear::conv_geometry(t.kernel("conv")));
+  using K = mc::tc::Conv<__half, float, float, Sh, 40, 24, T32x64<true>, BiasEpi, true>;
+  static_assert(K::kK == 9 * 16 && K::kKw == K::kK && K::LA::kVector, "compact K of whole chunks: 16-byte loads");
+  check_close(run_conv<Sh, 40, 24, T32x64<true>, BiasEpi, float, float, true>(t, want, bias_params), want, kRtol, kAtol);
+  check_close(run_conv<Sh, 40, 24, T64x64<false>, BiasEpi, float, float, true>(t, want, bias_params), want, kRtol, kAtol);
 }
 
 // ---- the SIMT convolution over the same NHWC views (the fallback's input) ------------------------
