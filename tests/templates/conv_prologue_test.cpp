@@ -70,8 +70,8 @@ void check_prologue(uint64_t seed) {
   using Kern = mc::tc::Conv<T, T, float, Sh, kXP, M, Tl, mc::gemm::EpilogueBias<T>, Compact, Pro>;
   INFO("affine " << Affine << " relu " << Relu << " gate " << Gate << ", C " << C << " (pitch " << kXP << ") M " << M
                  << " " << H << "x" << W << " batch " << N << ", " << K << "x" << K << " p" << P << ", tile " << Tl::kBM
-                 << "x" << Tl::kBN << "x" << Tl::kBK << (Tl::kAsync ? " cp.async" : " registers")
-                 << (Compact ? ", compact K" : "") << ", seed " << seed);
+                 << "x" << Tl::kBN << "x" << Tl::kBK << std::string(Tl::kAsync ? " cp.async" : " registers")
+                 << std::string(Compact ? ", compact K" : "") << ", seed " << seed);
   const Tensor x = random_exact<T>({N, C, H, W}, seed, 2.0), w = random_exact<T>({M, C, K, K}, seed + 1, 0.5),
                b = random_exact<T>({M}, seed + 2, 0.5);
   // Scales in [0.25, 1.75) and shifts in [-1, 1) that differ per channel; gates in [0, 1).
