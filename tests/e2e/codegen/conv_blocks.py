@@ -22,8 +22,8 @@ One model (onnx.helper, opset 17, small shapes), x [1, 16, 12, 12] through, in o
     regnety: RegNetY's: 1x1 (48 -> 72) + BN + Relu, grouped 3x3 stride 2 (group width 24: 3 groups)
              + BN + Relu, squeeze-and-excite (72 -> 12 -> 72), 1x1 (72 -> 72) + BN, shortcut 1x1
              stride 2 (48 -> 72) + BN, Add, Relu
-    dense:   DenseNet's: two dense layers (BN + Relu -> 1x1 (-> 32) -> BN + Relu -> 3x3 (32 -> 12),
-             Concat onto their input: 72 -> 84 -> 96), then a transition (BN + Relu -> 1x1 (96 -> 40))
+    dense:   DenseNet's: two dense layers (BN + Relu -> 1x1 (-> 32) -> BN + Relu -> 3x3 (32 -> 16),
+             Concat onto their input: 72 -> 88 -> 104), then a transition (BN + Relu -> 1x1 (104 -> 40))
 
 First the issue's repro itself, x [1, 3, 8, 8] -> Conv (3 -> 240) -> GlobalAveragePool -> Conv (240 -> 10)
 -> Relu -> Conv (10 -> 240) -> Sigmoid -> Mul, must compile with --fp16 --arch sm_90, --bf16 --arch
@@ -150,9 +150,9 @@ def build(path):
     c = 72
     for _ in range(2):
         h = m.conv(m.relu(m.bn(y, c)), c, 32, bias=False, prefix="dn_bottleneck")
-        h = m.conv(m.relu(m.bn(h, 32)), 32, 12, k=3, bias=False, prefix="dn_conv")
+        h = m.conv(m.relu(m.bn(h, 32)), 32, 16, k=3, bias=False, prefix="dn_conv")
         y = m.node("Concat", [y, h], "dn_concat", axis=1)
-        c += 12
+        c += 16
     y = m.conv(m.relu(m.bn(y, c)), c, 40, bias=False, prefix="dn_transition")
     m.nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
     x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])
