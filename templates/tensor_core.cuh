@@ -55,6 +55,11 @@
 // columns, element stores otherwise. A horizontally fused kernel (EpilogueRanges) stores each
 // channel in its range's output instead.
 //
+// A-operand prologue (Conv's Pro: ChannelPrologue, below): a per-channel act(x scale + shift) and a
+// per-(image, channel) gate applied to X's elements between global and shared memory (in registers,
+// or in place after the cp.async wait), so a pre-activation BatchNormalization + ReLU or a
+// squeeze-and-excite scale needs no kernel of its own (docs/CONV_KERNELS.md).
+//
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
