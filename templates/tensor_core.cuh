@@ -55,6 +55,11 @@
 // columns, element stores otherwise. A horizontally fused kernel (EpilogueRanges) stores each
 // channel in its range's output instead.
 //
+// A-operand prologue (Conv's Pro: ChannelPrologue, below): a per-channel act(x scale + shift) and a
+// per-(image, channel) gate applied to X's elements between global and shared memory (in registers,
+// or in place after the cp.async wait), so a pre-activation BatchNormalization + ReLU or a
+// squeeze-and-excite scale needs no kernel of its own (docs/CONV_KERNELS.md).
+//
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
@@ -69,6 +74,27 @@
 
 namespace mc {
 namespace tc {
+
+// ---- operand prologues --------------------------------------------------------------------------
+// A loader may transform its operand's elements between global and shared memory (an A-operand
+// prologue: ChannelPrologueLoader below). Through registers (load(): RegisterPipeline, element
+// loads) it transforms them there; its cp.async copies (async()) land raw, and the loader's
+// land(k0, stage) transforms the chunks the thread copied itself after cp_async_wait and before
+// the pipeline's barrier: its own copies have landed, no other thread reads or writes those bytes
+// until the barrier, so the pass needs no barrier of its own and the copies keep their stages in
+// flight.
+
+/// \brief Whether loader L rewrites its staged slice after its copies land (L::kLands).
+template <class L, class = void>
+struct Lands : std::false_type {};
+template <class L>
+struct Lands<L, decltype(void(L::kLands))> : std::integral_constant<bool, L::kLands> {};
+
+/// \brief l.land(k0, stage) where the loader has one (Lands), nothing otherwise.
+template <class L>
+__device__ __forceinline__ void land(const L& l, int k0, typename L::Elem* stage) {
+  if constexpr (Lands<L>::value) l.land(k0, stage);
+}
 
 // ---- pipeline policies --------------------------------------------------------------------------
 // Interface: kStages; run(la, lb, s0, s1, a_stage, b_stage, compute): stages the K slices [s0, s1)
@@ -100,6 +126,9 @@ struct CpAsyncPipeline {
     int stage = 0, load_stage = kStages - 1;
     for (int s = 0; s < slices; ++s) {
       cp_async_wait<kStages - 2>();
+      // A loader with an operand prologue rewrites the chunks it copied itself, now landed, before
+      // the barrier that shows the slice to the other warps (land: a no-op for the others).
+      land(la, (s0 + s) * BK, a_stage(stage));
       __syncthreads();
       if (s + kStages - 1 < slices) {
         la.async((s0 + s + kStages - 1) * BK, a_stage(load_stage));
@@ -435,6 +464,7 @@ struct Im2colLoader {
   // Whole chunks of one tap: the padded form, or the compact one over whole chunks of channels
   // read at a wider pitch (X a channel slice of a Concat's buffer).
   static constexpr bool kVector = KC % V == 0 && Cp % V == 0;
+  static constexpr int kKC = KC;
   static constexpr int kPixels = Sh::kN * O::kSize, kK = KD::kSize * KC;
   using Map = Chunks<BX, BK, true, NT, V>;
   using Layout = StageLayout<BX, BK, true, sizeof(T)>;
@@ -527,6 +557,106 @@ struct Im2colLoader {
       }
     } else {
       stage_through_registers(*this, k0, stage);
+    }
+  }
+};
+
+/// \brief No A-operand prologue: X as stored.
+struct NoPrologue {
+  static constexpr bool kActive = false;
+  struct Params {};
+};
+
+/// \brief The per-channel A-operand prologue of a convolution on X of T (__half or bf16): element x
+/// of channel c of image n becomes act(x scale[c] + shift[c]) (Affine: a pre-activation
+/// BatchNormalization; act ReLU where Relu), then that times gate[n Gp + c] (Gate: squeeze-and-
+/// excite's [N, C, 1, 1] channel scale, Gp its image pitch), in FP32 (one fmaf), rounded once to T.
+/// Only the data elements are transformed (ChannelPrologueLoader): padding taps, channels >= C and
+/// k past K stay zero.
+template <class T, bool Affine, bool Relu, bool Gate, int Gp = 0>
+struct ChannelPrologue {
+  static_assert(Affine || Gate, "tc::ChannelPrologue: an affine map, a gate or both");
+  static constexpr bool kActive = true;
+  struct Params {
+    const float* __restrict__ scale = nullptr;  ///< Affine: [C]
+    const float* __restrict__ shift = nullptr;  ///< Affine: [C]
+    const T* __restrict__ gate = nullptr;       ///< Gate: gate[n Gp + c]
+  };
+  __device__ __forceinline__ static T apply(const Params& p, T x, int n, int c) {
+    float v = static_cast<float>(x);
+    if constexpr (Affine) v = fmaf(v, p.scale[c], p.shift[c]);
+    if constexpr (Relu) v = v > 0.0f ? v : 0.0f;
+    if constexpr (Gate) v *= static_cast<float>(p.gate[n * Gp + c]);
+    return static_cast<T>(v);
+  }
+};
+
+/// \brief An im2col loader (Base: Im2colLoader of 16-bit elements) whose elements go through the
+/// prologue Pro (ChannelPrologue) on their way to shared memory: in registers where they pass
+/// through them (load: register staging, element loads), after they land where they are copied
+/// with cp.async (land: see "operand prologues" above). Each element is transformed exactly once,
+/// and only where at() says it is data (a tap inside the image, a channel below C): the zeros of
+/// the padding, the padded channels and the K tail stay zeros, which act(0 scale + shift) is not.
+template <class Base, class Pro>
+struct ChannelPrologueLoader : Base {
+  using T = typename Base::Elem;
+  using Regs = typename Base::Regs;
+  using Map = typename Base::Map;
+  using Layout = typename Base::Layout;
+  static_assert(sizeof(T) == 2, "tc::ChannelPrologueLoader: 16-bit operands");
+  static constexpr int V = Base::V, kCount = Base::kCount, kNT = Base::kNT, KC = Base::kKC;
+  static constexpr bool kLands = Base::kVector;  ///< cp.async copies land raw
+  typename Pro::Params pro;
+  int img[kCount];  ///< the image of chunk i's pixel
+
+  __device__ __forceinline__ ChannelPrologueLoader(const T* x_, int j0, int tid_, unsigned char pad_,
+                                                   const typename Pro::Params& pro_)
+      : Base(x_, j0, tid_, pad_), pro(pro_) {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) img[i] = (j0 + Map::x(tid_ + i * kNT)) / Base::O::kSize;
+  }
+
+  /// Chunk i of depth k (its first element's) in registers, transformed.
+  __device__ __forceinline__ void transform(int i, int k, Regs& r) const {
+    if constexpr (Base::kVector) {  // one tap's channels
+      int off = 0, avail = 0;
+      if (this->at(i, k, off, avail) <= 0) return;
+      const int c = k % KC;
+      MC_UNROLL
+      for (int e = 0; e < V; ++e) {
+        if (e < avail) r.h[e] = Pro::apply(pro, r.h[e], img[i], c + e);
+      }
+    } else {
+      MC_UNROLL
+      for (int e = 0; e < V; ++e) {
+        int off = 0, avail = 0;
+        if (this->at(i, k + e, off, avail) > 0 && avail > 0) r.h[e] = Pro::apply(pro, r.h[e], img[i], (k + e) % KC);
+      }
+    }
+  }
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
+    Base::load(k0, r);
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) transform(i, k0 + Map::k(this->tid + i * kNT), r[i]);
+  }
+  /// Slice k0 to a stage: raw cp.async copies (kVector; land transforms them), else through load.
+  __device__ __forceinline__ void async(int k0, T* stage) const {
+    if constexpr (Base::kVector) {
+      Base::async(k0, stage);
+    } else {
+      stage_through_registers(*this, k0, stage);
+    }
+  }
+  /// After this thread's copies of slice k0 landed in `stage`: its own chunks, transformed in place.
+  __device__ __forceinline__ void land(int k0, T* stage) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const int c = this->tid + i * kNT;
+      uint4* p = reinterpret_cast<uint4*>(stage + Layout::offset(Map::x(c), Map::k(c)));
+      Regs r;
+      r.v = ld_shared(p);
+      transform(i, k0 + Map::k(c), r);
+      st_shared(p, r.v);
     }
   }
 };
@@ -985,7 +1115,7 @@ struct Gemm {
 /// loaders (kPad: padding taps read a value, the 8-bit zero point), shared memory, grid (pixel
 /// tiles, channel tiles, splits) and a block's product (product: the split's K slices, then the
 /// partial sums or fin on every run of 8 outputs).
-template <class Mma, class Sh, int Cp, class TileT, bool CompactK, bool kPad = false>
+template <class Mma, class Sh, int Cp, class TileT, bool CompactK, bool kPad = false, class Pro = NoPrologue>
 struct ConvBase {
   using Tl = TileT;
   static_assert(Sh::kG == 1, "tc::Conv runs groups = 1 (grouped and depthwise convolutions are SIMT)");
@@ -995,7 +1125,8 @@ struct ConvBase {
   static constexpr int kK = Sh::KernelDims::kSize * (CompactK ? Sh::kC : Cp);  ///< the GEMM depth
   static constexpr int kChunk = chunk_elems<sizeof(typename Mma::TA)>();
   static constexpr int kKw = CompactK ? (kK + kChunk - 1) / kChunk * kChunk : kK;  ///< W's row pitch
-  using LA = Im2colLoader<typename Mma::TA, Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads, kPad>;
+  using LX = Im2colLoader<typename Mma::TA, Sh, Cp, CompactK ? Sh::kC : Cp, Tl::kBK, Tl::kBM, kThreads, kPad>;
+  using LA = typename std::conditional<Pro::kActive, ChannelPrologueLoader<LX, Pro>, LX>::type;
   using LB = OperandLoader<typename Mma::TB, Sh::kM, kK, kKw, 1, Tl::kBK, Tl::kBN, kThreads, true>;
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Mma>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What SplitKReduce walks: one batch of pixel rows of channel columns.
@@ -1006,12 +1137,23 @@ struct ConvBase {
   }
   static dim3 block() { return dim3(kThreads); }
 
+  /// The A loader of pixel tile j0 (with the prologue's parameters where there is one).
+  __device__ __forceinline__ static LA a_loader(const typename Mma::TA* X, int j0, unsigned char pad,
+                                                const typename Pro::Params& pro) {
+    if constexpr (Pro::kActive) {
+      return LA(X, j0, static_cast<int>(threadIdx.x), pad, pro);
+    } else {
+      return LA(X, j0, static_cast<int>(threadIdx.x), pad);
+    }
+  }
+
   template <class Fin>
   __device__ __forceinline__ static void product(const typename Mma::TA* X, const typename Mma::TB* W,
-                                                 PartialOf<typename Mma::Acc>* partial, unsigned char pad, const Fin& fin) {
+                                                 PartialOf<typename Mma::Acc>* partial, unsigned char pad, const Fin& fin,
+                                                 const typename Pro::Params& pro = {}) {
     const int j0 = static_cast<int>(blockIdx.x) * Tl::kBM, m0 = static_cast<int>(blockIdx.y) * Tl::kBN;
     const int split = static_cast<int>(blockIdx.z);
-    const LA la(X, j0, static_cast<int>(threadIdx.x), pad);
+    const LA la = a_loader(X, j0, pad, pro);
     const LB lb{W, m0, static_cast<int>(threadIdx.x)};
     if constexpr (Tl::kSplitK > 1) partial += static_cast<int64_t>(split) * kPixels * Sh::kM;
     run_tile<Tl, Mma, kPixels, Sh::kM>(la, lb, kK, split, 0, j0, m0, Tl::kSplitK > 1 ? partial : nullptr, fin);
@@ -1029,12 +1171,17 @@ struct ConvBase {
 /// (as the SIMT conv: gemm::EpilogueBias adds bias[channel]); with gemm::EpilogueRanges (a
 /// horizontally fused convolution) each channel goes to its range's output. Grid: (pixel tiles,
 /// channel tiles, splits).
-template <class T, class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false>
-struct Conv : ConvBase<typename Mma16<T, Acc>::type, Sh, Cp, TileT, CompactK> {
+template <class T, class TY, class Acc, class Sh, int Cp, int Yp, class TileT, class Epi, bool CompactK = false,
+          class Pro = NoPrologue>
+struct Conv : ConvBase<typename Mma16<T, Acc>::type, Sh, Cp, TileT, CompactK, false, Pro> {
   using Partial = float;
   static_assert(Yp >= Sh::kM, "tc::Conv: an output channel pitch below the channel count");
 
-  using Params = tc::Params<T, T, TY, Epi, float, true>;
+  /// With a prologue (ChannelPrologue), its parameters in `prologue`.
+  struct PrologueParams : tc::Params<T, T, TY, Epi, float, true> {
+    typename Pro::Params prologue{};
+  };
+  using Params = typename std::conditional<Pro::kActive, PrologueParams, tc::Params<T, T, TY, Epi, float, true>>::type;
 
   /// The epilogue and store of output channels m .. m + 7 of pixel j, v the accumulators.
   __device__ __forceinline__ static void finish(const Params& p, int, int j, int m, float (&v)[8]) {
@@ -1045,7 +1192,13 @@ struct Conv : ConvBase<typename Mma16<T, Acc>::type, Sh, Cp, TileT, CompactK> {
     return [&p](int batch, int j, int m, float (&v)[8]) { finish(p, batch, j, m, v); };
   }
 
-  __device__ static void run(const Params& p) { Conv::product(p.X, p.W, p.partial, 0, finisher(p)); }
+  __device__ static void run(const Params& p) {
+    if constexpr (Pro::kActive) {
+      Conv::product(p.X, p.W, p.partial, 0, finisher(p), p.prologue);
+    } else {
+      Conv::product(p.X, p.W, p.partial, 0, finisher(p));
+    }
+  }
 };
 
 /// \brief A kernel of the templates here (Gemm, Conv, SplitKReduce) for the template tests (the emitted

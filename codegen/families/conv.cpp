@@ -72,7 +72,7 @@ std::vector<RangeStrides> range_strides(const Kernel& k) {
 
 /// The element type a convolution's epilogue operands (bias, residual) are read as.
 std::string conv_epilogue_type(const Kernel& k, const EmitContext& ctx) {
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+  for (std::size_t i = 2; i < k.inputs.size() && i < 4; ++i) {  // bias, residual (then the prologue's)
     if (k.inputs[i].dtype != DType::undefined) return ctx.ctype(k.inputs[i].dtype);
   }
   return ctx.ctype(k.outputs[0].dtype);
@@ -185,6 +185,9 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
                        ctx.ctype(vy.dtype), acc_type(vy.dtype), conv_shape(g), nhwc ? "nhwc" : "nchw", tile.bm, tile.bn,
                        tile.bk, tile.tm, tile.tn, epilogue, pitches);
   };
+  if (c.prologue.active() && (k.engine != Engine::tensor_core || g.G > 1)) {
+    throw Error("internal: kernel " + k.id + " has an operand prologue but does not run tc::Conv");
+  }
   if (k.engine == Engine::hopper) {
     const std::string comment =
         fmt::format("{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), implicit GEMM", k.op.type, k.op.name,
@@ -198,16 +201,30 @@ KernelLaunches emit_conv(const Kernel& k, const EmitContext& ctx) {
     // A Winograd kernel's W is the transformed U ([16, M, pitch]): never the compact form (winograd_unfit).
     const TcConvDepth d = k.engine == Engine::winograd ? TcConvDepth{} : c.depth;
     const std::string TY = ctx.ctype(vy.dtype), TXW = tc_operand_type(k, k.inputs[0].dtype);
+    // The operand prologue (fuse_prologue): tc::ChannelPrologue and its operands, inputs 4..6.
+    std::string prologue, prologue_text;
+    if (c.prologue.active()) {
+      prologue = fmt::format(",\n    mc::tc::ChannelPrologue<{}, /*affine*/ {}, /*relu*/ {}, /*gate*/ {}, /*gate pitch*/ {}>", TXW,
+                             c.prologue.affine, c.prologue.relu, c.prologue.gate, c.gate_pitch);
+      prologue_text = ", X through " + c.prologue.text();
+      if (c.prologue.affine) {
+        params.push_back({"prologue.scale", ctx.ptr(k.inputs.at(kPrologueScaleInput), true)});
+        params.push_back({"prologue.shift", ctx.ptr(k.inputs.at(kPrologueShiftInput), true)});
+      }
+      if (c.prologue.gate) params.push_back({"prologue.gate", ctx.ptr(k.inputs.at(kPrologueGateInput), true)});
+    }
     auto decl = [&](const TcTile& t) {
       const std::string TAcc = t.fp16_accumulate ? "__half" : "float";
-      return fmt::format("mc::tc::Conv<{}, {}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}>", TXW, TY, TAcc,
-                         conv_shape(g), cp, yp, tc_tile_text(t), epilogue, d.compact ? ", /*compact K*/ true" : "");
+      const std::string compact = d.compact ? ", /*compact K*/ true" : prologue.empty() ? "" : ", /*compact K*/ false";
+      return fmt::format("mc::tc::Conv<{}, {}, {}, {},\n    /*X pitch*/ {}, /*Y pitch*/ {}, {}, {}{}{}>", TXW, TY, TAcc,
+                         conv_shape(g), cp, yp, tc_tile_text(t), epilogue, compact, prologue);
     };
     const std::string comment = fmt::format(
-        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}", k.op.type, k.op.name,
+        "{} '{}' {} * W{} -> {} {}{}, NHWC (pitch {} -> {}), {} on tensor cores{}{}", k.op.type, k.op.name,
         shape_text(k.inputs[0].shape), shape_text(k.inputs[1].shape), shape_y, g.str(), what, cp,
         ranged ? "ranges" : std::to_string(yp), k.engine == Engine::winograd ? "Winograd F(2x2,3x3)" : "implicit GEMM",
-        d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "");
+        d.compact ? fmt::format(", K {} (compact: {} taps x {} channels, W rows of {})", d.K, d.taps, g.C, d.row) : "",
+        prologue_text);
     if (k.engine == Engine::winograd) return winograd_launches(k, ctx, c, comment, decl, params);
     return tc_launches(k, ctx, comment, decl, params, simt_comment(""), simt_type);
   }

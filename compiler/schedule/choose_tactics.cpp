@@ -33,6 +33,8 @@ void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k
   for (const std::string& c : k.folded_casts) k.note += "; boundary Cast '" + c + "' folded in";
   if (!k.operand_views.empty()) k.note += fmt::format("; {}", fmt::join(k.operand_views, ", "));
   if (!k.kept_view.empty()) k.note += "; not a view: " + k.kept_view;
+  if (k.prologue.active()) k.note += fmt::format("; X loaded through the prologue {} ({})", k.prologue.text(), fmt::join(k.prologue.nodes, ", "));
+  if (!k.kept_prologue.empty()) k.note += "; not a conv prologue: " + k.kept_prologue;
   if (!k.conversion.empty()) k.note = k.conversion + "; " + k.note;
   for (const OutputRange& r : k.ranges) {
     k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",

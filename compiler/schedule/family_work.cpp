@@ -61,6 +61,13 @@ void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
     if (g.G > 1) return linear::grouped_work(w, g, *t, c.x_pitch);  // tc::ConvGrouped
     tc_conv(w, g, c.depth.K, *t);
+    if (c.prologue.active()) {
+      // The prologue's operands (FP32 scale and shift, the gate) are inputs 4..6: in w.bytes once
+      // (kernel_bytes). Each block reads them again for every k of its A slices: per k, 8 bytes of
+      // scale and shift and the gate's 2, from L2 (L1 at best).
+      const double per_k = (c.prologue.affine ? 8.0 : 0.0) + (c.prologue.gate ? 2.0 : 0.0);
+      w.l2_bytes += static_cast<double>(w.blocks) * static_cast<double>(c.depth.K) * per_k;
+    }
   } else if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
     w = linear::hopper_conv_work(g, c.x_pitch, w.bytes, *t);
   } else if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {

@@ -38,7 +38,8 @@ bool aligned16(const TensorView& v) { return v.aligned(16); }
 
 bool mixed_epilogue_types(const Kernel& k) {
   DType epi = DType::undefined;
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+  // The bias and the residual (inputs 2 and 3; a convolution's prologue operands follow them).
+  for (std::size_t i = 2; i < k.inputs.size() && i < 4; ++i) {
     if (k.inputs[i].dtype == DType::undefined) continue;
     if (epi != DType::undefined && k.inputs[i].dtype != epi) return true;
     epi = k.inputs[i].dtype;

@@ -53,6 +53,14 @@ std::shared_ptr<const KernelPlan> conv_plan(const Kernel& k) {
     p.w = kernel_weight_storage(k, x, w, p.x_pitch);
     p.depth = tc_conv_depth(k);
   }
+  p.prologue = k.prologue;
+  if (p.prologue.gate) {
+    const TensorView& gate = k.inputs.at(kPrologueGateInput);
+    if (gate.strides.size() != 4 || (gate.shape[1] > 1 && gate.strides[1] != 1)) {
+      throw Error("internal: kernel " + k.id + ": the prologue's gate '" + gate.value + "' is not [N, C] with unit channel stride");
+    }
+    p.gate_pitch = gate.strides[0];
+  }
   return make_plan("conv", std::move(p));
 }
 

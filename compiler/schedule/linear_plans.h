@@ -54,6 +54,10 @@ struct ConvPlan {
   /// The tactics stage: the convolution runs as Winograd F(2x2, 3x3) (engine "winograd"), its
   /// workspace laid out so.
   std::optional<WinogradPlan> winograd;
+  /// fuse_prologue: what the convolution applies to X as it loads it (Kernel::prologue; its
+  /// operands are inputs 4..6), and the gate's image pitch (elements from image n to n + 1).
+  OperandPrologue prologue;
+  int64_t gate_pitch = 0;
 };
 
 /// \brief conv_depthwise and conv_transpose: the window geometry, the epilogue, the layout.

@@ -176,6 +176,24 @@ struct OutputRange {
   int64_t begin = 0, end = 0;
 };
 
+/// \brief What a convolution applies to its X (input 0) as it loads it (schedule stage
+/// fuse_prologue: a per-channel BatchNormalization (+ ReLU), or squeeze-and-excite's Mul by a
+/// [N, C, 1, 1] gate, that ran as a kernel of its own before it): element x of channel c of image n
+/// becomes act(x scale[c] + shift[c]) (affine), times gate[n][c] (gate), in FP32, rounded once.
+struct OperandPrologue {
+  bool affine = false;  ///< inputs kPrologueScaleInput and kPrologueShiftInput: FP32 [C]
+  bool relu = false;    ///< affine's activation: ReLU (else none)
+  bool gate = false;    ///< input kPrologueGateInput: X's type, [N, C, 1, 1]
+  std::vector<std::string> nodes;  ///< the nodes it runs (BatchNormalization, Mul)
+  bool active() const { return affine || gate; }
+  /// "x * scale + shift, relu, x * gate" (the report's and the emitted comments' text).
+  std::string text() const;
+};
+/// The input slots of a convolution's prologue operands (after X, W, bias and residual).
+constexpr int kPrologueScaleInput = 4;
+constexpr int kPrologueShiftInput = 5;
+constexpr int kPrologueGateInput = 6;
+
 /// \brief Stage-side: what a kernel runs in the graph. The schedule stages read the node's
 /// attributes and OpDef facts, and each operand's graph value, through it; codegen, the report and
 /// the cost model never do.
@@ -263,6 +281,10 @@ struct Kernel {
   /// fold_operand_views: the Transposes / Slices it reads as strides, or writes through.
   std::vector<std::string> operand_views;
   std::string kept_view;                ///< fold_operand_views: a Transpose / Slice that stays a kernel: why
+  /// fuse_prologue: a convolution's operand prologue (inputs 4..6); for a per-channel elementwise
+  /// kernel that stays a kernel, why it was not folded into its readers (kept_prologue).
+  OperandPrologue prologue;
+  std::string kept_prologue;
 
   /// Its family's name (templates/<name>.cuh, codegen/families/<name>.cpp); "?" before list_kernels.
   const std::string& family_name() const;

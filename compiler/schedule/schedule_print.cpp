@@ -63,6 +63,8 @@ std::string print_schedule(const Schedule& s) {
       if (!k.folded_casts.empty()) decided.push_back(fmt::format("takes the Casts {}", fmt::join(k.folded_casts, ", ")));
       for (const std::string& v : k.operand_views) decided.push_back(v);
       if (!k.kept_view.empty()) decided.push_back("not a view: " + k.kept_view);
+      if (k.prologue.active()) decided.push_back("prologue: " + k.prologue.text());
+      if (!k.kept_prologue.empty()) decided.push_back("not a conv prologue: " + k.kept_prologue);
       if (!k.ranges.empty()) {
         std::vector<std::string> ranges;
         for (const OutputRange& r : k.ranges) ranges.push_back(fmt::format("'{}' [{}, {})", r.op.name, r.begin, r.end));

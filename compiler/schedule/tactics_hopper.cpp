@@ -124,6 +124,7 @@ std::string hopper_conv_fallback(const Kernel& k, const ConvPlan& c, const std::
   if (std::string r = targets_rule(targets); !r.empty()) return r;
   if (targets.front().fp16_accumulate) return "--fp16-accumulate (the Hopper engine accumulates in FP32)";
   if (!k.ranges.empty()) return "a horizontally fused convolution (several outputs)";
+  if (c.prologue.active()) return "an operand prologue (" + c.prologue.text() + ": tc::Conv's)";
   if (c.depth.compact) return fmt::format("compact K ({} channels: taps x channels, not taps of the pitch)", c.geometry.C);
   return conv_rules(k, c.geometry, c.x_pitch, c.w.pitch, c.w.row, c.y_pitch, 8);
 }

@@ -494,6 +494,10 @@ void conv_tactic(Kernel& k, const std::vector<Target>& targets) {
   k.fallback_reason = conv_fallback(k, g);
   const DType storage = tc_storage(k.inputs[0].dtype, k.inputs[1].dtype);
   if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
+  if (plan_of<ConvPlan>(k).prologue.active() && !k.fallback_reason.empty()) {
+    // fuse_prologue folds only into convolutions this rule runs on tc::Conv.
+    throw Error("internal: kernel " + k.id + " has an operand prologue but runs SIMT (" + k.fallback_reason + ")");
+  }
   if (k.fallback_reason.empty()) {
     // --arch sm_90a: the Hopper engine where hopper::Conv takes the convolution (schedule/hopper.h),
     // else mma.sync (or Winograd) with the reason.

@@ -22,6 +22,8 @@ One model (onnx.helper, opset 17, small shapes), x [1, 16, 12, 12] through, in o
     regnety: RegNetY's: 1x1 (48 -> 72) + BN + Relu, grouped 3x3 stride 2 (group width 24: 3 groups)
              + BN + Relu, squeeze-and-excite (72 -> 12 -> 72), 1x1 (72 -> 72) + BN, shortcut 1x1
              stride 2 (48 -> 72) + BN, Add, Relu
+    dense:   DenseNet's: two dense layers (BN + Relu -> 1x1 (-> 32) -> BN + Relu -> 3x3 (32 -> 16),
+             Concat onto their input: 72 -> 88 -> 104), then a transition (BN + Relu -> 1x1 (104 -> 40))
 
 First the issue's repro itself, x [1, 3, 8, 8] -> Conv (3 -> 240) -> GlobalAveragePool -> Conv (240 -> 10)
 -> Relu -> Conv (10 -> 240) -> Sigmoid -> Mul, must compile with --fp16 --arch sm_90, --bf16 --arch
@@ -33,8 +35,11 @@ are also judged against the reference's simulation of the same precision (`run-r
 / `--bf16` on the same inputs): relative L2 error against FP32 at most 1.25x the simulation's +
 1e-3 (conv_widths.against_simulation). In FP16 and BF16 no depthwise or grouped convolution may run on
 the old kernels (report.json: engine depthwise_tiled, templates/conv_depthwise.cuh ConvDepthwiseTiled;
-tensor_core, tc::ConvGrouped), and each of the four squeeze-and-excite gates runs as one se_gate kernel
-(templates/se_gate.cuh: pool, FC, activation, FC, gate; no pool kernel left, report.json se_gates all fused).
+tensor_core, tc::ConvGrouped), each of the four squeeze-and-excite gates runs as one se_gate kernel
+(templates/se_gate.cuh: pool, FC, activation, FC, gate; no pool kernel left, report.json se_gates all fused),
+and no BatchNormalization or squeeze-and-excite Mul runs as a kernel of its own in front of a 1x1
+convolution (the dense block's pre-activation BN + ReLU and the SE blocks' channel scales: the
+convolution's operand prologue, schedule/fuse_prologue.cpp); INT8 keeps them.
 """
 
 import json
@@ -144,14 +149,49 @@ def build(path):
     h = m.bn(m.conv(h, 72, 72, bias=False, prefix="ry_c"), 72)
     s = m.bn(m.conv(y, 48, 72, stride=2, bias=False, prefix="ry_short"), 72)
     y = m.relu(m.node("Add", [h, s], "ry_add"))
+    # dense: two dense layers (pre-activation BN + Relu before each 1x1), then a transition.
+    c = 72
+    for _ in range(2):
+        h = m.conv(m.relu(m.bn(y, c)), c, 32, bias=False, prefix="dn_bottleneck")
+        h = m.conv(m.relu(m.bn(h, 32)), 32, 16, k=3, bias=False, prefix="dn_conv")
+        y = m.node("Concat", [y, h], "dn_concat", axis=1)
+        c += 16
+    y = m.conv(m.relu(m.bn(y, c)), c, 40, bias=False, prefix="dn_transition")
     m.nodes.append(helper.make_node("Identity", [y], ["y"], name="out"))
     x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12])
-    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 72, 3, 3])
+    y_info = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 3, 3])
     graph = helper.make_graph(m.nodes, "conv_blocks", [x_info], [y_info], m.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="conv_blocks.py")
     onnx.checker.check_model(model)
     model = onnx.shape_inference.infer_shapes(model)
     onnx.save(model, path)
+
+
+def prologue_kernels(report, model):
+    """The elementwise kernels that run a BatchNormalization or a squeeze-and-excite Mul (node names
+    bn*, se_scale*) whose output a 1x1 convolution reads: the ones fuse_prologue should have folded."""
+    graph = {n.output[0]: n for n in model.graph.node}
+    readers = {}
+    for n in model.graph.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    found = []
+    for k in report["kernels"]:
+        if k.get("family") != "elementwise":
+            continue
+        for name in k.get("nodes", []):
+            if not (name.startswith("bn") or name.startswith("se_scale")):
+                continue
+            # Follow the ReLU fused after the BN to the value the convolutions read.
+            out = graph[name].output[0]
+            nxt = readers.get(out, [])
+            if len(nxt) == 1 and nxt[0].op_type == "Relu":
+                out = nxt[0].output[0]
+            for r in readers.get(out, []):
+                ks = next((a.ints for a in r.attribute if a.name == "kernel_shape"), None)
+                if r.op_type == "Conv" and list(ks) == [1, 1]:
+                    found.append(f"{k['id']} ({name} -> {r.name}: {k.get('note', '')})")
+    return found
 
 
 def grouped(kernel):
@@ -223,6 +263,9 @@ def main():
                 fail(f"{p}: depthwise / grouped convolutions on the old kernels: " +
                      ", ".join(f"{k['id']} ({k['family']}/{k.get('engine')}: {k.get('fallback_reason')})"
                                for k in old_kernels))
+            kept = prologue_kernels(report, onnx.load(model))
+            if kept:
+                fail(f"{p}: BatchNormalization / SE Mul kernels in front of 1x1 convolutions: " + "; ".join(kept))
         keep = os.path.join(a.work, "verify_" + p)
         rc, text = run([a.modelc, "verify", model, "--emulate", "-j", str(a.jobs), "--keep", keep] + flags)
         if rc != 0 or "\nPASS: " not in "\n" + text:

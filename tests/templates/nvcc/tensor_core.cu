@@ -1,7 +1,8 @@
 // tests/templates/nvcc/tensor_core.cu — instantiates templates/tensor_core.cuh for nvcc (no run):
 // every tile configuration the heuristic picks with both stagings, GEMM operands in every
 // orientation (16-byte and scalar loads), FP32 and FP16 accumulators, float and __half outputs,
-// the epilogues, and convolutions (1x1, 3x3 s2, 7x7 s2 on C = 3 in a pitch of 8, 3-D).
+// the epilogues, and convolutions (1x1, 3x3 s2, 7x7 s2 on C = 3 in a pitch of 8, 3-D; 1x1 with the
+// A-operand prologue).
 // stages and split-K with their reductions. template_ptx_tensor_core reads its PTX: every kernel
 // but the reductions must contain ldmatrix and mma.sync.
 //   nvcc -std=c++17 -arch=sm_75 -I runtime_stub -I templates -c tests/templates/nvcc/tensor_core.cu
@@ -94,3 +95,12 @@ MC_INSTANTIATE(C<Conv3x3, 128, 128, S4, FusedRelu>);
 MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, S4, FusedRelu>>);
 MC_INSTANTIATE(C<Conv3x3, 128, 128, R2>);
 MC_INSTANTIATE(tc::SplitKReduce<C<Conv3x3, 128, 128, R2>>);
+
+// The A-operand prologue (DenseNet's BN + ReLU, squeeze-and-excite's gate) on 1x1 convolutions:
+// the land pass after the cp.async wait, register staging, split-K with its reduction.
+using BnRelu = tc::ChannelPrologue<__half, true, true, false>;
+using Gate = tc::ChannelPrologue<__half, false, false, true, 64>;
+MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv1x1, 64, 256, T128x64<true>, FusedRelu, false, BnRelu>);
+MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv1x1, 64, 256, T64x64<false>, Bias, false, BnRelu>);
+MC_INSTANTIATE(tc::Conv<__half, __half, float, Conv1x1, 64, 256, S4, Bias, false, Gate>);
+MC_INSTANTIATE(tc::SplitKReduce<tc::Conv<__half, __half, float, Conv1x1, 64, 256, S4, Bias, false, Gate>>);

@@ -1,0 +1,153 @@
+// schedule's fuse_prologue stage: a BatchNormalization + Relu read only by a 1x1 conv, and a
+// squeeze-and-excite Mul(x, gate [N, C, 1, 1]) read only by a 1x1 conv, run no kernel in FP16
+// channels-last: the convs read their inputs and carry the prologue (Kernel::prologue, inputs 4..6:
+// FP32 scale and shift computed from the BN's parameters, the gate's view); a BN + Relu read by a
+// padded 3x3 conv stays a kernel with its reason, and so does everything in FP32, in the NCHW
+// layout, and with the stage disabled. (Through the host emulation: tests/e2e/codegen/conv_blocks.py's
+// dense and squeeze-and-excite blocks.)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/shape_inference.h"
+#include "pipeline/pipeline.h"
+#include "schedule/linear_plans.h"
+#include "tests/ir/graph_input.h"
+#include "tests/schedule/schedule_helpers.h"
+
+using namespace modelc;
+using namespace modelc::test;  // input, sine_weight, network_input, kernel_of, layout_options
+
+namespace {
+
+/// x [1, 16, 6, 6] -> conv0 3x3 (32) -> a; a -> bn1 -> relu1 -> conv1 1x1 (16) -> y1;
+/// a -> bn2 -> relu2 -> conv2 3x3 pad 1 (16) -> y2; a -> GlobalAveragePool -> fc 1x1 (32) -> Sigmoid
+/// -> s; Mul(a, s) -> conv3 1x1 (16) -> y3.
+struct Net {
+  Graph g;
+  explicit Net(bool fp16) {
+    g.set_opset(17);
+    const DType t = fp16 ? DType::float16 : DType::float32;
+    Value* x = input(g, "x", {1, 16, 6, 6});
+    Value* in = network_input(g, x, fp16);
+    auto v = [&](const char* name) { return g.add_value(name); };
+    Value *a = v("a"), *b1 = v("b1"), *r1 = v("r1"), *y1 = v("y1"), *b2 = v("b2"), *r2 = v("r2"), *y2 = v("y2"),
+          *p = v("p"), *f = v("f"), *s = v("s"), *m = v("m"), *y3 = v("y3");
+    g.add_node("Conv", "conv0", {in, sine_weight(g, "W0", {32, 16, 3, 3}, t)}, {a})->set_attr_ints("pads", {1, 1, 1, 1});
+    auto bn = [&](const std::string& n, Value* from, Value* to) {
+      std::vector<double> gamma, beta, mean, var;
+      for (int c = 0; c < 32; ++c) {
+        gamma.push_back(1.0 + 0.01 * c);
+        beta.push_back(0.1 * std::sin(c));
+        mean.push_back(0.05 * std::cos(c));
+        var.push_back(0.5 + 0.02 * c);
+      }
+      auto k = [&](const std::string& name, const std::vector<double>& d) {
+        return g.add_constant(n + name, Tensor::from_f64(DType::float32, {32}, d), true);
+      };
+      g.add_node("BatchNormalization", n, {from, k("_g", gamma), k("_b", beta), k("_m", mean), k("_v", var)}, {to})
+          ->set_attr_float("epsilon", 1e-3);
+    };
+    bn("bn1", a, b1);
+    g.add_node("Relu", "relu1", {b1}, {r1});
+    g.add_node("Conv", "conv1", {r1, sine_weight(g, "W1", {16, 32, 1, 1}, t)}, {y1});
+    bn("bn2", a, b2);
+    g.add_node("Relu", "relu2", {b2}, {r2});
+    g.add_node("Conv", "conv2", {r2, sine_weight(g, "W2", {16, 32, 3, 3}, t)}, {y2})->set_attr_ints("pads", {1, 1, 1, 1});
+    g.add_node("GlobalAveragePool", "gap", {a}, {p});
+    g.add_node("Conv", "fc", {p, sine_weight(g, "Wf", {32, 32, 1, 1}, t)}, {f});
+    g.add_node("Sigmoid", "gate", {f}, {s});
+    g.add_node("Mul", "scale", {a, s}, {m});
+    g.add_node("Conv", "conv3", {m, sine_weight(g, "W3", {16, 32, 1, 1}, t)}, {y3});
+    for (Value* o : {y1, y2, y3}) g.add_output(o);
+    ops::infer_graph(g);
+  }
+};
+
+/// The kernel that covers node `node` (its main node or a node it took in).
+const Kernel* covering(const Schedule& s, const std::string& node) {
+  for (const Kernel& k : s.kernels) {
+    if (std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end()) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("fuse_prologue: BN + Relu and the SE Mul before 1x1 convs run in the convs' operand load (FP16 NHWC)") {
+  Net n(true);
+  const Schedule s = lower(n.g, layout_options(LayoutMode::automatic, true));
+  const Kernel& conv1 = kernel_of(s, "conv1");
+  REQUIRE(covering(s, "bn1") == &conv1);
+  CHECK(covering(s, "relu1") == &conv1);
+  CHECK(conv1.prologue.affine);
+  CHECK(conv1.prologue.relu);
+  CHECK_FALSE(conv1.prologue.gate);
+  CHECK(conv1.inputs[0].value == "a");
+  REQUIRE(conv1.inputs.size() == 7);
+  const TensorView &scale = conv1.inputs[kPrologueScaleInput], &shift = conv1.inputs[kPrologueShiftInput];
+  CHECK(scale.dtype == DType::float32);
+  CHECK(scale.shape == Shape{32});
+  CHECK(scale.space == Space::weights);
+  // scale = gamma / sqrt(var + eps), shift = beta - mean scale, from the BN's own parameters as
+  // the precision pass stored them (FP16).
+  const Tensor& sc = n.g.find_value(scale.value)->constant();
+  const Tensor& sh = n.g.find_value(shift.value)->constant();
+  auto f16 = [](double v) { return Tensor::from_f64(DType::float16, {1}, {v}).to_f64()[0]; };
+  for (int c : {0, 7, 31}) {
+    const double want = f16(1.0 + 0.01 * c) / std::sqrt(f16(0.5 + 0.02 * c) + 1e-3);
+    CHECK(sc.to_f64()[static_cast<std::size_t>(c)] == doctest::Approx(want).epsilon(1e-6));
+    CHECK(sh.to_f64()[static_cast<std::size_t>(c)] ==
+          doctest::Approx(f16(0.1 * std::sin(c)) - f16(0.05 * std::cos(c)) * want).epsilon(1e-6));
+  }
+  CHECK(conv1.inputs[kPrologueGateInput].dtype == DType::undefined);
+  CHECK(plan_of<linear::ConvPlan>(conv1).prologue.affine);
+  CHECK(conv1.engine == Engine::tensor_core);
+  CHECK(conv1.note.find("X loaded through the prologue relu(x * scale + shift)") != std::string::npos);
+
+  // The SE Mul: conv3 reads a and the gate s.
+  const Kernel& conv3 = kernel_of(s, "conv3");
+  REQUIRE(covering(s, "scale") == &conv3);
+  CHECK(conv3.prologue.gate);
+  CHECK_FALSE(conv3.prologue.affine);
+  CHECK(conv3.inputs[0].value == "a");
+  CHECK(conv3.inputs[kPrologueGateInput].value == "s");
+  CHECK(conv3.inputs[kPrologueScaleInput].dtype == DType::undefined);
+  CHECK(plan_of<linear::ConvPlan>(conv3).gate_pitch == 32);
+
+  // bn2's reader is a padded 3x3: it stays a kernel, and says why.
+  const Kernel* bn2 = covering(s, "bn2");
+  REQUIRE(bn2 != nullptr);
+  CHECK(bn2->family_name() == "elementwise");
+  CHECK(bn2->kept_prologue.find("not a 1x1 stride-1 unpadded convolution") != std::string::npos);
+  CHECK(bn2->note.find("not a conv prologue") != std::string::npos);
+}
+
+TEST_CASE("fuse_prologue: FP32, the NCHW layout and a disabled stage keep the elementwise kernels") {
+  {
+    Net n(false);
+    const Schedule s = lower(n.g, layout_options(LayoutMode::automatic, false));
+    const Kernel* bn1 = covering(s, "bn1");
+    REQUIRE(bn1 != nullptr);
+    CHECK(bn1->family_name() == "elementwise");
+    CHECK(bn1->kept_prologue.find("FP32 storage") != std::string::npos);
+    CHECK_FALSE(kernel_of(s, "conv1").prologue.active());
+    CHECK(covering(s, "scale")->family_name() == "elementwise");
+  }
+  {
+    Net n(true);
+    const Schedule s = lower(n.g, layout_options(LayoutMode::nchw, true));
+    CHECK(covering(s, "bn1")->family_name() == "elementwise");
+    CHECK(covering(s, "bn1")->kept_prologue == "NCHW layout");
+  }
+  {
+    Net n(true);
+    LowerOptions o = layout_options(LayoutMode::automatic, true);
+    o.passes.disabled.insert("fuse_prologue");
+    const Schedule s = lower(n.g, o);
+    CHECK(covering(s, "bn1")->family_name() == "elementwise");
+    CHECK(covering(s, "scale")->family_name() == "elementwise");
+    CHECK_FALSE(kernel_of(s, "conv3").prologue.active());
+  }
+}
