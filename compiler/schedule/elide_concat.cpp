@@ -12,7 +12,7 @@
 //    channels-last buffer pools and depthwise convolutions (ChannelPitch::always) read X at any
 //    16-byte aligned pitch and offset, and a convolution on 16-bit tensor-core operands, one group,
 //    whose channels are whole 16-byte chunks and whose weight only it reads, reads X there with K
-//    over its channels (compact K: restore_weights stores its weight so); on a dense buffer a slice
+//    over its channels (compact K: restore_conv_weights stores its weight so); on a dense buffer a slice
 //    that is itself dense is read by any family. A reader through a view (no kernel), one reading it
 //    as anything but X, an FP32 or 8-bit convolution: the Concat stays, that reader the reason;
 //  - it is its producer's only used output, and the producer reads no residual as Y is stored (a
@@ -96,26 +96,6 @@ std::map<const Node*, const Node*> prefix_hosts(const std::vector<const Node*>& 
     }
   }
   return host;
-}
-
-// The convolutions that read X as a channel slice of a wider buffer now: their weight stored for
-// X's new pitch (conv_weight_storage: K over the channels, not the pitch).
-void restore_weights(Schedule& s, const std::vector<const Node*>& convs) {
-  if (convs.empty()) return;
-  const ValueIndex index(s);
-  for (const Kernel& k : s.kernels) {
-    const Node* n = k.source.node;
-    if (std::find(convs.begin(), convs.end(), n) == convs.end()) continue;
-    int64_t pitch = 0;
-    if (k.inputs.empty() || !channels_last_view(k.inputs[0], &pitch)) {
-      throw Error("internal: kernel " + k.id + " ('" + n->name() + "') reads X as a slice, but not channels-last");
-    }
-    const Value& x = n->input(0);
-    const Value* w = &n->input(ops::lookup(*n).layout_roles.weight);
-    s.buffers[static_cast<std::size_t>(index.buffer(w))].ohwi = conv_weight_storage(
-        w->shape(), x.shape()[1], pitch, tensor_core_operands(*n), tensor_core_channels(x.dtype()));
-  }
-  resolve(s);
 }
 
 }  // namespace
@@ -357,7 +337,7 @@ bool elide_concat(Schedule& s, const LowerOptions&) {
                                  [&](const Kernel& k) { return gone.count(k.source.node) != 0; }),
                   s.kernels.end());
   resolve(s);
-  restore_weights(s, restore);
+  restore_conv_weights(s, restore);
   return true;
 }
 

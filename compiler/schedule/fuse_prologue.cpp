@@ -16,7 +16,10 @@
 // and k past K, so they stay zero. It folds only when EVERY reader of the elementwise kernel's
 // output is such a convolution reading it as X, the output is its buffer's own value (not a
 // Concat slice, not a model output), the convolution reads the input at the layout and pitch the
-// output had (W is stored OHWI at that pitch), and no boundary Cast was folded into either; else the
+// output had (W is stored OHWI at that pitch) or, where the input is a channel slice of a wider
+// buffer (DenseNet's Concats, elide_concat), at that buffer's pitch with compact K (its channels
+// whole 16-byte chunks, its weight re-stored so: restore_conv_weights, a weight only it reads), and
+// no boundary Cast was folded into either; else the
 // kernel stays, and Kernel::kept_prologue says why (the report's note). FP32 and NCHW models, and
 // INT8 convolutions (QConv: the conv_int8 family), keep their elementwise kernels ("FP32 storage",
 // "NCHW layout", "read by a conv_int8 kernel").
@@ -32,9 +35,12 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "ops/fused.h"
+#include "ops/registry.h"
 #include "ops/window.h"
+#include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/stages.h"
 #include "schedule/target.h"
@@ -114,7 +120,8 @@ Candidate candidate_of(const Kernel& k) {
 /// Why kernel r (a reader of the candidate's output, `cand` the candidate's kernel) cannot take the
 /// prologue ("" when it can).
 std::string reader_unfit(const ValueIndex& index, const Kernel& cand, const Candidate& c,
-                         const Kernel& r, const std::vector<Target>& targets) {
+                         const Kernel& r, const std::vector<Target>& targets, bool* new_pitch) {
+  *new_pitch = false;
   const std::string who = r.source.node ? fmt::format("'{}' ({})", r.source.node->name(), r.source.node->op()) : r.id;
   if (r.family_name() != "conv") return fmt::format("read by {}, a {} kernel", who, r.family_name());
   const Node& n = *r.source.node;
@@ -148,8 +155,24 @@ std::string reader_unfit(const ValueIndex& index, const Kernel& cand, const Cand
   if (!r.channels_last || channels_last_pitch(r.inputs[0]) == 0 || channels_last_pitch(x) == 0) return "NCHW layout";
   if (channels_last_pitch(x) % 8 != 0) return fmt::format("channel pitch {} not a whole number of chunks", channels_last_pitch(x));
   if (x.strides != r.inputs[0].strides) {
-    return fmt::format("{} reads X at pitch {}, its input is at {}", who, channels_last_pitch(r.inputs[0]),
-                       channels_last_pitch(x));
+    // The input is a channel slice of a wider buffer (a Concat's, elide_concat): the convolution
+    // reads it there with K over its channels (compact K), its weight stored so, as elide_concat's
+    // conv readers do: whole 16-byte chunks of channels, a weight only it reads.
+    const int64_t C = x.shape.size() > 1 ? x.shape[1] : 0;
+    if (x.shape != r.inputs[0].shape || channels_last_pitch(x) <= C) {
+      return fmt::format("{} reads X at pitch {}, its input is at {}", who, channels_last_pitch(r.inputs[0]),
+                         channels_last_pitch(x));
+    }
+    if (C % tensor_core_channels(t) != 0) {
+      return fmt::format("{}: its input is a slice at pitch {} and {} channels are not whole 16-byte chunks", who,
+                         channels_last_pitch(x), C);
+    }
+    const int w = ops::lookup(n).layout_roles.weight;
+    if (w < 0 || !n.has_input(w) || n.input(w).users().size() != 1) {
+      return fmt::format("{}: its input is a slice at pitch {} and its weight another kernel reads too", who,
+                         channels_last_pitch(x));
+    }
+    *new_pitch = true;
   }
   if (!aligned16(x)) return "X not 16-byte aligned";
   if (!r.folded_casts.empty()) return fmt::format("{} folds a boundary Cast", who);
@@ -164,6 +187,7 @@ bool fuse_prologue(Schedule& s, const LowerOptions& o) {
   const std::vector<Target> targets = targets_for(o.archs, false);
   ValueIndex index(s);
   std::set<std::size_t> folded;
+  std::vector<const Node*> restore;  // convolutions now reading X at a wider pitch: their weights
   for (std::size_t ki = 0; ki < s.kernels.size(); ++ki) {
     Kernel& cand = s.kernels[ki];
     Candidate c = candidate_of(cand);
@@ -185,9 +209,12 @@ bool fuse_prologue(Schedule& s, const LowerOptions& o) {
       c.reason = "its output is a slice, a view or a model output";
     }
     if (c.reason.empty() && readers.empty()) c.reason = "no reader";
+    std::vector<const Node*> repitched;  // readers that will read X at the input's wider pitch
     for (std::size_t r : readers) {
       if (!c.reason.empty()) break;
-      c.reason = reader_unfit(index, cand, c, s.kernels[r], targets);
+      bool new_pitch = false;
+      c.reason = reader_unfit(index, cand, c, s.kernels[r], targets, &new_pitch);
+      if (new_pitch) repitched.push_back(s.kernels[r].source.node);
     }
     if (!c.reason.empty()) {
       cand.kept_prologue = c.reason;
@@ -222,6 +249,7 @@ bool fuse_prologue(Schedule& s, const LowerOptions& o) {
       k.nodes.insert(k.nodes.end(), cand.nodes.begin(), cand.nodes.end());
     }
     folded.insert(ki);
+    restore.insert(restore.end(), repitched.begin(), repitched.end());
     index.rebuild();
   }
   if (folded.empty()) return false;
@@ -229,6 +257,7 @@ bool fuse_prologue(Schedule& s, const LowerOptions& o) {
     if (folded.count(k)) s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(k));
   }
   resolve(s);
+  restore_conv_weights(s, restore);
   return true;
 }
 

@@ -647,4 +647,24 @@ bool plan_layout(Schedule& s, const LowerOptions& o) {
   return !plan.storage.empty() || !plan.conversions.empty();
 }
 
+void restore_conv_weights(Schedule& s, const std::vector<const Node*>& convs) {
+  if (convs.empty()) return;
+  const ValueIndex index(s);
+  for (const Kernel& k : s.kernels) {
+    const Node* n = k.source.node;
+    if (std::find(convs.begin(), convs.end(), n) == convs.end()) continue;
+    int64_t pitch = 0;
+    if (k.inputs.empty() || !channels_last_view(k.inputs[0], &pitch)) {
+      throw Error("internal: kernel " + k.id + " ('" + n->name() + "') reads X at a new pitch, but not channels-last");
+    }
+    // What the kernel reads as X (fuse_prologue: the BN's input in place of the node's own X; the
+    // same shape and type).
+    const Value& x = !k.source.inputs.empty() && k.source.inputs[0] ? *k.source.inputs[0] : n->input(0);
+    const Value* w = &n->input(ops::lookup(*n).layout_roles.weight);
+    s.buffers[static_cast<std::size_t>(index.buffer(w))].ohwi = conv_weight_storage(
+        w->shape(), x.shape()[1], pitch, tensor_core_operands(*n), tensor_core_channels(x.dtype()));
+  }
+  resolve(s);
+}
+
 }  // namespace modelc

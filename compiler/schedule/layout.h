@@ -101,6 +101,12 @@ int64_t tensor_core_channels(DType t);
 /// `chunk`; padded at X's pitch for one group; Cg otherwise.
 WeightStorage conv_weight_storage(const Shape& w, int64_t x_channels, int64_t x_pitch, bool tensor_cores,
                                   int64_t chunk = kCompactKChannels);
+/// \brief The convolutions `convs` (their nodes) now read X at another channel pitch (a channel
+/// slice of a Concat's buffer: elide_concat; the BN input a prologue reads: fuse_prologue): each
+/// one's weight buffer stored as conv_weight_storage says for the pitch of the kernel's X view
+/// (compact K over the channels where the pitch is wider), then the views resolved again. The
+/// callers have checked that no other kernel reads those weights.
+void restore_conv_weights(Schedule& s, const std::vector<const Node*>& convs);
 /// The strides of W's logical view [M, Cg, K...] under `ws`: [row, 1, pitch * (inner taps)..., pitch].
 std::vector<int64_t> weight_strides(const Shape& w, const WeightStorage& ws);
 /// \brief A conv weight [M, Cg, K...] (any dtype) stored as `ws` (zero outside the data): the
