@@ -7,7 +7,8 @@
 
 ptx: compiles the model (--fp16 --arch ARCH) into DIR/NAME; report.json names at least one kernel
 with engine "small_m", each with a small-M tactic ("small_m": 1); nvcc compiles NAME.cu to PTX for
-ARCH; every small-M kernel's entry issues mma.sync, ldmatrix and cp.async; ptxas -v reports no
+ARCH; every small-M kernel's entry point (report.json's "launches": a kernel instantiated like an
+earlier one runs that one's) issues mma.sync, ldmatrix and cp.async; ptxas -v reports no
 stack frame and no spills in any function.
 verify: `modelc verify --emulate --fp16 --arch ARCH --keep DIR/NAME` passes on the host emulation
 (outputs against the reference; the emulation refuses a split whose ticket is not its own, so
@@ -26,24 +27,27 @@ from check_hopper import fail, model_name, no_stack_or_spills, ptx_entries, run
 def small_m_kernels(folder):
     with open(os.path.join(folder, "report.json")) as f:
         report = json.load(f)
-    ids, splits = [], 0
+    ids, splits, entries = [], 0, set()
     for k in report["kernels"]:
         if k.get("engine") == "small_m":
             if k.get("tactic", {}).get("small_m") != 1:
                 fail("kernel %s: engine small_m without a small-M tactic: %s" % (k["id"], k.get("tactic")))
+            if not k.get("launches"):
+                fail("kernel %s: engine small_m without a launch" % k["id"])
             ids.append(k["id"])
+            entries.update(k["launches"])  # an instantiation of an earlier kernel runs its entry point
             splits += k["tactic"].get("split_k", 1) > 1
     if not ids:
         engines = sorted({k.get("engine", "") for k in report["kernels"]})
         fail("no kernel on the small-M engine in %s/report.json (engines: %s)" % (folder, engines))
-    return ids, splits
+    return ids, splits, sorted(entries)
 
 
 def check_ptx(a):
     folder = os.path.join(a.work, model_name(a.model))
     shutil.rmtree(folder, ignore_errors=True)
     run([a.modelc, a.model, "--fp16", "--arch", a.arch, "-o", folder])
-    ids, splits = small_m_kernels(folder)
+    ids, splits, launched = small_m_kernels(folder)
     sources = [f for f in os.listdir(folder) if f.endswith(".cu") and not f.endswith("_main.cu")]
     if len(sources) != 1:
         fail("expected one kernel source in %s, found %s" % (folder, sources))
@@ -53,17 +57,16 @@ def check_ptx(a):
     run([a.nvcc, "-std=c++17", "--gpu-architecture=compute_" + sm, "-I.", "-Iruntime", "-Ikernels",
          "-DMODELC_ARCHS=" + sm, "-DMODELC_PTX_ARCH=0", "-ptx", sources[0], "-o", ptx], cwd=folder)
     entries = ptx_entries(ptx)
-    for kid in ids:
-        mine = [e for e in entries if e == name + "_" + kid or e.startswith(name + "_" + kid + "_")]
-        if not mine:
-            fail("no entry point for small-M kernel %s in the PTX (entries: %s)" % (kid, sorted(entries)))
-        for e in mine:
-            for instr in ("mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async"):
-                if instr not in entries[e]:
-                    fail("%s (small-M kernel %s) has no %s" % (e, kid, instr))
+    for e in launched:
+        if e not in entries:
+            fail("no entry point %s of a small-M kernel in the PTX (entries: %s)" % (e, sorted(entries)))
+        for instr in ("mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async"):
+            if instr not in entries[e]:
+                fail("%s (a small-M kernel's) has no %s" % (e, instr))
     no_stack_or_spills(a.ptxas, a.arch, ptx)
-    print("%s: %d small-M kernels (%s; %d split-K) with mma.sync, ldmatrix, cp.async; ptxas %s: 0 bytes stack, "
-          "0 spills" % (model_name(a.model), len(ids), ", ".join(ids), splits, a.arch))
+    print("%s: %d small-M kernels (%s; %d split-K) in %d entry points (%s) with mma.sync, ldmatrix, cp.async; "
+          "ptxas %s: 0 bytes stack, 0 spills" % (model_name(a.model), len(ids), ", ".join(ids), splits, len(launched),
+                                                 ", ".join(launched), a.arch))
 
 
 def check_verify(a):
@@ -73,7 +76,7 @@ def check_verify(a):
     if "PASS" not in out:
         print(out[-4000:])
         fail("verify printed no PASS")
-    ids, splits = small_m_kernels(keep)
+    ids, splits, _ = small_m_kernels(keep)
     print(out.strip().splitlines()[-1])
     print("%s: verified on the emulation with %d small-M kernels (%s; %d split-K)" %
           (model_name(a.model), len(ids), ", ".join(ids), splits))
