@@ -54,34 +54,6 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def ptx_entries(ptx):
-    """The PTX file's entry points: name -> the text after its .entry line (to the next entry)."""
-    entries = {}
-    current = None
-    with open(ptx) as f:
-        for line in f:
-            m = re.match(r"\.visible \.entry (\w+)\(", line)
-            if m:
-                current = m.group(1)
-                entries[current] = ""
-            elif current:
-                entries[current] += line
-    return entries
-
-
-def no_stack_or_spills(ptxas, arch, ptx):
-    """ptxas -v for arch on ptx: fails on an error, a stack frame or spills; returns its log."""
-    log = subprocess.run([ptxas, "-arch=" + arch, "-v", ptx, "-o", ptx + ".cubin"], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    if log.returncode != 0:
-        print(log.stdout[-6000:])
-        fail("ptxas failed")
-    bad = [l for l in log.stdout.splitlines() if re.search(r"[1-9][0-9]* bytes (stack frame|spill)", l)]
-    if bad:
-        fail("ptxas reports a stack frame or spills:\n" + "\n".join(bad))
-    return log.stdout
-
-
 def model_name(model):
     return os.path.splitext(os.path.basename(model))[0]
 
@@ -98,7 +70,16 @@ def check_ptx(a, model):
     ptx = os.path.join(a.work, name + ".ptx")
     run([a.nvcc, "-std=c++17", "--gpu-architecture=compute_90a", "-I.", "-Iruntime", "-Ikernels",
          "-DMODELC_ARCHS=90a", "-DMODELC_PTX_ARCH=0", "-ptx", sources[0], "-o", ptx], cwd=folder)
-    entries = ptx_entries(ptx)
+    entries = {}
+    current = None
+    with open(ptx) as f:
+        for line in f:
+            m = re.match(r"\.visible \.entry (\w+)\(", line)
+            if m:
+                current = m.group(1)
+                entries[current] = ""
+            elif current:
+                entries[current] += line
     for kid in ids:
         mine = [e for e in entries if e == name + "_" + kid or e.startswith(name + "_" + kid + "_")]
         if not mine:
@@ -111,7 +92,15 @@ def check_ptx(a, model):
     for e, body in entries.items():
         if e not in hopper_entries and "wgmma.mma_async" in body:
             fail("%s is not a Hopper kernel in report.json but issues wgmma" % e)
-    functions = no_stack_or_spills(a.ptxas, "sm_90a", ptx).count("bytes stack frame")
+    log = subprocess.run([a.ptxas, "-arch=sm_90a", "-v", ptx, "-o", ptx + ".cubin"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    if log.returncode != 0:
+        print(log.stdout[-6000:])
+        fail("ptxas failed")
+    bad = [l for l in log.stdout.splitlines() if re.search(r"[1-9][0-9]* bytes (stack frame|spill)", l)]
+    if bad:
+        fail("ptxas reports a stack frame or spills:\n" + "\n".join(bad))
+    functions = log.stdout.count("bytes stack frame")
     print("%s: %d Hopper kernels (%s) with wgmma.mma_async, cp.async.bulk.tensor, mbarrier.try_wait; "
           "ptxas sm_90a: %d functions, 0 bytes stack, 0 spills" % (model_name(model), len(ids), ", ".join(ids), functions))
 

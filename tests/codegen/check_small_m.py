@@ -19,9 +19,32 @@ Exit 0 when all hold; 1 with the first failure.
 import argparse
 import json
 import os
+import re
 import shutil
 
-from check_hopper import fail, model_name, no_stack_or_spills, ptx_entries, run
+from check_hopper import fail, model_name, run
+
+
+def ptx_entries(ptx):
+    """The PTX file's entry points: name -> the text after its .entry line (to the next entry)."""
+    entries, current = {}, None
+    with open(ptx) as f:
+        for line in f:
+            m = re.match(r"\.visible \.entry (\w+)\(", line)
+            if m:
+                current = m.group(1)
+                entries[current] = ""
+            elif current:
+                entries[current] += line
+    return entries
+
+
+def no_stack_or_spills(ptxas, arch, ptx):
+    """ptxas -v for arch on ptx: fails on an error, a stack frame or spills."""
+    log = run([ptxas, "-arch=" + arch, "-v", ptx, "-o", ptx + ".cubin"])
+    bad = [l for l in log.splitlines() if re.search(r"[1-9][0-9]* bytes (stack frame|spill)", l)]
+    if bad:
+        fail("ptxas reports a stack frame or spills:\n" + "\n".join(bad))
 
 
 def small_m_kernels(folder):
