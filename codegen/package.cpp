@@ -488,7 +488,11 @@ std::string main_cu_file(const Model& m, const std::vector<UnitCode>& units, con
                 "_enqueue, " + std::to_string(u.s->streams) + ", " + std::to_string(u.s->events) + ", " +
                 (prepared[i] ? u.prefix + "_prepare" : std::string("nullptr")) + ", " +
                 std::to_string(u.s->kernels.size()) + ", " + ids + ", " + std::to_string(taps) + ", kTaps" +
-                std::to_string(i) + "},\n";
+                std::to_string(i) +
+                (u.s->zeroed_bytes > 0 ? ", /*zeroed*/ " + std::to_string(u.s->zeroed_offset) + "u, " +
+                                             std::to_string(u.s->zeroed_bytes) + "u"
+                                       : std::string()) +
+                "},\n";
   }
   char sum[32];
   std::snprintf(sum, sizeof sum, "0x%016llxull", static_cast<unsigned long long>(m.checksum));

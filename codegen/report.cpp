@@ -123,11 +123,12 @@ Json estimate_json(const Estimate& e) {
           {"bytes", static_cast<int64_t>(std::llround(e.bytes))}};
 }
 
-// The tile of a tensor-core or SIMT tactic by name, else its fields (k.tactic: the first --arch's).
+// The tile of a tensor-core, small-M or SIMT tactic by name, else its fields (k.tactic: the first --arch's).
 std::string tile_text(const Kernel& k) {
   const Tactic& tactic = k.tactic;
   if (const TcTile* tc = std::get_if<TcTile>(&tactic)) return tc->name();
   if (const TileConfig* simt = std::get_if<TileConfig>(&tactic)) return simt->name();
+  if (const SmallMTile* sm = std::get_if<SmallMTile>(&tactic)) return sm->name();
   std::string s;
   for (const auto& [key, value] : tactic_fields(tactic)) s += (s.empty() ? "" : " ") + key + "=" + std::to_string(value);
   return s;
@@ -177,7 +178,7 @@ bool is_conv_or_matmul(const Kernel& k) {
 }
 
 bool on_tensor_cores(const std::string& engine) {
-  return engine == "tensor_core" || engine == "winograd" || engine == "hopper";
+  return engine == "tensor_core" || engine == "winograd" || engine == "hopper" || engine == "small_m";
 }
 
 std::string engine_of(const Kernel& k) {
@@ -547,18 +548,24 @@ std::string report_json(const Schedule& s, const ReportInfo& info) {
       kj["fallback_reason"] = fallback_reason_of(k);
       if (!k.arch_tactic.empty()) {
         Json at = Json::object();
-        Json engines = Json::object();  // a tensor-core kernel's SIMT variants (BF16 below sm_80) say so
-        bool simt_variant = false;
+        // A tensor-core kernel's variants on another engine (SIMT: BF16 below sm_80; tc::Gemm or the
+        // small-M kernel) say so.
+        Json engines = Json::object();
+        bool other_engine = false;
         for (const auto& [sm, tactic] : k.arch_tactic) {
           Json t = Json::object();
           for (const auto& [key, value] : tactic_fields(tactic)) t[key] = value;
           at["sm_" + std::to_string(sm)] = std::move(t);
-          const bool simt = std::holds_alternative<TileConfig>(tactic);
-          simt_variant = simt_variant || simt;
-          engines["sm_" + std::to_string(sm)] = simt ? "simt" : engine_of(k);
+          const bool tc_of_small_m = engine_of(k) == "small_m" && std::holds_alternative<TcTile>(tactic);
+          const std::string e = std::holds_alternative<TileConfig>(tactic)   ? "simt"
+                                : std::holds_alternative<SmallMTile>(tactic) ? "small_m"
+                                : tc_of_small_m                              ? "tensor_core"
+                                                                             : engine_of(k);
+          other_engine = other_engine || e != engine_of(k);
+          engines["sm_" + std::to_string(sm)] = e;
         }
         kj["arch_tactic"] = std::move(at);
-        if (simt_variant && on_tensor_cores(engine_of(k))) kj["arch_engine"] = std::move(engines);
+        if (other_engine && on_tensor_cores(engine_of(k))) kj["arch_engine"] = std::move(engines);
       }
       const std::string epi = k.epilogue;
       if (!epi.empty()) kj["epilogue"] = epi;
@@ -716,6 +723,7 @@ std::string report_markdown(const Schedule& s, const ReportInfo& info) {
       const std::string e = engine_of(k);
       m += "| " + k.id + " | " + cell(op) + " | " + cell(nodes_text(k)) + " | " +
            (e == "winograd"          ? "Winograd (tensor core)"
+            : e == "small_m"         ? "small-M (tensor core)"
             : on_tensor_cores(e)     ? "tensor core"
             : e == "gemv"            ? "GEMV"
             : e == "depthwise_tiled" ? "tiled depthwise (SIMT)"

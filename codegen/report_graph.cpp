@@ -87,6 +87,7 @@ std::string border_of(const std::string& engine) {
 std::string engine_words(const std::string& engine) {
   if (engine == "tensor_core") return "tensor core";
   if (engine == "winograd") return "Winograd (tensor core)";
+  if (engine == "small_m") return "small-M (tensor core)";
   if (engine == "gemv") return "GEMV";
   if (engine == "simt") return "SIMT";
   if (engine == "depthwise_tiled") return "tiled depthwise (SIMT)";

@@ -129,6 +129,9 @@ Kernel candidate_kernel(const Kernel& placed, const Scratch& sc, const TcCandida
   } else {
     kc.workspace = TensorView{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   }
+  // The candidates are tc::Gemm tiles: no small-M tickets.
+  kc.zeroed_bytes = 0;
+  kc.zeroed = TensorView{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   kc.note = fmt::format("tune candidate: {}; estimate {:.2f} us", c.tile.name(), c.estimate.us);
   return kc;
 }

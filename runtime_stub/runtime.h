@@ -6,7 +6,7 @@
 // mc::Context per NAME_ctx:
 //   create    checks that a device exists, that its compute capability has an image in the binary,
 //             and that its memory suffices; uploads the weights; allocates the arena (the largest
-//             profile's) and the context's own input/output buffers (at the largest batch), and the
+//             profile's; each profile's zeroed scratch zeroed: Profile::zeroed_*) and the context's own input/output buffers (at the largest batch), and the
 //             model's other streams and events (a model whose branches run concurrently:
 //             Profile::num_streams); captures each profile's run, with its fork to those streams and
 //             their join back, into a CUDA graph (first raising the shared memory limit of the
@@ -209,6 +209,12 @@ struct Profile {
   const char* const* kernel_ids;  ///< their ids (report.json's "id": "k7"), num_kernels of them
   int num_taps;           ///< the tensors the kernels write, in the order they are written
   const TapInfo* taps;
+  /// Arena bytes [zeroed_offset, zeroed_offset + zeroed_bytes): scratch that must be zero when a
+  /// run starts and that every run leaves zero (the small-M products' split-K tickets). Zeroed at
+  /// create; another profile's run may write there (the profiles share the arena), so a run of
+  /// this profile after another's zeroes it again first (Context::enter). 0 bytes: none.
+  size_t zeroed_offset = 0;
+  size_t zeroed_bytes = 0;
 };
 
 /// \brief Everything the runtime needs to know about the model (one static instance in NAME.cu).
@@ -605,6 +611,12 @@ class Context {
       MC_CHECK(cudaMemcpy(weights_, host_weights, model_.weights_bytes, cudaMemcpyHostToDevice));
     }
     if (model_.arena_bytes > 0) MC_CHECK(cudaMalloc(&arena_, model_.arena_bytes));
+    for (int p = 0; p < model_.num_profiles; ++p) {
+      const Profile& profile = model_.profiles[p];
+      if (profile.zeroed_bytes > 0) {
+        MC_CHECK(cudaMemset(static_cast<unsigned char*>(arena_) + profile.zeroed_offset, 0, profile.zeroed_bytes));
+      }
+    }
     if (io_bytes > 0) MC_CHECK(cudaMalloc(&io_, io_bytes));
     size_t offset = 0;
     for (int i = 0; i < model_.num_inputs; ++i) {
@@ -784,6 +796,8 @@ class Context {
       // Padded: the caller's buffers hold `batch` items, the profile's graph reads and writes more.
       r = copy_in(batch, profile.batch, inputs, cudaMemcpyDeviceToDevice, stream);
       if (r != kOk) return r;
+      r = enter(p, stream);
+      if (r != kOk) return r;
       MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream));
       return copy_out(batch, outputs, cudaMemcpyDeviceToDevice, stream);
     }
@@ -806,8 +820,23 @@ class Context {
       }
       exec = user_graph_;
     }
+    r = enter(p, stream);
+    if (r != kOk) return r;
     MC_CHECK(cudaGraphLaunch(exec, stream));
     if (exec == user_graph_) MC_CHECK(cudaEventRecord(user_done_, stream));
+    return kOk;
+  }
+
+  // Before a run of profile p: where the last run was another profile's, which may have written
+  // over p's zeroed scratch (the profiles share the arena), zero it again.
+  int enter(int p, cudaStream_t stream) {
+    Status& mc_status = status_;
+    const Profile& profile = model_.profiles[p];
+    if (last_profile_ >= 0 && last_profile_ != p && profile.zeroed_bytes > 0) {
+      MC_CHECK(cudaMemsetAsync(static_cast<unsigned char*>(arena_) + profile.zeroed_offset, 0, profile.zeroed_bytes,
+                               stream));
+    }
+    last_profile_ = p;
     return kOk;
   }
 
@@ -821,6 +850,8 @@ class Context {
     DeviceScope scope;
     MC_CHECK(scope.enter(device_));
     r = copy_in(batch, model_.profiles[p].batch, inputs, cudaMemcpyHostToDevice, stream_);
+    if (r != kOk) return r;
+    r = enter(p, stream_);
     if (r != kOk) return r;
     MC_CHECK(cudaGraphLaunch(own_graphs_[static_cast<size_t>(p)], stream_));
     r = copy_out(batch, outputs, cudaMemcpyDeviceToHost, stream_);
@@ -856,6 +887,8 @@ class Context {
     }
     if (r != kOk) return r;
     r = copy_in(batch, model_.profiles[*p].batch, inputs, cudaMemcpyHostToDevice, stream_);
+    if (r != kOk) return r;
+    r = enter(*p, stream_);
     if (r != kOk) return r;
     MC_CHECK(cudaStreamSynchronize(stream_));
     return kOk;
@@ -1001,6 +1034,7 @@ class Context {
   std::vector<cudaGraphExec_t> own_graphs_;  // per profile, captured at create with own_inputs_/own_outputs_
   cudaGraphExec_t user_graph_ = nullptr;  // captured for the caller's latest pointers, of profile user_profile_
   int user_profile_ = -1;
+  int last_profile_ = -1;  ///< the profile of the last run (enter), -1 before any
   cudaEvent_t user_done_ = nullptr;       // recorded after each replay of user_graph_
   std::vector<const void*> user_inputs_;
   std::vector<void*> user_outputs_;

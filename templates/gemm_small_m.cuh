@@ -44,10 +44,10 @@
 // trip (~0.6 us) before the first MMA; each warp issues 72 m16n8k16 (0.3 us of tensor time); the
 // cross-warp reduction and the epilogue (12 GELUs a thread) ~0.2 us; plus the launch (~1-1.5 us in
 // a CUDA graph): about 3-3.5 us, against 13.5 us (ncu) / ~9.6 us (graph) for today's 32 x 32
-// one-warp tiles. The cost model (schedule/cost_model.cpp) rates both near 2 us: it charges the
-// K-slice chain per block, not the warps a block has, which is why the wiring has to teach it
-// WarpsK (k_slices / WarpsK per warp, kTensorCoreWarpsForPeak met by one block). Unmeasured: no GPU
-// in this task.
+// one-warp tiles. Unmeasured: no GPU in this task. The gemm family's tactic runs it where the cost
+// model rates it more than 10% below the tensor-core tile (schedule/small_m.h: its work prices each
+// warp's MMAs per slice, what WarpsK shortens; the model gives this product 1.67 us on sm_90 with
+// Tile<32, 32, 64, 1, 1, 4, 6>, against 1.99 us for tc::Gemm's 32 x 32 one-warp tile).
 //
 // Kernel contract: codegen/launch.h's (Params, kThreads, kSmemBytes, grid(), block(), run);
 // mc::smallm::kernel<K> is the tests' entry point.

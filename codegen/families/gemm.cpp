@@ -121,7 +121,8 @@ std::string tc_operand_type(const Kernel& k, DType t) {
 
 KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params,
-                           const std::string& simt_comment, const std::function<std::string(const TileConfig&)>& simt_decl) {
+                           const std::string& simt_comment, const std::function<std::string(const TileConfig&)>& simt_decl,
+                           const std::function<std::string(const SmallMTile&)>& small_m_decl) {
   if (empty_output(k)) return nothing_to_run(comment + ": empty output, nothing to run");
   // One variant per arch whose tactic differs (one for all when none does); a split-K variant is
   // two launches: the product's partial sums into the workspace, then SplitKReduce.
@@ -131,6 +132,27 @@ KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::s
     if (const TileConfig* simt = std::get_if<TileConfig>(&tactic)) {
       if (!simt_decl) throw Error("internal: kernel " + k.id + " has a SIMT variant and no SIMT template");
       r.launches.push_back(Launch{simt_comment + ", SIMT tile " + simt->name() + on, simt_decl(*simt), params, sm});
+      continue;
+    }
+    if (const SmallMTile* sm_tile = std::get_if<SmallMTile>(&tactic)) {
+      if (!small_m_decl) throw Error("internal: kernel " + k.id + " has a small-M variant and no small-M template");
+      // Split-K: the partial sums in the workspace, the tickets in the zeroed scratch (one launch;
+      // the tiles' splits add in split order and the last runs the epilogue).
+      std::vector<LaunchParam> p = params;
+      std::string split;
+      if (sm_tile->split_k > 1) {
+        if (k.workspace.dtype != DType::float32) throw Error("internal: kernel " + k.id + " splits K without a workspace");
+        if (k.zeroed.dtype != DType::uint32) throw Error("internal: kernel " + k.id + " splits K without tickets");
+        p.push_back({"partial", ctx.ptr(k.workspace, false)});
+        p.push_back({"tickets", ctx.ptr(k.zeroed, false)});
+        split = fmt::format("; each tile's {} splits add their partial sums in order, the last runs the epilogue",
+                            sm_tile->split_k);
+      }
+      r.launches.push_back(
+          Launch{comment + ", " + sm_tile->name() + on + split, small_m_decl(*sm_tile), p, sm, sm_tile->smem_bytes(), 1});
+      if (std::find(r.includes.begin(), r.includes.end(), "gemm_small_m.cuh") == r.includes.end()) {
+        r.includes.push_back("gemm_small_m.cuh");
+      }
       continue;
     }
     const TcTile t = tc_tile_of(k, tactic);
@@ -175,7 +197,8 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
   const GemmPlan& plan = plan_of<GemmPlan>(k);
   const GemmLowering& g = plan.gemm;
   const TensorView& vy = k.outputs[0];
-  const bool tc = k.engine == Engine::tensor_core;
+  // The small-M engine is tensor cores too (its arch variants may be tc::Gemm tiles).
+  const bool tc = k.engine == Engine::tensor_core || k.engine == Engine::small_m;
   // The tensor-core epilogues (mma.sync's and the Hopper engine's) read C / bias and residual as theirs.
   const std::string T = tc || k.engine == Engine::hopper ? epilogue_type(k, ctx) : ctx.ctype(vy.dtype), Acc = acc_type(vy.dtype);
   if (g.kind == GemmLowering::Kind::strided_sum) {
@@ -230,8 +253,18 @@ KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
           TAB, TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
           y_text(g), tc_tile_text(t), epilogue);
     };
+    // The small-M kernel's instantiation (templates/gemm_small_m.cuh): tc::Gemm's shape, strides and
+    // epilogue, its own tile.
+    auto small_m_decl = [&](const SmallMTile& t) {
+      return fmt::format(
+          "mc::smallm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
+          "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
+          "    mc::smallm::Tile<{}, {}, {}, {}, {}, {}, {}, {}>, {}>",
+          TAB, TY, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b), y_text(g),
+          t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.warps_k, t.stages, t.split_k, epilogue);
+    };
     const std::string what = fmt::format("{} '{}' {}{}", k.op.type, k.op.name, g.what, fused);
-    return tc_launches(k, ctx, what + ", tensor cores", decl, params, what, simt_type);
+    return tc_launches(k, ctx, what + ", tensor cores", decl, params, what, simt_type, small_m_decl);
   }
   if (k.engine == Engine::gemv) {
     const GemvTactic t = gemv_of(k);

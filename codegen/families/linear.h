@@ -71,11 +71,15 @@ std::vector<std::pair<int, Tactic>> arch_variants(const Kernel& k);
 /// its dynamic shared memory to the type's kSmemBytes (Launch::dynamic_smem). Each comment is
 /// `comment` and the tile. A variant whose tactic is a SIMT tile (BF16 below sm_80: the schedule's
 /// tensor_cores_on) is one launch of simt_decl(tile) with the same params, commented `simt_comment`
-/// and the tile. Nothing to run when the first output is empty.
+/// and the tile. A variant whose tactic is a small-M tile (the gemm family, schedule/small_m.h) is
+/// one launch of small_m_decl(tile) (with split-K, Params::partial the workspace and
+/// Params::tickets k.zeroed), includes gemm_small_m.cuh. Nothing to run when the first output is
+/// empty.
 KernelLaunches tc_launches(const Kernel& k, const EmitContext& ctx, const std::string& comment,
                            const std::function<std::string(const TcTile&)>& decl, const std::vector<LaunchParam>& params,
                            const std::string& simt_comment = {},
-                           const std::function<std::string(const TileConfig&)>& simt_decl = nullptr);
+                           const std::function<std::string(const TileConfig&)>& simt_decl = nullptr,
+                           const std::function<std::string(const SmallMTile&)>& small_m_decl = nullptr);
 
 /// "mc::gemm::Strides<batch0, batch1, batch2, row, col>".
 std::string strides_text(const MatrixStrides& s);

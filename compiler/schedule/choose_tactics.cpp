@@ -8,6 +8,9 @@
 //  - a kernel that asks for scratch (Kernel::workspace_bytes: split-K partial sums, Winograd's V
 //    and M, ...) gets a workspace buffer of its own (Buffer::kernel), its view Kernel::workspace;
 //    the memory plan places it with the activations, live while the kernel runs;
+//  - a kernel that needs scratch zero at its start and leaves it zero (Kernel::zeroed_bytes: the
+//    small-M split-K tickets) gets a slice of the one zeroed buffer (Buffer::zeroed), live through
+//    the whole run; the runtime zeroes it (Schedule::zeroed_offset);
 //  - a Winograd convolution (engine "winograd") reads its weights transformed at compile time:
 //    a new weight buffer holding U = G g G^T of its OHWI weights (schedule/winograd.h), its W view
 //    on it; a weight no kernel reads any more leaves the schedule, so place_weights stores each
@@ -89,6 +92,30 @@ void add_workspace(Schedule& s, std::size_t i) {
                            static_cast<int>(s.buffers.size()) - 1, 0};
 }
 
+// The kernels' zeroed scratch (Kernel::zeroed_bytes: small-M split-K tickets): one arena buffer
+// for all of them, each kernel's view a slice of it (at kBufferAlignment), so the runtime zeroes
+// one range (Schedule::zeroed_offset).
+void add_zeroed(Schedule& s) {
+  int64_t bytes = 0;
+  for (const Kernel& k : s.kernels) bytes += (k.zeroed_bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  if (bytes == 0) return;
+  Buffer b;
+  b.name = "zeroed scratch";
+  b.dtype = DType::uint32;
+  b.shape = {bytes / 4};
+  b.space = Space::arena;
+  b.zeroed = true;
+  b.bytes = bytes;
+  s.buffers.push_back(b);
+  const int buffer = static_cast<int>(s.buffers.size()) - 1;
+  int64_t at = 0;
+  for (Kernel& k : s.kernels) {
+    if (k.zeroed_bytes <= 0) continue;
+    k.zeroed = TensorView{k.id + " tickets", DType::uint32, {k.zeroed_bytes / 4}, {1}, Space::arena, 0, -1, buffer, at};
+    at += (k.zeroed_bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  }
+}
+
 }  // namespace
 
 bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
@@ -108,6 +135,7 @@ bool choose_kernel_tactics(Schedule& s, const LowerOptions& o) {
     if (k.engine == Engine::winograd) transform_winograd_weights(s, k);
     if (k.workspace_bytes > 0) add_workspace(s, i);
   }
+  add_zeroed(s);
   drop_unused_buffers(s);
   return !s.kernels.empty();
 }

@@ -31,6 +31,10 @@ constexpr double kSliceOverheadCycles = 64;
 /// FP32 FMAs (4-cycle latency, one accumulator chain per output) need 8.
 constexpr int kTensorCoreWarpsForPeak = 4;
 constexpr int kSimtWarpsForPeak = 8;
+/// Memory round trips of one in-launch hand-off between blocks (a small-M tile's split waiting on
+/// the previous split's ticket): the waiting block's poll sees the ticket, it loads the partial
+/// sums from L2, and its fence publishes its own sum before it sets the next ticket.
+constexpr double kHandoffRoundTrips = 3;
 /// One SM can draw about this many times its even share (bandwidth / SMs) of DRAM bandwidth, so
 /// a kernel on few SMs is slower than bytes / bandwidth by SMs / (active SMs x this).
 constexpr double kSmBandwidthShare = 4;
@@ -128,7 +132,8 @@ void default_work(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   }
   if (const ReductionTile* t = std::get_if<ReductionTile>(&tactic)) return reduction_work(w, k, *t, n);
   if (std::holds_alternative<TcTile>(tactic) || std::holds_alternative<TileConfig>(tactic) ||
-      std::holds_alternative<GemvTactic>(tactic) || std::holds_alternative<HopperTile>(tactic)) {
+      std::holds_alternative<GemvTactic>(tactic) || std::holds_alternative<HopperTile>(tactic) ||
+      std::holds_alternative<SmallMTile>(tactic)) {
     throw Error("internal: kernel " + k.id + " (" + k.family_name() + ") has a GEMM-shaped tactic and its family no work for it");
   }
   // Grid-stride loops (data movement; resize has no tactic of its own): no arithmetic.
@@ -205,8 +210,13 @@ Estimate estimate(const KernelWork& w, const Target& t) {
   // Latency: per round of resident blocks, the K-slice chain (each slice waits for its load, the
   // stages - 1 slices in flight hiding part of it), else one memory round trip.
   const double rounds = std::ceil(e.waves);
-  const double slice_us = kMemoryLatencyNs * 1e-3 / std::max(w.stages - 1, 1) + kSliceOverheadCycles / clock_hz * 1e6;
+  const double load_us = kMemoryLatencyNs * 1e-3 / std::max(w.stages - 1, 1);
+  // A warp's own MMAs of a slice at one sub-partition's share of the SM's rate.
+  const double issue_us = w.warp_flops_per_slice / (sm_flops_per_us / kTensorCoreWarpsForPeak);
+  const double slice_us = std::max(load_us, issue_us) + kSliceOverheadCycles / clock_hz * 1e6;
   e.latency_us = rounds * (w.k_slices > 0 ? static_cast<double>(w.k_slices) * slice_us : kMemoryLatencyNs * 1e-3);
+  // Blocks handing their partial sums on in a chain within the launch: a round trip per hand-off.
+  e.latency_us += rounds * static_cast<double>(w.handoffs) * kHandoffRoundTrips * kMemoryLatencyNs * 1e-3;
   // Split-K's reduction launch waits one memory round trip after the product.
   if (w.split_bytes > 0) e.latency_us += kMemoryLatencyNs * 1e-3;
 

@@ -9,8 +9,11 @@
 //   memory   the bytes at the DRAM rate (those that stay in L2 between launches faster), scaled
 //            down when too few SMs are active to draw it;
 //   latency  the K-slice chain: each round of resident blocks walks its K slices one after another,
-//            each waiting for its load (a memory latency divided by the stages in flight); kernels
+//            each waiting for its load (a memory latency divided by the stages in flight), or, for
+//            a kernel that says how much each warp issues per slice, its MMAs where longer; kernels
 //            without a K loop wait one memory latency per round;
+//            a chain of in-launch hand-offs (small-M split-K tickets) adds three memory latencies
+//            each (the ticket seen, the partials loaded, its own published);
 //   launch   a fixed launch overhead per launch (two with split-K).
 // us = max(compute, memory, latency) + launch; `bound` names the largest of the four. Split-K's
 // reduction (its partials written and read, its launch) is added to the memory and launch terms.
@@ -50,6 +53,15 @@ struct KernelWork {
   /// next while it fits in L2: Winograd's transformed input and products), at kL2BandwidthRatio
   /// times the DRAM rate; not part of `bytes`.
   double l2_bytes = 0;
+  /// Blocks of the launch that wait on others of it in a chain (a small-M tile's splits, each
+  /// adding its partial after the previous one's ticket): the chain's hand-offs per round, each a
+  /// kHandoffRoundTrips memory round trips in the latency term.
+  int64_t handoffs = 0;
+  /// FLOPs one warp issues per K slice, one MMA after another (the small-M kernel: its share of
+  /// the slice's k16 steps on its outputs). Where set, a slice of the latency chain takes the longer
+  /// of its load's share and this issue at one sub-partition's tensor rate (the warp's K chain);
+  /// 0: the chain is the loads' alone (every other kernel: their MMAs are the compute term's).
+  double warp_flops_per_slice = 0;
 };
 
 /// \brief Resident blocks per SM: the least of the target's block limit and what the threads, the

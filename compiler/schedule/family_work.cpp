@@ -9,6 +9,7 @@
 #include "schedule/linear_plans.h"
 #include "schedule/reduction.h"
 #include "schedule/rnn.h"
+#include "schedule/small_m.h"
 
 namespace modelc::work {
 
@@ -45,6 +46,8 @@ void gemm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
     w = tc_gemm_work(g.batch_count(), g.M, g.N, g.K, w.bytes, *t);
   } else if (const HopperTile* t = std::get_if<HopperTile>(&tactic)) {
     w = hopper_gemm_work(g.batch_count(), g.M, g.N, g.K, w.bytes, *t);
+  } else if (const SmallMTile* t = std::get_if<SmallMTile>(&tactic)) {
+    w = linear::small_m_gemm_work(g.batch_count(), g.M, g.N, g.K, w.bytes, *t);
   } else if (const GemvTactic* t = std::get_if<GemvTactic>(&tactic)) {
     gemv_work(w, g.batch_count(), g.M, g.N, g.K, g.b.row == 1 && g.b.col != 1, k.outputs[0].dtype, *t);
   } else if (const TileConfig* t = std::get_if<TileConfig>(&tactic)) {

@@ -175,7 +175,8 @@ bool check_memory_plan(const std::vector<LiveBuffer>& buffers, int64_t alignment
 // Every arena buffer once: the activations in order of first write (a buffer written by several
 // kernels, the slices of an elided Concat's output, is one), each live from its first access to
 // the last kernel that may still run beside one of its accesses (stream_order), then each
-// kernel's workspace, live while it runs (and until every later kernel is ordered after it).
+// kernel's workspace, live while it runs (and until every later kernel is ordered after it), then
+// the kernels' zeroed scratch, live through the whole run.
 bool plan_arena(Schedule& s, const LowerOptions&) {
   std::map<int, std::size_t> at;           // buffer -> its entry in `live`
   std::vector<LiveBuffer> live;
@@ -222,6 +223,12 @@ bool plan_arena(Schedule& s, const LowerOptions&) {
     live.push_back({s.buffers[static_cast<std::size_t>(w.buffer)].name, s.buffers[static_cast<std::size_t>(w.buffer)].bytes,
                     k, order.concurrent_last({k}), -1});
   }
+  // The zeroed scratch: live through the whole run (nothing else may write it between runs).
+  for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+    if (!s.buffers[b].zeroed || s.kernels.empty()) continue;
+    which.push_back(static_cast<int>(b));
+    live.push_back({s.buffers[b].name, s.buffers[b].bytes, 0, static_cast<int>(s.kernels.size()) - 1, -1});
+  }
   const MemoryPlan plan = plan_memory(live, kBufferAlignment);
   std::string why;
   if (!check_memory_plan(live, kBufferAlignment, &why)) throw Error("internal: memory plan: " + why);
@@ -248,6 +255,13 @@ bool plan_arena(Schedule& s, const LowerOptions&) {
     for (TensorView& v : k.inputs) place(v);
     for (TensorView& v : k.outputs) place(v);
     place(k.workspace);
+    place(k.zeroed);
+  }
+  s.zeroed_offset = s.zeroed_bytes = 0;
+  for (const Buffer& b : s.buffers) {
+    if (!b.zeroed) continue;
+    s.zeroed_offset = b.offset;
+    s.zeroed_bytes = b.bytes;
   }
   return true;
 }

@@ -26,6 +26,7 @@ const char* engine_name(Engine e) {
     case Engine::gemv: return "gemv";
     case Engine::hopper: return "hopper";
     case Engine::depthwise_tiled: return "depthwise_tiled";
+    case Engine::small_m: return "small_m";
   }
   return "";
 }

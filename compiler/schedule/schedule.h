@@ -131,6 +131,8 @@ struct Buffer {
   /// the graph, stored as its value's data (OHWI where `ohwi`).
   Tensor data;
   int kernel = -1;                ///< a workspace: the index of the kernel whose scratch it is
+  /// The kernels' zeroed scratch (Kernel::zeroed, one buffer for all): live through the whole run.
+  bool zeroed = false;
   /// Its size in bytes: storage elements x dtype size (layout-padded pixels included); a weight's
   /// stored form; a workspace's request.
   int64_t bytes = 0;
@@ -152,8 +154,11 @@ enum class Engine {
   /// A depthwise convolution through a shared-memory input tile, weights in registers
   /// (templates/conv_depthwise.cuh ConvDepthwiseTiled; NHWC FP16 / BF16)
   depthwise_tiled,
+  /// A tensor-core product for small M (templates/gemm_small_m.cuh: K split across a block's warps
+  /// and split-K reduced by the tiles' own blocks in one launch; schedule/small_m.h)
+  small_m,
 };
-/// "", "simt", "tensor_core", "winograd", "gemv", "hopper", "depthwise_tiled".
+/// "", "simt", "tensor_core", "winograd", "gemv", "hopper", "depthwise_tiled", "small_m".
 const char* engine_name(Engine e);
 
 /// \brief The ONNX node a kernel runs, as the IR keeps it: names only (attributes and operator
@@ -259,6 +264,12 @@ struct Kernel {
   /// when the kernel needs none).
   int64_t workspace_bytes = 0;
   TensorView workspace{"", DType::undefined, {}, {}, Space::arena, 0, 0};
+  /// Scratch that must be zero when the kernel starts and that the kernel leaves zero (a small-M
+  /// product's split-K tickets): its size (the largest over the --arch targets), and the view of
+  /// its slice of the schedule's one zeroed buffer (Schedule::zeroed_offset; dtype undefined when
+  /// the kernel needs none). That buffer is live through the whole run, so nothing else writes it.
+  int64_t zeroed_bytes = 0;
+  TensorView zeroed{"", DType::undefined, {}, {}, Space::arena, 0, 0};
   /// The streams stage (schedule/streams.h): the stream it runs on (0 = the caller's), the events
   /// it waits on before it starts (ids of Schedule's events), and the event recorded after it (-1:
   /// none, no kernel on another stream waits for it).
@@ -388,6 +399,11 @@ struct Schedule {
   /// The arena's buffers as the memory plan placed them (activations in order of first write, then
   /// the workspaces): live interval (positions in `kernels`), size and offset.
   std::vector<LiveBuffer> arena_buffers;
+  /// The arena bytes [zeroed_offset, zeroed_offset + zeroed_bytes) that hold the kernels' zeroed
+  /// scratch (Kernel::zeroed): one buffer live through the whole run; the runtime zeroes it at
+  /// create and again before a run that follows another batch profile's (which may have written
+  /// there: the profiles share the arena); 0 bytes when no kernel needs it.
+  int64_t zeroed_offset = 0, zeroed_bytes = 0;
   /// --fp16: what passes/precision did (report.md / report.json's "precision"); unset without it.
   std::optional<PrecisionReport> precision;
   /// The fuse_attention stage's outcome per candidate (a Softmax of a product's scores, read by a

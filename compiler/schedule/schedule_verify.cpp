@@ -151,6 +151,14 @@ void verify_schedule(const Schedule& s) {
         }
         check(k.workspace, "workspace");
       }
+      if (k.zeroed_bytes > 0) {
+        const int z = k.zeroed.buffer;
+        if (z < 0 || z >= static_cast<int>(s.buffers.size()) || !s.buffers[static_cast<std::size_t>(z)].zeroed ||
+            k.zeroed.numel() * 4 < k.zeroed_bytes) {
+          fail(fmt::format("kernel {} asks for {} zeroed bytes and has none", k.id, k.zeroed_bytes));
+        }
+        check(k.zeroed, "zeroed scratch");
+      }
     }
   }
   if (ran("streams")) {

@@ -40,6 +40,36 @@ bool TcTile::operator==(const TcTile& o) const {
          int8 == o.int8;
 }
 
+int SmallMTile::smem_bytes() const {
+  // As TcTile: per operand the larger of the k-fast [X][BK + 8] and x-fast [BK][X + 8] stages (the
+  // loader's orientation is the operand's strides'); the wk > 0 warps' accumulators; the epilogue's
+  // 16 rows of each MN warp's columns (+ 4), FP32 (gemm_small_m.cuh Gemm::kSmemBytes).
+  auto stage = [&](int x) { return std::max(x * (bk + 8), bk * (x + 8)) * 2; };
+  const int staging = stages * (stage(bm) + stage(bn));
+  const int reduce = (warps_k - 1) * bm * bn * 4;
+  const int scratch = warps_m * warps_n * 16 * (bn / warps_n + 4) * 4;
+  return std::max({staging, reduce, scratch});
+}
+
+int64_t SmallMTile::workspace_bytes(int64_t batch, int64_t M, int64_t N) const {
+  if (split_k <= 1) return 0;
+  return batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn) * bm * bn * 4;
+}
+
+int64_t SmallMTile::ticket_bytes(int64_t batch, int64_t M, int64_t N) const {
+  return split_k > 1 ? batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn) * 4 : 0;
+}
+
+std::string SmallMTile::name() const {
+  return fmt::format("small-M {}x{}x{} w{}x{}x{} {} stages{}", bm, bn, bk, warps_m, warps_n, warps_k, stages,
+                     split_k > 1 ? fmt::format(" split-K {}", split_k) : std::string());
+}
+
+bool SmallMTile::operator==(const SmallMTile& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n && warps_k == o.warps_k &&
+         stages == o.stages && split_k == o.split_k;
+}
+
 int HopperTile::smem_bytes() const {
   auto align1024 = [](int b) { return (b + 1023) / 1024 * 1024; };
   const int e = int8 ? 1 : 2;
@@ -100,6 +130,11 @@ std::map<std::string, int64_t> tactic_fields(const Tactic& tactic) {
                                        {"consumers", t.consumers}, {"threads", t.threads()}, {"hopper", 1}};
       if (t.int8) f["int8"] = 1;
       return f;
+    }
+    std::map<std::string, int64_t> operator()(const SmallMTile& t) const {
+      return {{"BM", t.bm},           {"BN", t.bn},         {"BK", t.bk},           {"warps_m", t.warps_m},
+              {"warps_n", t.warps_n}, {"warps_k", t.warps_k}, {"stages", t.stages}, {"split_k", t.split_k},
+              {"threads", t.threads()}, {"small_m", 1}};
     }
     std::map<std::string, int64_t> operator()(const GemvTactic& t) const {
       return {{"threads", t.threads()}, {"warps", t.warps}, {"k_split", t.k_split}, {"columns", t.columns}};

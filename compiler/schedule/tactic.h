@@ -75,6 +75,28 @@ struct HopperTile {
   bool operator!=(const HopperTile& o) const { return !(*this == o); }
 };
 
+/// \brief A small-M tensor-core tactic (templates/gemm_small_m.cuh smallm::Tile<BM, BN, BK, WarpsM,
+/// WarpsN, WarpsK, Stages, SplitK>): a block tile BM x BN run by warps_m x warps_n x warps_k warps,
+/// the warps_k warps of each output sharing each K slice's k16 steps (their sums added through shared
+/// memory in a fixed order); `stages` cp.async stages; split_k blocks per output tile, whose FP32
+/// partials the tile's own blocks add in split order behind a per-tile ticket, the last one running
+/// the epilogue (one launch). FP16 / BF16 operands, FP32 accumulation, sm_80 and newer.
+struct SmallMTile {
+  int bm = 32, bn = 48, bk = 64, warps_m = 1, warps_n = 1, warps_k = 4, stages = 6, split_k = 1;
+  int threads() const { return 32 * warps_m * warps_n * warps_k; }
+  /// smallm::Gemm::kSmemBytes, with TcTile's larger staging orientation per operand: the stages, the
+  /// cross-warp reduction ((warps_k - 1) x BM x BN floats) or the epilogue scratch, the largest.
+  int smem_bytes() const;
+  /// The FP32 partial sums of split-K (tiles x BM x BN floats; 0 without a split), bytes.
+  int64_t workspace_bytes(int64_t batch, int64_t M, int64_t N) const;
+  /// The tickets of split-K, one unsigned per output tile (0 without a split), bytes: zero before
+  /// the first launch and left zero by every launch (Kernel::zeroed).
+  int64_t ticket_bytes(int64_t batch, int64_t M, int64_t N) const;
+  std::string name() const;  ///< "small-M 32x48x64 w1x1x4 6 stages" (+ " split-K 2")
+  bool operator==(const SmallMTile& o) const;
+  bool operator!=(const SmallMTile& o) const { return !(*this == o); }
+};
+
 /// \brief A GEMV tactic (templates/gemv.cuh Config<warps, k_split>; products of at most 8 rows): a
 /// block of `warps` warps, k_split of them on each column group, splitting K between them; `columns`
 /// per block (a K-contiguous B: one per column group, a warp per column; otherwise 32 x V per
@@ -162,7 +184,7 @@ struct AttentionTile {
 /// \brief A kernel's tactic (std::monostate before the tactics stage).
 using Tactic =
     std::variant<std::monostate, TileConfig, TcTile, WinogradTactic, GemvTactic, ReductionTile, DirectTactic,
-                 GridStrideTactic, HopperTile, DepthwiseTactic, AttentionTile>;
+                 GridStrideTactic, HopperTile, DepthwiseTactic, AttentionTile, SmallMTile>;
 
 /// \brief The cost model's estimate of one kernel on one target (schedule/cost_model.h).
 struct Estimate {
@@ -189,7 +211,8 @@ struct TcCandidate {
 /// stages split_k (tensor cores); BM BN BK stages consumers threads hopper 1 [int8 1] (the Hopper engine); the same and winograd 1 (Winograd: its GEMMs' tile); threads
 /// warps k_split columns (GEMV); threads group lanes_contiguous (reduction); threads (direct); block
 /// [grid] (grid-stride); TH TW CB CV RH RW async threads fp16_accumulate (tiled depthwise); BQ BKV
-/// warps stages q_regs threads (attention); nothing for none.
+/// warps stages q_regs threads (attention); BM BN BK warps_m warps_n warps_k stages split_k threads
+/// small_m 1 (small-M); nothing for none.
 std::map<std::string, int64_t> tactic_fields(const Tactic& t);
 
 }  // namespace modelc

@@ -43,6 +43,8 @@ void resize_tactic(Kernel& k, const std::vector<Target>& targets);
 
 namespace modelc::linear {
 
+struct GemmLowering;  // schedule/linear.h
+
 using ::modelc::TcTile;
 using ::modelc::TileConfig;
 
@@ -126,9 +128,13 @@ using SimtVariant = std::function<TileConfig(const Target&, std::string* why)>;
 /// (plus " (sm_90: ...)" for each arch that differs). A target where `storage` has no tensor cores
 /// (tensor_cores_on) gets `simt`'s tile instead: the kernel's variant for that arch is SIMT (at least
 /// one target must have them). k.workspace_bytes: the largest split-K workspace of the tensor-core
-/// variants.
+/// variants. With `small_m` (a matrix product's lowering: the gemm family), a target where the
+/// small-M kernel takes it (schedule/small_m.h small_m_fallback) and no tuning cache measured the
+/// kernel gets choose_small_m_tile's tile instead where its estimate beats the tensor-core tile's
+/// by more than kSmallMMargin (the reason says which, with both estimates, or why not);
+/// k.zeroed_bytes: the largest ticket bytes of the small-M variants.
 std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p, DType storage,
-                          const SimtVariant& simt);
+                          const SimtVariant& simt, const GemmLowering* small_m = nullptr);
 
 // ---- GEMV (templates/gemv.cuh) ------------------------------------------------------------------
 

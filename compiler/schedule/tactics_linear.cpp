@@ -11,6 +11,7 @@
 #include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/linear_plans.h"
+#include "schedule/small_m.h"
 #include "schedule/tactics.h"
 #include "schedule/winograd.h"
 #include "support/error.h"
@@ -223,8 +224,44 @@ bool tensor_cores_on(const Target& t, DType storage) {
   return storage != DType::bfloat16 || t.sm >= kBf16TensorCoreMinSm;
 }
 
+namespace {
+
+/// Target t's small-M tile for product g of kernel k where it applies and its estimate beats the
+/// tensor-core tile `tc` (estimate tc_e) by more than kSmallMMargin; *why gains the outcome.
+std::optional<SmallMTile> small_m_instead(const Kernel& k, const GemmLowering& g, const TcProblem& p, const Target& t,
+                                          const TcTile& tc, const Estimate& tc_e, std::string* why) {
+  // Nothing said where the kernel does not exist (below sm_80: the notes of those compiles stay
+  // as they were) or the shape is not its (above kSmallMMaxRows rows: every large product's note).
+  if (t.sm < 80) return std::nullopt;
+  const std::string no = small_m_fallback(k, g, t);
+  if (!no.empty()) {
+    if (g.M <= kSmallMMaxRows) *why += " (not small-M: " + no + ")";
+    return std::nullopt;
+  }
+  Estimate e;
+  const std::optional<SmallMTile> s = choose_small_m_tile(p, t, &e);
+  if (!s) {
+    *why += fmt::format(" (not small-M: no tile fits in {} bytes of shared memory)", t.smem_per_block);
+    return std::nullopt;
+  }
+  if (e.us >= tc_e.us * (1 - kSmallMMargin)) {
+    *why += fmt::format(" (not small-M: its best, {}, {:.2f} us, is not {:.0f}% below)", s->name(), e.us,
+                        kSmallMMargin * 100);
+    return std::nullopt;
+  }
+  const int64_t tiles = p.batch * ceil_div(p.M, s->bm) * ceil_div(p.N, s->bn);
+  *why = fmt::format("{} (tensor cores) for sm_{} ({}): {} tile{} x {} split{} of {} warps{}; estimate {}; "
+                     "the tensor-core tile {}: {:.2f} us",
+                     s->name(), t.sm, t.part, tiles, tiles == 1 ? "" : "s", s->split_k, s->split_k == 1 ? "" : "s",
+                     s->threads() / 32, s->warps_k > 1 ? fmt::format(", K across {} warps a tile", s->warps_k) : "",
+                     estimate_text(e), tc.name(), tc_e.us);
+  return s;
+}
+
+}  // namespace
+
 std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const TcProblem& p, DType storage,
-                          const SimtVariant& simt) {
+                          const SimtVariant& simt, const GemmLowering* small_m) {
   std::string first_why;
   k.arch_tactic.clear();
   k.tuning_signature = tuning_signature(k, p);
@@ -235,7 +272,16 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
     if (tensor_cores_on(targets[i], storage)) {
       const TuningCache* cache = targets[i].tuning;
       const TunedKernel* tuned = cache && cache->device.sm == targets[i].sm ? cache->find(k.tuning_signature) : nullptr;
-      per[targets[i].sm] = choose_tc_tile(p, targets[i], &why, tuned);
+      const TcTile tc = choose_tc_tile(p, targets[i], &why, tuned);
+      per[targets[i].sm] = tc;
+      // A kernel the tuning cache measured keeps its measured tile (the tuner times tc::Gemm tiles).
+      const bool measured = tuned && tuned->tactic == tc.name();
+      if (small_m && !measured) {
+        const Estimate tc_e = estimate(tc_gemm_work(p.batch, p.M, p.N, p.K, p.bytes, tc), targets[i]);
+        if (const std::optional<SmallMTile> s = small_m_instead(k, *small_m, p, targets[i], tc, tc_e, &why)) {
+          per[targets[i].sm] = *s;
+        }
+      }
     } else {
       std::string simt_why;
       per[targets[i].sm] = simt(targets[i], &simt_why);
@@ -255,10 +301,15 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
   bool differ = false;
   for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
   if (differ) k.arch_tactic = per;
-  k.workspace_bytes = 0;  // the split-K partial sums: the largest any arch's tensor-core tactic needs
+  // The split-K partial sums and the small-M tickets: the most any arch's tactic needs.
+  k.workspace_bytes = 0;
+  k.zeroed_bytes = 0;
   for (const auto& [sm, tactic] : per) {
     if (const TcTile* t = std::get_if<TcTile>(&tactic)) {
       k.workspace_bytes = std::max(k.workspace_bytes, t->workspace_bytes(p.batch, p.M, p.N));
+    } else if (const SmallMTile* s = std::get_if<SmallMTile>(&tactic)) {
+      k.workspace_bytes = std::max(k.workspace_bytes, s->workspace_bytes(p.batch, p.M, p.N));
+      k.zeroed_bytes = std::max(k.zeroed_bytes, s->ticket_bytes(p.batch, p.M, p.N));
     }
   }
   return first_why + others;
@@ -416,6 +467,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
         k.tuning_signature.clear();
         k.tune_candidates.clear();
         k.workspace_bytes = 0;
+        k.zeroed_bytes = 0;
         k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
         return;
       }
@@ -426,7 +478,9 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
                                             const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, w);
                                             check_grid(k, tile, g.M);
                                             return tile;
-                                          });
+                                          },
+                                          &g);
+    if (std::holds_alternative<SmallMTile>(k.tactic)) k.engine = Engine::small_m;
     check_tc_grids(k, g.M);
     k.note = fmt::format("{}batch {} M {} N {} K {}; {}", equation_prefix(k), g.batch_count(), g.M, g.N, g.K, why);
     if (!not_hopper.empty()) k.note += " (mma.sync, not the Hopper engine: " + not_hopper + ")";

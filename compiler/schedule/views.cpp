@@ -297,6 +297,7 @@ void drop_unused_buffers(Schedule& s) {
     for (const TensorView& v : k.inputs) mark(v);
     for (const TensorView& v : k.outputs) mark(v);
     mark(k.workspace);
+    mark(k.zeroed);
   }
   std::vector<int> renumber(s.buffers.size(), -1);
   std::vector<Buffer> kept;
@@ -313,6 +314,7 @@ void drop_unused_buffers(Schedule& s) {
     for (TensorView& v : k.inputs) move(v);
     for (TensorView& v : k.outputs) move(v);
     move(k.workspace);
+    move(k.zeroed);
   }
 }
 

@@ -405,3 +405,71 @@ TEST_CASE("runtime: batch profiles: the smallest that holds the batch runs it, i
   CHECK(single.run_host_batch(2, in1, out1) == mc::kBadArgument);
   CHECK(has(single.error(), "model toy runs batch 1 only, not 2"));
 }
+
+namespace {
+
+// Profile::zeroed_*: scratch that must be zero when a run starts (the small-M products' split-K
+// tickets). Profile 0 (batch 1) reads its tickets at arena bytes [256, 272) into z and leaves them
+// zero, as the kernels do; profile 1 (batch 2) has an activation there and writes 7s over it.
+__global__ void read_tickets_kernel(unsigned* tickets, float* z) {
+  if (threadIdx.x != 0) return;
+  z[0] = static_cast<float>(tickets[0] + tickets[1] + tickets[2] + tickets[3]);
+  for (int i = 0; i < 4; ++i) tickets[i] = 0;
+}
+__global__ void scribble_kernel(unsigned* a, float* z) {
+  if (threadIdx.x < 4) a[threadIdx.x] = 7u;
+  if (threadIdx.x == 0) z[0] = -1.0f;
+}
+int enqueue_tickets(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
+  MC_LAUNCH(read_tickets_kernel, dim3(1), dim3(32), 0, reinterpret_cast<unsigned*>(b.arena + 256),
+            static_cast<float*>(b.outputs[0]));
+  return 0;
+}
+int enqueue_scribble(mc::Status& mc_status, const mc::Bindings& b, cudaStream_t stream) {
+  MC_LAUNCH(scribble_kernel, dim3(1), dim3(32), 0, reinterpret_cast<unsigned*>(b.arena + 256),
+            static_cast<float*>(b.outputs[0]));
+  return 0;
+}
+
+const int64_t kShapeT[] = {2};
+const int64_t kShapeTz[] = {1};
+const mc::TensorInfo kInT[] = {{"x", 1, 1, kShapeT, 8, 1}};
+const mc::TensorInfo kOutT[] = {{"z", 1, 1, kShapeTz, 4, 0}};
+const mc::Profile kTicketProfiles[] = {{1, 512, enqueue_tickets, 1, 0, nullptr, 0, nullptr, 0, nullptr, 256, 16},
+                                       {2, 512, enqueue_scribble, 1, 0, nullptr, 0, nullptr, 0, nullptr}};
+
+}  // namespace
+
+TEST_CASE("runtime: a profile's zeroed scratch is zero at create and again after another profile's run") {
+  const mc::ModelInfo info{"toyt", "75_86", 86, 512, 0, mc::checksum64(nullptr, 0), nullptr, "toyt_weights.bin",
+                           1, kInT, 1, kOutT, 2, kTicketProfiles};
+  mc::Context ctx(info);
+  REQUIRE_MESSAGE(ctx.create(0, nullptr) == mc::kOk, std::string(ctx.error()));
+  std::vector<float> x(2, 0.0f), z(1, -9.0f);
+  const void* in[] = {x.data()};
+  void* out[] = {z.data()};
+  // Profile 0, profile 0 (its graph replayed), profile 1 scribbling over the tickets, profile 0.
+  for (int64_t batch : {1, 1, 2, 1, 2, 2, 1}) {
+    CAPTURE(batch);
+    REQUIRE_MESSAGE(ctx.run_host_batch(batch, in, out) == mc::kOk, std::string(ctx.error()));
+    CHECK(z[0] == (batch == 1 ? 0.0f : -1.0f));
+  }
+  // The same through the caller's stream (device pointers: the graph captured for them).
+  float *dx, *dz;
+  REQUIRE(cudaMalloc(&dx, 8) == cudaSuccess);
+  REQUIRE(cudaMalloc(&dz, 4) == cudaSuccess);
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  for (int64_t batch : {2, 1}) {
+    const void* din[] = {dx};
+    void* dout[] = {dz};
+    REQUIRE_MESSAGE(ctx.run_batch(batch, din, dout, stream) == mc::kOk, std::string(ctx.error()));
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    float got = -9.0f;
+    REQUIRE(cudaMemcpy(&got, dz, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(got == (batch == 1 ? 0.0f : -1.0f));
+  }
+  cudaStreamDestroy(stream);
+  cudaFree(dx);
+  cudaFree(dz);
+}

@@ -317,7 +317,8 @@ std::vector<modelc::Launch> variant(const modelc::KernelLaunches& e, int sm) {
 
 TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75, SIMT when every arch is sm_75") {
   const auto& f = family("gemm");
-  OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
+  // M 1024: above the small-M kernel's rows (schedule/small_m.h), so sm_80 and newer run tc::Gemm.
+  OneNode t("MatMul", 13, {random({1024, 128}, 1), random({128, 192}, 2)});
   SUBCASE("sm_75 and sm_90: the sm_75 variant is a SIMT tile, sm_90's the BF16 tensor-core GEMM") {
     modelc::Kernel k = bf16_kernel(t, "gemm");
     modelc::plan_kernel(k);
@@ -339,11 +340,11 @@ TEST_CASE("gemm family, BF16: tensor cores from sm_80, a SIMT variant for sm_75,
     INFO(modelc::test::launch_text(e));
     const std::vector<modelc::Launch> v75 = variant(e, 75), v90 = variant(e, 90);
     REQUIRE(v75.size() == 1);
-    CHECK(v75[0].type.find("mc::gemm::Gemm<mc::bf16, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
+    CHECK(v75[0].type.find("mc::gemm::Gemm<mc::bf16, float, mc::gemm::Shape<1, 1, 1, 1024, 192, 128>") == 0);
     CHECK(v75[0].dynamic_smem == 0);
     CHECK(v75[0].comment.find("SIMT tile") != std::string::npos);
     REQUIRE(v90.size() >= 1);
-    CHECK(v90[0].type.find("mc::tc::Gemm<mc::bf16, mc::bf16, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
+    CHECK(v90[0].type.find("mc::tc::Gemm<mc::bf16, mc::bf16, float, mc::gemm::Shape<1, 1, 1, 1024, 192, 128>") == 0);
     CHECK(e.launches.size() == v75.size() + v90.size());
     // The cost model prices each variant by its own tactic.
     CHECK(modelc::estimate_kernel(k, modelc::target_for("sm_75")).us > 0);

@@ -646,7 +646,8 @@ struct HalfContext : modelc::EmitContext {
 TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a tactic per arch") {
   const auto& f = family("gemm");
   SUBCASE("FP16 MatMul on tensor cores; sm_75 register-staged, sm_90 cp.async, chosen at run time") {
-    OneNode t("MatMul", 13, {random({256, 128}, 1), random({128, 192}, 2)});
+    // M 1024: above the small-M kernel's rows (schedule/small_m.h): tc::Gemm on sm_90 too.
+    OneNode t("MatMul", 13, {random({1024, 128}, 1), random({128, 192}, 2)});
     modelc::Kernel k = fp16_kernel(t, "gemm");
     modelc::plan_kernel(k);
     modelc::choose_tactic(k, targets({"sm_75", "sm_90"}));
@@ -668,7 +669,7 @@ TEST_CASE("gemm family: tensor cores for FP16, SIMT with the reason otherwise, a
     const std::vector<modelc::Launch> v75 = variant(e, 75), v90 = variant(e, 90);
     REQUIRE(e.launches.size() == v75.size() + v90.size());
     REQUIRE(v75.size() == 1);
-    CHECK(v75[0].type.find("mc::tc::Gemm<__half, __half, float, mc::gemm::Shape<1, 1, 1, 256, 192, 128>") == 0);
+    CHECK(v75[0].type.find("mc::tc::Gemm<__half, __half, float, mc::gemm::Shape<1, 1, 1, 1024, 192, 128>") == 0);
     REQUIRE(v90.size() == (t90.split_k > 1 ? 2u : 1u));
     CHECK(v90[0].type.find("mc::tc::Gemm<__half, ") == 0);
     CHECK(v90[0].type != v75[0].type);
