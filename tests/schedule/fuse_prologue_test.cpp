@@ -12,6 +12,7 @@
 
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
+#include "schedule/layout.h"
 #include "schedule/linear_plans.h"
 #include "tests/ir/graph_input.h"
 #include "tests/schedule/schedule_helpers.h"
@@ -150,4 +151,85 @@ TEST_CASE("fuse_prologue: FP32, the NCHW layout and a disabled stage keep the el
     CHECK(covering(s, "scale")->family_name() == "elementwise");
     CHECK_FALSE(kernel_of(s, "conv3").prologue.active());
   }
+}
+
+namespace {
+
+/// A dense block whose Concats share one buffer (elide_concat): x [1, 16, 6, 6] -> conv0 1x1 (16)
+/// -> a; bn1 + relu1 -> conv1 1x1 (16) -> y1; c2 = Concat(a, y1); bn2 + relu2 -> conv2 1x1 (16) -> y2;
+/// c3 = Concat(c2, y2); bn3 + relu3 -> conv3 1x1 (8) -> out. a, c2 and c3 are prefixes of one
+/// 48-channel buffer, so each BN's input is read at the pitch of 48, not at its own channel count.
+struct DenseNet {
+  Graph g;
+  DenseNet() {
+    g.set_opset(17);
+    const DType t = DType::float16;
+    Value* x = input(g, "x", {1, 16, 6, 6});
+    Value* in = network_input(g, x, true);
+    auto v = [&](const std::string& name) { return g.add_value(name); };
+    auto bn_relu_conv = [&](const std::string& n, Value* from, int c, int out) {
+      std::vector<double> gamma, beta, mean, var;
+      for (int i = 0; i < c; ++i) {
+        gamma.push_back(1.0 + 0.01 * i);
+        beta.push_back(0.1 * std::sin(i));
+        mean.push_back(0.05 * std::cos(i));
+        var.push_back(0.5 + 0.02 * i);
+      }
+      auto k = [&](const std::string& name, const std::vector<double>& d) {
+        return g.add_constant("bn" + n + name, Tensor::from_f64(DType::float32, {c}, d), true);
+      };
+      Value *b = v("b" + n), *r = v("r" + n), *y = v("y" + n);
+      g.add_node("BatchNormalization", "bn" + n, {from, k("_g", gamma), k("_b", beta), k("_m", mean), k("_v", var)}, {b})
+          ->set_attr_float("epsilon", 1e-3);
+      g.add_node("Relu", "relu" + n, {b}, {r});
+      g.add_node("Conv", "conv" + n, {r, sine_weight(g, "W" + n, {out, c, 1, 1}, t)}, {y});
+      return y;
+    };
+    Value* a = v("a");
+    g.add_node("Conv", "conv0", {in, sine_weight(g, "W0", {16, 16, 1, 1}, t)}, {a});
+    Value* y1 = bn_relu_conv("1", a, 16, 16);
+    Value* c2 = v("c2");
+    g.add_node("Concat", "concat2", {a, y1}, {c2})->set_attr_int("axis", 1);
+    Value* y2 = bn_relu_conv("2", c2, 32, 16);
+    Value* c3 = v("c3");
+    g.add_node("Concat", "concat3", {c2, y2}, {c3})->set_attr_int("axis", 1);
+    g.add_output(bn_relu_conv("3", c3, 48, 8));
+    ops::infer_graph(g);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fuse_prologue: a BN reading a prefix of a dense block's shared Concat buffer folds, the conv at that pitch") {
+  DenseNet n;
+  LowerOptions o = layout_options(LayoutMode::automatic, true);
+  o.passes.verify_each = true;
+  const Schedule s = lower(n.g, o);
+  for (const Kernel& k : s.kernels) {
+    CAPTURE(k.id);
+    CHECK(k.family_name() != "concat");
+  }
+  // No BN kernel: each BN and Relu runs in its conv (the elementwise kernels left are the FP32
+  // boundary's Casts).
+  for (const char* n : {"1", "2", "3"}) {
+    CAPTURE(n);
+    CHECK(covering(s, std::string("bn") + n) == &kernel_of(s, std::string("conv") + n));
+    CHECK(covering(s, std::string("relu") + n) == &kernel_of(s, std::string("conv") + n));
+  }
+  const std::vector<int64_t> pitch48{36 * 48, 1, 6 * 48, 48};
+  for (const char* c : {"conv1", "conv2", "conv3"}) {
+    CAPTURE(c);
+    const Kernel& k = kernel_of(s, c);
+    CHECK(k.prologue.affine);
+    CHECK(k.prologue.relu);
+    CHECK(k.engine == Engine::tensor_core);
+    CHECK(k.inputs[0].strides == pitch48);
+  }
+  CHECK(kernel_of(s, "conv1").inputs[0].value == "a");
+  CHECK(kernel_of(s, "conv2").inputs[0].value == "c2");
+  // conv1 and conv2 read 16 and 32 channels at the pitch of 48: K over their channels, the weight
+  // stored so (compact); conv3 reads all 48.
+  CHECK(kernel_layout(kernel_of(s, "conv1")).w.compact);
+  CHECK(kernel_layout(kernel_of(s, "conv2")).w.compact);
+  CHECK_FALSE(kernel_layout(kernel_of(s, "conv3")).w.compact);
 }
