@@ -31,7 +31,10 @@ def fail(msg):
     sys.exit(1)
 
 
-def hopper_kernels(folder):
+def hopper_kernels(folder, launches=None):
+    """The ids of report.json's kernels on the Hopper engine; `launches` (a dict), if given, gets
+    each one's entry points (report.json "launches": a kernel instantiated like an earlier one runs
+    that one's entry)."""
     with open(os.path.join(folder, "report.json")) as f:
         report = json.load(f)
     ids = []
@@ -39,7 +42,11 @@ def hopper_kernels(folder):
         if k.get("engine") == "hopper":
             if k.get("tactic", {}).get("hopper") != 1:
                 fail("kernel %s: engine hopper without a Hopper tactic: %s" % (k["id"], k.get("tactic")))
+            if not k.get("launches"):
+                fail("kernel %s: engine hopper without a launch" % k["id"])
             ids.append(k["id"])
+            if launches is not None:
+                launches[k["id"]] = set(k["launches"])
     if not ids:
         engines = sorted({k.get("engine", "") for k in report["kernels"]})
         fail("no kernel on the Hopper engine in %s/report.json (engines: %s)" % (folder, engines))
@@ -58,11 +65,28 @@ def model_name(model):
     return os.path.splitext(os.path.basename(model))[0]
 
 
+def ptx_entries(ptx, entries=None):
+    """The PTX file's entry points: name -> the text after its .entry line (to the next entry),
+    added to `entries` if given."""
+    entries = {} if entries is None else entries
+    current = None
+    with open(ptx) as f:
+        for line in f:
+            m = re.match(r"\.visible \.entry (\w+)\(", line)
+            if m:
+                current = m.group(1)
+                entries[current] = ""
+            elif current:
+                entries[current] += line
+    return entries
+
+
 def check_ptx(a, model):
     folder = os.path.join(a.work, model_name(model))
     shutil.rmtree(folder, ignore_errors=True)
     run([a.modelc, model] + a.flags.split() + ["--arch", "sm_90a", "-o", folder])
-    _, ids = hopper_kernels(folder)
+    launched = {}
+    _, ids = hopper_kernels(folder, launched)
     # Large models split their kernels over NAME.cu and NAME_partN.cu (each its own nvcc run, as the
     # folder's Makefile builds them); kernels are named NAME_kID in every part.
     name = os.path.basename(folder)
@@ -75,32 +99,17 @@ def check_ptx(a, model):
         ptx = os.path.join(a.work, source[:-3] + ".ptx")
         run([a.nvcc, "-std=c++17", "--gpu-architecture=compute_90a", "-I.", "-Iruntime", "-Ikernels",
              "-DMODELC_ARCHS=90a", "-DMODELC_PTX_ARCH=0", "-ptx", source, "-o", ptx], cwd=folder)
-        current = None
-        with open(ptx) as f:
-            for line in f:
-                m = re.match(r"\.visible \.entry (\w+)\(", line)
-                if m:
-                    current = m.group(1)
-                    entries[current] = ""
-                elif current:
-                    entries[current] += line
+        ptx_entries(ptx, entries)
         log = subprocess.run([a.ptxas, "-arch=sm_90a", "-v", ptx, "-o", ptx + ".cubin"], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
         if log.returncode != 0:
             print(log.stdout[-6000:])
             fail("ptxas failed on %s" % source)
         logs.append(log.stdout)
-    # A kernel identical to an earlier one launches the earlier one's entry (MC_LAUNCH(NAME_k4, ...)
-    # inside k7's MC_KERNEL_BEGIN(7) ... MC_KERNEL_END(7)): each id's entries are the ones it launches.
-    launched = {}
-    for source in sources:
-        with open(os.path.join(folder, source)) as f:
-            text = f.read()
-        for m in re.finditer(r"MC_KERNEL_BEGIN\((\d+),(.*?)MC_KERNEL_END\(\1,", text, re.S):
-            launched.setdefault("k" + m.group(1), set()).update(re.findall(r"MC_LAUNCH\((\w+),", m.group(2)))
+    # A kernel identical to an earlier one launches the earlier one's entry (report.json's "launches").
     hopper_entries = set()
     for kid in ids:
-        roots = launched.get(kid) or {name + "_" + kid}
+        roots = launched[kid]
         mine = [e for e in entries if any(e == r or e.startswith(r + "_") for r in roots)]
         if not mine:
             fail("no entry point for Hopper kernel %s (launching %s) in the PTX (entries: %s)"

@@ -22,21 +22,7 @@ import os
 import re
 import shutil
 
-from check_hopper import fail, model_name, run
-
-
-def ptx_entries(ptx):
-    """The PTX file's entry points: name -> the text after its .entry line (to the next entry)."""
-    entries, current = {}, None
-    with open(ptx) as f:
-        for line in f:
-            m = re.match(r"\.visible \.entry (\w+)\(", line)
-            if m:
-                current = m.group(1)
-                entries[current] = ""
-            elif current:
-                entries[current] += line
-    return entries
+from check_hopper import fail, model_name, ptx_entries, run
 
 
 def no_stack_or_spills(ptxas, arch, ptx):
