@@ -198,7 +198,7 @@ def tensor_cores(args):
             continue
         engine, why = k.get("engine", ""), k.get("fallback_reason", "")
         nodes = " + ".join(k.get("nodes", []))
-        if engine == "tensor_core":
+        if engine in ("tensor_core", "small_m", "hopper"):  # mma.sync tiles, the small-M products, wgmma
             on_tc += 1
         elif engine == "gemv" and why.startswith("at most 8 rows"):
             on_gemv += 1  # the FC layer at batch 1: memory bound on its weights, faster than a tile
