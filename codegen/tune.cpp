@@ -111,6 +111,17 @@ Scratch place_scratch(const Schedule& s, const Kernel& k, Kernel& placed) {
   return sc;
 }
 
+// Kernel k without a row norm (fuse_row_norm): the candidates time the product, whose tiles are
+// what they choose (the LayerNorm in its tail reads the same rows whichever tile wrote them).
+Kernel product_only(const Kernel& k) {
+  Kernel p = k;
+  if (!p.row_norm.active) return p;
+  p.row_norm = RowNorm{};
+  p.inputs.resize(std::min<std::size_t>(p.inputs.size(), kRowNormGammaInput));
+  p.outputs.resize(1);
+  return p;
+}
+
 // Kernel `k` with candidate `c`, named `id`, on the scratch arena (its views already placed in
 // `placed`), on the driver's one stream.
 Kernel candidate_kernel(const Kernel& placed, const Scratch& sc, const TcCandidate& c, const std::string& id) {
@@ -190,7 +201,7 @@ std::map<std::string, std::string> render_tuning(const Schedule& s, const TuneOp
   const ViewPointers pointers(weight_names);
   std::string signature_rows;
   for (std::size_t si = 0; si < tuned.size(); ++si) {
-    const Kernel& k = *tuned[si];
+    const Kernel k = product_only(*tuned[si]);
     Kernel placed = k;
     const Scratch sc = place_scratch(s, k, placed);
     // Every candidate printed by the kernel's family, one file per signature.

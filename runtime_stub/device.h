@@ -17,7 +17,7 @@
 //   __hmax __hmin __heq.. __hge __hisnan __hadd2 __hsub2 __hmul2 __h2div __hfma2 __hmax2 __hmin2
 //   __hneg2 __habs2 hsqrt hexp h2exp ..., operators and comparisons
 //   expf __expf rsqrtf sqrtf erff tanhf fmaxf fminf __fdividef __saturatef __frcp_rn __fmaf_rn
-//   __float_as_int __int_as_float __float2int_rn __popc __clz __ldg min max ...
+//   __float_as_int __int_as_float __float2int_rn __popc __clz __ldg __ldcg min max ...
 //   nvcuda::wmma: fragment matrix_a matrix_b accumulator row_major col_major mem_row_major
 //   mem_col_major load_matrix_sync store_matrix_sync fill_fragment mma_sync
 //   __shared__ (static shared memory), __device__ __global__ __forceinline__ __launch_bounds__

@@ -466,6 +466,9 @@ struct Gemm {
                 "Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
   static constexpr int kSmemBytes = 0;  // static shared memory only
+  /// What resnorm::PanelNorm reads: the shape, the rows of a grid row (y), the splits along z.
+  using Shape = Sh;
+  static constexpr int kPanelRows = Tl::kBM, kSplits = 1;
 
   struct Params {
     const T* A = nullptr;

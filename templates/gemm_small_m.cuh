@@ -203,6 +203,9 @@ struct Gemm {
   /// Split-K's workspace: floats of Params::partial and unsigneds of Params::tickets.
   static constexpr int64_t kPartialFloats = Tl::kSplitK > 1 ? int64_t{kTiles} * Tl::kBM * Tl::kBN : 0;
   static constexpr int kTickets = Tl::kSplitK > 1 ? kTiles : 0;
+  /// What resnorm::PanelNorm reads: the shape, the rows of a grid row (y), the splits along z.
+  using Shape = Sh;
+  static constexpr int kPanelRows = Tl::kBM, kSplits = Tl::kSplitK;
 
   struct Params {
     const T* __restrict__ A = nullptr;

@@ -37,10 +37,13 @@ namespace mc {
 namespace resnorm {
 
 /// \brief A row operand of T: row m at element m x Ld (a multiple of 8), the columns contiguous.
-template <class T, int64_t Ld>
+/// Fresh: written earlier in the same launch by other blocks (PanelNorm's X, the product's output):
+/// read at L2 (ld.global.cg), never through L1 or the read-only path, which need not see those writes.
+template <class T, int64_t Ld, bool Fresh = false>
 struct Rows {
   using Elem = T;
   static constexpr bool kPresent = true;
+  static constexpr bool kFresh = Fresh;
   static constexpr int64_t kLd = Ld;
   static_assert(Ld % 8 == 0, "resnorm::Rows: the row stride must be a multiple of 8 elements (16-byte chunks)");
 };
@@ -48,6 +51,7 @@ struct Rows {
 struct NoRows {
   using Elem = float;
   static constexpr bool kPresent = false;
+  static constexpr bool kFresh = false;
   static constexpr int64_t kLd = 0;
 };
 /// \brief A per-column vector of T ([N]: bias, gamma, beta).
@@ -76,6 +80,44 @@ __device__ __forceinline__ void store8(T* p, const float (&v)[8]) {
   for (int e = 0; e < 8; ++e) u.t[e] = reduction::Elem<T>::store(v[e]);
   MC_UNROLL
   for (int q = 0; q < static_cast<int>(sizeof(T) / 2); ++q) reinterpret_cast<uint4*>(p)[q] = u.v[q];
+}
+
+/// \brief out[e] = p[e] as float, e = 0..7, p 16-byte aligned: as gemm::load8 where Rw is not
+/// fresh, else with 16-byte ld.global.cg loads.
+template <class Rw>
+__device__ __forceinline__ void load_row8(const typename Rw::Elem* p, float (&out)[8]) {
+  using T = typename Rw::Elem;
+  if constexpr (Rw::kFresh) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "resnorm: 16- or 32-bit elements");
+    union {
+      uint4 v[sizeof(T) / 2];
+      T t[8];
+    } u;
+    MC_UNROLL
+    for (int q = 0; q < static_cast<int>(sizeof(T) / 2); ++q) u.v[q] = __ldcg(reinterpret_cast<const uint4*>(p) + q);
+    MC_UNROLL
+    for (int e = 0; e < 8; ++e) out[e] = reduction::Elem<T>::load(u.t[e]);
+  } else {
+    gemm::load8(p, 1, out);
+  }
+}
+
+/// \brief *p as float (fresh: ld.global.cg, as load_row8).
+template <class Rw>
+__device__ __forceinline__ float load_row1(const typename Rw::Elem* p) {
+  using T = typename Rw::Elem;
+  if constexpr (Rw::kFresh) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "resnorm: 16- or 32-bit elements");
+    using Bits = typename std::conditional<sizeof(T) == 2, unsigned short, unsigned>::type;
+    union {
+      Bits b;
+      T t;
+    } u;
+    u.b = __ldcg(reinterpret_cast<const Bits*>(p));
+    return reduction::Elem<T>::load(u.t);
+  } else {
+    return reduction::Elem<T>::load(*p);
+  }
 }
 
 /// \brief Y = norm(X + Bias + R) * Gamma + Beta over M rows of N columns (see the file comment).
@@ -112,16 +154,31 @@ struct ResidualNorm {
     __device__ float operator()(float a, float b) const { return a + b; }
   };
 
+  /// The kernel: the block's rows (Tl::row()).
   __device__ static void run(const Params& p) {
     __shared__ float scratch[Tl::kScratch];
-    const int row = Tl::row(), lane = Tl::lane();
-    const bool active = row < M;
+    norm_row(p, Tl::row(), Tl::row() < M, scratch);
+  }
+
+  /// Rows [first, end) by the whole block, kRowsPerBlock at a time (PanelNorm's tail); scratch:
+  /// Tl::kScratch floats of shared memory. Every thread of the block calls it.
+  __device__ static void norm_rows(const Params& p, int first, int end, float* scratch) {
+    for (int r0 = first; r0 < end; r0 += Tl::kRowsPerBlock) {
+      const int row = r0 + Tl::slot();
+      norm_row(p, row, row < end, scratch);
+    }
+  }
+
+  /// Row `row` by its group of threads (active false: the group only takes part in the block's
+  /// reductions). Every thread of the block calls it.
+  __device__ static void norm_row(const Params& p, int row, bool active, float* scratch) {
+    const int lane = Tl::lane();
     // LayerNorm sums h - pivot, the pivot being the row's first h (as normalization.cuh): a row
     // with a large common offset then sums small, exactly computed differences.
     float pivot = 0.0f;
     if constexpr (Kind == Norm::layer) {
       if (active) {
-        pivot = reduction::Elem<typename X::Elem>::load(p.x[static_cast<int64_t>(row) * X::kLd]);
+        pivot = load_row1<X>(p.x + static_cast<int64_t>(row) * X::kLd);
         if constexpr (Bias::kPresent) pivot += reduction::Elem<typename Bias::Elem>::load(p.bias[0]);
         if constexpr (R::kPresent) pivot += reduction::Elem<typename R::Elem>::load(p.residual[static_cast<int64_t>(row) * R::kLd]);
       }
@@ -132,7 +189,7 @@ struct ResidualNorm {
     for (int i = 0; i < kPer; ++i) {
       const int c = (lane + i * Tl::kGroup) * 8;
       if (active && (kChunks % Tl::kGroup == 0 || c < N)) {
-        gemm::load8(p.x + static_cast<int64_t>(row) * X::kLd + c, 1, h[i]);
+        load_row8<X>(p.x + static_cast<int64_t>(row) * X::kLd + c, h[i]);
         if constexpr (Bias::kPresent) {
           float b[8];
           gemm::load8(p.bias + c, 1, b);
@@ -173,7 +230,7 @@ struct ResidualNorm {
     } else {
       inv_std = 1.0f / sqrtf(total / static_cast<float>(N) + p.epsilon);
     }
-    if (!active) return;  // no barrier follows
+    if (!active) return;  // no barrier follows in this row
     MC_UNROLL
     for (int i = 0; i < kPer; ++i) {
       const int c = (lane + i * Tl::kGroup) * 8;
@@ -191,6 +248,92 @@ struct ResidualNorm {
         store8(p.y + static_cast<int64_t>(row) * Y::kLd + c, y);
       }
     }
+  }
+};
+
+// ---- the tail of a product: LayerNorm by the last block of each row panel ------------------------
+
+/// \brief The smallest power-of-two group (at most Threads) in which each thread holds at most 8
+/// chunks of 8 of a row of N; 0 when even Threads threads hold more.
+constexpr int panel_group(int N, int Threads) {
+  int g = 1;
+  while (g < Threads && (N / 8 + g - 1) / g > 8) g *= 2;
+  return (N / 8 + g - 1) / g > 8 ? 0 : g;
+}
+
+/// \brief Product K (tc::Gemm, smallm::Gemm or gemm::Gemm: grid (N tiles, M tiles, batch x
+/// splits), K::Shape, K::kPanelRows = its tile's rows, K::kSplits), then Y = norm(K's output) *
+/// Gamma + Beta over each of its rows, in one launch: the LayerNorm (RMSNorm) after a product whose
+/// rows are the norm's rows (N = the product's N), without a kernel of its own.
+///
+/// Each block runs K, then arrives at its row panel's ticket (Params::tickets: one unsigned per
+/// batch x M tile, zero before the first launch); the panel's last block (gridDim.x x splits
+/// arrivals) normalizes the panel's rows — reading K's output back from L2 (X: Rows<TX, Ld, true>)
+/// with every thread of the block, a group of panel_group(N, threads) threads per row as
+/// ResidualNorm — and resets the ticket for the next launch. Release / acquire: every thread's
+/// stores, __threadfence, the barrier, then the ticket's atomicAdd; the last block's __threadfence
+/// after it, before its loads. No block waits on another (the last to arrive does the work), so
+/// the grid needs no co-residency; the emulation runs blocks in order and the panel's last block
+/// in that order normalizes it. The norm is ResidualNorm's (its numerics; the same bits as the
+/// stand-alone kernel on the same X).
+///
+/// Rows: K's row m of batch b is row b x M + m of X and of Y (flat rows Ld apart: the schedule
+/// takes only such outputs). Shared memory: K's dynamic bytes (the tail reuses them once K is
+/// done) or, for a K of static shared memory only, the tail's own few bytes.
+template <class K, int N, class X, class Gamma, class Beta, class Y, Norm Kind = Norm::layer>
+struct PanelNorm {
+  using Sh = typename K::Shape;
+  static_assert(Sh::kN == N, "resnorm::PanelNorm: the norm's rows are the product's rows of N");
+  static_assert(X::kFresh, "resnorm::PanelNorm: X is the product's output, written by other blocks: Rows<T, Ld, true>");
+  static constexpr int kThreads = K::kThreads;
+  static constexpr int kGroup = panel_group(N, kThreads);
+  static_assert(kGroup > 0, "resnorm::PanelNorm: a row of N does not fit in the block's registers (8 chunks a thread)");
+  using Tl = reduction::Tiling<kThreads, kGroup, true>;
+  using Norm_ = ResidualNorm<Sh::kBatch * Sh::kM, N, X, NoRows, NoCols, Gamma, Beta, Y, NoRows, Tl, Kind>;
+  static constexpr int kPanelRows = K::kPanelRows;
+  static constexpr int kPanels = Sh::kBatch * ((Sh::kM + kPanelRows - 1) / kPanelRows);
+  /// The tail's shared memory: its reduction scratch and the "last block" flag.
+  static constexpr int kTailBytes = (Tl::kScratch + 1) * 4;
+  static constexpr bool kTailInDynamic = K::kSmemBytes >= kTailBytes;
+  static constexpr int kSmemBytes = K::kSmemBytes;
+
+  struct Params {
+    typename K::Params product{};
+    typename Norm_::Params norm{};  ///< x: the product's Y; y, gamma, beta, epsilon
+    unsigned* tickets = nullptr;    ///< kPanels, zero before the first launch; every launch leaves them zero
+  };
+
+  static dim3 grid() { return K::grid(); }
+  static dim3 block() { return K::block(); }
+
+  __device__ static void run(const Params& p) {
+    K::run(p.product);
+    float* scratch;
+    if constexpr (kTailInDynamic) {
+      scratch = dynamic_smem<float>();
+    } else {
+      __shared__ float own[Tl::kScratch + 1];
+      scratch = own;
+    }
+    unsigned* last = reinterpret_cast<unsigned*>(scratch + Tl::kScratch);
+    const int batch = static_cast<int>(blockIdx.z) / K::kSplits;
+    const int panel = batch * static_cast<int>(gridDim.y) + static_cast<int>(blockIdx.y);
+    __threadfence();  // this thread's stores of the panel before the ticket
+    __syncthreads();  // every thread's (and K is done with the shared memory)
+    if (threadIdx.x == 0) {
+      const unsigned arrivals = gridDim.x * (gridDim.z / Sh::kBatch);
+      const bool mine = atomicAdd(p.tickets + panel, 1u) + 1u == arrivals;
+      if (mine) atomicExch(p.tickets + panel, 0u);  // ready for the next launch
+      st_shared(last, mine ? 1u : 0u);
+    }
+    __syncthreads();
+    if (ld_shared(last) == 0u) return;
+    __threadfence();  // the other blocks' stores, published before their tickets, from here on
+    const int first = batch * Sh::kM + static_cast<int>(blockIdx.y) * kPanelRows;
+    const int end = batch * Sh::kM + (static_cast<int>(blockIdx.y) + 1) * kPanelRows < (batch + 1) * Sh::kM
+                        ? batch * Sh::kM + (static_cast<int>(blockIdx.y) + 1) * kPanelRows
+                        : (batch + 1) * Sh::kM;
+    Norm_::norm_rows(p.norm, first, end, scratch);
   }
 };
 

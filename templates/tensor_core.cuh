@@ -1078,6 +1078,9 @@ struct Gemm {
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Mma>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
   /// What SplitKReduce walks: batches of rows of columns.
   static constexpr int kBatches = Sh::kBatch, kRows = Sh::kM, kCols = Sh::kN;
+  /// What resnorm::PanelNorm reads: the shape, the rows of a grid row (y), the splits along z.
+  using Shape = Sh;
+  static constexpr int kPanelRows = Tl::kBM, kSplits = Tl::kSplitK;
 
   using Params = tc::Params<T, T, TY, Epi, float>;
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "codegen/families/linear.h"
+#include "schedule/tactics.h"
 #include "ops/fused.h"
 #include "support/error.h"
 
@@ -187,13 +188,69 @@ std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::g
 
 /// The element type the epilogue's operands (C / bias, residual) are read as: theirs, else Y's.
 std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
-  for (std::size_t i = 2; i < k.inputs.size(); ++i) {
+  for (std::size_t i = 2; i < k.inputs.size() && i < 4; ++i) {  // C / bias, residual (a row norm's follow)
     if (k.inputs[i].dtype != DType::undefined) return ctx.ctype(k.inputs[i].dtype);
   }
   return ctx.ctype(k.outputs[0].dtype);
 }
 
+KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx);
+
+/// The row pitch of a view of dense rows over its last dim (fuse_row_norm took only such views).
+int64_t row_pitch(const Kernel& k, const TensorView& v) {
+  const std::size_t r = v.shape.size();
+  if (r == 0 || v.strides.back() != 1) throw Error("internal: kernel " + k.id + ": '" + v.value + "' is not rows");
+  return r >= 2 ? v.strides[r - 2] : v.shape[0];
+}
+
+/// A product with a row norm (Kernel::row_norm, schedule/fuse_row_norm.cpp): each of its launches
+/// wrapped in mc::resnorm::PanelNorm (templates/residual_norm.cuh): the product's params under
+/// `product.`, the norm's under `norm.` (X its output 0, Y output 1), the panel tickets after the
+/// product's own in the zeroed scratch (row_norm_ticket_offset).
+KernelLaunches with_row_norm(const Kernel& k, const EmitContext& ctx, const GemmLowering& g, KernelLaunches r) {
+  const TensorView &x = k.outputs.at(0), &y = k.outputs.at(1), &gamma = k.inputs.at(kRowNormGammaInput);
+  const bool has_beta = k.inputs.size() > kRowNormBetaInput && k.inputs[kRowNormBetaInput].dtype != DType::undefined;
+  const int64_t N = x.shape.back(), ld_x = row_pitch(k, x), ld_y = row_pitch(k, y);
+  if (g.N != N || g.y.row != ld_x || g.y.col != 1) {
+    throw Error("internal: kernel " + k.id + ": the row norm's rows are not the product's (N " + std::to_string(g.N) +
+                ", Y rows " + std::to_string(g.y.row) + " apart)");
+  }
+  if (k.zeroed.dtype != DType::uint32) throw Error("internal: kernel " + k.id + " has a row norm without tickets");
+  const std::string norm = fmt::format(
+      "{}, mc::resnorm::Rows<{}, {}, /*fresh*/ true>, mc::resnorm::Cols<{}>, {}, mc::resnorm::Rows<{}, {}>", N,
+      ctx.ctype(x.dtype), ld_x, ctx.ctype(gamma.dtype),
+      has_beta ? "mc::resnorm::Cols<" + ctx.ctype(k.inputs[kRowNormBetaInput].dtype) + ">" : "mc::resnorm::NoCols",
+      ctx.ctype(y.dtype), ld_y);
+  for (Launch& l : r.launches) {
+    const Tactic& tactic = l.min_sm > 0 ? k.arch_tactic.at(l.min_sm) : k.tactic;
+    const int64_t panels = row_norm_panels(tactic, g.batch_count(), g.M);
+    if (panels == 0) throw Error("internal: kernel " + k.id + " has a row norm on a tactic without row panels");
+    l.type = "mc::resnorm::PanelNorm<" + l.type + ",\n    " + norm + ">";
+    for (LaunchParam& p : l.params) p.field = "product." + p.field;
+    l.params.push_back({"norm.x", ctx.ptr(x, true)});
+    l.params.push_back({"norm.gamma", ctx.ptr(gamma, true)});
+    if (has_beta) l.params.push_back({"norm.beta", ctx.ptr(k.inputs[kRowNormBetaInput], true)});
+    l.params.push_back({"norm.y", ctx.ptr(y, false)});
+    if (k.row_norm.epsilon != 1e-5f) l.params.push_back({"norm.epsilon", float_literal(k.row_norm.epsilon)});
+    l.params.push_back({"tickets", fmt::format("{} + {}", ctx.ptr(k.zeroed, false),
+                                               row_norm_ticket_offset(tactic, g.batch_count(), g.M, g.N) / 4)});
+    l.comment += fmt::format("; then LayerNormalization {} over its {} rows of {} by the last block of each of its {} "
+                             "row panels",
+                             fmt::join(k.row_norm.nodes, ", "), x.numel() / N, N, panels);
+  }
+  if (std::find(r.includes.begin(), r.includes.end(), "residual_norm.cuh") == r.includes.end()) {
+    r.includes.push_back("residual_norm.cuh");
+  }
+  return r;
+}
+
 KernelLaunches emit_gemm(const Kernel& k, const EmitContext& ctx) {
+  KernelLaunches r = emit_product(k, ctx);
+  if (!k.row_norm.active) return r;
+  return with_row_norm(k, ctx, plan_of<GemmPlan>(k).gemm, std::move(r));
+}
+
+KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx) {
   const GemmPlan& plan = plan_of<GemmPlan>(k);
   const GemmLowering& g = plan.gemm;
   const TensorView& vy = k.outputs[0];

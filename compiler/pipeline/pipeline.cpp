@@ -166,6 +166,13 @@ const std::vector<Stage>& pipeline() {
        "BF16 channels-last convolutions runs no kernel: they apply it as they load X (an operand prologue; "
        "schedule/fuse_prologue.cpp)",
        true, nullptr, schedule_stage<fuse_prologue>},
+      {"fuse_row_norm", K::schedule,
+       "the final kernel list but for it and each product's epilogue (fuse_epilogue: the residual add); before "
+       "streams and the arena",
+       "a LayerNormalization over the last dim of a MatMul / Gemm's output runs in the product's launch: the last "
+       "block of each row panel normalizes its rows (templates/residual_norm.cuh PanelNorm; "
+       "schedule/fuse_row_norm.cpp)",
+       true, nullptr, schedule_stage<fuse_row_norm>},
       {"streams", K::schedule,
        "the final kernel list and each value's buffer (elide_concat, fold_operand_views, fuse_horizontal); "
        "before the arena is planned",

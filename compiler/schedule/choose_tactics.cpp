@@ -38,6 +38,11 @@ void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k
   if (!k.kept_view.empty()) k.note += "; not a view: " + k.kept_view;
   if (k.prologue.active()) k.note += fmt::format("; X loaded through the prologue {} ({})", k.prologue.text(), fmt::join(k.prologue.nodes, ", "));
   if (!k.kept_prologue.empty()) k.note += "; not a conv prologue: " + k.kept_prologue;
+  if (k.row_norm.active) {
+    k.note += fmt::format("; then LayerNormalization {} over its rows, by the last block of each row panel ({})",
+                          fmt::join(k.row_norm.nodes, ", "), k.row_norm.why);
+  }
+  if (!k.kept_row_norm.empty()) k.note += "; not in a product's launch: " + k.kept_row_norm;
   if (!k.conversion.empty()) k.note = k.conversion + "; " + k.note;
   for (const OutputRange& r : k.ranges) {
     k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",

@@ -56,6 +56,12 @@ void gemm(KernelWork& w, const Kernel& k, const Tactic& tactic) {
   } else {
     default_work(w, k, tactic);  // a strided sum: one add per input element
   }
+  if (k.row_norm.active) {
+    // The panel tails (fuse_row_norm): each panel's last block reads its rows back from L2 after a
+    // ticket's round trip; the normalized rows and gamma / beta are in `bytes` already.
+    w.l2_bytes += static_cast<double>(k.outputs.at(0).nbytes());
+    w.handoffs += 1;
+  }
 }
 
 void conv(KernelWork& w, const Kernel& k, const Tactic& tactic) {

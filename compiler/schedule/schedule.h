@@ -199,6 +199,20 @@ constexpr int kPrologueScaleInput = 4;
 constexpr int kPrologueShiftInput = 5;
 constexpr int kPrologueGateInput = 6;
 
+/// \brief fuse_row_norm: the LayerNormalization over a matrix product's output rows that the
+/// product's own launch runs (the last block of each row panel normalizes it: templates/
+/// residual_norm.cuh PanelNorm), reading gamma (input kRowNormGammaInput) and beta (input
+/// kRowNormBetaInput, optional) and writing the normalized rows as the kernel's output 1.
+struct RowNorm {
+  bool active = false;
+  float epsilon = 1e-5f;
+  std::vector<std::string> nodes;  ///< the LayerNormalization it runs
+  std::string why;                 ///< the cost model's comparison (the report's note)
+};
+/// The input slots of a product's row norm operands (after A, B, bias and residual).
+constexpr int kRowNormGammaInput = 4;
+constexpr int kRowNormBetaInput = 5;
+
 /// \brief Stage-side: what a kernel runs in the graph. The schedule stages read the node's
 /// attributes and OpDef facts, and each operand's graph value, through it; codegen, the report and
 /// the cost model never do.
@@ -296,6 +310,10 @@ struct Kernel {
   /// kernel that stays a kernel, why it was not folded into its readers (kept_prologue).
   OperandPrologue prologue;
   std::string kept_prologue;
+  /// fuse_row_norm: a matrix product's row norm (output 1); for a LayerNormalization that stays a
+  /// kernel, why it is not in its producer's launch (kept_row_norm).
+  RowNorm row_norm;
+  std::string kept_row_norm;
 
   /// Its family's name (templates/<name>.cuh, codegen/families/<name>.cpp); "?" before list_kernels.
   const std::string& family_name() const;

@@ -85,6 +85,8 @@ bool fold_operand_views(Schedule& s, const LowerOptions& o);
 bool fuse_horizontal(Schedule& s, const LowerOptions& o);
 /// fuse_prologue.cpp: per-channel BN (+ ReLU) and SE gate kernels into the 1x1 convolutions reading them.
 bool fuse_prologue(Schedule& s, const LowerOptions& o);
+/// fuse_row_norm.cpp: a LayerNormalization over a matrix product's output rows into the product's launch.
+bool fuse_row_norm(Schedule& s, const LowerOptions& o);
 /// streams.cpp: each kernel's stream and the events between streams (schedule/streams.h).
 bool plan_streams(Schedule& s, const LowerOptions& o);
 /// fold_gemm_batch.cpp: batch dims B broadcasts over run as rows of one product.

@@ -138,6 +138,13 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
 
 // ---- GEMV (templates/gemv.cuh) ------------------------------------------------------------------
 
+/// \brief A product with a row norm (Kernel::row_norm, schedule/fuse_row_norm.cpp): its row panels
+/// under tactic t (batch x M tiles of the tile's rows: one ticket each, an unsigned), and the byte
+/// offset of the first ticket in the kernel's zeroed scratch (after a small-M split-K's tickets,
+/// 16-byte aligned). 0 panels for a tactic without row panels.
+int64_t row_norm_panels(const Tactic& t, int64_t batch, int64_t M);
+int64_t row_norm_ticket_offset(const Tactic& t, int64_t batch, int64_t M, int64_t N);
+
 /// Products of at most this many rows run on the GEMV template (gemm_tactic): memory bound on B,
 /// where a 16-row MMA tile would compute mostly absent rows.
 constexpr int64_t kGemvMaxRows = 8;

@@ -301,7 +301,8 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
   bool differ = false;
   for (const auto& [sm, tactic] : per) differ = differ || tactic != k.tactic;
   if (differ) k.arch_tactic = per;
-  // The split-K partial sums and the small-M tickets: the most any arch's tactic needs.
+  // The split-K partial sums and the small-M tickets (then a row norm's panel tickets): the most
+  // any arch's tactic needs.
   k.workspace_bytes = 0;
   k.zeroed_bytes = 0;
   for (const auto& [sm, tactic] : per) {
@@ -311,8 +312,25 @@ std::string plan_tc_archs(Kernel& k, const std::vector<Target>& targets, const T
       k.workspace_bytes = std::max(k.workspace_bytes, s->workspace_bytes(p.batch, p.M, p.N));
       k.zeroed_bytes = std::max(k.zeroed_bytes, s->ticket_bytes(p.batch, p.M, p.N));
     }
+    if (k.row_norm.active) {
+      k.zeroed_bytes = std::max(k.zeroed_bytes, row_norm_ticket_offset(tactic, p.batch, p.M, p.N) +
+                                                    4 * row_norm_panels(tactic, p.batch, p.M));
+    }
   }
   return first_why + others;
+}
+
+int64_t row_norm_panels(const Tactic& t, int64_t batch, int64_t M) {
+  int64_t rows = 0;
+  if (const TcTile* tc = std::get_if<TcTile>(&t)) rows = tc->bm;
+  if (const SmallMTile* s = std::get_if<SmallMTile>(&t)) rows = s->bm;
+  if (const TileConfig* simt = std::get_if<TileConfig>(&t)) rows = simt->bm;
+  return rows > 0 ? batch * ceil_div(M, rows) : 0;
+}
+
+int64_t row_norm_ticket_offset(const Tactic& t, int64_t batch, int64_t M, int64_t N) {
+  const SmallMTile* s = std::get_if<SmallMTile>(&t);
+  return s ? (s->ticket_bytes(batch, M, N) + 15) / 16 * 16 : 0;
 }
 
 // ---- GEMV ------------------------------------------------------------------------------------------
@@ -450,7 +468,8 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
                                                            : DType::undefined;
   if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   k.arch_tactic.clear();
-  if (gemv_runs(k, g)) {
+  // A row norm (fuse_row_norm) runs in the tail of a tiled product: no GEMV, no Hopper engine.
+  if (gemv_runs(k, g) && !k.row_norm.active) {
     gemv_gemm(k, g, targets);
     return;
   }
@@ -459,7 +478,9 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
     // else mma.sync with the reason.
     std::string not_hopper;
     if (std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.hopper; })) {
-      not_hopper = hopper_gemm_fallback(k, g, targets);
+      not_hopper = k.row_norm.active ? "the LayerNorm in its tail needs row panels (the Hopper engine's persistent "
+                                       "tiles have none)"
+                                     : hopper_gemm_fallback(k, g, targets);
       if (not_hopper.empty()) {
         std::string why;
         k.tactic = choose_hopper_tile(g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), targets.front(), &why);
@@ -473,7 +494,10 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
       }
     }
     k.engine = Engine::tensor_core;
-    const std::string why = plan_tc_archs(k, targets, {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k)}, storage,
+    // No split-K for tc::Gemm under a row norm: its reduction is a second launch, after the tail.
+    const std::string why = plan_tc_archs(k, targets,
+                                          {g.batch_count(), g.M, g.N, g.K, kernel_bytes(k), !k.row_norm.active},
+                                          storage,
                                           [&](const Target& t, std::string* w) {
                                             const TileConfig tile = choose_tile(g.batch_count(), g.M, g.N, t, w);
                                             check_grid(k, tile, g.M);
@@ -488,6 +512,7 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
   }
   k.engine = Engine::simt;
   simt_gemm(k, g, targets.front());
+  if (k.row_norm.active) k.zeroed_bytes = 4 * row_norm_panels(k.tactic, g.batch_count(), g.M);
   k.note += " (SIMT: " + k.fallback_reason + ")";
 }
 

@@ -230,6 +230,8 @@ inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) 
 }
 template <class T>
 inline T __ldg(const T* p) { return *p; }
+template <class T>
+inline T __ldcg(const T* p) { return *p; }  // ld.global.cg: at L2 (the emulation has one memory)
 
 // CUDA's min/max overloads (global, for device and host code alike).
 #define MC_MINMAX(T)                               \

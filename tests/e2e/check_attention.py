@@ -2,6 +2,7 @@
 """tests/e2e/check_attention.py — a transformer's attention as one fused kernel per layer (report.json).
 
   check_attention.py --modelc build/modelc --model models/tiny_transformer.onnx --layers 1 --work DIR
+                     [--max-kernels-per-layer N]
 
 1. Compiles the model with --fp16 (--arch sm_75,sm_90) and reads report.json: exactly --layers
    kernels of the "attention" family, one per fused candidate of report.json's "attention" (every
@@ -9,6 +10,9 @@
    them); no softmax kernel and no data-movement kernel (transpose, slice, concat, expand, an output
    copy) anywhere in the program, and every kernel that writes an attention kernel's Q, K or V, or
    reads its O, a matrix product (gemm): the views are read and written in place.
+   With --max-kernels-per-layer N: at most N x layers kernels besides the Casts at the model's
+   boundary (issue 27: the BERT-like encoder at most 6 a layer; the LayerNorms run in the products'
+   launches, fuse_row_norm).
 2. Compiles it FP32: no attention kernel (the fuse_attention stage runs with --fp16 / --bf16 only).
 The fused kernel's numbers are codegen_verify_fp16_<model>'s and codegen_verify_bf16_<model>'s
 (tests/e2e/codegen: `modelc verify --emulate` on the same models, the kernel on the host emulation).
@@ -74,14 +78,23 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--layers", type=int, required=True, help="attention layers of the model")
     ap.add_argument("--work", required=True)
+    ap.add_argument("--max-kernels-per-layer", type=int, default=0)
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     if not Path(a.model).exists():
         sys.exit(f"FAIL: {a.model} is missing")
 
-    att = check_fused(report(a.modelc, a.model, work / "fp16", ["--fp16", "--arch", "sm_75,sm_90"]), a.layers)
+    r = report(a.modelc, a.model, work / "fp16", ["--fp16", "--arch", "sm_75,sm_90"])
+    att = check_fused(r, a.layers)
     print(f"--fp16: {len(att)} attention kernel(s): " + ", ".join(f"{k['id']} covers {len(k['nodes'])} nodes" for k in att))
+    if a.max_kernels_per_layer:
+        inner = [k for k in r["kernels"] if not (k["family"] == "elementwise" and k["op"] == "Cast")]
+        if len(inner) > a.max_kernels_per_layer * a.layers:
+            sys.exit(f"FAIL: {len(inner)} kernels besides the boundary Casts, more than {a.max_kernels_per_layer} a layer "
+                     f"x {a.layers}: {[(k['id'], k['family'], k['op']) for k in inner]}")
+        print(f"--fp16: {len(inner)} kernels besides the boundary Casts ({len(inner) / a.layers:.2f} a layer, "
+              f"at most {a.max_kernels_per_layer})")
 
     r = report(a.modelc, a.model, work / "fp32", ["--arch", "sm_75"])
     if any(k["family"] == "attention" for k in r["kernels"]) or "attention" in r:

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/templates/ptx/check_vector_loads.sh NVCC PTXAS ARCH SOURCE OUT PATTERN INCLUDES... — compiles
 # SOURCE to PTX for ARCH and fails unless every .entry (kernel) whose name matches the awk regex
-# PATTERN (at least one must) loads from global memory with 16-byte vector loads (ld.global.v4 or
-# ld.global.nc.v4, or cp.async copies of 16 bytes into shared memory), naming the kernels that do
+# PATTERN (at least one must) loads from global memory with 16-byte vector loads (ld.global.v4,
+# ld.global.nc.v4 or ld.global.cg.v4, or cp.async copies of 16 bytes into shared memory), naming the kernels that do
 # not; then assembles the PTX with ptxas -v and fails on any stack frame or spill.
 # (template_ptx_gemv, template_ptx_conv_depthwise_*)
 set -e
@@ -15,7 +15,7 @@ awk -v pattern="$pattern" '
     if (!v4) bad = bad "\n  " name
   }
   /\.entry / { close_entry(); name = $0; v4 = 0; n++ }
-  /ld\.global(\.nc)?\.v4\./ { v4 = 1 }
+  /ld\.global(\.nc|\.cg)?\.v4\./ { v4 = 1 }
   /cp\.async\.c[ag]\.shared\.global.*, 16[,;]/ { v4 = 1 }
   END {
     close_entry()
