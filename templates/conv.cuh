@@ -203,5 +203,40 @@ struct Conv {
   }
 };
 
+// ---- per-channel operand prologues ---------------------------------------------------------------
+// What a kernel applies to each element of its input X as it loads it, in place of an elementwise
+// kernel of its own in front of it (the compiler's fuse_prologue stage): tensor_core.cuh's tc::Conv
+// (its A operand, ChannelPrologueLoader) and pool.cuh's Pool and GlobalPool take one.
+
+/// \brief No prologue: X as stored.
+struct NoPrologue {
+  static constexpr bool kActive = false;
+  struct Params {};
+};
+
+/// \brief The per-channel prologue on X of T: element x of channel c of image n becomes
+/// act(x scale[c] + shift[c]) (Affine: a BatchNormalization; act ReLU where Relu), then that times
+/// gate[n Gp + c] (Gate: squeeze-and-excite's [N, C, 1, 1] channel scale, Gp its image pitch), in
+/// FP32 (one fmaf), rounded once to T (what the elementwise kernel it replaces would have stored).
+/// The caller applies it to data elements only: a convolution's padding taps, channels >= C and k
+/// past K stay zero, a pool's padded taps are never loaded.
+template <class T, bool Affine, bool Relu, bool Gate, int Gp = 0>
+struct ChannelPrologue {
+  static_assert(Affine || Gate, "ChannelPrologue: an affine map, a gate or both");
+  static constexpr bool kActive = true;
+  struct Params {
+    const float* __restrict__ scale = nullptr;  ///< Affine: [C]
+    const float* __restrict__ shift = nullptr;  ///< Affine: [C]
+    const T* __restrict__ gate = nullptr;       ///< Gate: gate[n Gp + c]
+  };
+  __device__ __forceinline__ static T apply(const Params& p, T x, int n, int c) {
+    float v = static_cast<float>(x);
+    if constexpr (Affine) v = fmaf(v, p.scale[c], p.shift[c]);
+    if constexpr (Relu) v = v > 0.0f ? v : 0.0f;
+    if constexpr (Gate) v *= static_cast<float>(p.gate[n * Gp + c]);
+    return static_cast<T>(v);
+  }
+};
+
 }  // namespace conv
 }  // namespace mc

@@ -18,6 +18,13 @@
 // padded for tensor cores (compiler/schedule/layout.h); the padded channels are neither read nor
 // written. nhwc global pools run one thread per (n, c), each looping over the plane (adjacent
 // threads read adjacent channels).
+//
+// Prologue (Pro: conv.cuh's NoPrologue or ChannelPrologue; the compiler's fuse_prologue stage): each
+// element read goes through Pro::apply (a BatchNormalization's act(x scale[c] + shift[c]), a
+// squeeze-and-excite gate) before it is summed or compared, so the elementwise kernel in front of
+// the pool runs no kernel of its own. Exact per element (the average of act(x) is not act of the
+// average); a padded tap is never loaded (skipped, or counted by count_include_pad as the zero the
+// pool pads its input with), so the padding keeps the pool's own pad value.
 #pragma once
 
 #include "conv.cuh"
@@ -50,6 +57,16 @@ struct Shape {
 struct Taps {
   int first_pos, first_tap, count, padded;
 };
+
+/// \brief Element *x, of channel c of image n, as the pool reads it: through the prologue Pro.
+template <class Pro, class T>
+__device__ __forceinline__ float load(const typename Pro::Params& pro, const T* x, int n, int c) {
+  if constexpr (Pro::kActive) {
+    return static_cast<float>(Pro::apply(pro, *x, n, c));
+  } else {
+    return static_cast<float>(*x);
+  }
+}
 template <int kIn, int kK, int kS, int kP, int kPEnd, int kDil>
 __device__ __forceinline__ Taps taps(int o) {
   const int start = o * kS - kP;
@@ -69,9 +86,9 @@ __device__ __forceinline__ Taps taps(int o) {
   return t;
 }
 
-/// \brief Y (and, for Kind::max with kIndices, Indices: int64) of a windowed pool.
+/// \brief Y (and, for Kind::max with kIndices, Indices: int64) of a windowed pool of X through Pro.
 template <class T, class Sh, Layout L, Kind kKind, bool kIndices, bool kColumnMajor, int NT = 128, int kPitchX = 0,
-          int kPitchY = 0>
+          int kPitchY = 0, class Pro = conv::NoPrologue>
 struct Pool {
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
@@ -91,6 +108,7 @@ struct Pool {
     const T* X = nullptr;
     T* Y = nullptr;
     int64_t* indices = nullptr;  ///< null unless kIndices
+    typename Pro::Params prologue{};
   };
 
   static dim3 grid() { return dim3(static_cast<unsigned>((kOutputs + NT - 1) / NT)); }
@@ -132,7 +150,7 @@ struct Pool {
           const int iy = ty.first_pos + b * Dl::kH;
           for (int e = 0; e < tx.count; ++e) {
             const int ix = tx.first_pos + e * Dl::kW;
-            const float v = static_cast<float>(x[((iz * I::kH + iy) * I::kW + ix) * kPixelStride]);
+            const float v = load<Pro>(p.prologue, x + ((iz * I::kH + iy) * I::kW + ix) * kPixelStride, n, c);
             if (bx < 0 || v > best) {
               best = v;
               bz = iz;
@@ -159,7 +177,7 @@ struct Pool {
         for (int b = 0; b < ty.count; ++b) {
           const int iy = ty.first_pos + b * Dl::kH;
           for (int e = 0; e < tx.count; ++e) {
-            sum += static_cast<float>(x[((iz * I::kH + iy) * I::kW + tx.first_pos + e * Dl::kW) * kPixelStride]);
+            sum += load<Pro>(p.prologue, x + ((iz * I::kH + iy) * I::kW + tx.first_pos + e * Dl::kW) * kPixelStride, n, c);
           }
         }
       }
@@ -172,8 +190,10 @@ struct Pool {
 
 /// \brief GlobalAveragePool / GlobalMaxPool over planes of kInner elements: Y[plane] = mean or max
 /// of the plane. nchw: plane (n, c) is contiguous, one warp per plane; nhwc: its elements are kPitchX
-/// apart, one thread per plane, and Y[n, c] is at n * kPitchY + c (0: the channel count).
-template <class T, int kN, int kC, int kInner, Layout L, bool kMax, int NT = 128, int kPitchX = 0, int kPitchY = 0>
+/// apart, one thread per plane, and Y[n, c] is at n * kPitchY + c (0: the channel count). X's
+/// elements go through Pro.
+template <class T, int kN, int kC, int kInner, Layout L, bool kMax, int NT = 128, int kPitchX = 0, int kPitchY = 0,
+          class Pro = conv::NoPrologue>
 struct GlobalPool {
   static constexpr int kThreads = NT;
   static constexpr int kSmemBytes = 0;
@@ -186,6 +206,7 @@ struct GlobalPool {
   struct Params {
     const T* X = nullptr;
     T* Y = nullptr;
+    typename Pro::Params prologue{};
   };
 
   static dim3 grid() {
@@ -202,7 +223,7 @@ struct GlobalPool {
       const T* x = p.X + int64_t(n) * kInner * kPX + c;
       float v = kMax ? -__int_as_float(0x7f800000) : 0.0f;
       for (int i = 0; i < kInner; ++i) {
-        const float e = static_cast<float>(x[int64_t(i) * kPX]);
+        const float e = load<Pro>(p.prologue, x + int64_t(i) * kPX, n, c);
         v = kMax ? fmaxf(v, e) : v + e;
       }
       p.Y[int64_t(n) * kPY + c] = static_cast<T>(kMax ? v : v / static_cast<float>(kInner));
@@ -214,11 +235,11 @@ struct GlobalPool {
     // stores nothing.
     const bool active = plane < kPlanes;
     const T* x = p.X + int64_t(plane) * kInner;
-    constexpr int kStride = 1;
+    const int n = plane / kC, c = plane % kC;
     float v = kMax ? -__int_as_float(0x7f800000) : 0.0f;  // -inf: the identity of max
     if (active) {
       for (int i = lane; i < kInner; i += 32) {
-        const float e = static_cast<float>(x[int64_t(i) * kStride]);
+        const float e = load<Pro>(p.prologue, x + i, n, c);
         v = kMax ? fmaxf(v, e) : v + e;
       }
     }

@@ -55,7 +55,7 @@
 // columns, element stores otherwise. A horizontally fused kernel (EpilogueRanges) stores each
 // channel in its range's output instead.
 //
-// A-operand prologue (Conv's Pro: ChannelPrologue, below): a per-channel act(x scale + shift) and a
+// A-operand prologue (Conv's Pro: ChannelPrologue, conv.cuh): a per-channel act(x scale + shift) and a
 // per-(image, channel) gate applied to X's elements between global and shared memory (in registers,
 // or in place after the cp.async wait), so a pre-activation BatchNormalization + ReLU or a
 // squeeze-and-excite scale needs no kernel of its own (docs/CONV_KERNELS.md).
@@ -561,35 +561,9 @@ struct Im2colLoader {
   }
 };
 
-/// \brief No A-operand prologue: X as stored.
-struct NoPrologue {
-  static constexpr bool kActive = false;
-  struct Params {};
-};
-
-/// \brief The per-channel A-operand prologue of a convolution on X of T (__half or bf16): element x
-/// of channel c of image n becomes act(x scale[c] + shift[c]) (Affine: a pre-activation
-/// BatchNormalization; act ReLU where Relu), then that times gate[n Gp + c] (Gate: squeeze-and-
-/// excite's [N, C, 1, 1] channel scale, Gp its image pitch), in FP32 (one fmaf), rounded once to T.
-/// Only the data elements are transformed (ChannelPrologueLoader): padding taps, channels >= C and
-/// k past K stay zero.
-template <class T, bool Affine, bool Relu, bool Gate, int Gp = 0>
-struct ChannelPrologue {
-  static_assert(Affine || Gate, "tc::ChannelPrologue: an affine map, a gate or both");
-  static constexpr bool kActive = true;
-  struct Params {
-    const float* __restrict__ scale = nullptr;  ///< Affine: [C]
-    const float* __restrict__ shift = nullptr;  ///< Affine: [C]
-    const T* __restrict__ gate = nullptr;       ///< Gate: gate[n Gp + c]
-  };
-  __device__ __forceinline__ static T apply(const Params& p, T x, int n, int c) {
-    float v = static_cast<float>(x);
-    if constexpr (Affine) v = fmaf(v, p.scale[c], p.shift[c]);
-    if constexpr (Relu) v = v > 0.0f ? v : 0.0f;
-    if constexpr (Gate) v *= static_cast<float>(p.gate[n * Gp + c]);
-    return static_cast<T>(v);
-  }
-};
+// NoPrologue and ChannelPrologue live in conv.cuh (the pool template applies them too).
+using conv::ChannelPrologue;
+using conv::NoPrologue;
 
 /// \brief An im2col loader (Base: Im2colLoader of 16-bit elements) whose elements go through the
 /// prologue Pro (ChannelPrologue) on their way to shared memory: in registers where they pass

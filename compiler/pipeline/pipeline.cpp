@@ -163,8 +163,8 @@ const std::vector<Stage>& pipeline() {
       {"fuse_prologue", K::schedule,
        "the final readers' views and layouts (layout, elide_concat, fuse_horizontal); before streams and the arena",
        "a BatchNormalization (+ ReLU) or squeeze-and-excite Mul by an [N, C, 1, 1] gate read only by 1x1 FP16 / "
-       "BF16 channels-last convolutions runs no kernel: they apply it as they load X (an operand prologue; "
-       "schedule/fuse_prologue.cpp)",
+       "BF16 channels-last convolutions or by pools runs no kernel: they apply it as they load X (an operand "
+       "prologue; schedule/fuse_prologue.cpp)",
        true, nullptr, schedule_stage<fuse_prologue>},
       {"fuse_row_norm", K::schedule,
        "the final kernel list but for it and each product's epilogue (fuse_epilogue: the residual add); before "

@@ -1,12 +1,14 @@
 // compiler/schedule/fuse_prologue.cpp — the fuse_prologue stage (schedule/stages.h).
 //
-// A per-channel elementwise kernel in front of 1x1 convolutions runs no kernel of its own: each
-// convolution reading its output reads its input instead and applies it as it loads X (an
-// A-operand prologue: templates/tensor_core.cuh tc::ChannelPrologue, Kernel::prologue). Two forms:
+// A per-channel elementwise kernel in front of 1x1 convolutions or pools runs no kernel of its own:
+// each convolution or pool reading its output reads its input instead and applies it as it loads X
+// (an operand prologue: templates/conv.cuh ChannelPrologue, applied by tensor_core.cuh's tc::Conv
+// to its A operand and by pool.cuh's Pool and GlobalPool to each element; Kernel::prologue). Two
+// forms:
 //  - a BatchNormalization (FusedBatchNormalization with a ReLU or without an activation): the
 //    pre-activation BN + ReLU of DenseNet's dense layers and transitions, act(x scale[c] +
 //    shift[c]) with scale = gamma / sqrt(var + eps), shift = beta - mean scale (new FP32
-//    constants, inputs 4 and 5 of every convolution that takes it);
+//    constants, inputs 4 and 5 of every reader that takes it);
 //  - a Mul of x [N, C, H, W] by a gate [N, C, 1, 1] (squeeze-and-excite's channel scale): x
 //    gate[n][c] (the gate input 6, read where its producer wrote it).
 // Where the fold is exact: the reader is a convolution of groups 1 with a 1x1 window, stride 1, no
@@ -14,15 +16,20 @@
 // tensor-core template (FP16 / BF16 storage, channels-last with a pitch of whole 16-byte chunks,
 // 16-byte aligned, BF16 only where every --arch has BF16 MMAs): the template masks channels >= C
 // and k past K, so they stay zero. It folds only when EVERY reader of the elementwise kernel's
-// output is such a convolution reading it as X, the output is its buffer's own value (not a
-// Concat slice, not a model output), the convolution reads the input at the layout and pitch the
-// output had (W is stored OHWI at that pitch) or, where the input is a channel slice of a wider
+// output is such a convolution (or a pool, below) reading it as X, the output is its buffer's own
+// value (not a Concat slice, not a model output), the convolution reads the input at the layout and
+// pitch the output had (W is stored OHWI at that pitch) or, where the input is a channel slice of a wider
 // buffer (DenseNet's Concats, elide_concat), at that buffer's pitch with compact K (its channels
 // whole 16-byte chunks, its weight re-stored so: restore_conv_weights, a weight only it reads), and
-// no boundary Cast was folded into either; else the
-// kernel stays, and Kernel::kept_prologue says why (the report's note). FP32 and NCHW models, and
-// INT8 convolutions (QConv: the conv_int8 family), keep their elementwise kernels ("FP32 storage",
-// "NCHW layout", "read by a conv_int8 kernel").
+// no boundary Cast was folded into either. A pool reader (MaxPool, AveragePool, GlobalAveragePool,
+// GlobalMaxPool: DenseNet's last BN + ReLU, norm5, before its global average pool) takes it in
+// either layout and any float storage, reading X where the BN's input lies (any channel pitch
+// channels-last, a dense view NCHW): the template transforms each element it loads (the average of
+// act(x) is not act of the average) and never loads a padded tap, so a padded window keeps the
+// pool's own pad value (zero, or no tap at all) rather than act(0 scale + shift). Else the kernel
+// stays, and Kernel::kept_prologue says why (the report's note). FP32 and NCHW models in front of
+// convolutions, and INT8 convolutions (QConv: the conv_int8 family), keep their elementwise kernels
+// ("FP32 storage", "NCHW layout", "read by a conv_int8 kernel").
 //
 // A schedule stage like fuse_horizontal, for its reasons: the graph keeps the nodes (the reference,
 // `verify` and --print-after see the model unchanged), the layout stage has decided every buffer's
@@ -117,21 +124,42 @@ Candidate candidate_of(const Kernel& k) {
   return c;
 }
 
+/// Why pool kernel r (named `who`; a reader of the candidate's output, `cand` the candidate's kernel)
+/// cannot take the prologue ("" when it can). The pool template applies it to each element it
+/// loads, in either layout and any float storage, and never loads a padded tap (a padded window
+/// keeps the pool's own pad value): only the views must fit.
+std::string pool_unfit(const Kernel& cand, const Candidate& c, const Kernel& r, const std::string& who) {
+  const TensorView& x = cand.inputs[0];  // what the reader will read
+  const DType t = x.dtype;
+  if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) return fmt::format("{} data", dtype_name(t));
+  if (cand.outputs[0].dtype != t || r.outputs[0].dtype != t) return fmt::format("{} reads another type", who);
+  if (c.gate && std::any_of(cand.inputs.begin(), cand.inputs.end(), [&](const TensorView& v) { return v.dtype != t; })) {
+    return "a gate of another type";
+  }
+  if (r.channels_last ? channels_last_pitch(x) == 0 : !dense_view(x)) {
+    return fmt::format("{} runs {}, its input is not", who, r.channels_last ? "channels-last" : "NCHW");
+  }
+  if (!r.folded_casts.empty()) return fmt::format("{} folds a boundary Cast", who);
+  return "";
+}
+
 /// Why kernel r (a reader of the candidate's output, `cand` the candidate's kernel) cannot take the
 /// prologue ("" when it can).
 std::string reader_unfit(const ValueIndex& index, const Kernel& cand, const Candidate& c,
                          const Kernel& r, const std::vector<Target>& targets, bool* new_pitch) {
   *new_pitch = false;
   const std::string who = r.source.node ? fmt::format("'{}' ({})", r.source.node->name(), r.source.node->op()) : r.id;
-  if (r.family_name() != "conv") return fmt::format("read by {}, a {} kernel", who, r.family_name());
+  const bool pool = r.family_name() == "pool";
+  if (!pool && r.family_name() != "conv") return fmt::format("read by {}, a {} kernel", who, r.family_name());
   const Node& n = *r.source.node;
-  if (producer(n) != "Conv") return fmt::format("read by {}", who);
+  if (!pool && producer(n) != "Conv") return fmt::format("read by {}", who);
   for (std::size_t i = 0; i < r.source.inputs.size(); ++i) {
     const Value* v = r.source.inputs[i];
     if (i > 0 && v && index.buffer(v) == index.buffer(c.y)) return fmt::format("read by {} as input {}", who, i);
   }
   if (r.source.inputs.empty() || r.source.inputs[0] != c.y) return fmt::format("read by {} through a view", who);
   if (r.prologue.active()) return fmt::format("{} has a prologue already", who);
+  if (pool) return pool_unfit(cand, c, r, who);
   const ops::WindowGeometry g = ops::conv_geometry(n);
   const bool one = std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t d) { return d == 1; }) &&
                    std::all_of(g.stride.begin(), g.stride.end(), [](int64_t d) { return d == 1; }) &&

@@ -29,6 +29,16 @@ LinearEpilogue epilogue_of(const Kernel& k) {
   return e;
 }
 
+/// The image pitch of the gate of kernel k's operand prologue (input kPrologueGateInput); 0 without one.
+int64_t gate_pitch(const Kernel& k) {
+  if (!k.prologue.gate) return 0;
+  const TensorView& gate = k.inputs.at(kPrologueGateInput);
+  if (gate.strides.size() != 4 || (gate.shape[1] > 1 && gate.strides[1] != 1)) {
+    throw Error("internal: kernel " + k.id + ": the prologue's gate '" + gate.value + "' is not [N, C] with unit channel stride");
+  }
+  return gate.strides[0];
+}
+
 }  // namespace
 
 std::shared_ptr<const KernelPlan> gemm_plan(const Kernel& k) {
@@ -54,13 +64,7 @@ std::shared_ptr<const KernelPlan> conv_plan(const Kernel& k) {
     p.depth = tc_conv_depth(k);
   }
   p.prologue = k.prologue;
-  if (p.prologue.gate) {
-    const TensorView& gate = k.inputs.at(kPrologueGateInput);
-    if (gate.strides.size() != 4 || (gate.shape[1] > 1 && gate.strides[1] != 1)) {
-      throw Error("internal: kernel " + k.id + ": the prologue's gate '" + gate.value + "' is not [N, C] with unit channel stride");
-    }
-    p.gate_pitch = gate.strides[0];
-  }
+  p.gate_pitch = gate_pitch(k);
   return make_plan("conv", std::move(p));
 }
 
@@ -90,6 +94,8 @@ std::shared_ptr<const KernelPlan> pool_plan(const Kernel& k) {
     p.include_pad = !p.max && n.attr_int("count_include_pad", 0) != 0;
     p.column_major = n.attr_int("storage_order", 0) != 0;
   }
+  p.prologue = k.prologue;
+  p.gate_pitch = gate_pitch(k);
   return make_plan("pool", std::move(p));
 }
 

@@ -75,6 +75,10 @@ struct PoolPlan {
   ConvGeometry geometry;     ///< a windowed pool's
   bool include_pad = false;  ///< AveragePool's count_include_pad
   bool column_major = false; ///< MaxPool's storage_order (the Indices)
+  /// fuse_prologue: what the pool applies to each element of X as it loads it (Kernel::prologue;
+  /// its operands are inputs 4..6), and the gate's image pitch, as ConvPlan's.
+  OperandPrologue prologue;
+  int64_t gate_pitch = 0;
 };
 
 /// \brief conv_int8: QConv on the INT8 tensor cores.

@@ -181,7 +181,7 @@ struct OutputRange {
   int64_t begin = 0, end = 0;
 };
 
-/// \brief What a convolution applies to its X (input 0) as it loads it (schedule stage
+/// \brief What a convolution or a pool applies to its X (input 0) as it loads it (schedule stage
 /// fuse_prologue: a per-channel BatchNormalization (+ ReLU), or squeeze-and-excite's Mul by a
 /// [N, C, 1, 1] gate, that ran as a kernel of its own before it): element x of channel c of image n
 /// becomes act(x scale[c] + shift[c]) (affine), times gate[n][c] (gate), in FP32, rounded once.
@@ -194,7 +194,7 @@ struct OperandPrologue {
   /// "x * scale + shift, relu, x * gate" (the report's and the emitted comments' text).
   std::string text() const;
 };
-/// The input slots of a convolution's prologue operands (after X, W, bias and residual).
+/// The input slots of a conv's or pool's prologue operands (after X, W, bias, residual: a pool's absent).
 constexpr int kPrologueScaleInput = 4;
 constexpr int kPrologueShiftInput = 5;
 constexpr int kPrologueGateInput = 6;
@@ -306,8 +306,8 @@ struct Kernel {
   /// fold_operand_views: the Transposes / Slices it reads as strides, or writes through.
   std::vector<std::string> operand_views;
   std::string kept_view;                ///< fold_operand_views: a Transpose / Slice that stays a kernel: why
-  /// fuse_prologue: a convolution's operand prologue (inputs 4..6); for a per-channel elementwise
-  /// kernel that stays a kernel, why it was not folded into its readers (kept_prologue).
+  /// fuse_prologue: a convolution's or pool's operand prologue (inputs 4..6); for a per-channel
+  /// elementwise kernel that stays a kernel, why it was not folded into its readers (kept_prologue).
   OperandPrologue prologue;
   std::string kept_prologue;
   /// fuse_row_norm: a matrix product's row norm (output 1); for a LayerNormalization that stays a

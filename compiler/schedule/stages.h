@@ -83,7 +83,7 @@ bool elide_concat(Schedule& s, const LowerOptions& o);
 bool fold_operand_views(Schedule& s, const LowerOptions& o);
 /// fuse_horizontal.cpp: sibling convolutions (matrix products) on one input as one kernel.
 bool fuse_horizontal(Schedule& s, const LowerOptions& o);
-/// fuse_prologue.cpp: per-channel BN (+ ReLU) and SE gate kernels into the 1x1 convolutions reading them.
+/// fuse_prologue.cpp: per-channel BN (+ ReLU) and SE gate kernels into the 1x1 convs and pools reading them.
 bool fuse_prologue(Schedule& s, const LowerOptions& o);
 /// fuse_row_norm.cpp: a LayerNormalization over a matrix product's output rows into the product's launch.
 bool fuse_row_norm(Schedule& s, const LowerOptions& o);

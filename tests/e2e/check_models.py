@@ -16,9 +16,14 @@
     check_models.py inspect --modelc BIN M1.onnx M2.onnx ...
         runs `modelc inspect` on each model and requires exit status 0 (no unsupported node).
     check_models.py tensor-cores --modelc BIN --model M.onnx --work DIR [--max-kernels N] [--arch A] [--bf16]
+                                 [--no-kernel-for Concat,BatchNormalization]
         compiles `modelc M.onnx --fp16 --arch A` (--bf16: --bf16) into DIR and reads report.json: every convolution
         and matrix product (the conv and gemm families) runs on tensor cores, except the depthwise
-        ones, whose fallback reason must say so; at most --max-kernels kernels in all.
+        ones, whose fallback reason must say so; at most --max-kernels kernels in all. With
+        --no-kernel-for, no kernel's main node (its first in "nodes", a fused op's producer too) is of
+        one of those op types: each such node is elided or runs inside another kernel (a Concat's
+        inputs writing their slices; a BatchNormalization in a convolution's or pool's operand
+        prologue), and the model must have at least one node of each (else the check proves nothing).
     check_models.py arena --modelc BIN --work DIR [--max-ratio 1.05] [--reemit] M1.onnx M2.onnx ...
         compiles each model in FP32 and with --fp16 --arch sm_90 and reads report.json's memory
         section: the max-live lower bound recomputed from the buffers' live intervals (the most
@@ -214,6 +219,21 @@ def tensor_cores(args):
     if on_tc == 0:
         print("FAIL: no kernel on tensor cores")
         bad.append("none on tensor cores")
+    ops = [o for o in (args.no_kernel_for or "").split(",") if o]
+    if ops:
+        m = onnx.load(args.model, load_external_data=False)
+        op_of = {n.name: n.op_type for n in m.graph.node}
+        for op in ops:
+            nodes = sum(1 for t in op_of.values() if t == op)
+            own = [f"{k['id']} ({k['nodes'][0]}: {k.get('note', '')})" for k in kernels
+                   if k.get("nodes") and op_of.get(k["nodes"][0]) == op]
+            print(f"{op}: {nodes} node(s) in the model, {len(own)} kernel(s) of their own")
+            if nodes == 0:
+                print(f"FAIL: the model has no {op} node: --no-kernel-for {op} proves nothing")
+                bad.append("no " + op)
+            for o in own:
+                print(f"FAIL: a {op} kernel: {o}")
+                bad.append(o)
     return 1 if bad else 0
 
 
@@ -362,6 +382,7 @@ def main():
     t.add_argument("--arch", default="sm_75")
     t.add_argument("--bf16", action="store_true", help="compile with --bf16 instead of --fp16")
     t.add_argument("--max-kernels", type=int, default=None)
+    t.add_argument("--no-kernel-for", help="comma-separated op types no kernel may run as its main node")
     a = sub.add_parser("arena", help="the arena is within --max-ratio of its max-live bound (report.json); "
                                      "with --reemit, a second FP16 compile gives the same files")
     a.add_argument("--modelc", required=True)

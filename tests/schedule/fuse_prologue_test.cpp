@@ -4,7 +4,10 @@
 // FP32 scale and shift computed from the BN's parameters, the gate's view); a BN + Relu read by a
 // padded 3x3 conv stays a kernel with its reason, and so does everything in FP32, in the NCHW
 // layout, and with the stage disabled. (Through the host emulation: tests/e2e/codegen/conv_blocks.py's
-// dense and squeeze-and-excite blocks.)
+// dense and squeeze-and-excite blocks.) A BN + Relu read only by pools (a global average pool, a
+// padded AveragePool) runs in the pools' loads, in FP16 NHWC, FP32 and NCHW; with a conv reader
+// that cannot take it as well, it stays with that reader's reason. (The pool template with the
+// prologue: tests/templates/pool_prologue_test.cpp; densenet121_64's norm5: e2e_tensor_cores_densenet121_64.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -232,4 +235,108 @@ TEST_CASE("fuse_prologue: a BN reading a prefix of a dense block's shared Concat
   CHECK(kernel_layout(kernel_of(s, "conv1")).w.compact);
   CHECK(kernel_layout(kernel_of(s, "conv2")).w.compact);
   CHECK_FALSE(kernel_layout(kernel_of(s, "conv3")).w.compact);
+}
+
+namespace {
+
+/// BNs before pools (DenseNet's norm5 + ReLU before its global average pool): x [1, 16, 6, 6] ->
+/// conv0 3x3 (16) -> a; bn1 + relu1 -> GlobalAveragePool gap1 -> p1; bn2 + relu2 -> AveragePool
+/// 3x3 pads 1 count_include_pad pool2 -> p2; bn3 + relu3 -> GlobalAveragePool gap3 -> p3 and ->
+/// conv3 3x3 pad 1 (8) -> y3.
+struct PoolNet {
+  Graph g;
+  explicit PoolNet(bool fp16) {
+    g.set_opset(17);
+    const DType t = fp16 ? DType::float16 : DType::float32;
+    Value* x = input(g, "x", {1, 16, 6, 6});
+    Value* in = network_input(g, x, fp16);
+    auto v = [&](const std::string& name) { return g.add_value(name); };
+    Value* a = v("a");
+    g.add_node("Conv", "conv0", {in, sine_weight(g, "W0", {16, 16, 3, 3}, t)}, {a})->set_attr_ints("pads", {1, 1, 1, 1});
+    auto bn_relu = [&](const std::string& n) {
+      std::vector<double> gamma, beta, mean, var;
+      for (int i = 0; i < 16; ++i) {
+        gamma.push_back(1.0 + 0.01 * i);
+        beta.push_back(0.1 * std::sin(i));
+        mean.push_back(0.05 * std::cos(i));
+        var.push_back(0.5 + 0.02 * i);
+      }
+      auto k = [&](const std::string& name, const std::vector<double>& d) {
+        return g.add_constant("bn" + n + name, Tensor::from_f64(DType::float32, {16}, d), true);
+      };
+      Value *b = v("b" + n), *r = v("r" + n);
+      g.add_node("BatchNormalization", "bn" + n, {a, k("_g", gamma), k("_b", beta), k("_m", mean), k("_v", var)}, {b})
+          ->set_attr_float("epsilon", 1e-3);
+      g.add_node("Relu", "relu" + n, {b}, {r});
+      return r;
+    };
+    Value *p1 = v("p1"), *p2 = v("p2"), *p3 = v("p3"), *y3 = v("y3");
+    g.add_node("GlobalAveragePool", "gap1", {bn_relu("1")}, {p1});
+    Node* pool2 = g.add_node("AveragePool", "pool2", {bn_relu("2")}, {p2});
+    pool2->set_attr_ints("kernel_shape", {3, 3});
+    pool2->set_attr_ints("pads", {1, 1, 1, 1});
+    pool2->set_attr_int("count_include_pad", 1);
+    Value* r3 = bn_relu("3");
+    g.add_node("GlobalAveragePool", "gap3", {r3}, {p3});
+    g.add_node("Conv", "conv3", {r3, sine_weight(g, "W3", {8, 16, 3, 3}, t)}, {y3})->set_attr_ints("pads", {1, 1, 1, 1});
+    for (Value* o : {p1, p2, p3, y3}) g.add_output(o);
+    ops::infer_graph(g);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fuse_prologue: a BN + Relu read only by pools runs in the pools' loads (a padded window too); with a conv reader that cannot take it, it stays") {
+  PoolNet n(true);
+  LowerOptions o = layout_options(LayoutMode::automatic, true);
+  o.passes.verify_each = true;
+  const Schedule s = lower(n.g, o);
+  for (const char* p : {"gap1", "pool2"}) {
+    CAPTURE(p);
+    const Kernel& k = kernel_of(s, p);
+    const std::string i = std::string(p).substr(std::string(p).size() - 1);
+    REQUIRE(covering(s, "bn" + i) == &k);
+    CHECK(covering(s, "relu" + i) == &k);
+    CHECK(k.family_name() == "pool");
+    CHECK(k.prologue.affine);
+    CHECK(k.prologue.relu);
+    CHECK_FALSE(k.prologue.gate);
+    CHECK(k.inputs[0].value == "a");
+    CHECK(k.channels_last);
+    REQUIRE(k.inputs.size() == 7);
+    CHECK(k.inputs[kPrologueScaleInput].dtype == DType::float32);
+    CHECK(k.inputs[kPrologueShiftInput].shape == Shape{16});
+    CHECK(k.inputs[1].dtype == DType::undefined);
+    CHECK(plan_of<linear::PoolPlan>(k).prologue.affine);
+    CHECK(k.note.find("X loaded through the prologue relu(x * scale + shift)") != std::string::npos);
+  }
+  // The padded AveragePool takes it: the template never loads a padded tap, so the padding stays
+  // the pool's zero, not relu(0 scale + shift).
+  CHECK(plan_of<linear::PoolPlan>(kernel_of(s, "pool2")).include_pad);
+  // bn3 is read by gap3 (fit) and by the padded 3x3 conv3 (not): it stays a kernel, with conv3's reason.
+  const Kernel* bn3 = covering(s, "bn3");
+  REQUIRE(bn3 != nullptr);
+  CHECK(bn3->family_name() == "elementwise");
+  CHECK(bn3->kept_prologue.find("'conv3' (Conv), not a 1x1 stride-1 unpadded convolution") != std::string::npos);
+  CHECK_FALSE(kernel_of(s, "gap3").prologue.active());
+  CHECK(kernel_of(s, "gap3").inputs[0].value == "r3");
+}
+
+TEST_CASE("fuse_prologue: a pool takes the prologue in FP32 and in the NCHW layout too") {
+  {
+    PoolNet n(false);
+    const Schedule s = lower(n.g, layout_options(LayoutMode::automatic, false));
+    CHECK(covering(s, "bn1") == &kernel_of(s, "gap1"));
+    CHECK(covering(s, "bn2") == &kernel_of(s, "pool2"));
+    CHECK(kernel_of(s, "gap1").inputs[0].dtype == DType::float32);
+  }
+  {
+    PoolNet n(true);
+    const Schedule s = lower(n.g, layout_options(LayoutMode::nchw, true));
+    const Kernel& gap1 = kernel_of(s, "gap1");
+    CHECK(covering(s, "bn1") == &gap1);
+    CHECK_FALSE(gap1.channels_last);
+    CHECK(gap1.inputs[0].value == "a");
+    CHECK(covering(s, "bn3")->kept_prologue.find("'conv3'") != std::string::npos);
+  }
 }

@@ -117,6 +117,15 @@ mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::nhwc, pool::Kind::max, fa
     pool::Pool<__half, PoolShape, Layout::nhwc, pool::Kind::max, false, false, 128, 72, 64>::Params);
 template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512>>(
     pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512>::Params);
+// With an operand prologue (fuse_prologue: DenseNet's norm5 + ReLU in the global average pool, a
+// squeeze-and-excite gate in a windowed pool).
+using Norm5 = conv::ChannelPrologue<__half, true, true, false>;
+template __global__ void mc::gemm::kernel<pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512, Norm5>>(
+    pool::GlobalPool<__half, 1, 512, 49, Layout::nhwc, false, 128, 520, 512, Norm5>::Params);
+using Gated = conv::ChannelPrologue<__half, false, false, true, 64>;
+template __global__ void
+mc::gemm::kernel<pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::average_include_pad, false, false, 128, 0, 0, Gated>>(
+    pool::Pool<__half, PoolShape, Layout::nchw, pool::Kind::average_include_pad, false, false, 128, 0, 0, Gated>::Params);
 template __global__ void
 mc::gemm::kernel<conv::ConvDepthwise<__half, float, DwShape, Layout::nhwc, gemm::EpilogueBias<__half>, 128, 40, 48>>(
     conv::ConvDepthwise<__half, float, DwShape, Layout::nhwc, gemm::EpilogueBias<__half>, 128, 40, 48>::Params);
