@@ -65,6 +65,8 @@ std::string print_schedule(const Schedule& s) {
       if (!k.kept_view.empty()) decided.push_back("not a view: " + k.kept_view);
       if (k.prologue.active()) decided.push_back("prologue: " + k.prologue.text());
       if (!k.kept_prologue.empty()) decided.push_back("not a conv prologue: " + k.kept_prologue);
+      if (k.row_maps.active()) decided.push_back(fmt::format("row tables: {}", fmt::join(k.row_maps.folded, ", ")));
+      if (!k.kept_row_map.empty()) decided.push_back("no row table: " + k.kept_row_map);
       if (!k.ranges.empty()) {
         std::vector<std::string> ranges;
         for (const OutputRange& r : k.ranges) ranges.push_back(fmt::format("'{}' [{}, {})", r.op.name, r.begin, r.end));
