@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/fused.h"
 #include "ops/shape_inference.h"
 #include "pipeline/pipeline.h"
 #include "tests/ir/graph_input.h"
