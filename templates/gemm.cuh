@@ -66,6 +66,22 @@ struct Strides {
   }
 };
 
+/// \brief A matrix operand of tc::Gemm whose rows go through a table of int rows (the
+/// fold_row_maps stage, docs/ARCHITECTURE.md): S's strides describe the logical operand, and its row
+/// r, the flat index batch x M + m, lies at row rows[r] of the memory (element rows[r] x S::kRow +
+/// column x S::kCol; the batch strides unused), or nowhere when rows[r] is negative: a gathered A
+/// reads zeros there (a padding row), a scattered Y writes nothing (a row the model drops). The
+/// table is Params::a_rows / y_rows; a fused residual is read where its Y element is written.
+template <class S>
+struct RowMapped : S {
+  static constexpr bool kRowMapped = true;
+};
+/// \brief Whether strides S are RowMapped.
+template <class S, class = void>
+struct IsRowMapped : std::false_type {};
+template <class S>
+struct IsRowMapped<S, decltype(void(S::kRowMapped))> : std::integral_constant<bool, S::kRowMapped> {};
+
 /// \brief Where an output element is: its batch (a group, for convolutions), its row (m; the
 /// output channel for convolutions), its column (n; the output pixel) and its offset in Y.
 struct Coord {

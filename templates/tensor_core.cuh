@@ -60,6 +60,15 @@
 // or in place after the cp.async wait), so a pre-activation BatchNormalization + ReLU or a
 // squeeze-and-excite scale needs no kernel of its own (docs/CONV_KERNELS.md).
 //
+// Row tables (Gemm only; the fold_row_maps stage, docs/ARCHITECTURE.md): with SA a
+// gemm::RowMapped<Strides>, A's logical row r (the flat batch x M + m) is read at row a_rows[r] of
+// Params::A (GatherLoader: each chunk's row looked up once per block, k-fast, 16-byte chunks where
+// the row pitch allows; a negative entry reads zeros: cp.async's zero-fill, no load), so a Pad /
+// roll / window partition before the product needs no kernel; with SY RowMapped, Y's row r is
+// written at row y_rows[r] (negative: not written) and a fused residual is read at that element's
+// offset, so the window reverse, roll back, crop and residual Add after it need none either. The
+// host emulation runs the same code: the same bits.
+//
 // Kernels: Gemm (batched strided GEMM, as mc::gemm::Gemm) and Conv (implicit GEMM over NHWC
 // views with channel pitches: GEMM rows are output pixels, columns output channels, depth
 // k = (tap, c) with c fastest over the pitch Cp; channels >= C are masked, never read as data;
@@ -435,6 +444,70 @@ struct OperandLoader {
         const int n = where(k0, i, p);
         const int c = tid + i * NT;
         cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * static_cast<int>(sizeof(T)));
+      }
+    }
+  }
+};
+
+/// \brief A k-fast matrix operand of T read through a row table (gemm::RowMapped A): element
+/// (x, k) at base[rows[x] * SX + k] (SK is 1), 0 where rows[x] is negative (a padding row) or
+/// outside X x K. Each chunk's row is looked up once, in the constructor (its x is the same in
+/// every slice), so the main loop costs what OperandLoader's does: cp.async with src-size 0
+/// zero-fills a padding row's chunks. Vec: 16-byte loads (the caller's base 16-byte aligned, SX
+/// whole chunks).
+template <class T, int X, int K, int64_t SX, int BK, int BX, int NT, bool Vec>
+struct GatherLoader {
+  using Elem = T;
+  using Regs = Chunk<T>;
+  static constexpr int V = chunk_elems<sizeof(T)>();
+  static constexpr bool kKFast = true;
+  static constexpr bool kVector = Vec && SX % V == 0;
+  using Map = Chunks<BX, BK, true, NT, V>;
+  using Layout = StageLayout<BX, BK, true, sizeof(T)>;
+  static constexpr int kCount = Map::kCount, kNT = NT;
+  const T* base;
+  int tid;
+  int64_t row[kCount];  ///< element offset of chunk i's row; -1: a padding row or past X
+
+  /// rows: the table from this block's first logical row (batch x X) on; x0 the block's first x.
+  __device__ __forceinline__ GatherLoader(const T* base_, const int* rows, int x0, int tid_) : base(base_), tid(tid_) {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const int x = x0 + Map::x(tid + i * NT);
+      const int r = x < X ? rows[x] : -1;
+      row[i] = r < 0 ? -1 : static_cast<int64_t>(r) * SX;
+    }
+  }
+  /// Chunk i of slice k0: how many of its elements lie inside, and the element pointer of its start.
+  __device__ __forceinline__ int where(int k0, int i, const T*& p) const {
+    const int gk = k0 + Map::k(tid + i * NT);
+    p = base + (row[i] < 0 ? 0 : row[i] + gk);
+    return row[i] < 0 ? 0 : inside<V>(K, gk);
+  }
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
+    MC_UNROLL
+    for (int i = 0; i < kCount; ++i) {
+      const T* p;
+      const int n = where(k0, i, p);
+      if (kVector && n == V) {
+        r[i].v = *reinterpret_cast<const uint4*>(p);
+      } else {
+        MC_UNROLL
+        for (int e = 0; e < V; ++e) r[i].h[e] = e < n ? p[e] : static_cast<T>(0.0f);
+      }
+    }
+  }
+  /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
+  __device__ __forceinline__ void async(int k0, T* stage) const {
+    if constexpr (!kVector) {
+      stage_through_registers(*this, k0, stage);
+    } else {
+      MC_UNROLL
+      for (int i = 0; i < kCount; ++i) {
+        const T* p;
+        const int n = where(k0, i, p);
+        const int c = tid + i * NT;
+        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), p, n * static_cast<int>(sizeof(T)));
       }
     }
   }
@@ -964,10 +1037,18 @@ struct SplitKReduce {
 /// multiples of 8 elements; element stores otherwise; a ranged epilogue's own outputs), v the FP32
 /// accumulators. Shared by tc::Gemm and the Hopper engine's GEMM.
 template <class Sh, class SY, class Epi, class TY>
-__device__ __forceinline__ void finish_gemm(const typename Epi::Params& epi, TY* Y, int batch, int m, int n, float (&v)[8]) {
+__device__ __forceinline__ void finish_gemm(const typename Epi::Params& epi, TY* Y, int batch, int m, int n, float (&v)[8],
+                                            const int* y_rows = nullptr) {
   constexpr bool kVectorY =
       SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
-  const int64_t row = SY::template batch_offset<Sh>(batch) + static_cast<int64_t>(m) * SY::kRow;
+  int64_t row;
+  if constexpr (gemm::IsRowMapped<SY>::value) {  // scattered: the table's row, or not written
+    const int r = y_rows[batch * Sh::kM + m];
+    if (r < 0) return;
+    row = static_cast<int64_t>(r) * SY::kRow;
+  } else {
+    row = SY::template batch_offset<Sh>(batch) + static_cast<int64_t>(m) * SY::kRow;
+  }
   const Out8<TY> out = epilogue8<Epi, Sh, gemm::ChannelAxis::column, Sh::kN, TY>(
       epi, v, n, gemm::Coord{batch, m, n, row + static_cast<int64_t>(n) * SY::kCol}, SY::kCol);
   if constexpr (gemm::HasRanges<Epi>::value) {  // a horizontally fused product: the ranges' outputs
@@ -1045,8 +1126,15 @@ struct Gemm {
   static_assert(!gemm::HasRanges<Epi>::value || (Sh::kB0 == 1 && Sh::kB1 == 1),
                 "tc::Gemm: a ranged epilogue addresses one batch dim");
   static constexpr int kThreads = Tl::kThreads;
-  using LA = OperandLoader<T, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
-                           SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>;
+  /// A gathered A (gemm::RowMapped SA: rows through Params::a_rows) or a scattered Y (SY: through
+  /// Params::y_rows).
+  static constexpr bool kGatherA = gemm::IsRowMapped<SA>::value, kScatterY = gemm::IsRowMapped<SY>::value;
+  static_assert(!kGatherA || SA::kCol == 1, "tc::Gemm: a gathered A has contiguous rows");
+  static_assert(!kScatterY || !gemm::HasRanges<Epi>::value, "tc::Gemm: a scattered Y has no ranges");
+  using LA = typename std::conditional<
+      kGatherA, GatherLoader<T, Sh::kM, Sh::kK, SA::kRow, Tl::kBK, Tl::kBM, kThreads, true>,
+      OperandLoader<T, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
+                    SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>>::type;
   using LB = OperandLoader<T, Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads,
                            SB::kS0 % 8 == 0 && SB::kS1 % 8 == 0 && SB::kS2 % 8 == 0>;
   static constexpr int kSmemBytes = max_int(Mainloop<Tl, Mma>::template smem_bytes<LA, LB>(), scratch_bytes<Tl>());
@@ -1056,7 +1144,12 @@ struct Gemm {
   using Shape = Sh;
   static constexpr int kPanelRows = Tl::kBM, kSplits = Tl::kSplitK;
 
-  using Params = tc::Params<T, T, TY, Epi, float>;
+  /// With a row table: the tables (int rows, Sh::kBatch x Sh::kM entries each), beside the fields.
+  struct RowParams : tc::Params<T, T, TY, Epi, float> {
+    const int* __restrict__ a_rows = nullptr;
+    const int* __restrict__ y_rows = nullptr;
+  };
+  using Params = typename std::conditional<kGatherA || kScatterY, RowParams, tc::Params<T, T, TY, Epi, float>>::type;
 
   static dim3 grid() {
     return dim3((Sh::kN + Tl::kBN - 1) / Tl::kBN, (Sh::kM + Tl::kBM - 1) / Tl::kBM, Sh::kBatch * Tl::kSplitK);
@@ -1065,7 +1158,19 @@ struct Gemm {
 
   /// The epilogue and store of outputs (batch, m, n .. n + 7), v the accumulators.
   __device__ __forceinline__ static void finish(const Params& p, int batch, int m, int n, float (&v)[8]) {
-    finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v);
+    if constexpr (kScatterY) {
+      finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v, p.y_rows);
+    } else {
+      finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v);
+    }
+  }
+  /// The A loader of the block at (batch, m0).
+  __device__ __forceinline__ static LA a_loader(const Params& p, int batch, int m0, int tid) {
+    if constexpr (kGatherA) {
+      return LA(p.A, p.a_rows + static_cast<int64_t>(batch) * Sh::kM, m0, tid);
+    } else {
+      return LA{p.A + SA::template batch_offset<Sh>(batch), m0, tid};
+    }
   }
   /// finish, as run_tile and SplitKReduce call it.
   __device__ __forceinline__ static auto finisher(const Params& p) {
@@ -1076,7 +1181,7 @@ struct Gemm {
     const int batch = static_cast<int>(blockIdx.z) / Tl::kSplitK, split = static_cast<int>(blockIdx.z) % Tl::kSplitK;
     const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, n0 = static_cast<int>(blockIdx.x) * Tl::kBN;
     const int tid = static_cast<int>(threadIdx.x);
-    const LA la{p.A + SA::template batch_offset<Sh>(batch), m0, tid};
+    const LA la = a_loader(p, batch, m0, tid);
     const LB lb{p.B + SB::template batch_offset<Sh>(batch), n0, tid};
     float* partial = nullptr;  // no offset from a null pointer without split-K
     if constexpr (Tl::kSplitK > 1) partial = p.partial + (static_cast<int64_t>(split) * Sh::kBatch + batch) * Sh::kM * Sh::kN;

@@ -58,7 +58,9 @@ std::string fused_epilogue(const Kernel& k, const EmitContext& ctx, const Linear
   if (has_residual) {
     const TensorView& r = k.inputs[ops::kFusedResidualInput];
     const TensorView& y = k.outputs.at(0);
-    if (r.shape != y.shape || r.strides != y.strides) {
+    // A scattered Y (fold_row_maps): the residual is dense with the rows the table writes, read at
+    // the element's offset there (the stage checked it); otherwise laid out as Y.
+    if (k.row_maps.scatter_y ? !r.dense() : (r.shape != y.shape || r.strides != y.strides)) {
       throw Error("internal: kernel " + k.id + ": the residual '" + r.value + "' is laid out unlike the output");
     }
     residual = "mc::gemm::Residual::" + e.residual_position;  // checked by the plan
@@ -188,7 +190,7 @@ std::string ints_text(const std::vector<int64_t>& v) { return fmt::format("mc::g
 
 /// The element type the epilogue's operands (C / bias, residual) are read as: theirs, else Y's.
 std::string epilogue_type(const Kernel& k, const EmitContext& ctx) {
-  for (std::size_t i = 2; i < k.inputs.size() && i < 4; ++i) {  // C / bias, residual (a row norm's follow)
+  for (std::size_t i = 2; i < k.inputs.size() && i <= static_cast<std::size_t>(ops::kFusedResidualInput); ++i) {
     if (k.inputs[i].dtype != DType::undefined) return ctx.ctype(k.inputs[i].dtype);
   }
   return ctx.ctype(k.outputs[0].dtype);
@@ -268,6 +270,15 @@ KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx) {
   const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
   std::vector<LaunchParam> params = {{"A", ctx.ptr(k.inputs[g.a_input], true)}, {"B", ctx.ptr(k.inputs[g.b_input], true)}};
   if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
+  // fold_row_maps: A's rows gathered, Y's scattered through int32 tables (tc::Gemm only).
+  const RowMaps& rm = k.row_maps;
+  if (rm.active() && k.engine != Engine::tensor_core) {
+    throw Error("internal: kernel " + k.id + " has row tables but runs on the " + engine_name(k.engine) + " engine");
+  }
+  if (rm.gather_a) params.push_back({"a_rows", ctx.ptr(k.inputs.at(kRowTableAInput), true)});
+  if (rm.scatter_y) params.push_back({"y_rows", ctx.ptr(k.inputs.at(kRowTableYInput), true)});
+  const std::string a_strides = rm.gather_a ? "mc::gemm::RowMapped<" + strides_text(g.a) + ">" : strides_text(g.a);
+  const std::string y_strides = rm.scatter_y ? "mc::gemm::RowMapped<" + strides_text(g.y) + ">" : y_text(g);
   std::string epilogue, fused;
   if (ranged) {
     std::vector<RangeStrides> strides;  // one batch dim at most (lower_gemm): the innermost
@@ -307,8 +318,8 @@ KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx) {
           "mc::tc::Gemm<{}, {}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
           "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
           "    {}, {}>",
-          TAB, TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b),
-          y_text(g), tc_tile_text(t), epilogue);
+          TAB, TY, TAcc, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, a_strides, strides_text(g.b),
+          y_strides, tc_tile_text(t), epilogue);
     };
     // The small-M kernel's instantiation (templates/gemm_small_m.cuh): tc::Gemm's shape, strides and
     // epilogue, its own tile.

@@ -153,6 +153,14 @@ const std::vector<Stage>& pipeline() {
        "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
        "through the Transpose after it",
        true, nullptr, schedule_stage<fold_operand_views>},
+      {"fold_row_maps", K::schedule,
+       "the strided views and elided Concats decided (fold_operand_views, elide_concat); before fuse_horizontal "
+       "(a product with a table is fused with no sibling) and the arena",
+       "Pad / Slice / Concat / Transpose chains that move whole rows between a value and a FP16 / BF16 matrix "
+       "product's A (or from its Y to a value) run no kernels: the product reads (writes) those rows through an "
+       "int32 table computed by evaluating the chain, and takes the residual Add after a scattered Y "
+       "(schedule/row_maps.cpp)",
+       true, nullptr, schedule_stage<fold_row_maps>},
       {"fuse_horizontal", K::schedule,
        "each output's layout and Concat slice (layout, elide_concat), the epilogues fused (fuse_epilogue) and the "
        "weights in their final type (precision); before the arena is planned",

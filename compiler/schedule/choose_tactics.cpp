@@ -38,6 +38,12 @@ void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k
   if (!k.kept_view.empty()) k.note += "; not a view: " + k.kept_view;
   if (k.prologue.active()) k.note += fmt::format("; X loaded through the prologue {} ({})", k.prologue.text(), fmt::join(k.prologue.nodes, ", "));
   if (!k.kept_prologue.empty()) k.note += "; not a conv prologue: " + k.kept_prologue;
+  if (k.row_maps.active()) {
+    k.note += fmt::format("; {}{}{} through row tables: {}", k.row_maps.gather_a ? "A's rows gathered" : "",
+                          k.row_maps.gather_a && k.row_maps.scatter_y ? ", " : "",
+                          k.row_maps.scatter_y ? "Y's rows scattered" : "", fmt::join(k.row_maps.folded, ", "));
+  }
+  if (!k.kept_row_map.empty()) k.note += "; no row table: " + k.kept_row_map;
   if (k.row_norm.active) {
     k.note += fmt::format("; then LayerNormalization {} over its rows, by the last block of each row panel ({})",
                           fmt::join(k.row_norm.nodes, ", "), k.row_norm.why);

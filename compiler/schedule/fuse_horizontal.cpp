@@ -194,6 +194,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
   std::vector<std::vector<std::size_t>> sets;
   for (std::size_t k = 0; k < s.kernels.size(); ++k) {
     if (!fusable(*s.kernels[k].source.node, s.kernels[k].family_name())) continue;
+    if (s.kernels[k].row_maps.active()) continue;  // its rows through a table (fold_row_maps)
     bool joined = false;
     for (auto& set : sets) {
       if (s.kernels[set[0]].family == s.kernels[k].family && compatible_siblings(s, index, s.kernels[set[0]], s.kernels[k])) {

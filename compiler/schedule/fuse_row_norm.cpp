@@ -116,6 +116,7 @@ std::string unfit(const Kernel& ln, const Kernel* p) {
   if (!p->ranges.empty()) return "its input comes from a horizontally fused product";
   if (p->row_norm.active || p->outputs.size() != 1) return "its input's product has other outputs";
   if (p->source.outputs.at(0) != &p->source.node->output(0)) return "its input's product writes through a view";
+  if (p->row_maps.scatter_y) return "its input's product scatters its rows through a table (fold_row_maps)";
   const TensorView& y = ln.outputs.at(0);
   if (!float_type(x.dtype) || !float_type(y.dtype)) {
     return fmt::format("{} in, {} out", dtype_name(x.dtype), dtype_name(y.dtype));

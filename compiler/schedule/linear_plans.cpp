@@ -12,8 +12,12 @@ bool present(const Kernel& k, std::size_t i) { return k.inputs.size() > i && k.i
 LinearEpilogue epilogue_of(const Kernel& k) {
   LinearEpilogue e;
   const Node& n = *k.source.node;
-  e.fused = is_fused(n);
-  if (e.fused) {
+  e.fused = is_fused(n) || k.row_maps.residual;
+  if (k.row_maps.residual) {
+    // fold_row_maps took the Add after the product's (scattered) output: it adds to the result.
+    if (is_fused(n)) e.act = ops::activation_of_fused(n);
+    e.residual_position = "after_activation";
+  } else if (e.fused) {
     e.act = ops::activation_of_fused(n);
     if (present(k, ops::kFusedResidualInput)) {
       e.residual_position = n.attr_string("residual_position", "");

@@ -38,9 +38,11 @@ std::string epilogue_text(const Kernel& k) {
     }
     return s;
   }
-  if (!k.source.node || ops::producer_of_fused(k.source.node->op()).empty()) return "";
+  // fold_row_maps' residual (the Add after a scattered Y) on a product fused or not.
+  if (!k.source.node || (ops::producer_of_fused(k.source.node->op()).empty() && !k.row_maps.residual)) return "";
   const Node& n = *k.source.node;
-  if (ops::activation_only_fused(n.op())) return ops::activation_name(ops::activation_of_fused(n).kind);
+  const bool fused = !ops::producer_of_fused(n.op()).empty();
+  if (fused && ops::activation_only_fused(n.op())) return ops::activation_name(ops::activation_of_fused(n).kind);
   std::string s;
   auto add = [&](const std::string& x) { s += (s.empty() ? "" : " + ") + x; };
   auto present = [&](std::size_t i) { return k.inputs.size() > i && k.inputs[i].dtype != DType::undefined; };
@@ -48,7 +50,7 @@ std::string epilogue_text(const Kernel& k) {
   const std::string pos = n.attr_string("residual_position", "");
   const bool residual = present(ops::kFusedResidualInput);
   if (residual && pos == "before_activation") add("residual");
-  const ops::EpilogueActivation act = ops::activation_of_fused(n);
+  const ops::EpilogueActivation act = fused ? ops::activation_of_fused(n) : ops::EpilogueActivation{};
   if (act.kind != ops::Activation::none) add(ops::activation_name(act.kind));
   if (residual && pos != "before_activation") add("residual");
   return s;

@@ -98,6 +98,10 @@ struct ViewStep {
     write_through,  ///< a product's output written through the inverse of the Transpose after it:
                     ///< `from` is the Transpose's output (fold_operand_views)
     concat_slice,   ///< an elided Concat's input: its slice of the Concat's output (elide_concat)
+    row_gather,     ///< a matrix product's A whose rows are rows of `from` through a table (the
+                    ///< Pad / Slice / Concat / Transpose chain it replaces; fold_row_maps)
+    row_scatter,    ///< a matrix product's Y written row by row into `from` through a table
+                    ///< (the chain after it; fold_row_maps)
   };
   Kind kind = Kind::reshape;
   const Value* value = nullptr;  ///< the value it addresses
@@ -105,6 +109,8 @@ struct ViewStep {
   const Node* node = nullptr;    ///< the view op, Transpose, Slice or elided Concat
   int axis = 0;                  ///< concat_slice: the Concat's axis
   int64_t start = 0;             ///< concat_slice: where the slice starts along it (elements)
+  /// row_gather, row_scatter: the value's own dense strides (rows of its last dim, which is
+  /// `from`'s); the table (Kernel::row_maps) says where each row is in `from`'s buffer.
 };
 const char* view_step_name(ViewStep::Kind k);
 
@@ -199,6 +205,21 @@ constexpr int kPrologueScaleInput = 4;
 constexpr int kPrologueShiftInput = 5;
 constexpr int kPrologueGateInput = 6;
 
+/// \brief fold_row_maps (schedule/row_maps.cpp): a matrix product that reads A's rows through a
+/// table of int32 rows (input kRowTableAInput: the Pad / Slice / Concat / Transpose kernels
+/// between A and the value whose rows they move run no more; -1 is a zero row) or writes Y's rows
+/// through one (input kRowTableYInput: the kernels after it; -1 is a row not written), and, with
+/// a scattered Y, the residual Add after those kernels taken as its epilogue's residual (input 3,
+/// read where the row is written). templates/gemm.cuh gemm::RowMapped; tc::Gemm only.
+struct RowMaps {
+  bool gather_a = false;
+  bool scatter_y = false;
+  bool residual = false;           ///< the residual is the folded Add's other operand
+  std::vector<std::string> folded; ///< what it took, for the report ("Pad 'p'", "Add 'a' as the residual")
+  bool active() const { return gather_a || scatter_y; }
+};
+constexpr int kRowTableAInput = 4;
+constexpr int kRowTableYInput = 5;
 /// \brief fuse_row_norm: the LayerNormalization over a matrix product's output rows that the
 /// product's own launch runs (the last block of each row panel normalizes it: templates/
 /// residual_norm.cuh PanelNorm), reading gamma (input kRowNormGammaInput) and beta (input
@@ -209,9 +230,9 @@ struct RowNorm {
   std::vector<std::string> nodes;  ///< the LayerNormalization it runs
   std::string why;                 ///< the cost model's comparison (the report's note)
 };
-/// The input slots of a product's row norm operands (after A, B, bias and residual).
-constexpr int kRowNormGammaInput = 4;
-constexpr int kRowNormBetaInput = 5;
+/// The input slots of a product's row norm operands (after A, B, bias, residual and the row tables).
+constexpr int kRowNormGammaInput = 6;
+constexpr int kRowNormBetaInput = 7;
 
 /// \brief Stage-side: what a kernel runs in the graph. The schedule stages read the node's
 /// attributes and OpDef facts, and each operand's graph value, through it; codegen, the report and
@@ -306,6 +327,10 @@ struct Kernel {
   /// fold_operand_views: the Transposes / Slices it reads as strides, or writes through.
   std::vector<std::string> operand_views;
   std::string kept_view;                ///< fold_operand_views: a Transpose / Slice that stays a kernel: why
+  /// fold_row_maps: a matrix product's row tables; for a data-movement kernel (or a product) next
+  /// to a product that the stage looked at and left, why (the report's note).
+  RowMaps row_maps;
+  std::string kept_row_map;
   /// fuse_prologue: a convolution's or pool's operand prologue (inputs 4..6); for a per-channel
   /// elementwise kernel that stays a kernel, why it was not folded into its readers (kept_prologue).
   OperandPrologue prologue;

@@ -65,6 +65,8 @@ std::string print_schedule(const Schedule& s) {
       if (!k.kept_view.empty()) decided.push_back("not a view: " + k.kept_view);
       if (k.prologue.active()) decided.push_back("prologue: " + k.prologue.text());
       if (!k.kept_prologue.empty()) decided.push_back("not a conv prologue: " + k.kept_prologue);
+      if (k.row_maps.active()) decided.push_back(fmt::format("row tables: {}", fmt::join(k.row_maps.folded, ", ")));
+      if (!k.kept_row_map.empty()) decided.push_back("no row table: " + k.kept_row_map);
       if (k.row_norm.active) decided.push_back("row norm: " + fmt::format("{}", fmt::join(k.row_norm.nodes, ", ")));
       if (!k.kept_row_norm.empty()) decided.push_back("not a row norm: " + k.kept_row_norm);
       if (!k.ranges.empty()) {

@@ -91,12 +91,13 @@ void verify_schedule(const Schedule& s) {
     for (const Value* v : k.source.outputs) {
       if (!v) continue;
       const ViewStep* st = index.step(v);
-      if (st && st->kind != ViewStep::Kind::concat_slice && st->kind != ViewStep::Kind::write_through) {
+      if (st && st->kind != ViewStep::Kind::concat_slice && st->kind != ViewStep::Kind::write_through &&
+          st->kind != ViewStep::Kind::row_scatter) {
         fail(fmt::format("kernel {} writes '{}', a {} view of '{}'", k.id, v->name(), view_step_name(st->kind), st->from->name()));
       }
     }
     // Every view inside its buffer, and at its buffer's place once that is placed.
-    auto check = [&](const TensorView& v, const char* what) {
+    auto check = [&](const TensorView& v, const char* what, bool row_mapped) {
       if (v.dtype == DType::undefined) return;
       if (v.buffer < 0 || v.buffer >= static_cast<int>(s.buffers.size())) {
         fail(fmt::format("kernel {}: {} '{}' names no buffer (b{})", k.id, what, v.value, v.buffer));
@@ -109,7 +110,9 @@ void verify_schedule(const Schedule& s) {
       if (v.strides.size() != v.shape.size()) {
         fail(fmt::format("kernel {}: view '{}' has {} strides for rank {}", k.id, v.value, v.strides.size(), v.shape.size()));
       }
-      if (v.numel() == 0) return;
+      // A row-mapped operand's logical rows are not its buffer's (fold_row_maps checked its table
+      // against the buffer's rows).
+      if (v.numel() == 0 || row_mapped) return;
       const int64_t end = v.buffer_offset + extent(v) * static_cast<int64_t>(dtype_size(v.dtype));
       if (v.buffer_offset < 0 || end > b.bytes) {
         fail(fmt::format("kernel {}: {} '{}' spans bytes [{}, {}) of buffer b{} ('{}', {} bytes)", k.id, what, v.value,
@@ -135,8 +138,8 @@ void verify_schedule(const Schedule& s) {
                          s.weights_bytes));
       }
     };
-    for (const TensorView& v : k.inputs) check(v, "input");
-    for (const TensorView& v : k.outputs) check(v, "output");
+    for (std::size_t j = 0; j < k.inputs.size(); ++j) check(k.inputs[j], "input", j == 0 && k.row_maps.gather_a);
+    for (std::size_t j = 0; j < k.outputs.size(); ++j) check(k.outputs[j], "output", j == 0 && k.row_maps.scatter_y);
     if (ran("plan_kernels")) {
       const FamilyFacts* f = k.family;
       if (f && f->plan && !k.plan) fail("kernel " + k.id + " (" + k.family_name() + ") has no plan");
@@ -149,7 +152,7 @@ void verify_schedule(const Schedule& s) {
             s.buffers[static_cast<std::size_t>(w)].bytes < k.workspace_bytes) {
           fail(fmt::format("kernel {} asks for a workspace of {} bytes and has none", k.id, k.workspace_bytes));
         }
-        check(k.workspace, "workspace");
+        check(k.workspace, "workspace", false);
       }
       if (k.zeroed_bytes > 0) {
         const int z = k.zeroed.buffer;
@@ -157,7 +160,7 @@ void verify_schedule(const Schedule& s) {
             k.zeroed.numel() * 4 < k.zeroed_bytes) {
           fail(fmt::format("kernel {} asks for {} zeroed bytes and has none", k.id, k.zeroed_bytes));
         }
-        check(k.zeroed, "zeroed scratch");
+        check(k.zeroed, "zeroed scratch", false);
       }
     }
   }

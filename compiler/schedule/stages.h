@@ -81,6 +81,8 @@ bool fold_boundary_casts(Schedule& s, const LowerOptions& o);
 bool elide_concat(Schedule& s, const LowerOptions& o);
 /// operand_views.cpp: Transposes and Slices as strided operand views of matrix products.
 bool fold_operand_views(Schedule& s, const LowerOptions& o);
+/// row_maps.cpp: the row moves (Pad, Slice, Concat, Transpose) around matrix products as row tables.
+bool fold_row_maps(Schedule& s, const LowerOptions& o);
 /// fuse_horizontal.cpp: sibling convolutions (matrix products) on one input as one kernel.
 bool fuse_horizontal(Schedule& s, const LowerOptions& o);
 /// fuse_prologue.cpp: per-channel BN (+ ReLU) and SE gate kernels into the 1x1 convs and pools reading them.

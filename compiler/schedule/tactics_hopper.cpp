@@ -71,6 +71,7 @@ std::string conv_rules(const Kernel& k, const ConvGeometry& g, int64_t cp, int64
 std::string hopper_gemm_fallback(const Kernel& k, const GemmLowering& g, const std::vector<Target>& targets) {
   if (std::string r = targets_rule(targets); !r.empty()) return r;
   if (targets.front().fp16_accumulate) return "--fp16-accumulate (the Hopper engine accumulates in FP32)";
+  if (k.row_maps.active()) return "rows through a table (fold_row_maps; TMA moves whole boxes)";
   if (g.a.col != 1) return fmt::format("A not K-major (column stride {}): TMA loads A's k contiguous", g.a.col);
   const bool k_major_b = g.b.row == 1, n_major_b = !k_major_b && g.b.col == 1;
   if (!k_major_b && !n_major_b) return fmt::format("B neither K-major nor N-major (strides {}, {})", g.b.row, g.b.col);

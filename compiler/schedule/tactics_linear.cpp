@@ -410,7 +410,8 @@ std::string equation_prefix(const Kernel& k) {
 /// horizontally fused) of at most kGemvMaxRows rows whose operands and output share one element
 /// type, float, float16 or bfloat16 (gemv::Gemv's T), with a batch within the grid's y limit.
 bool gemv_runs(const Kernel& k, const GemmLowering& g) {
-  if (g.kind != GemmLowering::Kind::gemm || !k.ranges.empty() || g.M > kGemvMaxRows || g.batch_count() > 65535) {
+  if (g.kind != GemmLowering::Kind::gemm || !k.ranges.empty() || g.M > kGemvMaxRows || g.batch_count() > 65535 ||
+      k.row_maps.active()) {
     return false;
   }
   const DType t = k.outputs[0].dtype;
@@ -468,6 +469,10 @@ void gemm_tactic(Kernel& k, const std::vector<Target>& targets) {
                                                            : DType::undefined;
   if (k.fallback_reason.empty()) k.fallback_reason = bf16_without_tensor_cores(storage, targets);
   k.arch_tactic.clear();
+  if (k.row_maps.active() && !k.fallback_reason.empty()) {
+    throw k.error("internal: its rows go through a table (fold_row_maps) but it cannot run on tensor cores: " +
+                  k.fallback_reason);
+  }
   // A row norm (fuse_row_norm) runs in the tail of a tiled product: no GEMV, no Hopper engine.
   if (gemv_runs(k, g) && !k.row_norm.active) {
     gemv_gemm(k, g, targets);

@@ -101,6 +101,8 @@ const char* view_step_name(ViewStep::Kind k) {
     case ViewStep::Kind::slice: return "slice";
     case ViewStep::Kind::write_through: return "written through";
     case ViewStep::Kind::concat_slice: return "concat slice";
+    case ViewStep::Kind::row_gather: return "rows gathered";
+    case ViewStep::Kind::row_scatter: return "rows scattered";
   }
   return "?";
 }
@@ -209,6 +211,14 @@ bool strides_in_buffer(const Schedule& s, const ValueIndex& index, const Value* 
       const Node& n = *st.node;
       *strides = from;
       *offset += ops::slice_view(ops::slice_ranges(n, n.input(0).shape(), ops::slice_params(n)), *strides);
+      return true;
+    }
+    case ViewStep::Kind::row_gather:
+    case ViewStep::Kind::row_scatter: {
+      // The value's own dense rows (its kernel addresses them through its table), from the start
+      // of `from` (its buffer's own value: fold_row_maps).
+      if (!strides_in_buffer(s, index, st.from, &from, offset)) return false;
+      *strides = strides_of(v->shape());
       return true;
     }
     case ViewStep::Kind::concat_slice: {

@@ -37,6 +37,12 @@
         compiles `modelc M.onnx` (FP32) into DIR and reads report.json: no kernel runs a node of the
         listed ops (they compute shapes and masks from constants, so they must have been folded at
         compile time), and the model has at least one such node (else the check proves nothing).
+    check_models.py row-maps --modelc BIN --model M.onnx --work DIR --arch A --kernels N --families F=N,...
+        compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every attention
+        kernel has a product before it that gathers A's rows through a table and one after it that
+        scatters Y's rows (the fold_row_maps stage), no Pad, Transpose, Slice or Concat kernel runs a
+        node of an attention block (a node name with '/attn/'), the model has N kernels and each
+        listed family exactly its count (F=N; families not listed are not checked).
 """
 
 import argparse
@@ -358,6 +364,45 @@ def arena(args):
     return 1 if bad else 0
 
 
+def row_maps(args):
+    import json
+    shutil.rmtree(args.work, ignore_errors=True)
+    rc, out, secs = run([args.modelc, args.model, "--fp16", "--arch", args.arch, "-o", args.work])
+    print(out, end="")
+    if rc != 0:
+        print(f"FAIL: modelc exited {rc}")
+        return 1
+    with open(os.path.join(args.work, "report.json")) as f:
+        kernels = json.load(f)["kernels"]
+    bad = []
+    attention = [i for i, k in enumerate(kernels) if k["family"] == "attention"]
+    if not attention:
+        bad.append("no attention kernel: nothing to check")
+    for i in attention:
+        before, after = kernels[i - 1] if i > 0 else None, kernels[i + 1] if i + 1 < len(kernels) else None
+        if not before or before["family"] != "gemm" or "A's rows gathered" not in before["note"]:
+            bad.append(f"{kernels[i]['id']}: the kernel before it does not gather its A's rows through a table")
+        if not after or after["family"] != "gemm" or "Y's rows scattered" not in after["note"]:
+            bad.append(f"{kernels[i]['id']}: the kernel after it does not scatter its Y's rows through a table")
+    for k in kernels:
+        if k["family"] in ("pad", "transpose", "slice", "concat") and any("/attn/" in n for n in k["nodes"]):
+            bad.append(f"{k['id']} ({k['family']}) runs {k['nodes'][0]} of an attention block")
+    counts = {}
+    for k in kernels:
+        counts[k["family"]] = counts.get(k["family"], 0) + 1
+    if args.kernels is not None and len(kernels) != args.kernels:
+        bad.append(f"{len(kernels)} kernels, expected {args.kernels}")
+    for item in (args.families.split(",") if args.families else []):
+        fam, n = item.split("=")
+        if counts.get(fam, 0) != int(n):
+            bad.append(f"{counts.get(fam, 0)} {fam} kernels, expected {n}")
+    print(f"{os.path.basename(args.model)}: {len(kernels)} kernels ({', '.join(f'{f} {n}' for f, n in sorted(counts.items()))}); "
+          f"{len(attention)} attention kernels ({secs:.1f} s)")
+    for b in bad:
+        print("FAIL: " + b)
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -395,17 +440,24 @@ def main():
     f.add_argument("--model", required=True)
     f.add_argument("--work", required=True, help="output folder (emptied first)")
     f.add_argument("--ops", required=True, help="comma-separated op types")
+    m = sub.add_parser("row-maps", help="--fp16: no data-movement kernel around any attention (fold_row_maps)")
+    m.add_argument("--modelc", required=True)
+    m.add_argument("--model", required=True)
+    m.add_argument("--work", required=True, help="output folder (emptied first)")
+    m.add_argument("--arch", default="sm_90")
+    m.add_argument("--kernels", type=int, default=None, help="the model's kernel count")
+    m.add_argument("--families", default="", help="F=N,...: kernels of family F")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
         args.max_rel_l2 = 1e-2 if args.fp16 else 5e-2 if args.bf16 else 1e-4
     paths = {"reference": lambda: [args.model, args.input, args.expected], "inspect": lambda: args.models,
              "tensor-cores": lambda: [args.model], "arena": lambda: args.models,
-             "folded": lambda: [args.model]}[args.cmd]()
+             "folded": lambda: [args.model], "row-maps": lambda: [args.model]}[args.cmd]()
     for path in [args.modelc] + paths:
         if not os.path.exists(path):
             sys.exit(f"FAIL: {path} does not exist")
     return {"reference": reference, "inspect": inspect, "tensor-cores": tensor_cores, "arena": arena,
-            "folded": folded}[args.cmd](args)
+            "folded": folded, "row-maps": row_maps}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,15 @@ MC_INSTANTIATE(G<T32x64<true>>);
 MC_INSTANTIATE(G<T32x64<false>, float>);
 MC_INSTANTIATE(tc::Gemm<__half, float, float, OddShape, OA, OB, OY, T64x64<true>, Id>);
 MC_INSTANTIATE(tc::Gemm<__half, __half, float, OddShape, OA, OB, OY, T32x64<false>, Id>);
+// Row tables (fold_row_maps): swin's qkv (A gathered) and output projection (A gathered, Y scattered
+// with the residual at the written row), both stagings.
+using SwinShape = gemm::Shape<1, 1, 1, 441, 96, 96>;
+using RowsA = gemm::RowMapped<gemm::Strides<0, 0, 0, 96, 1>>;
+using SwinB = gemm::Strides<0, 0, 0, 96, 1>;
+using RowsY = gemm::RowMapped<gemm::Strides<0, 0, 0, 96, 1>>;
+MC_INSTANTIATE(tc::Gemm<__half, __half, float, SwinShape, RowsA, SwinB, gemm::Strides<0, 0, 0, 96, 1>, T128x64<true>, Bias>);
+MC_INSTANTIATE(tc::Gemm<__half, __half, float, SwinShape, RowsA, SwinB, RowsY, T64x64<true>, FusedGelu>);
+MC_INSTANTIATE(tc::Gemm<__half, __half, float, SwinShape, RowsA, SwinB, RowsY, T64x64<false>, FusedGelu>);
 
 MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x128<true>>);
 MC_INSTANTIATE(C<Conv1x1, 64, 256, T128x64<false>, FusedRelu>);
