@@ -387,6 +387,43 @@ __device__ __forceinline__ void stage_through_registers(const L& l, int k0, type
   store_slice(l, r, stage);
 }
 
+/// \brief A chunk loader's load(k0, r) from its where(k0, i, p) (OperandLoader, GatherLoader): a
+/// 16-byte load of each whole chunk where kVector allows, else element by element `step` apart in
+/// memory, 0 past the edge.
+template <class L>
+__device__ __forceinline__ void load_chunks(const L& l, int k0, typename L::Regs (&r)[L::kCount], int64_t step) {
+  using T = typename L::Elem;
+  MC_UNROLL
+  for (int i = 0; i < L::kCount; ++i) {
+    const T* p;
+    const int n = l.where(k0, i, p);
+    if (L::kVector && n == L::V) {
+      r[i].v = *reinterpret_cast<const uint4*>(p);
+    } else {
+      MC_UNROLL
+      for (int e = 0; e < L::V; ++e) r[i].h[e] = e < n ? p[e * step] : static_cast<T>(0.0f);
+    }
+  }
+}
+/// \brief A chunk loader's async(k0, stage): cp.async of whole 16-byte chunks (kVector; the part
+/// of a chunk past the edge zero-filled, a chunk with nothing inside copied from the loader's base
+/// with size 0), else through registers.
+template <class L>
+__device__ __forceinline__ void async_chunks(const L& l, int k0, typename L::Elem* stage) {
+  if constexpr (!L::kVector) {
+    stage_through_registers(l, k0, stage);
+  } else {
+    MC_UNROLL
+    for (int i = 0; i < L::kCount; ++i) {
+      const typename L::Elem* p;
+      const int n = l.where(k0, i, p);
+      const int c = l.tid + i * L::kNT;
+      cp_async_16(stage + L::Layout::offset(L::Map::x(c), L::Map::k(c)), n > 0 ? p : l.base,
+                  n * static_cast<int>(sizeof(typename L::Elem)));
+    }
+  }
+}
+
 // ---- operand loaders --------------------------------------------------------------------------
 // Interface: Elem, kKFast, kVector, Map (Chunks), Layout (StageLayout), kCount, kNT, Regs
 // (Chunk<Elem>), tid; load(k0, Regs[kCount]) (registers), async(k0, stage) (cp.async where kVector,
@@ -420,33 +457,9 @@ struct OperandLoader {
     p = base + static_cast<int64_t>(gx) * SX + static_cast<int64_t>(gk) * SK;
     return s < kSlow ? inside<V>(kFast, f) : 0;
   }
-  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const T* p;
-      const int n = where(k0, i, p);
-      if (kVector && n == V) {
-        r[i].v = *reinterpret_cast<const uint4*>(p);
-      } else {
-        MC_UNROLL
-        for (int e = 0; e < V; ++e) r[i].h[e] = e < n ? p[e * kSFast] : static_cast<T>(0.0f);
-      }
-    }
-  }
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const { load_chunks(*this, k0, r, kSFast); }
   /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
-  __device__ __forceinline__ void async(int k0, T* stage) const {
-    if constexpr (!kVector) {
-      stage_through_registers(*this, k0, stage);
-    } else {
-      MC_UNROLL
-      for (int i = 0; i < kCount; ++i) {
-        const T* p;
-        const int n = where(k0, i, p);
-        const int c = tid + i * NT;
-        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), n > 0 ? p : base, n * static_cast<int>(sizeof(T)));
-      }
-    }
-  }
+  __device__ __forceinline__ void async(int k0, T* stage) const { async_chunks(*this, k0, stage); }
 };
 
 /// \brief A k-fast matrix operand of T read through a row table (gemm::RowMapped A): element
@@ -484,33 +497,9 @@ struct GatherLoader {
     p = base + (row[i] < 0 ? 0 : row[i] + gk);
     return row[i] < 0 ? 0 : inside<V>(K, gk);
   }
-  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const {
-    MC_UNROLL
-    for (int i = 0; i < kCount; ++i) {
-      const T* p;
-      const int n = where(k0, i, p);
-      if (kVector && n == V) {
-        r[i].v = *reinterpret_cast<const uint4*>(p);
-      } else {
-        MC_UNROLL
-        for (int e = 0; e < V; ++e) r[i].h[e] = e < n ? p[e] : static_cast<T>(0.0f);
-      }
-    }
-  }
+  __device__ __forceinline__ void load(int k0, Regs (&r)[kCount]) const { load_chunks(*this, k0, r, 1); }
   /// Slice k0 to a stage: cp.async of whole 16-byte chunks (kVector), else through registers.
-  __device__ __forceinline__ void async(int k0, T* stage) const {
-    if constexpr (!kVector) {
-      stage_through_registers(*this, k0, stage);
-    } else {
-      MC_UNROLL
-      for (int i = 0; i < kCount; ++i) {
-        const T* p;
-        const int n = where(k0, i, p);
-        const int c = tid + i * NT;
-        cp_async_16(stage + Layout::offset(Map::x(c), Map::k(c)), p, n * static_cast<int>(sizeof(T)));
-      }
-    }
-  }
+  __device__ __forceinline__ void async(int k0, T* stage) const { async_chunks(*this, k0, stage); }
 };
 
 /// \brief Loads chunks of the im2col matrix of an NHWC X of T with channel pitch Cp: element (j, k)
