@@ -62,11 +62,11 @@ def check_fused(r, layers):
     writers = {o["value"]: k for k in kernels for o in k["outputs"]}
     for k in att:
         for v in k["inputs"][:3]:
-            w = writers.get(v["value"])
+            w = writers.get(v["value"]) if v else None
             if w is not None and w["family"] != "gemm":
                 sys.exit(f"FAIL: {k['id']} reads '{v['value']}' from {w['id']} ({w['family']}), not a product")
         o = k["outputs"][0]["value"]
-        readers = [x for x in kernels if any(i.get("value") == o for i in x["inputs"])]
+        readers = [x for x in kernels if any(i and i.get("value") == o for i in x["inputs"])]
         if not readers or any(x["family"] != "gemm" for x in readers):
             sys.exit(f"FAIL: {k['id']}'s output '{o}' is read by {[(x['id'], x['family']) for x in readers]}")
     return att
