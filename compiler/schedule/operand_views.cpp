@@ -182,6 +182,17 @@ class OperandViews {
     if (same_memory(out->shape(), moved, stored)) return "";
     std::string p;
     for (int64_t d : perm) p += (p.empty() ? "" : ", ") + std::to_string(d);
+    // (0, 2, ..., r-1, 1) moves the channels last, (0, r-1, 1, ..., r-2) back.
+    const int64_t r = static_cast<int64_t>(perm.size());
+    bool to_last = r >= 3 && perm[0] == 0 && perm[static_cast<std::size_t>(r - 1)] == 1;
+    bool to_channels = r >= 3 && perm[0] == 0 && perm[1] == r - 1;
+    for (int64_t d = 1; d + 1 < r; ++d) to_last = to_last && perm[static_cast<std::size_t>(d)] == d + 1;
+    for (int64_t d = 2; d < r; ++d) to_channels = to_channels && perm[static_cast<std::size_t>(d)] == d - 1;
+    if (to_last || to_channels) {
+      return fmt::format("a channels-last move (perm ({})), but its input is stored {} and its output {}: not the same "
+                         "memory",
+                         p, layout_text(inb), layout_text(ob));
+    }
     return fmt::format("not a channels-last move: perm ({}) reads its input ({}) in another order than its output is "
                        "stored ({})",
                        p, layout_text(inb), layout_text(ob));
