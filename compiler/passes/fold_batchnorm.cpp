@@ -14,8 +14,20 @@
 //           Add node after the MatMul (fuse_epilogue takes it into FusedMatMul).
 //           A constant Add after a MatMul is left alone: it is that bias already.
 // The folded node disappears; the producer writes its output Value (so the
-// value keeps its name) and records it in Node::covers. Weights are computed in
-// double, rounded to the weight's type, and stored as new constant Values: a
+// value keeps its name) and records it in Node::covers.
+//
+// A MatMul's per-channel scale may also come after its bias Add and a Transpose (a ConvNeXt block
+// ends MatMul -> Add (bias) -> Transpose (0, 3, 1, 2) -> Mul (layer scale [C, 1, 1])): each of
+// the bias Add (a constant varying at most along the last dim) and the Transpose optional, each
+// read only by the next, the scale per channel along the dim the Transpose moves the MatMul's last
+// dim to, and a scale only (Mul, Div by a constant) unless the bias Add is there to take the
+// shift. B's columns and the bias take s (bias' = bias * s + t); the Add or the Transpose then
+// writes the folded node's output. With --fp16, the fold is refused where the scaled B would
+// round worse in FP16 than B itself times s (kFp16FoldErrorRatio: small layer scales put s * B in
+// FP16's subnormals, below 2^-14, where the relative precision runs out): the Mul then stays, its
+// string attribute modelc_note saying why (the tactics stage adds it to its kernel's note).
+//
+// Weights are computed in double, rounded to the weight's type, and stored as new constant Values: a
 // shared initializer is never changed in place. ConvTranspose is not folded
 // (its output channels are W's dim 1, per group); neither is BN with
 // spatial=0, nor an affine op whose constant would change Y's shape.
@@ -25,18 +37,27 @@
 // right after a producer whose output has no other reader.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "ops/normalization.h"
 #include "ops/registry.h"
+#include "ops/tensor.h"
 #include "passes/activation_patterns.h"
 #include "passes/pass.h"
+#include "runtime_stub/half_bits.h"
 
 namespace modelc {
 
 namespace {
 
 enum class Kind { conv, gemm, matmul };
+
+/// --fp16: a scale folds into a MatMul's B only where the folded B rounds to FP16 at most this many
+/// times worse (relative L2 over B) than B itself, scaled (fp16_fold_loses).
+constexpr double kFp16FoldErrorRatio = 1.25;
+/// The attribute a refused scale's node carries its reason in, for the report (the kernel's note).
+constexpr const char* kNoteAttribute = "modelc_note";
 
 std::optional<Kind> producer_kind(const Node& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
@@ -98,7 +119,7 @@ struct Affine {
 };
 
 /// The affine form of `u`, the only reader of the producer's output `y`.
-std::optional<Affine> affine_of(const Node& u, const Value& y, Kind kind) {
+std::optional<Affine> affine_of(const Node& u, const Value& y, int64_t axis) {
   if (!u.domain().empty() && u.domain() != "ai.onnx") return std::nullopt;
   if (u.num_outputs() < 1 || !u.has_output(0)) return std::nullopt;
   for (int i = 1; i < u.num_outputs(); ++i) {
@@ -109,7 +130,6 @@ std::optional<Affine> affine_of(const Node& u, const Value& y, Kind kind) {
   const ops::OpDef* def = ops::OpRegistry::instance().find(u.op(), u.opset());
   if (!def) return std::nullopt;
   const int64_t rank = y.rank();
-  const int64_t axis = channel_axis(kind, rank);
   if (axis < 0 || axis >= rank) return std::nullopt;
   const std::size_t C = static_cast<std::size_t>(y.shape()[static_cast<std::size_t>(axis)]);
   Affine a;
@@ -260,9 +280,102 @@ Value* fold_into_matmul(Graph& g, Node& mm, const Affine& a, const std::string& 
   return g.add_constant(folded + ".bias_folded", Tensor::from_f64(B.dtype(), {cols}, a.t), true);
 }
 
+bool is_transpose(const Node& n) {
+  return (n.domain().empty() || n.domain() == "ai.onnx") && n.op() == "Transpose" && n.has_input(0) &&
+         n.has_output(0) && n.num_outputs() == 1;
+}
+
+/// The squared FP16 rounding error of x (in double).
+double fp16_error2(double x) {
+  const double r = mc_half::half_bits_to_float(mc_half::float_to_half_bits(static_cast<float>(x)));
+  return (r - x) * (r - x);
+}
+
+/// --fp16: true when B [K, N] with its columns scaled by s rounds to FP16 more than
+/// kFp16FoldErrorRatio times worse (in L2) than B rounded, then scaled: a small scale would put the
+/// folded weights in FP16's subnormals. BF16 keeps FP32's exponent range: never.
+bool fp16_fold_loses(const Value& B, const std::vector<double>& s, const PassOptions& o, double* ratio) {
+  if (o.half_type() != DType::float16) return false;
+  const std::vector<double> b = B.constant().to_f64();
+  const int64_t rows = B.shape()[0], cols = B.shape()[1];
+  double folded = 0, scaled = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const double w = b[static_cast<std::size_t>(r * cols + c)], k = s[static_cast<std::size_t>(c)];
+      folded += fp16_error2(w * k);
+      scaled += fp16_error2(w) * k * k;
+    }
+  }
+  *ratio = scaled > 0 ? std::sqrt(folded / scaled) : folded > 0 ? INFINITY : 1.0;
+  return folded > kFp16FoldErrorRatio * kFp16FoldErrorRatio * scaled;
+}
+
+/// MatMul p (a constant 2-D B) -> [Add (bias)] -> [Transpose] -> a per-channel scale: folds the
+/// scale into B and the bias (the header's second form). False when the chain is not that form, or
+/// the fold is refused (fp16_fold_loses).
+bool fold_after_bias(Graph& g, Node& p, const PassOptions& o) {
+  Value* y = &p.output(0);
+  const int64_t N = p.input(1).shape()[1];
+  int64_t axis = y->rank() - 1;
+  Node* bias_add = nullptr;
+  Node* transpose = nullptr;
+  Node* u = sole_user(*y);
+  std::vector<double> bias;
+  int bias_input = -1;
+  if (u && !is_transpose(*u)) {  // the bias: Add of a constant varying at most along the last dim
+    std::optional<Affine> b = affine_of(*u, *y, axis);
+    if (!b || !b->is_bias_op || u->op() != "Add" || !b->finite()) return false;
+    bias_add = u;
+    bias = b->t;
+    bias_input = &u->input(0) == y ? 1 : 0;
+    y = &u->output(0);
+    u = sole_user(*y);
+  }
+  if (u && is_transpose(*u) && u->input_ptr(0) == y) {
+    const std::vector<int64_t> perm = ops::transpose_perm(*u, y->rank());
+    const auto at = std::find(perm.begin(), perm.end(), axis);
+    if (at == perm.end()) return false;
+    axis = at - perm.begin();
+    transpose = u;
+    y = &u->output(0);
+    u = sole_user(*y);
+  }
+  if (!u || (!bias_add && !transpose)) return false;
+  std::optional<Affine> a = affine_of(*u, *y, axis);
+  if (!a || !a->finite() || static_cast<int64_t>(a->s.size()) != N) return false;
+  if (a->is_bias_op || (a->has_shift() && !bias_add)) return false;  // a scale; a shift needs the bias Add
+  double ratio = 1;
+  if (fp16_fold_loses(p.input(1), a->s, o, &ratio)) {
+    // The reason reaches the kernel's note (schedule/choose_tactics.cpp reads kNoteAttribute).
+    char r[32];
+    std::snprintf(r, sizeof r, "%.3g", ratio);
+    u->set_attr_string(kNoteAttribute, std::string("scale not folded into the FP16 weights of ") + p.op() + " '" +
+                                           p.name() + "': B scaled by it rounds " + r +
+                                           "x worse (relative L2) than B, scaled (FP16's subnormals, below 2^-14; "
+                                           "the limit is 1.25x)");
+    return false;
+  }
+  std::vector<std::string> covers = covers_of(p);
+  for (const std::string& c : covers_of(*u)) covers.push_back(c);
+  Affine scale = *a;
+  scale.t.assign(scale.t.size(), 0.0);
+  fold_into_matmul(g, p, scale, u->name());
+  if (bias_add) {
+    for (std::size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] * a->s[c] + a->t[c];
+    const Value& old = bias_add->input(bias_input);
+    bias_add->set_input(bias_input, new_weight(g, old, old.dtype(), old.numel() == N ? old.shape() : Shape{N}, bias));
+  }
+  Value* out = &u->output(0);
+  Node* last = transpose ? transpose : bias_add;
+  g.remove_node(u);
+  last->set_output(0, out);
+  p.set_covers(covers);
+  return true;
+}
+
 }  // namespace
 
-bool fold_batchnorm(Graph& g, const PassOptions&) {
+bool fold_batchnorm(Graph& g, const PassOptions& o) {
   std::vector<Node*> producers;
   for (const auto& up : g.nodes()) {
     if (producer_kind(*up)) producers.push_back(up.get());
@@ -275,9 +388,18 @@ bool fold_batchnorm(Graph& g, const PassOptions&) {
       Value& y = p->output(0);
       Node* u = sole_user(y);
       if (!u) break;
-      std::optional<Affine> a = affine_of(*u, y, *kind);
+      if (*kind == Kind::matmul && is_transpose(*u)) {  // a scale after the Transpose
+        if (fold_after_bias(g, *p, o)) changed = true;
+        break;
+      }
+      std::optional<Affine> a = affine_of(*u, y, channel_axis(*kind, y.rank()));
       if (!a || !a->finite()) break;
-      if (*kind == Kind::matmul && a->is_bias_op) break;  // a MatMul's bias: fuse_epilogue's
+      if (*kind == Kind::matmul && a->is_bias_op) {
+        // A MatMul's bias is fuse_epilogue's; a scale after it (and a Transpose) folds here.
+        if (fold_after_bias(g, *p, o)) changed = true;
+        break;
+      }
+
       if (*kind == Kind::matmul && static_cast<int64_t>(a->s.size()) != p->input(1).shape()[1]) break;
 
       std::vector<std::string> covers = covers_of(*p);

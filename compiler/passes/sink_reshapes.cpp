@@ -16,6 +16,23 @@
 // [L*N, E] with a Gemm, reshapes to [L, N, E] and transposes back to [N, L, E] before the
 // residual Add (the BERT-like encoder's Reshape [128, 768] -> [128, 1, 768], Transpose (1, 0, 2)).
 //
+// A Transpose that moves the last dim back to dim 1 (perm (0, r-1, 1, ..., r-2), rank 4 or 5: NHWC
+// to NCHW) after a matrix product, with its bias Add between them or not, is sunk the same way, the
+// other operand taking the inverse Transpose (a ConvNeXt block's residual Add after its second
+// Linear):
+//
+//   Op(R, T(X))  ->  T(Op(T'(R), X))       X = MatMul (-> Add (constant bias))
+//
+// so fuse_epilogue takes Op as the product's residual. T'(R) is (0, 2, ..., r-1, 1), the
+// channels-last move: where R is stored channels-last (a convolution's input or output, as in
+// ConvNeXt) both Transposes are views of the same memory in the schedule (fold_operand_views), and
+// the product reads the residual in place.
+//
+// A Transpose whose input is a Transpose read only by it then reads that one's input with the two
+// permutations composed, and is an Identity (a view) where they compose to none: the result
+// Transpose above, read by a LayerNorm2d's channels-last move (ConvNeXt's downsampling after a
+// block), cancels.
+//
 // Needs: shapes inferred; the precision Casts in place (a Cast in the chain stops it). Runs before
 // fuse_epilogue. Leaves: no such Op reading a producer through a reshape.
 #include "ops/registry.h"
@@ -97,6 +114,87 @@ bool sink(Graph& g, Node* op, int i) {
   return true;
 }
 
+
+/// perm is (0, r-1, 1, ..., r-2): the last dim moves to dim 1 (NHWC -> NCHW), rank 4 or 5.
+bool moves_last_to_channels(const std::vector<int64_t>& perm) {
+  const int64_t r = static_cast<int64_t>(perm.size());
+  if (r != 4 && r != 5) return false;
+  if (perm[0] != 0 || perm[1] != r - 1) return false;
+  for (int64_t d = 2; d < r; ++d) {
+    if (perm[static_cast<std::size_t>(d)] != d - 1) return false;
+  }
+  return true;
+}
+
+/// x is a matrix product's output (MatMul, Gemm, FusedMatMul; read once), or a constant bias Add
+/// after one: a product whose epilogue can take a residual.
+bool product_chain(const Value& x) {
+  const Node* p = x.producer();
+  if (!p || x.is_graph_output() || x.users().size() != 1) return false;
+  if (default_domain(*p) && p->op() == "Add" && p->num_inputs() == 2 && p->has_input(0) && p->has_input(1)) {
+    const int c = p->input(0).is_constant() ? 0 : p->input(1).is_constant() ? 1 : -1;
+    if (c < 0 || p->input(1 - c).shape() != x.shape()) return false;
+    return product_chain(p->input(1 - c)) && p->input(1 - c).producer()->op() != "Add";
+  }
+  const ops::OpDef* def = def_of(*p);
+  return def && def->fusion == ops::Fusion::producer && (p->op() == "MatMul" || p->op() == "Gemm");
+}
+
+/// Moves op before the NHWC -> NCHW Transpose of its input i (the header's second form).
+bool sink_transpose(Graph& g, Node* op, int i) {
+  Value* y = &op->output(0);
+  Value* v = &op->input(i);
+  Value* r = &op->input(1 - i);
+  Node* t = v->producer();
+  if (op->op() != "Add") return false;  // the residual fuse_epilogue takes
+  if (!t || !default_domain(*t) || t->op() != "Transpose" || !t->has_input(0)) return false;
+  if (v->is_graph_output() || v->users().size() != 1) return false;
+  const std::vector<int64_t> perm = ops::transpose_perm(*t, v->rank());
+  if (!moves_last_to_channels(perm)) return false;
+  Value* x = &t->input(0);
+  if (!product_chain(*x) || x->dtype() != y->dtype()) return false;
+  if (v->shape() != y->shape() || r->shape() != y->shape() || r->dtype() != y->dtype() || r->is_constant()) return false;
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t d = 0; d < perm.size(); ++d) inverse[static_cast<std::size_t>(perm[d])] = static_cast<int64_t>(d);
+  Value* r2 = g.add_value(op->name() + "/transpose_operand_output_0");
+  r2->set_type(r->dtype(), x->shape());
+  g.add_node("Transpose", op->name() + "/transpose_operand", {r}, {r2}, op)->set_attr_ints("perm", inverse);
+  Value* y2 = g.add_value(op->name() + "_output_0");
+  y2->set_type(y->dtype(), x->shape());
+  op->set_input(1 - i, r2);
+  op->set_input(i, x);
+  op->set_output(0, y2);
+  g.add_node("Transpose", op->name() + "/transpose_result", {y2}, {y}, next_node(g, op))->set_attr_ints("perm", perm);
+  return true;
+}
+
+/// Transpose(Transpose(x, p1), p2) -> Transpose(x, p1 o p2), an Identity when that is no permutation
+/// (the inner Transpose read only by the outer one); false when `outer` is not such a pair.
+bool fold_transpose_pair(Graph& g, Node* outer) {
+  if (!default_domain(*outer) || outer->op() != "Transpose" || !outer->has_input(0) || !outer->has_output(0)) return false;
+  Value* mid = &outer->input(0);
+  Node* inner = mid->producer();
+  if (!inner || !default_domain(*inner) || inner->op() != "Transpose" || !inner->has_input(0)) return false;
+  if (mid->is_graph_output() || mid->users().size() != 1) return false;
+  const int64_t rank = mid->rank();
+  const std::vector<int64_t> p1 = ops::transpose_perm(*inner, rank), p2 = ops::transpose_perm(*outer, rank);
+  std::vector<int64_t> perm(static_cast<std::size_t>(rank));
+  bool identity = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    perm[i] = p1[static_cast<std::size_t>(p2[i])];
+    identity = identity && perm[i] == static_cast<int64_t>(i);
+  }
+  Value* x = &inner->input(0);
+  Value* y = &outer->output(0);
+  if (identity) {
+    g.add_node("Identity", outer->name() + "/identity", {x}, {y}, outer);
+    g.remove_node(outer);
+  } else {
+    outer->set_input(0, x);
+    outer->set_attr_ints("perm", perm);
+  }
+  return true;
+}
 }  // namespace
 
 bool sink_reshapes(Graph& g, const PassOptions&) {
@@ -109,9 +207,14 @@ bool sink_reshapes(Graph& g, const PassOptions&) {
   }
   bool changed = false;
   for (Node* op : ops) {
-    if (sink(g, op, 1) || sink(g, op, 0)) changed = true;
+    if (sink(g, op, 1) || sink(g, op, 0) || sink_transpose(g, op, 1) || sink_transpose(g, op, 0)) changed = true;
   }
-  if (changed) g.remove_dead();
+  if (changed) {
+    std::vector<Node*> transposes;
+    for (const auto& up : g.nodes()) transposes.push_back(up.get());
+    for (Node* t : transposes) fold_transpose_pair(g, t);
+    g.remove_dead();
+  }
   return changed;
 }
 

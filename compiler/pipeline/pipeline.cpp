@@ -73,7 +73,8 @@ const std::vector<Stage>& pipeline() {
        "a Pad of all zeros disappears; a zero Pad of the spatial dims folds into the Conv / AveragePool reading it",
        true, nullptr, graph_pass<fold_pads>},
       {"fold_batchnorm", K::graph, "constant weights (fold_constants)",
-       "folds BatchNormalization and constant per-channel scales into the Conv / Gemm / MatMul before it", true, nullptr,
+       "folds BatchNormalization and constant per-channel scales into the Conv / Gemm / MatMul before it (a "
+       "MatMul's also through its bias Add and a Transpose: a ConvNeXt layer scale)", true, nullptr,
        graph_pass<fold_batchnorm>},
       {"split_recurrence", K::graph, "constant weights final (fold_batchnorm); before precision (the product takes FP16)",
        "the input projection of LSTM / GRU / RNN (X * W^T for every step) becomes one MatMul before the recurrence",
@@ -96,7 +97,8 @@ const std::vector<Stage>& pipeline() {
        true, nullptr, graph_pass<fold_cast_pairs>},
       {"sink_reshapes", K::graph, "the precision Casts in place (a Cast between a product and its reader stays)",
        "an elementwise binary op reading a Conv / Gemm / MatMul through a reshape (or a Transpose of unit dims) "
-       "moves before it, so fuse_epilogue takes it",
+       "moves before it, so fuse_epilogue takes it; a residual Add after a product's NHWC -> NCHW Transpose too "
+       "(its other operand transposed back); a Transpose of a Transpose composes (an Identity when they cancel)",
        true, nullptr, graph_pass<sink_reshapes>},
       {"fuse_epilogue", K::graph,
        "BN and scales folded (fold_batchnorm); the precision Casts in place (a Cast stops a fusion)",
@@ -149,9 +151,11 @@ const std::vector<Stage>& pipeline() {
        "(schedule/elide_concat.cpp)",
        true, nullptr, schedule_stage<elide_concat>},
       {"fold_operand_views", K::schedule,
-       "the final kernel list and each buffer's layout (fold_boundary_casts): views of dense buffers only",
-       "Transposes and Slices read only by matrix products become strides of their operands; a product writes "
-       "through the Transpose after it",
+       "the final kernel list and each buffer's layout (fold_boundary_casts): views of dense buffers, and "
+       "Transposes that read a buffer in the order its output is stored",
+       "a Transpose that is its input's memory as the layout stores both (a channels-last move) becomes a view for "
+       "every reader; Transposes and Slices read only by matrix products become strides of their operands; a "
+       "product writes through the Transpose after it",
        true, nullptr, schedule_stage<fold_operand_views>},
       {"fold_row_maps", K::schedule,
        "the strided views and elided Concats decided (fold_operand_views, elide_concat); before fuse_horizontal "

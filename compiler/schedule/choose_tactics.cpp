@@ -50,6 +50,9 @@ void add_decisions_to_note(const Schedule& s, const ValueIndex& index, Kernel& k
   }
   if (!k.kept_row_norm.empty()) k.note += "; not in a product's launch: " + k.kept_row_norm;
   if (!k.conversion.empty()) k.note = k.conversion + "; " + k.note;
+  // Why a graph pass left the node as it is (passes/fold_batchnorm.cpp: a scale kept out of FP16 weights).
+  const std::string graph_note = k.source.node ? k.source.node->attr_string("modelc_note", "") : "";
+  if (!graph_note.empty()) k.note += "; " + graph_note;
   for (const OutputRange& r : k.ranges) {
     k.note += fmt::format("{} '{}' {} [{}, {}) -> '{}'", &r == &k.ranges[0] ? "; horizontally fused:" : ",",
                           r.source->name(), k.family_name() == "gemm" ? "columns" : "channels", r.begin, r.end,

@@ -24,6 +24,7 @@
 #include "ops/fused.h"
 #include "ops/registry.h"
 #include "ops/tensor.h"
+#include "schedule/layout.h"
 #include "schedule/linear.h"
 #include "schedule/stages.h"
 #include "schedule/views.h"
@@ -55,10 +56,17 @@ class OperandViews {
       const Node* n = kernel.source.node;
       if (!strided_op(*n) || kernel.output_copy || !kernel.conversion.empty()) continue;
       std::string why;
+      if (same_memory_view(*n, &why)) {
+        folded.insert(n);
+        continue;
+      }
+      const std::string layout_why = why;
       if (try_operand_view(*n, &why)) {
         folded.insert(n);
-      } else if (!why.empty()) {
-        s_.kernels[k].kept_view = why;
+      } else if (!why.empty() || !layout_why.empty()) {
+        // A Transpose of a channels-last buffer: why it is not the same memory (try_operand_view then
+        // refuses any channels-last operand).
+        s_.kernels[k].kept_view = layout_why.empty() ? why : layout_why;
       }
     }
     if (folded.empty()) return false;
@@ -138,6 +146,78 @@ class OperandViews {
     }
     if (channels_last(in)) return "the product's output is stored channels-last";
     return "";
+  }
+
+  static std::string layout_text(const Buffer& b) {
+    if (!b.storage.channels_last) return "dense";
+    const int64_t C = b.shape.size() > 1 ? b.shape[1] : 1;
+    return b.storage.pitch == C ? "NHWC" : fmt::format("NHWC with channel pitch {} (C {})", b.storage.pitch, C);
+  }
+
+  // Why Transpose n does not merely read its input's memory in the order its output is stored ("" when
+  // it does: the output's storage strides are the input's strides permuted). Every reader then reads
+  // the same bytes through the same strides, so the Transpose is a view whatever reads it.
+  std::string same_memory_refusal(const Node& n) {
+    const Value* in = &n.input(0);
+    const Value* out = &n.output(0);
+    const int ib = index_.buffer(in), obi = index_.buffer(out);
+    if (ib < 0 || obi < 0 || ib == obi) return "its input and output are not two buffers";
+    const Buffer& ob = s_.buffers[static_cast<std::size_t>(obi)];
+    const Buffer& inb = s_.buffers[static_cast<std::size_t>(ib)];
+    if (ob.value != out) return "its output is a slice of another buffer";
+    for (const ViewStep& st : ob.views) {  // kernels write into its buffer (an elided Concat, a write-through)
+      if (st.kind == ViewStep::Kind::concat_slice || st.kind == ViewStep::Kind::write_through) {
+        return "its output's buffer is written through '" + st.value->name() + "'";
+      }
+    }
+    if (ob.space != Space::arena || inb.space != Space::arena) return "its input or output is a model input or output";
+    if (in->dtype() != out->dtype()) return "it converts the element type";
+    std::vector<int64_t> st;
+    int64_t offset = 0;
+    if (!strides_in_buffer(s_, index_, in, &st, &offset)) return "its input has no strides";
+    const std::vector<int64_t> perm = ops::transpose_perm(n, static_cast<int64_t>(in->shape().size()));
+    std::vector<int64_t> moved(perm.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) moved[i] = st[static_cast<std::size_t>(perm[i])];
+    const std::vector<int64_t> stored = storage_strides(out->shape(), ob.storage);
+    if (same_memory(out->shape(), moved, stored)) return "";
+    std::string p;
+    for (int64_t d : perm) p += (p.empty() ? "" : ", ") + std::to_string(d);
+    // (0, 2, ..., r-1, 1) moves the channels last, (0, r-1, 1, ..., r-2) back.
+    const int64_t r = static_cast<int64_t>(perm.size());
+    bool to_last = r >= 3 && perm[0] == 0 && perm[static_cast<std::size_t>(r - 1)] == 1;
+    bool to_channels = r >= 3 && perm[0] == 0 && perm[1] == r - 1;
+    for (int64_t d = 1; d + 1 < r; ++d) to_last = to_last && perm[static_cast<std::size_t>(d)] == d + 1;
+    for (int64_t d = 2; d < r; ++d) to_channels = to_channels && perm[static_cast<std::size_t>(d)] == d - 1;
+    if (to_last || to_channels) {
+      return fmt::format("a channels-last move (perm ({})), but its input is stored {} and its output {}: not the same "
+                         "memory",
+                         p, layout_text(inb), layout_text(ob));
+    }
+    return fmt::format("not a channels-last move: perm ({}) reads its input ({}) in another order than its output is "
+                       "stored ({})",
+                       p, layout_text(inb), layout_text(ob));
+  }
+
+  // Makes Transpose n a view of its input for every reader when it copies nothing (same_memory_refusal);
+  // else, where its input or output is stored channels-last, says why in *why.
+  bool same_memory_view(const Node& n, std::string* why) {
+    if (!is_op(n, "Transpose")) return false;
+    const Value* in = &n.input(0);
+    const Value* out = &n.output(0);
+    const Kernel& self = *kernel(&n);
+    if (self.source.inputs.at(0) != in || self.source.outputs.at(0) != out || out->numel() == 0) return false;
+    const std::string refusal = same_memory_refusal(n);
+    if (refusal.empty()) {
+      ViewStep step;
+      step.kind = ViewStep::Kind::transpose;
+      step.from = in;
+      step.node = &n;
+      absorb_buffer(s_, index_.buffer(out), index_.buffer(in), step);
+      index_.rebuild();
+      return true;
+    }
+    if (channels_last(index_.root(in)) || channels_last(out)) *why = refusal;
+    return false;
   }
 
   // Makes n (a Transpose or Slice kernel) a view when its readers or its producer allow it; else

@@ -260,3 +260,71 @@ TEST_CASE("fold_batchnorm: left alone when the output has other readers, is a gr
     run_and_compare(g, false);
   }
 }
+
+namespace {
+
+/// A [1, 4, 4, 8] -> MatMul (B [8, 6]) -> Add (bias [6]) -> Transpose (0, 3, 1, 2) -> Mul (gamma [6, 1, 1]
+/// in [lo, hi]) -> Y [1, 6, 4, 4]: the end of a ConvNeXt block as torch exports it.
+void layer_scale_net(Graph& g, double lo, double hi) {
+  g.set_opset(17);
+  Value* a = input(g, "A", {1, 4, 4, 8});
+  Value *m = g.add_value("m"), *biased = g.add_value("biased"), *t = g.add_value("t"), *y = g.add_value("Y");
+  g.add_node("MatMul", "mm", {a, weight(g, "B", {8, 6}, 11, -0.05, 0.05)}, {m});
+  g.add_node("Add", "bias", {weight(g, "b", {6}, 12, -0.1, 0.1), m}, {biased});
+  g.add_node("Transpose", "back", {biased}, {t})->set_attr_ints("perm", {0, 3, 1, 2});
+  g.add_node("Mul", "scale", {weight(g, "gamma", {6, 1, 1}, 13, lo, hi), t}, {y});
+  g.add_output(y);
+}
+
+}  // namespace
+
+TEST_CASE("fold_batchnorm: a layer scale after a MatMul's bias Add and a Transpose folds into B and the bias") {
+  Graph g;
+  layer_scale_net(g, 0.01, 0.1);
+  run_and_compare(g);
+  CHECK(g.nodes_of("Mul").empty());
+  const std::vector<Node*> t = g.nodes_of("Transpose");
+  REQUIRE(t.size() == 1);
+  CHECK(t[0]->output(0).name() == "Y");
+  const std::vector<Node*> mm = g.nodes_of("MatMul");
+  REQUIRE(mm.size() == 1);
+  CHECK(mm[0]->input(1).name() != "B");  // a new constant: the initializer is not changed in place
+  CHECK(mm[0]->covers() == std::vector<std::string>{"mm", "scale"});
+  const std::vector<Node*> add = g.nodes_of("Add");
+  REQUIRE(add.size() == 1);
+  CHECK(add[0]->input(0).name() != "b");
+}
+
+TEST_CASE("fold_batchnorm: --fp16 keeps a layer scale that would put the folded B in FP16's subnormals") {
+  for (const char* mode : {"fp16", "bf16", "fp32"}) {
+    CAPTURE(mode);
+    Graph g;
+    layer_scale_net(g, 1e-6, 2e-6);  // torchvision's initial layer scale: s * B ~ 1e-8, below 2^-24
+    ops::infer_graph(g);
+    PassOptions o;
+    o.verify_each = true;
+    o.fp16 = std::string(mode) == "fp16";
+    o.bf16 = std::string(mode) == "bf16";
+    CHECK(run_graph_stage(g, o, "fold_batchnorm") == !o.fp16);
+    CHECK(g.nodes_of("Mul").size() == (o.fp16 ? 1u : 0u));
+    if (o.fp16) {
+      CHECK(g.nodes_of("Mul")[0]->attr_string("modelc_note", "").find(
+                "scale not folded into the FP16 weights of MatMul 'mm': B scaled by it rounds ") == 0);
+    }
+  }
+  // The reason reaches the report: the Mul's kernel's note.
+  Graph g;
+  layer_scale_net(g, 1e-6, 2e-6);
+  ops::infer_graph(g);
+  LowerOptions lo;
+  lo.name = "t";
+  lo.passes.fp16 = true;
+  const Schedule s = lower(g, lo);
+  bool found = false;
+  for (const Kernel& k : s.kernels) {
+    if (k.op.type != "Mul") continue;
+    found = true;
+    CHECK(k.note.find("; scale not folded into the FP16 weights of MatMul 'mm'") != std::string::npos);
+  }
+  CHECK(found);
+}

@@ -102,3 +102,92 @@ TEST_CASE("sink_reshapes leaves an Add whose reshaped operand is no producer's s
     kept(m);
   }
 }
+
+namespace {
+
+/// A [1, 4, 4, 8] -> MatMul (W [8, 6]) -> Add (bias [6]) -> Transpose (0, 3, 1, 2) -> T [1, 6, 4, 4];
+/// Y = Add(T, R), R an input [1, 6, 4, 4] (a ConvNeXt block's residual); with `reread`, Y is read by
+/// a Transpose (0, 2, 3, 1) to Z (the downsampling LayerNorm2d after the block).
+struct BlockEnd {
+  Graph g;
+  Node* add;
+  Value* y;
+  explicit BlockEnd(bool reread = false, const char* producer = "MatMul") {
+    g.set_opset(17);
+    const bool matmul = std::string(producer) == "MatMul";
+    Value* a = input(g, "A", {1, 4, 4, matmul ? 8 : 6});
+    Value *m = g.add_value("m"), *biased = g.add_value("biased"), *t = g.add_value("T");
+    y = g.add_value("Y");
+    if (matmul) {
+      g.add_node("MatMul", "mm", {a, g.add_constant("W", ramp({8, 6}, 0.37), true)}, {m});
+    } else {
+      g.add_node(producer, "mm", {a}, {m});
+    }
+    g.add_node("Add", "bias", {m, g.add_constant("b", ramp({6}, 0.53), true)}, {biased});
+    g.add_node("Transpose", "back", {biased}, {t})->set_attr_ints("perm", {0, 3, 1, 2});
+    ops::infer_graph(g);
+    add = g.add_node("Add", "add", {t, input(g, "R", {1, 6, 4, 4})}, {y});
+    if (reread) {
+      Value* z = g.add_value("Z");
+      g.add_node("Transpose", "to_last", {y}, {z})->set_attr_ints("perm", {0, 2, 3, 1});
+      g.add_output(z);
+    } else {
+      g.add_output(y);
+    }
+    ops::infer_graph(g);
+  }
+  TensorMap feeds() const { return {{"A", ramp({1, 4, 4, 8}, 0.71)}, {"R", ramp({1, 6, 4, 4}, 0.29)}}; }
+};
+
+}  // namespace
+
+TEST_CASE("sink_reshapes: a residual Add after a MatMul's NHWC -> NCHW Transpose moves before it, R transposed") {
+  BlockEnd m;
+  const TensorMap before = run_reference(m.g, m.feeds());
+  PassOptions o;
+  o.verify_each = true;
+  CHECK(run_graph_stage(m.g, o, "sink_reshapes"));
+  // Add(biased, Transpose (0, 2, 3, 1) (R)) -> Transpose (0, 3, 1, 2) -> Y.
+  CHECK(m.add->input(0).name() == "biased");
+  REQUIRE(m.add->input(1).producer());
+  CHECK(m.add->input(1).producer()->op() == "Transpose");
+  CHECK(m.add->input(1).producer()->attr_ints("perm") == std::vector<int64_t>{0, 2, 3, 1});
+  CHECK(m.add->input(1).producer()->input(0).name() == "R");
+  CHECK(m.add->output(0).shape() == Shape{1, 4, 4, 6});
+  REQUIRE(m.y->producer());
+  CHECK(m.y->producer()->op() == "Transpose");
+  CHECK(m.y->producer()->attr_ints("perm") == std::vector<int64_t>{0, 3, 1, 2});
+  check_same(run_reference(m.g, m.feeds()), before);
+  // fuse_epilogue takes the bias and the residual into the product.
+  CHECK(run_graph_stage(m.g, o, "fuse_epilogue"));
+  const std::vector<Node*> fused = m.g.nodes_of("FusedMatMul");
+  REQUIRE(fused.size() == 1);
+  CHECK(fused[0]->num_inputs() == 4);
+  CHECK(m.g.nodes_of("Add").empty());
+  check_same(run_reference(m.g, m.feeds()), before);
+}
+
+TEST_CASE("sink_reshapes: the sunk result's Transpose and a Transpose back after it cancel into an Identity") {
+  BlockEnd m(true);
+  const TensorMap before = run_reference(m.g, m.feeds());
+  PassOptions o;
+  o.verify_each = true;
+  CHECK(run_graph_stage(m.g, o, "sink_reshapes"));
+  const std::vector<Node*> t = m.g.nodes_of("Transpose");
+  REQUIRE(t.size() == 1);  // R's
+  CHECK(t[0]->input(0).name() == "R");
+  REQUIRE(m.g.nodes_of("Identity").size() == 1);
+  CHECK(&m.g.nodes_of("Identity")[0]->input(0) == &m.add->output(0));
+  check_same(run_reference(m.g, m.feeds()), before, "Z");
+}
+
+TEST_CASE("sink_reshapes leaves an Add after a Transpose of no product, or of another permutation") {
+  PassOptions o;
+  o.verify_each = true;
+  BlockEnd relu(false, "Relu");
+  CHECK_FALSE(run_graph_stage(relu.g, o, "sink_reshapes"));
+  BlockEnd other;
+  other.g.nodes_of("Transpose")[0]->set_attr_ints("perm", {0, 3, 2, 1});
+  ops::infer_graph(other.g);
+  CHECK_FALSE(run_graph_stage(other.g, o, "sink_reshapes"));
+}

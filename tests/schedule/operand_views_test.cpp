@@ -180,3 +180,76 @@ TEST_CASE("fold_operand_views stage: a view joins its input's buffer as a step; 
     CHECK(test::step_of(s, "transpose_out") == nullptr);  // its own buffer still
   }
 }
+
+namespace {
+
+// x [1, 8, 4, 4] -> Conv 1x1 (8) -> Transpose `to_last` -> LayerNormalization over C -> MatMul [8, 16]
+// -> Transpose (0, 3, 1, 2) -> Conv 1x1 (8) -> y: a ConvNeXt-style block's permutes around its
+// LayerNorm and product over channels.
+void channels_last_block(Graph& g, std::vector<int64_t> to_last, int64_t hidden = 16) {
+  g.set_opset(17);
+  Value* c = node(g, "Conv", "conv", {input(g, "x", {1, 8, 4, 4}), weight(g, "w", {8, 8, 1, 1})});
+  Value* t = transpose(g, c, std::move(to_last), "to_last");
+  Value* ln = node(g, "LayerNormalization", "ln", {t, weight(g, "gamma", {8}), weight(g, "beta", {8})});
+  g.nodes().back()->set_attr_int("axis", -1);
+  Value* mm = node(g, "MatMul", "matmul", {ln, weight(g, "b", {8, hidden})});
+  Value* back = transpose(g, mm, {0, 3, 1, 2}, "to_channels");
+  g.add_output(node(g, "Conv", "conv2", {back, weight(g, "w2", {8, hidden, 1, 1})}));
+}
+
+}  // namespace
+
+TEST_CASE("fold_operand_views: a channels-last move of an NHWC buffer (and back) is the same memory, for any reader") {
+  Graph g;
+  channels_last_block(g, {0, 2, 3, 1});
+  const Schedule s = lower_with(g, true);
+  for (const Kernel& k : s.kernels) CHECK(k.op.type != "Transpose");
+  // The LayerNorm reads the conv's NHWC buffer as its dense [1, 4, 4, 8] rows; the product writes
+  // a dense [1, 4, 4, 16] buffer, which the second conv reads as NHWC [1, 16, 4, 4].
+  const Kernel& conv = test::kernel_of(s, "conv");
+  const Kernel& ln = test::kernel_of(s, "ln");
+  CHECK(ln.inputs[0].buffer == conv.outputs[0].buffer);
+  CHECK(same_memory(ln.inputs[0].shape, ln.inputs[0].strides, {128, 32, 8, 1}));  // N's stride: any
+  CHECK(same_memory(conv.outputs[0].shape, conv.outputs[0].strides, {128, 1, 32, 8}));  // N's stride: any
+  const Kernel& mm = test::kernel_of(s, "matmul");
+  const Kernel& conv2 = test::kernel_of(s, "conv2");
+  CHECK(conv2.inputs[0].buffer == mm.outputs[0].buffer);
+  CHECK(same_memory(conv2.inputs[0].shape, conv2.inputs[0].strides, {256, 1, 64, 16}));  // N's stride: any
+  CHECK(same_memory(mm.outputs[0].shape, mm.outputs[0].strides, {256, 64, 16, 1}));  // N's stride: any
+  const ViewStep* step = test::step_of(s, "to_last_out");
+  REQUIRE(step);
+  CHECK(step->kind == ViewStep::Kind::transpose);
+  CHECK(step->from->name() == "conv_out");
+  step = test::step_of(s, "to_channels_out");
+  REQUIRE(step);
+  CHECK(step->kind == ViewStep::Kind::transpose);
+  CHECK(step->from->name() == "matmul_out");
+}
+
+TEST_CASE("fold_operand_views: a Transpose of an NHWC buffer that is not a channels-last move keeps its kernel, and says why") {
+  Graph g;
+  channels_last_block(g, {0, 3, 2, 1});  // W before H: another order than NHWC
+  const Schedule s = lower_with(g, true);
+  const Kernel& t = test::kernel_of(s, "to_last");
+  CHECK(t.kept_view.find("not a channels-last move: perm (0, 3, 2, 1) reads its input (NHWC) in another order than "
+                         "its output is stored (dense)") == 0);
+  CHECK(t.note.find("not a view: not a channels-last move") != std::string::npos);
+  // The one back to channels is still the same memory.
+  for (const Kernel& k : s.kernels) CHECK(k.source.node->name() != "to_channels");
+}
+
+TEST_CASE("fold_operand_views: the move back into a buffer padded for a tensor-core conv keeps its kernel, and says why") {
+  Graph g;
+  channels_last_block(g, {0, 2, 3, 1}, 12);  // --fp16: conv2's X padded to a pitch of 16
+  ops::infer_graph(g);
+  LowerOptions o;
+  o.name = "t";
+  o.archs = {"sm_80"};
+  o.passes.fp16 = true;
+  o.passes.verify_each = true;
+  const Schedule s = lower(g, o);
+  CHECK(test::kernel_of(s, "to_channels").kept_view ==
+        "a channels-last move (perm (0, 3, 1, 2)), but its input is stored dense and its output NHWC with channel "
+        "pitch 16 (C 12): not the same memory");
+  for (const Kernel& k : s.kernels) CHECK(k.source.node->name() != "to_last");  // C 8: still a view
+}
