@@ -260,10 +260,7 @@ bool fuse_horizontal(Schedule& s, const LowerOptions&) {
     fused.ranges = std::move(ranges);
   }
   if (merged.empty()) return false;
-  for (std::size_t k = s.kernels.size(); k-- > 0;) {
-    if (merged.count(k)) s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(k));
-  }
-  resolve(s);
+  erase_kernels(s, merged);
   return true;
 }
 

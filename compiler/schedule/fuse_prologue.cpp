@@ -281,10 +281,7 @@ bool fuse_prologue(Schedule& s, const LowerOptions& o) {
     index.rebuild();
   }
   if (folded.empty()) return false;
-  for (std::size_t k = s.kernels.size(); k-- > 0;) {
-    if (folded.count(k)) s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(k));
-  }
-  resolve(s);
+  erase_kernels(s, folded);
   restore_conv_weights(s, restore);
   return true;
 }

@@ -202,10 +202,7 @@ bool fuse_row_norm(Schedule& s, const LowerOptions& o) {
     folded.insert(li);
   }
   if (folded.empty()) return false;
-  for (std::size_t k = s.kernels.size(); k-- > 0;) {
-    if (folded.count(k)) s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(k));
-  }
-  resolve(s);
+  erase_kernels(s, folded);
   return true;
 }
 

@@ -263,6 +263,13 @@ int64_t buffer_bytes(const Buffer& b) {
   return storage_elements(b.shape, b.storage) * es;
 }
 
+void erase_kernels(Schedule& s, const std::set<std::size_t>& indices) {
+  for (auto k = indices.rbegin(); k != indices.rend(); ++k) {
+    s.kernels.erase(s.kernels.begin() + static_cast<std::ptrdiff_t>(*k));
+  }
+  resolve(s);
+}
+
 void resolve(Schedule& s) {
   ValueIndex index(s);
   for (std::size_t k = 0; k < s.kernels.size(); ++k) {

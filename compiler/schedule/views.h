@@ -9,7 +9,9 @@
 // kernel's views from it.
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -69,6 +71,9 @@ TensorView view_of(const Schedule& s, const ValueIndex& index, const Value* v);
 /// kernel touches dropped, each buffer's size (Buffer::bytes), and every kernel's views recomputed
 /// from its source values (KernelSource).
 void resolve(Schedule& s);
+
+/// \brief Erases the kernels at `indices` (a stage folded them into others) and resolve()s.
+void erase_kernels(Schedule& s, const std::set<std::size_t>& indices);
 
 /// \brief Drops the buffers no kernel's view (inputs, outputs, workspace) names, and renumbers the
 /// views' TensorView::buffer (a weight the tactics replaced by its transformed form, say).
