@@ -182,22 +182,28 @@ constexpr int k_reduce_bytes() {
 /// types), T __half or bf16 (sm_80 and newer), FP32 accumulation; tiles of smallm::Tile. Grid: (N
 /// tiles, M tiles, batch x SplitK). With SplitK > 1: Params::partial (tiles x BM x BN floats) and
 /// Params::tickets (one unsigned per tile, zeroed before the first launch; every launch leaves them
-/// zero).
+/// zero). Row tables (fold_row_maps) as tc::Gemm's: with SA gemm::RowMapped, A's rows are read
+/// through Params::a_rows (tc::GatherLoader), with SY RowMapped Y's are written through
+/// Params::y_rows (tc::finish_gemm).
 template <class T, class TY, class Sh, class SA, class SB, class SY, class TileT, class Epi>
 struct Gemm {
   using Tl = TileT;
   static_assert(!gemm::HasRanges<Epi>::value, "smallm::Gemm: no ranged (horizontally fused) epilogue");
   static constexpr int kThreads = Tl::kThreads;
-  using LA = tc::OperandLoader<T, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
-                               SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>;
+  /// A gathered A (gemm::RowMapped SA: rows through Params::a_rows) or a scattered Y (SY: through
+  /// Params::y_rows), as tc::Gemm: its loader and store.
+  static constexpr bool kGatherA = gemm::IsRowMapped<SA>::value, kScatterY = gemm::IsRowMapped<SY>::value;
+  static_assert(!kGatherA || SA::kCol == 1, "smallm::Gemm: a gathered A has contiguous rows");
+  using LA = typename std::conditional<
+      kGatherA, tc::GatherLoader<T, Sh::kM, Sh::kK, SA::kRow, Tl::kBK, Tl::kBM, kThreads, true>,
+      tc::OperandLoader<T, Sh::kM, Sh::kK, SA::kRow, SA::kCol, Tl::kBK, Tl::kBM, kThreads,
+                        SA::kS0 % 8 == 0 && SA::kS1 % 8 == 0 && SA::kS2 % 8 == 0>>::type;
   using LB = tc::OperandLoader<T, Sh::kN, Sh::kK, SB::kCol, SB::kRow, Tl::kBK, Tl::kBN, kThreads,
                                SB::kS0 % 8 == 0 && SB::kS1 % 8 == 0 && SB::kS2 % 8 == 0>;
   /// The epilogue's scratch: per MN warp 16 rows of its columns (FP32, padded by 4).
   static constexpr int kScratchBytes = Tl::kWarpsMN * 16 * (Tl::kWarpTileN + 4) * 4;
   static constexpr int kSmemBytes = tc::max_int(tc::max_int(Mainloop<Tl>::template smem_bytes<LA, LB>(), k_reduce_bytes<Tl>()),
                                                 kScratchBytes);
-  static constexpr bool kVectorY =
-      SY::kCol == 1 && SY::kRow % 8 == 0 && SY::kS0 % 8 == 0 && SY::kS1 % 8 == 0 && SY::kS2 % 8 == 0;
   static constexpr int kTilesM = (Sh::kM + Tl::kBM - 1) / Tl::kBM, kTilesN = (Sh::kN + Tl::kBN - 1) / Tl::kBN;
   static constexpr int kTiles = Sh::kBatch * kTilesM * kTilesN;
   /// Split-K's workspace: floats of Params::partial and unsigneds of Params::tickets.
@@ -207,7 +213,7 @@ struct Gemm {
   using Shape = Sh;
   static constexpr int kPanelRows = Tl::kBM, kSplits = Tl::kSplitK;
 
-  struct Params {
+  struct Fields {
     const T* __restrict__ A = nullptr;
     const T* __restrict__ B = nullptr;
     TY* __restrict__ Y = nullptr;
@@ -215,22 +221,30 @@ struct Gemm {
     float* __restrict__ partial = nullptr;  ///< SplitK > 1: kPartialFloats
     unsigned* tickets = nullptr;            ///< SplitK > 1: kTickets, zero before the first launch
   };
+  /// With a row table: the tables (int rows, Sh::kBatch x Sh::kM entries each), beside the fields.
+  struct RowFields : Fields {
+    const int* __restrict__ a_rows = nullptr;
+    const int* __restrict__ y_rows = nullptr;
+  };
+  using Params = typename std::conditional<kGatherA || kScatterY, RowFields, Fields>::type;
 
   static dim3 grid() { return dim3(kTilesN, kTilesM, Sh::kBatch * Tl::kSplitK); }
   static dim3 block() { return dim3(kThreads); }
 
-  /// The epilogue and store of outputs (batch, m, n .. n + 7), as tc::Gemm::finish.
+  /// The epilogue and store of outputs (batch, m, n .. n + 7): tc::Gemm's (tc::finish_gemm).
   __device__ __forceinline__ static void finish(const Params& p, int batch, int m, int n, float (&v)[8]) {
-    const int64_t row = SY::template batch_offset<Sh>(batch) + static_cast<int64_t>(m) * SY::kRow;
-    const tc::Out8<TY> out = tc::epilogue8<Epi, Sh, gemm::ChannelAxis::column, Sh::kN, TY>(
-        p.epilogue, v, n, gemm::Coord{batch, m, n, row + static_cast<int64_t>(n) * SY::kCol}, SY::kCol);
-    if (kVectorY && n + 8 <= Sh::kN) {
-      tc::store8(p.Y + row + n, out);
+    if constexpr (kScatterY) {
+      tc::finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v, p.y_rows);
     } else {
-      MC_UNROLL
-      for (int e = 0; e < 8; ++e) {
-        if (n + e < Sh::kN) p.Y[row + static_cast<int64_t>(n + e) * SY::kCol] = out.t[e];
-      }
+      tc::finish_gemm<Sh, SY, Epi>(p.epilogue, p.Y, batch, m, n, v);
+    }
+  }
+  /// The A loader of the block at (batch, m0).
+  __device__ __forceinline__ static LA a_loader(const Params& p, int batch, int m0, int tid) {
+    if constexpr (kGatherA) {
+      return LA(p.A, p.a_rows + static_cast<int64_t>(batch) * Sh::kM, m0, tid);
+    } else {
+      return LA{p.A + SA::template batch_offset<Sh>(batch), m0, tid};
     }
   }
 
@@ -240,7 +254,7 @@ struct Gemm {
     const int m0 = static_cast<int>(blockIdx.y) * Tl::kBM, n0 = static_cast<int>(blockIdx.x) * Tl::kBN;
     const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
     const int wmn = warp % Tl::kWarpsMN, wk = warp / Tl::kWarpsMN;
-    const LA la{p.A + SA::template batch_offset<Sh>(batch), m0, tid};
+    const LA la = a_loader(p, batch, m0, tid);
     const LB lb{p.B + SB::template batch_offset<Sh>(batch), n0, tid};
     tc::Accum<float> acc[Tl::kFragM][Tl::kFragN];
     int s0, s1;

@@ -270,9 +270,9 @@ KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx) {
   const bool ranged = !k.ranges.empty();  // horizontally fused: the epilogue's outputs, no Y
   std::vector<LaunchParam> params = {{"A", ctx.ptr(k.inputs[g.a_input], true)}, {"B", ctx.ptr(k.inputs[g.b_input], true)}};
   if (!ranged) params.push_back({"Y", ctx.ptr(vy, false)});
-  // fold_row_maps: A's rows gathered, Y's scattered through int32 tables (tc::Gemm only).
+  // fold_row_maps: A's rows gathered, Y's scattered through int32 tables (tc::Gemm and smallm::Gemm).
   const RowMaps& rm = k.row_maps;
-  if (rm.active() && k.engine != Engine::tensor_core) {
+  if (rm.active() && !tc) {
     throw Error("internal: kernel " + k.id + " has row tables but runs on the " + engine_name(k.engine) + " engine");
   }
   if (rm.gather_a) params.push_back({"a_rows", ctx.ptr(k.inputs.at(kRowTableAInput), true)});
@@ -328,7 +328,7 @@ KernelLaunches emit_product(const Kernel& k, const EmitContext& ctx) {
           "mc::smallm::Gemm<{}, {}, mc::gemm::Shape<{}, {}, {}, {}, {}, {}>,\n"
           "    /*A*/ {}, /*B*/ {}, /*Y*/ {},\n"
           "    mc::smallm::Tile<{}, {}, {}, {}, {}, {}, {}, {}>, {}>",
-          TAB, TY, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, strides_text(g.a), strides_text(g.b), y_text(g),
+          TAB, TY, g.batch[0], g.batch[1], g.batch[2], g.M, g.N, g.K, a_strides, strides_text(g.b), y_strides,
           t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.warps_k, t.stages, t.split_k, epilogue);
     };
     const std::string what = fmt::format("{} '{}' {}{}", k.op.type, k.op.name, g.what, fused);

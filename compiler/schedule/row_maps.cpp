@@ -19,8 +19,8 @@
 // the result must be, row by row, one source row with its channels in place, or all zeros. So any
 // shift, pad, window size or order of the moves gives its exact table, and anything that is not a
 // row permutation (a move across channels, a pad value other than 0, a row written twice) refuses.
-// The product runs on tc::Gemm (templates/gemm.cuh gemm::RowMapped; the tactics keep it off the
-// Hopper, small-M and GEMV engines): FP16 / BF16 operands (BF16 only where every --arch has BF16
+// The product runs on tc::Gemm or smallm::Gemm (templates/gemm.cuh gemm::RowMapped; the tactics
+// keep it off the Hopper and GEMV engines): FP16 / BF16 operands (BF16 only where every --arch has BF16
 // MMAs). Where a candidate refuses, the kernels stay and the product's note says why
 // (Kernel::kept_row_map).
 //
@@ -168,7 +168,7 @@ class RowMapsStage {
  private:
   bool runs_kernel(const Node* n) const { return kernel_.count(n) != 0 && !removed_.count(n); }
 
-  /// Why the product in kernel k cannot take a row table ("" when it can): tc::Gemm's conditions.
+  /// Why the product in kernel k cannot take a row table ("" when it can): the tensor-core products' conditions.
   std::string product_refusal(const Kernel& k) const {
     const Node& n = *k.source.node;
     if (!k.ranges.empty()) return "a horizontally fused product";
@@ -178,7 +178,8 @@ class RowMapsStage {
     const Value& y = n.output(0);
     for (const Value* v : {&a, &b, &y}) {
       if (v->dtype() != DType::float16 && v->dtype() != DType::bfloat16) {
-        return fmt::format("'{}' is {} (the tables are tc::Gemm's: FP16 / BF16 operands)", v->name(), dtype_name(v->dtype()));
+        return fmt::format("'{}' is {} (row tables run on the tensor-core products: FP16 / BF16 operands)", v->name(),
+                           dtype_name(v->dtype()));
       }
     }
     if (a.dtype() != b.dtype()) return "A and B of different types";

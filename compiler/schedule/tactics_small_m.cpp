@@ -33,7 +33,6 @@ std::string small_m_fallback(const Kernel& k, const GemmLowering& g, const Targe
   if (t.sm < 80) return fmt::format("sm_{} (the small-M kernel stages by cp.async: sm_80 and newer)", t.sm);
   if (t.fp16_accumulate) return "--fp16-accumulate (the small-M kernel accumulates in FP32)";
   if (g.kind != GemmLowering::Kind::gemm) return "not a matrix product";
-  if (k.row_maps.active()) return "rows through a table (fold_row_maps: tc::Gemm's loaders)";
   if (!k.ranges.empty()) return "a horizontally fused product (several outputs: no ranged epilogue)";
   if (g.M > kSmallMMaxRows) return fmt::format("M {} above {} rows", g.M, kSmallMMaxRows);
   if (g.N < 16 || g.K < 16) return fmt::format("N {} or K {} below 16", g.N, g.K);

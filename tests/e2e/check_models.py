@@ -38,11 +38,13 @@
         listed ops (they compute shapes and masks from constants, so they must have been folded at
         compile time), and the model has at least one such node (else the check proves nothing).
     check_models.py row-maps --modelc BIN --model M.onnx --work DIR --arch A --kernels N --families F=N,...
+                              [--row-table-engines E=N,...]
         compiles `modelc M.onnx --fp16 --arch A` into DIR and reads report.json: every attention
         kernel has a product before it that gathers A's rows through a table and one after it that
         scatters Y's rows (the fold_row_maps stage), no Pad, Transpose, Slice or Concat kernel runs a
         node of an attention block (a node name with '/attn/'), the model has N kernels and each
-        listed family exactly its count (F=N; families not listed are not checked).
+        listed family exactly its count (F=N; families not listed are not checked), and of the products
+        with row tables each listed engine exactly its count (E=N: tensor_core, small_m).
 """
 
 import argparse
@@ -373,7 +375,8 @@ def row_maps(args):
         print(f"FAIL: modelc exited {rc}")
         return 1
     with open(os.path.join(args.work, "report.json")) as f:
-        kernels = json.load(f)["kernels"]
+        report = json.load(f)
+    kernels = report["kernels"]
     bad = []
     attention = [i for i, k in enumerate(kernels) if k["family"] == "attention"]
     if not attention:
@@ -396,8 +399,18 @@ def row_maps(args):
         fam, n = item.split("=")
         if counts.get(fam, 0) != int(n):
             bad.append(f"{counts.get(fam, 0)} {fam} kernels, expected {n}")
+    engines = {}
+    for k in kernels:
+        if "through row tables" in k["note"]:
+            engines[k.get("engine", "")] = engines.get(k.get("engine", ""), 0) + 1
+    for item in (args.row_table_engines.split(",") if args.row_table_engines else []):
+        eng, n = item.split("=")
+        if engines.get(eng, 0) != int(n):
+            bad.append(f"{engines.get(eng, 0)} products with row tables on the {eng} engine, expected {n}")
     print(f"{os.path.basename(args.model)}: {len(kernels)} kernels ({', '.join(f'{f} {n}' for f, n in sorted(counts.items()))}); "
-          f"{len(attention)} attention kernels ({secs:.1f} s)")
+          f"{len(attention)} attention kernels; products with row tables by engine: "
+          f"{', '.join(f'{e} {n}' for e, n in sorted(engines.items()))}; arena {report['memory']['arena_bytes']} bytes "
+          f"({secs:.1f} s)")
     for b in bad:
         print("FAIL: " + b)
     return 1 if bad else 0
@@ -447,6 +460,7 @@ def main():
     m.add_argument("--arch", default="sm_90")
     m.add_argument("--kernels", type=int, default=None, help="the model's kernel count")
     m.add_argument("--families", default="", help="F=N,...: kernels of family F")
+    m.add_argument("--row-table-engines", default="", help="E=N,...: products with row tables on engine E")
     args = ap.parse_args()
     if args.cmd == "reference" and args.max_rel_l2 is None:
         args.max_rel_l2 = 1e-2 if args.fp16 else 5e-2 if args.bf16 else 1e-4

@@ -158,7 +158,7 @@ TEST_CASE("fold_row_maps: refusals keep the kernels and say why") {
     const char* why;
   };
   for (const Case& c : {Case{Spoil::channels, "not a row permutation"}, Case{Spoil::pad_one, "not a row permutation"},
-                        Case{Spoil::fp32, "the tables are tc::Gemm's"},
+                        Case{Spoil::fp32, "row tables run on the tensor-core products"},
                         Case{Spoil::pad_read_elsewhere, "'pad_out' is a model output"}}) {
     CAPTURE(c.why);
     Graph g;

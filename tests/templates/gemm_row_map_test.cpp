@@ -1,8 +1,9 @@
-// templates/tensor_core.cuh's row tables (gemm::RowMapped: the fold_row_maps stage) on the host
-// emulation: tc::Gemm reading A's rows through a_rows (random tables with zero rows, repeated rows
+// The tensor-core products' row tables (gemm::RowMapped: the fold_row_maps stage) on the host
+// emulation: tc::Gemm and smallm::Gemm reading A's rows through a_rows (random tables with zero rows, repeated rows
 // and rows in any order) and writing Y's rows through y_rows (rows skipped, rows scattered) with a
 // bias and a residual read at the scattered row, against a double reference of the same gather /
-// scatter; both stagings (cp.async and registers), 16-byte and element loads, split-K. A row the
+// scatter; both stagings (cp.async and registers), 16-byte and element loads, split-K (tc::Gemm's
+// reduction launch, smallm::Gemm's in-launch ticketed adds, K across warps). A row the
 // kernel writes but the table skips, or a wrong source row, fails the comparison (the unwritten
 // rows must keep their NaN sentinel).
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include "templates/tensor_core.cuh"
+#include "tc_launch_util.h"
 
 namespace {
 
@@ -78,22 +79,19 @@ std::vector<double> reference(const Problem& p, bool scatter) {
   return y;
 }
 
-template <class K>
-void launch(typename K::Params p) {
-  REQUIRE(cudaFuncSetAttribute(mc::tc::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
-          cudaSuccess);
-  std::vector<float> partial;
-  if constexpr (K::Tl::kSplitK > 1) {
-    partial.assign(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols, std::nanf(""));
-    p.partial = partial.data();
-  }
-  REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
-  if constexpr (K::Tl::kSplitK > 1) {
-    using R = mc::tc::SplitKReduce<K>;
-    REQUIRE(mc::launch(mc::tc::kernel<R>, R::grid(), R::block(), 0, cudaStream_t{}, p) == cudaSuccess);
-  }
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-}
+/// The product of tile Tl: smallm::Gemm for a smallm::Tile, tc::Gemm otherwise.
+template <class Tl>
+struct IsSmallMTile : std::false_type {};
+template <int... V>
+struct IsSmallMTile<mc::smallm::Tile<V...>> : std::true_type {};
+template <class Sh, class SA, class SB, class SY, class Tl, class Epi, bool = IsSmallMTile<Tl>::value>
+struct ProductOf {
+  using type = mc::tc::Gemm<__half, __half, float, Sh, SA, SB, SY, Tl, Epi>;
+};
+template <class Sh, class SA, class SB, class SY, class Tl, class Epi>
+struct ProductOf<Sh, SA, SB, SY, Tl, Epi, true> {
+  using type = mc::smallm::Gemm<__half, __half, Sh, SA, SB, SY, Tl, Epi>;
+};
 
 /// Runs the gathered (and, with Scatter, scattered + residual) product of tile Tl and compares.
 template <int M, int N, int K, class Tl, bool Scatter>
@@ -106,7 +104,7 @@ void check(const Problem& p) {
   using SBias = mc::gemm::Strides<0, 0, 0, 0, 1>;
   using Epi = mc::gemm::EpilogueFused<__half, SBias, true, mc::gemm::Act::none,
                                       Scatter ? mc::gemm::Residual::after_activation : mc::gemm::Residual::none>;
-  using G = mc::tc::Gemm<__half, __half, float, Sh, SA, SB, SY, Tl, Epi>;
+  using G = typename ProductOf<Sh, SA, SB, SY, Tl, Epi>::type;
   static_assert(G::kGatherA && G::kScatterY == Scatter, "row tables seen");
   const int rows = Scatter ? p.dst_rows : M;
   std::vector<__half> y(static_cast<std::size_t>(rows) * N, __float2half(std::nanf("")));
@@ -118,7 +116,7 @@ void check(const Problem& p) {
   if (Scatter) params.epilogue.residual = p.residual.data();
   params.a_rows = p.a_rows.data();
   params.y_rows = Scatter ? p.y_rows.data() : nullptr;
-  launch<G>(params);
+  tc_test::launch_product<G>(params);
   const std::vector<double> want = reference(p, Scatter);
   int bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -153,9 +151,28 @@ TEST_CASE("tensor-core gemm row tables: odd K (element loads) and rows past the 
   check<M, N, K, mc::tc::Tile<32, 64, 32, 1, 4, false>, false>(p);
 }
 
-TEST_CASE("tensor-core gemm row tables: a wrong table fails the comparison") {
-  // The reference gathers through the true table; the kernel through one whose first real row is
-  // moved by one: the comparison must see it (the test above is not vacuous).
+TEST_CASE("small-M gemm row tables: K across warps and across blocks, through the tables") {
+  // swin_t_64's windowed products: M 441 (9 windows of 49), C 96; the qkv product's N 288.
+  constexpr int M = 441, N = 288, K = 96;
+  const Problem p = make_problem(256, 460, M, N, K, 5);
+  SUBCASE("4 warps on K, gather only") { check<M, N, K, mc::smallm::Tile<32, 48, 64, 1, 1, 4, 3>, false>(p); }
+  SUBCASE("2 x 2 warps, 2 on K, gather and scatter + residual") {
+    check<M, N, K, mc::smallm::Tile<64, 64, 64, 2, 2, 2, 3>, true>(p);
+  }
+  SUBCASE("split-K 2 across blocks: the last split writes through the table") {
+    check<M, N, K, mc::smallm::Tile<32, 32, 64, 1, 1, 4, 2, 2>, true>(p);
+  }
+  SUBCASE("odd K (element loads), rows past the tile") {
+    constexpr int M2 = 37, N2 = 24, K2 = 19;
+    const Problem q = make_problem(11, 50, M2, N2, K2, 13);
+    check<M2, N2, K2, mc::smallm::Tile<32, 32, 64, 1, 1, 4, 2>, true>(q);
+  }
+}
+
+/// Elements of tile Tl's gathered product, run through a table whose first real row is moved by
+/// one, that differ from the reference through the true table.
+template <class Tl>
+int wrong_table_differences() {
   constexpr int M = 64, N = 32, K = 32;
   Problem p = make_problem(40, 64, M, N, K, 3);
   Problem wrong = p;
@@ -171,7 +188,7 @@ TEST_CASE("tensor-core gemm row tables: a wrong table fails the comparison") {
   using SY = mc::gemm::Strides<0, 0, 0, N, 1>;
   using Epi = mc::gemm::EpilogueFused<__half, mc::gemm::Strides<0, 0, 0, 0, 1>, true, mc::gemm::Act::none,
                                       mc::gemm::Residual::none>;
-  using G = mc::tc::Gemm<__half, __half, float, Sh, SA, SB, SY, mc::tc::Tile<64, 32, 32, 2, 1, true, 2>, Epi>;
+  using G = typename ProductOf<Sh, SA, SB, SY, Tl, Epi>::type;
   std::vector<__half> y(static_cast<std::size_t>(M) * N);
   typename G::Params params;
   params.A = p.a.data();
@@ -179,11 +196,17 @@ TEST_CASE("tensor-core gemm row tables: a wrong table fails the comparison") {
   params.Y = y.data();
   params.epilogue.bias = p.bias.data();
   params.a_rows = wrong.a_rows.data();
-  launch<G>(params);
+  tc_test::launch_product<G>(params);
   const std::vector<double> want = reference(p, false);
   int differ = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     differ += std::abs(static_cast<double>(__half2float(y[i])) - want[i]) > 1e-3 + 1e-2 * std::abs(want[i]);
   }
-  CHECK(differ > 0);
+  return differ;
+}
+
+TEST_CASE("tensor-core gemm row tables: a wrong table fails the comparison") {
+  // The tests above are not vacuous: a row read from the wrong source row shows.
+  CHECK(wrong_table_differences<mc::tc::Tile<64, 32, 32, 2, 1, true, 2>>() > 0);
+  CHECK(wrong_table_differences<mc::smallm::Tile<32, 32, 64, 1, 1, 4, 2>>() > 0);
 }

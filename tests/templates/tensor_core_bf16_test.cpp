@@ -8,6 +8,7 @@
 // below sm_80.
 #include "codegen/families/linear.h"
 #include "linear_test_util.h"
+#include "tc_launch_util.h"
 #include "schedule/cost_model.h"
 #include "schedule/families.h"
 #include "schedule/layout.h"
@@ -18,6 +19,7 @@
 #include "tests/codegen/launch_text.h"
 
 using namespace linear_test;
+using tc_test::launch_product;
 using mc::bf16;
 
 namespace {
@@ -54,32 +56,13 @@ std::vector<float> to_floats(const std::vector<TY>& y) {
   return r;
 }
 
-/// Launches K (its shared memory limit raised as the emitted prepare function does); with split-K,
-/// into a NaN-filled workspace, then SplitKReduce<K>.
-template <class K>
-void launch_tc(typename K::Params p) {
-  REQUIRE(cudaFuncSetAttribute(mc::tc::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
-          cudaSuccess);
-  std::vector<float> partial;
-  if constexpr (K::Tl::kSplitK > 1) {
-    partial.assign(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols, std::nanf(""));
-    p.partial = partial.data();
-  }
-  REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
-  if constexpr (K::Tl::kSplitK > 1) {
-    using R = mc::tc::SplitKReduce<K>;
-    REQUIRE(mc::launch(mc::tc::kernel<R>, R::grid(), R::block(), 0, cudaStream_t{}, p) == cudaSuccess);
-  }
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-}
-
 /// tc::Gemm<bf16, TY, float, ...> on the node's x0 (A) and x1 (B); Y as floats.
 template <class TY, class Sh, class SA, class SB, class SY, class Tl, class Epi = mc::gemm::EpilogueIdentity>
 std::vector<float> run_gemm(OneNode& t, int64_t y_size, const typename Epi::Params& epi = {}) {
   using K = mc::tc::Gemm<bf16, TY, float, Sh, SA, SB, SY, Tl, Epi>;
   const std::vector<bf16> a = bf16s(t.feeds.at("x0")), b = bf16s(t.feeds.at("x1"));
   std::vector<TY> y = out_buffer<TY>(y_size);
-  launch_tc<K>({a.data(), b.data(), y.data(), epi});
+  launch_product<K>({a.data(), b.data(), y.data(), epi});
   return to_floats(y);
 }
 
@@ -123,7 +106,7 @@ std::vector<float> run_conv(OneNode& t, const Tensor& want) {
   const std::vector<bf16> bias = bf16s(t.feeds.at("x2"));
   const int64_t pixels = want.numel() / want.shape()[1];
   std::vector<TY> y = out_buffer<TY>(pixels * Yp);
-  launch_tc<K>({x.data(), w.data(), y.data(), {bias.data()}});
+  launch_product<K>({x.data(), w.data(), y.data(), {bias.data()}});
   return unpitched(y, want.shape(), Yp);
 }
 

@@ -15,6 +15,7 @@
 #include "schedule/families.h"
 #include "schedule/tactics.h"
 #include "linear_test_util.h"
+#include "tc_launch_util.h"
 #include "tests/codegen/launch_text.h"
 #include "pipeline/pipeline.h"
 #include "schedule/layout.h"
@@ -23,6 +24,7 @@
 #include "templates/winograd.cuh"
 
 using namespace linear_test;
+using tc_test::launch_product;
 using modelc::linear::GemmLowering;
 
 namespace {
@@ -66,33 +68,13 @@ std::vector<float> to_floats(const std::vector<TY>& y) {
   return r;
 }
 
-/// Launches K (raising its shared memory limit as the emitted prepare function does); with split-K,
-/// into a NaN-filled workspace (a partial sum the reduction reads but no split wrote shows), then
-/// SplitKReduce<K>.
-template <class K>
-void launch_tc(typename K::Params p) {
-  REQUIRE(cudaFuncSetAttribute(mc::tc::kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSmemBytes) ==
-          cudaSuccess);
-  std::vector<float> partial;
-  if constexpr (K::Tl::kSplitK > 1) {
-    partial.assign(static_cast<std::size_t>(K::Tl::kSplitK) * K::kBatches * K::kRows * K::kCols, std::nanf(""));
-    p.partial = partial.data();
-  }
-  REQUIRE(mc::launch(mc::tc::kernel<K>, K::grid(), K::block(), K::kSmemBytes, cudaStream_t{}, p) == cudaSuccess);
-  if constexpr (K::Tl::kSplitK > 1) {
-    using R = mc::tc::SplitKReduce<K>;
-    REQUIRE(mc::launch(mc::tc::kernel<R>, R::grid(), R::block(), 0, cudaStream_t{}, p) == cudaSuccess);
-  }
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-}
-
 /// Runs tc::Gemm<__half, TY, Acc, ..., Tl, Epi> on the node's inputs x0 (A) and x1 (B); returns Y as floats.
 template <class TY, class Acc, class Sh, class SA, class SB, class SY, class Tl, class Epi>
 std::vector<float> run_gemm(OneNode& t, int64_t y_size, const typename Epi::Params& epi) {
   using K = mc::tc::Gemm<__half, TY, Acc, Sh, SA, SB, SY, Tl, Epi>;
   const std::vector<__half> a = halves(t.feeds.at("x0")), b = halves(t.feeds.at("x1"));
   std::vector<TY> y = out_buffer<TY>(y_size);
-  launch_tc<K>({a.data(), b.data(), y.data(), epi});
+  launch_product<K>({a.data(), b.data(), y.data(), epi});
   return to_floats(y);
 }
 
@@ -389,7 +371,8 @@ std::vector<float> run_conv(OneNode& t, const Tensor& want, MakeEpi make_epi) {
   if (t.feeds.count("x3")) residual = pitched(t.feeds.at("x3"), Yp, std::nanf(""));
   const int64_t pixels = want.numel() / want.shape()[1];
   std::vector<TY> y = out_buffer<TY>(pixels * Yp);
-  launch_tc<K>({x.data(), w.data(), y.data(), make_epi(bias.data(), residual.empty() ? nullptr : residual.data())});
+  launch_product<K>(
+      {x.data(), w.data(), y.data(), make_epi(bias.data(), residual.empty() ? nullptr : residual.data())});
   return unpitched(y, want.shape(), Yp);
 }
 
@@ -1079,7 +1062,7 @@ std::vector<float> run_winograd(OneNode& t, const Tensor& want, MakeEpi make_epi
   REQUIRE(mc::launch(mc::tc::kernel<In>, In::grid(), In::block(), 0, cudaStream_t{}, typename In::Params{x.data(), v.data()}) ==
           cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  launch_tc<Products>({v.data(), u.data(), m.data()});
+  launch_product<Products>({v.data(), u.data(), m.data()});
   typename Out::Params p{};
   p.Y = y.data();
   p.epilogue = make_epi(bias.data(), residual.empty() ? nullptr : residual.data());
