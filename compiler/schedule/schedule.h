@@ -210,7 +210,7 @@ constexpr int kPrologueGateInput = 6;
 /// between A and the value whose rows they move run no more; -1 is a zero row) or writes Y's rows
 /// through one (input kRowTableYInput: the kernels after it; -1 is a row not written), and, with
 /// a scattered Y, the residual Add after those kernels taken as its epilogue's residual (input 3,
-/// read where the row is written). templates/gemm.cuh gemm::RowMapped; tc::Gemm only.
+/// read where the row is written). templates/gemm.cuh gemm::RowMapped; tc::Gemm, smallm::Gemm.
 struct RowMaps {
   bool gather_a = false;
   bool scatter_y = false;
