@@ -238,8 +238,12 @@ std::optional<SmallMTile> small_m_instead(const Kernel& k, const GemmLowering& g
     if (g.M <= kSmallMMaxRows) *why += " (not small-M: " + no + ")";
     return std::nullopt;
   }
+  // Small-M's split-K adds the partial sums in its own launch (tickets, no reduction launch after
+  // it), so a row norm's tail, which rules out tc::Gemm's split-K (p.split_k), leaves it free.
+  TcProblem sp = p;
+  sp.split_k = p.split_k || k.row_norm.active;
   Estimate e;
-  const std::optional<SmallMTile> s = choose_small_m_tile(p, t, &e);
+  const std::optional<SmallMTile> s = choose_small_m_tile(sp, t, &e);
   if (!s) {
     *why += fmt::format(" (not small-M: no tile fits in {} bytes of shared memory)", t.smem_per_block);
     return std::nullopt;

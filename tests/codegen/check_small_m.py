@@ -3,7 +3,7 @@
 (issue 27; schedule/small_m.h, templates/gemm_small_m.cuh) compiles, and runs right on the emulation.
 
   check_small_m.py ptx --modelc build/modelc --model M.onnx --arch sm_80 --work DIR --nvcc NVCC --ptxas PTXAS
-  check_small_m.py verify --modelc build/modelc --model M.onnx --arch sm_80 --work DIR
+  check_small_m.py verify --modelc build/modelc --model M.onnx --arch sm_80 --work DIR [--min-split-norms N]
 
 ptx: compiles the model (--fp16 --arch ARCH) into DIR/NAME; report.json names at least one kernel
 with engine "small_m", each with a small-M tactic ("small_m": 1); nvcc compiles NAME.cu to PTX for
@@ -12,7 +12,9 @@ earlier one runs that one's) issues mma.sync, ldmatrix and cp.async; ptxas -v re
 stack frame and no spills in any function.
 verify: `modelc verify --emulate --fp16 --arch ARCH --keep DIR/NAME` passes on the host emulation
 (outputs against the reference; the emulation refuses a split whose ticket is not its own, so
-tickets left non-zero fail), and the folder it ran holds small-M kernels (so they are what ran).
+tickets left non-zero fail), and the folder it ran holds small-M kernels (so they are what ran);
+with --min-split-norms N, at least N of them split K across blocks and run a LayerNorm in their
+launch (fuse_row_norm: the splits' ticketed adds, then the row panels' tail).
 Exit 0 when all hold; 1 with the first failure.
 """
 
@@ -36,7 +38,7 @@ def no_stack_or_spills(ptxas, arch, ptx):
 def small_m_kernels(folder):
     with open(os.path.join(folder, "report.json")) as f:
         report = json.load(f)
-    ids, splits, entries = [], 0, set()
+    ids, splits, split_norms, entries = [], 0, 0, set()
     for k in report["kernels"]:
         if k.get("engine") == "small_m":
             if k.get("tactic", {}).get("small_m") != 1:
@@ -46,17 +48,18 @@ def small_m_kernels(folder):
             ids.append(k["id"])
             entries.update(k["launches"])  # an instantiation of an earlier kernel runs its entry point
             splits += k["tactic"].get("split_k", 1) > 1
+            split_norms += k["tactic"].get("split_k", 1) > 1 and "by the last block of each row panel" in k["note"]
     if not ids:
         engines = sorted({k.get("engine", "") for k in report["kernels"]})
         fail("no kernel on the small-M engine in %s/report.json (engines: %s)" % (folder, engines))
-    return ids, splits, sorted(entries)
+    return ids, splits, split_norms, sorted(entries)
 
 
 def check_ptx(a):
     folder = os.path.join(a.work, model_name(a.model))
     shutil.rmtree(folder, ignore_errors=True)
     run([a.modelc, a.model, "--fp16", "--arch", a.arch, "-o", folder])
-    ids, splits, launched = small_m_kernels(folder)
+    ids, splits, _, launched = small_m_kernels(folder)
     sources = [f for f in os.listdir(folder) if f.endswith(".cu") and not f.endswith("_main.cu")]
     if len(sources) != 1:
         fail("expected one kernel source in %s, found %s" % (folder, sources))
@@ -85,10 +88,13 @@ def check_verify(a):
     if "PASS" not in out:
         print(out[-4000:])
         fail("verify printed no PASS")
-    ids, splits, _ = small_m_kernels(keep)
+    ids, splits, split_norms, _ = small_m_kernels(keep)
     print(out.strip().splitlines()[-1])
-    print("%s: verified on the emulation with %d small-M kernels (%s; %d split-K)" %
-          (model_name(a.model), len(ids), ", ".join(ids), splits))
+    print("%s: verified on the emulation with %d small-M kernels (%s; %d split-K, %d of them with a LayerNorm in "
+          "their launch)" % (model_name(a.model), len(ids), ", ".join(ids), splits, split_norms))
+    if split_norms < a.min_split_norms:
+        fail("%d small-M kernels split K with a LayerNorm in their launch, expected at least %d" %
+             (split_norms, a.min_split_norms))
 
 
 def main():
@@ -100,6 +106,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--nvcc")
     p.add_argument("--ptxas")
+    p.add_argument("--min-split-norms", type=int, default=0)
     a = p.parse_args()
     if not os.path.isfile(a.model):
         fail("model %s not found" % a.model)
