@@ -12,15 +12,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests at once (CTEST_JOBS=N overrides): one per core, as memory allows (GiB a test: $1), at least
-# two. On the 2-core machine the suite was written on that is two at a time; where CI has more
-# cores the suite takes them (most tests run one process, a compile or verify two).
+# two, at most eight (past that the longest tests and the fixtures' chains set the time). On the
+# 2-core machine the suite was written on that is two at a time; where CI has more cores the suite
+# takes them (most tests run one process, a compile or verify two). In a container the cgroup's CPU
+# quota and memory limit count, not the host's cores and memory that nproc and /proc/meminfo show.
 ctest_jobs() {
   if [[ -n "${CTEST_JOBS:-}" ]]; then echo "$CTEST_JOBS"; return; fi
-  local cores mem j
+  local cores mem_kb quota period limit f j
   cores=$(nproc)
-  mem=$(awk -v g="$1" '/^MemAvailable:/ {print int($2 / 1048576 / g)}' /proc/meminfo)
-  j=$((cores < mem ? cores : mem))
-  echo $((j < 2 ? 2 : j))
+  if [[ -r /sys/fs/cgroup/cpu.max ]] && read -r quota period < /sys/fs/cgroup/cpu.max &&
+     [[ "$quota" =~ ^[0-9]+$ && "$period" =~ ^[1-9][0-9]*$ ]]; then
+    cores=$(( (quota + period - 1) / period < cores ? (quota + period - 1) / period : cores ))
+  elif [[ -r /sys/fs/cgroup/cpu/cpu.cfs_quota_us && -r /sys/fs/cgroup/cpu/cpu.cfs_period_us ]]; then
+    quota=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)
+    period=$(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)
+    if [[ "$quota" =~ ^[0-9]+$ && "$period" =~ ^[1-9][0-9]*$ ]]; then
+      cores=$(( (quota + period - 1) / period < cores ? (quota + period - 1) / period : cores ))
+    fi
+  fi
+  mem_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+  for f in /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes; do
+    [[ -r "$f" ]] || continue
+    limit=$(cat "$f")
+    if [[ "$limit" =~ ^[0-9]+$ ]] && ((limit / 1024 < mem_kb)); then mem_kb=$((limit / 1024)); fi
+  done
+  j=$((mem_kb / 1048576 / $1))
+  ((cores < j)) && j=$cores
+  ((j > 8)) && j=8
+  ((j < 2)) && j=2
+  echo "$j"
 }
 if [[ "${1:-}" == --sanitize ]]; then
   shift
